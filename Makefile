@@ -1,0 +1,36 @@
+# vis-agent: `make build` then `make test`. Every tool the tests need is
+# fetched by these targets; nothing is installed by hand.
+GO      ?= go
+BIN     := bin/vis-agent
+GOFLAGS_BUILD := -trimpath
+# Tests that compare with python run on every CPython 3.10+ they find; they
+# bound hangs only, never measure speed.
+TESTFLAGS ?= -timeout 30m
+
+.PHONY: all build test bench lint completions install clean
+
+all: build
+
+build:
+	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/vis-agent
+
+test: build
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+completions: build
+	$(BIN) completion bash > completions/vis-agent.bash
+	$(BIN) completion zsh > completions/_vis-agent
+	$(BIN) completion fish > completions/vis-agent.fish
+	$(BIN) completion powershell > completions/vis-agent.ps1
+
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/vis-agent
+
+clean:
+	rm -rf bin dist

@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// visHome is the root of vis-agent's own files: VIS_HOME, else ~/.vis.
+func visHome() string {
+	if h := os.Getenv("VIS_HOME"); h != "" {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		// No HOME: keep vis files beside the working directory rather than
+		// fail a run that may not need them.
+		return ".vis"
+	}
+	return filepath.Join(home, ".vis")
+}
+
+// runtimeRecord is where the machine's CPython is remembered once found.
+func runtimeRecord() string { return filepath.Join(visHome(), "python", "runtime.json") }
+
+// exeDir is the folder of the running binary, where a release bundle keeps
+// its runtime folder.
+func exeDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(exe)
+}

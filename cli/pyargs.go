@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Mode is how a python command line selects its program.
+type Mode int
+
+const (
+	// ModeDefault: no program; stdin, or the interactive prompt on a terminal.
+	ModeDefault Mode = iota
+	ModeCode         // -c CODE
+	ModeModule       // -m MODULE
+	ModeFile         // FILE: a script, a folder or a zip with __main__.py
+	ModeStdin        // -
+	ModeUV           // uv ARG…, only right after `python` and vis options
+)
+
+// VisOptions are vis-agent's own leading options of `vis-agent python`.
+type VisOptions struct {
+	Shared    bool
+	Env       []string // K=V or K, in order
+	NoEnv     bool
+	NoNetwork bool
+}
+
+// PythonArgs is a parsed `vis-agent python` command line.
+type PythonArgs struct {
+	Vis VisOptions
+	// Argv is what CPython gets after argv[0]: every argument except the vis
+	// options, verbatim and in order.
+	Argv []string
+	// Interp holds the interpreter options alone (flags with their values
+	// as separate strings are kept as written in Argv; here they are split
+	// into single letters, e.g. "-I", "-W" "error").
+	Interp []InterpOption
+	Help   bool
+	Mode   Mode
+	// Target is CODE, MODULE or FILE.
+	Target string
+	// Program is what follows the selector: the program's own arguments, or
+	// uv's arguments in ModeUV.
+	Program []string
+}
+
+// InterpOption is one interpreter option: a letter (or long name) and its
+// value for -W, -X and --check-hash-based-pycs.
+type InterpOption struct {
+	Name  string
+	Value string
+}
+
+// Has reports whether interpreter option name was given.
+func (p *PythonArgs) Has(name string) bool {
+	for _, o := range p.Interp {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// UsageError is a command line python would refuse; exit status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usageErr(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+
+// Interpreter option letters of CPython 3.10–3.13 (-P is 3.11+; CPython
+// itself refuses it on 3.10). -J is reserved for Jython and refused.
+const (
+	flagLetters  = "bBdEhiIOPqRsStuvVx?"
+	valueLetters = "cmWX"
+)
+
+// ParsePythonArgs splits a `vis-agent python` command line the way CPython's
+// getopt does, taking out vis-agent's own options, which may appear anywhere
+// before the program selector. Everything after the selector belongs to the
+// program, flags included.
+func ParsePythonArgs(args []string) (PythonArgs, error) {
+	var p PythonArgs
+	onlyVis := true // nothing but vis options so far: `uv` is a selector here
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "uv" && onlyVis:
+			p.Mode, p.Program = ModeUV, args[i+1:]
+			return p, nil
+		case a == "--shared":
+			p.Vis.Shared = true
+			continue
+		case a == "--no-env":
+			p.Vis.NoEnv = true
+			continue
+		case a == "--no-network":
+			p.Vis.NoNetwork = true
+			continue
+		case a == "--env":
+			if i+1 >= len(args) {
+				return p, usageErr("--env needs a value: --env NAME=VALUE")
+			}
+			i++
+			if err := p.addEnv(args[i]); err != nil {
+				return p, err
+			}
+			continue
+		case strings.HasPrefix(a, "--env="):
+			if err := p.addEnv(strings.TrimPrefix(a, "--env=")); err != nil {
+				return p, err
+			}
+			continue
+		}
+		onlyVis = false
+		switch {
+		case a == "--":
+			// CPython: the next argument is the program file, even if it
+			// starts with a dash.
+			p.Argv = append(p.Argv, args[i:]...)
+			if i+1 < len(args) {
+				p.Mode, p.Target, p.Program = ModeFile, args[i+1], args[i+2:]
+			}
+			return p, nil
+		case a == "-":
+			p.Argv = append(p.Argv, args[i:]...)
+			p.Mode, p.Program = ModeStdin, args[i+1:]
+			return p, nil
+		case strings.HasPrefix(a, "--"):
+			// CPython matches long options exactly: no "=value" forms.
+			switch a {
+			case "--help":
+				p.Help = true
+				return p, nil
+			case "--version", "--help-env", "--help-xoptions", "--help-all":
+				p.Interp = append(p.Interp, InterpOption{Name: a})
+				p.Argv = append(p.Argv, a)
+			case "--check-hash-based-pycs":
+				if i+1 >= len(args) {
+					return p, usageErr("option --check-hash-based-pycs needs a value: always, default or never")
+				}
+				i++
+				p.Interp = append(p.Interp, InterpOption{Name: a, Value: args[i]})
+				p.Argv = append(p.Argv, a, args[i])
+			default:
+				return p, usageErr("unknown option %s", a)
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
+			done, err := p.shortCluster(args, &i)
+			if err != nil || done {
+				return p, err
+			}
+		default:
+			p.Argv = append(p.Argv, args[i:]...)
+			p.Mode, p.Target, p.Program = ModeFile, a, args[i+1:]
+			return p, nil
+		}
+	}
+	return p, nil
+}
+
+// shortCluster parses one "-abc" argument at args[*i]. done is true when it
+// held the program selector (-c or -m), which ends option parsing.
+func (p *PythonArgs) shortCluster(args []string, i *int) (done bool, err error) {
+	a := args[*i]
+	start := *i
+	for j := 1; j < len(a); j++ {
+		c := a[j]
+		switch {
+		case strings.IndexByte(valueLetters, c) >= 0:
+			value := a[j+1:]
+			if value == "" {
+				if *i+1 >= len(args) {
+					return false, usageErr("option -%c needs an argument", c)
+				}
+				*i++
+				value = args[*i]
+			}
+			p.Argv = append(p.Argv, args[start:*i+1]...)
+			switch c {
+			case 'c':
+				p.Mode, p.Target, p.Program = ModeCode, value, args[*i+1:]
+			case 'm':
+				p.Mode, p.Target, p.Program = ModeModule, value, args[*i+1:]
+			default:
+				p.Interp = append(p.Interp, InterpOption{Name: "-" + string(c), Value: value})
+				return false, nil
+			}
+			p.Argv = append(p.Argv, p.Program...)
+			return true, nil
+		case c == 'h' || c == '?':
+			p.Help = true
+			return true, nil
+		case strings.IndexByte(flagLetters, c) >= 0:
+			p.Interp = append(p.Interp, InterpOption{Name: "-" + string(c)})
+		default:
+			r, _ := utf8.DecodeRuneInString(a[j:])
+			return false, usageErr("unknown option -%c", r)
+		}
+	}
+	p.Argv = append(p.Argv, a)
+	return false, nil
+}
+
+func (p *PythonArgs) addEnv(kv string) error {
+	name, _, _ := strings.Cut(kv, "=")
+	if name == "" || strings.ContainsRune(name, 0) {
+		return usageErr("--env needs NAME=VALUE, got %q", kv)
+	}
+	p.Vis.Env = append(p.Vis.Env, kv)
+	return nil
+}

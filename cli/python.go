@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/pyembed"
+)
+
+const pythonUsage = "vis-agent python [OPTIONS] [-c CODE | -m MODULE | FILE | -] [ARG…]"
+
+const pythonHelp = `usage: ` + pythonUsage + `
+
+Run a Python program with the embedded CPython, exactly as python does.
+
+Program (the first one ends the options; all that follows goes to the program):
+  -c CODE       run CODE as __main__
+  -m MODULE     run library module MODULE as __main__
+  FILE          run a script, or a folder or zip file holding __main__.py
+  -             read the program from standard input; with no program, a
+                non-terminal stdin is read too, a terminal gets the prompt
+
+Interpreter options, as python's:
+  -b, -bb       warn (error) about str(bytes) and bytes/str comparison
+  -B            don't write .pyc files
+  -d            parser debug output (debug builds)
+  -E            ignore PYTHON* environment variables
+  -i            inspect interactively after running the program
+  -I            isolate from the environment and user site (implies -E -P -s)
+  -O, -OO       remove asserts (and docstrings)
+  -P            don't prepend a potentially unsafe path to sys.path (3.11+)
+  -q            don't print the version banner on interactive startup
+  -R            ignored, hash randomization is always on
+  -s            don't add the user site folder to sys.path
+  -S            don't import site on startup
+  -u            unbuffered binary stdout and stderr
+  -v            trace imports (-vv: more)
+  -W ARG        warning control, as python -W
+  -x            skip the first line of the source
+  -X OPT        implementation-specific option, as python -X
+  --check-hash-based-pycs always|default|never
+  -V, --version print the CPython version (-VV: with build details)
+  --help-env, --help-xoptions, --help-all
+                CPython's own help on environment variables and -X options
+  -h, --help    this help
+
+Environment:
+  VIS_PYTHON_NATIVE_PATH  libpython file (or folder holding one) to load
+  VIS_PYTHON_HOME         installation folder the interpreter runs from
+  VIS_HOME                vis-agent's own folder (default ~/.vis)
+`
+
+func newPythonCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "python " + pythonUsage[len("vis-agent python "):],
+		Short: "Run Python programs with the embedded CPython, as python does",
+		// python's command line is not a cobra command line: options after
+		// the program belong to the program.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := runPython(args, os.Stdout, os.Stderr); code != 0 {
+				return exitError{code}
+			}
+			return nil
+		},
+	}
+}
+
+// runPython runs `vis-agent python ARGS` and returns the exit status.
+func runPython(args []string, stdout, stderr io.Writer) int {
+	pa, err := ParsePythonArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "vis-agent python: %v (see vis-agent python --help)\n", err)
+		return 2
+	}
+	if pa.Help {
+		io.WriteString(stdout, pythonHelp)
+		return 0
+	}
+	if refused := unsupported(pa); refused != "" {
+		fmt.Fprintf(stderr, "vis-agent python: %s is not supported yet\n", refused)
+		return 2
+	}
+	lib, inst, err := loadRuntime()
+	if err != nil {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+		return 1
+	}
+	argv0 := inst.Executable
+	if argv0 == "" {
+		argv0, _ = os.Executable()
+	}
+	return lib.Main(append([]string{argv0}, pa.Argv...), inst.Home)
+}
+
+// unsupported names the first option this build cannot honour yet.
+func unsupported(pa PythonArgs) string {
+	switch {
+	case pa.Mode == ModeUV:
+		return "uv"
+	case pa.Vis.Shared:
+		return "--shared"
+	case pa.Vis.NoEnv:
+		return "--no-env"
+	case pa.Vis.NoNetwork:
+		return "--no-network"
+	case len(pa.Vis.Env) > 0:
+		return "--env"
+	}
+	return ""
+}
+
+// loadRuntime finds, loads and locates the CPython this run uses.
+func loadRuntime() (*pyembed.Library, pyembed.Install, error) {
+	choice, err := pyembed.Find(pyembed.Options{
+		NativePath: os.Getenv("VIS_PYTHON_NATIVE_PATH"),
+		ExeDir:     exeDir(),
+		RecordFile: runtimeRecord(),
+	})
+	if err != nil {
+		return nil, pyembed.Install{}, err
+	}
+	lib, err := pyembed.Load(choice.Library)
+	if err != nil {
+		var le *pyembed.LoadError
+		if choice.Source == pyembed.SourceRecord && errors.As(err, &le) {
+			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, runtimeRecord())
+		}
+		return nil, pyembed.Install{}, err
+	}
+	inst, err := pyembed.Locate(lib, os.Getenv("VIS_PYTHON_HOME"))
+	return lib, inst, err
+}

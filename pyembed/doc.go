@@ -1,0 +1,25 @@
+// Package pyembed finds a CPython shared library, loads it at run time and
+// runs CPython's own command line inside this process.
+//
+// Nothing links against libpython at build time: the library is opened with
+// dlopen(RTLD_NOW|RTLD_GLOBAL) when it is first needed, so one binary serves
+// every CPython from 3.10 on, and C extensions (lib-dynload and wheels, which
+// are not linked against libpython) find the C API in the global namespace.
+//
+// The bridge is cgo over a small C shim (shim.c) rather than purego: the shim
+// is a few dozen lines, it can reset signal dispositions with sigaction before
+// CPython starts, later C entry points (module init functions CPython calls
+// back) are plain C, and release builds need cgo anyway because a static Go
+// binary cannot dlopen.
+//
+// Running a program is Py_BytesMain with argv[0] set to the python executable
+// of the same installation: CPython then computes sys.prefix, the standard
+// library, sys.executable and sys.path[0] exactly as that python does, and
+// parses every interpreter option itself. Child processes started with
+// sys.executable therefore run the same CPython as their parent.
+//
+// CPython ties its main thread to the OS thread that started it, and process
+// signals such as Ctrl-C are delivered to the main thread first, so the
+// interpreter runs on the process's main thread: init locks the main
+// goroutine to it.
+package pyembed

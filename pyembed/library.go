@@ -1,0 +1,154 @@
+package pyembed
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+func init() {
+	// Keep the main goroutine on the main OS thread: CPython must run there.
+	runtime.LockOSThread()
+}
+
+// MinVersion is the oldest CPython minor version vis-agent runs.
+var MinVersion = Version{3, 10, 0}
+
+// Version is a CPython version number.
+type Version struct{ Major, Minor, Micro int }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Micro) }
+
+// Short is the major.minor form used in file names (python3.12).
+func (v Version) Short() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Less reports whether v is older than w.
+func (v Version) Less(w Version) bool {
+	if v.Major != w.Major {
+		return v.Major < w.Major
+	}
+	if v.Minor != w.Minor {
+		return v.Minor < w.Minor
+	}
+	return v.Micro < w.Micro
+}
+
+// ParseVersion reads the leading "X.Y.Z" of a Py_GetVersion string such as
+// "3.12.1 (main, ...) [GCC 12.2.0]"; a release suffix like "3.13.0rc1" is
+// ignored.
+func ParseVersion(s string) (Version, error) {
+	head, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	parts := strings.SplitN(head, ".", 3)
+	if len(parts) < 2 {
+		return Version{}, fmt.Errorf("unrecognised version %q", s)
+	}
+	var v Version
+	var err error
+	if v.Major, err = strconv.Atoi(parts[0]); err != nil {
+		return Version{}, fmt.Errorf("unrecognised version %q", s)
+	}
+	if v.Minor, err = strconv.Atoi(parts[1]); err != nil {
+		return Version{}, fmt.Errorf("unrecognised version %q", s)
+	}
+	if len(parts) == 3 {
+		digits := strings.IndexFunc(parts[2], func(r rune) bool { return r < '0' || r > '9' })
+		if digits < 0 {
+			digits = len(parts[2])
+		}
+		v.Micro, _ = strconv.Atoi(parts[2][:digits])
+	}
+	return v, nil
+}
+
+// Library is a loaded CPython shared library. A process loads at most one.
+type Library struct {
+	Path    string
+	Version Version
+	// Build is the full Py_GetVersion text.
+	Build string
+}
+
+// LoadError says why a library cannot be used; its message names the path,
+// the platform and the problem on one line.
+type LoadError struct {
+	Path    string
+	Problem string
+}
+
+func (e *LoadError) Error() string {
+	return fmt.Sprintf("cannot use libpython %s on %s/%s: %s", e.Path, runtime.GOOS, runtime.GOARCH, e.Problem)
+}
+
+var (
+	loadOnce   sync.Once
+	loaded     *Library
+	loadErr    error
+	loadedPath string
+)
+
+// Load opens the library at path. Only the first call in a process loads;
+// later calls must name the same path.
+func Load(path string) (*Library, error) {
+	loadOnce.Do(func() {
+		loadedPath = path
+		loaded, loadErr = load(path)
+	})
+	if path != loadedPath {
+		return nil, &LoadError{Path: path, Problem: "another libpython (" + loadedPath + ") is already loaded in this process"}
+	}
+	return loaded, loadErr
+}
+
+func load(path string) (*Library, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	if msg := C.vis_py_open(cpath); msg != nil {
+		return nil, &LoadError{Path: path, Problem: oneLine(C.GoString(msg))}
+	}
+	build := C.GoString(C.vis_py_version())
+	v, err := ParseVersion(build)
+	if err != nil {
+		return nil, &LoadError{Path: path, Problem: "not a CPython library: " + err.Error()}
+	}
+	if v.Less(MinVersion) {
+		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is too old; vis-agent needs %s or newer", v, MinVersion.Short())}
+	}
+	if strings.Contains(build, "free-threading") {
+		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
+	}
+	return &Library{Path: path, Version: v, Build: build}, nil
+}
+
+// oneLine keeps the first line of a dlerror text, which is all the user needs.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Main runs CPython's command line with args (args[0] is the program name
+// CPython computes its paths from) and returns the exit status. It finalizes
+// the interpreter, so it runs at most once per process. home, when not
+// empty, overrides the interpreter's home (VIS_PYTHON_HOME).
+func (l *Library) Main(args []string, home string) int {
+	argv := make([]*C.char, len(args)+1)
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	var chome *C.char
+	if home != "" {
+		chome = C.CString(home)
+	}
+	// The strings live until the process exits: CPython keeps pointers into
+	// argv and home.
+	return int(C.vis_py_main(C.int(len(args)), &argv[0], chome))
+}
