@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/vis-agent/vis-agent/pyembed"
 )
 
 // visHome is the root of vis-agent's own files: VIS_HOME, else ~/.vis.
@@ -19,8 +21,11 @@ func visHome() string {
 	return filepath.Join(home, ".vis")
 }
 
+// stateDir keeps what vis-agent remembers about the machine's CPython.
+func stateDir() string { return filepath.Join(visHome(), "python") }
+
 // runtimeRecord is where the machine's CPython is remembered once found.
-func runtimeRecord() string { return filepath.Join(visHome(), "python", "runtime.json") }
+func runtimeRecord() string { return filepath.Join(stateDir(), pyembed.RecordFile) }
 
 // exeDir is the folder of the running binary, where a release bundle keeps
 // its runtime folder.

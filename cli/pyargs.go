@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,9 +35,8 @@ type PythonArgs struct {
 	// Argv is what CPython gets after argv[0]: every argument except the vis
 	// options, verbatim and in order.
 	Argv []string
-	// Interp holds the interpreter options alone (flags with their values
-	// as separate strings are kept as written in Argv; here they are split
-	// into single letters, e.g. "-I", "-W" "error").
+	// Interp lists the interpreter options one by one, clusters split:
+	// "-BW error" gives -B, then -W with value "error".
 	Interp []InterpOption
 	Help   bool
 	Mode   Mode
@@ -69,6 +70,17 @@ type UsageError struct{ Msg string }
 func (e *UsageError) Error() string { return e.Msg }
 
 func usageErr(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+
+// shown is an argument as an error message may print it: as typed, or
+// quoted when it holds something a terminal would not show as typed.
+func shown(arg string) string {
+	for _, r := range arg {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return strconv.Quote(arg)
+		}
+	}
+	return arg
+}
 
 // Interpreter option letters of CPython 3.10–3.13 (-P is 3.11+; CPython
 // itself refuses it on 3.10). -J is reserved for Jython and refused.
@@ -145,7 +157,7 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 				p.Interp = append(p.Interp, InterpOption{Name: a, Value: args[i]})
 				p.Argv = append(p.Argv, a, args[i])
 			default:
-				return p, usageErr("unknown option %s", a)
+				return p, usageErr("unknown option %s", shown(a))
 			}
 		case strings.HasPrefix(a, "-") && a != "-":
 			done, err := p.shortCluster(args, &i)
@@ -197,7 +209,7 @@ func (p *PythonArgs) shortCluster(args []string, i *int) (done bool, err error) 
 			p.Interp = append(p.Interp, InterpOption{Name: "-" + string(c)})
 		default:
 			r, _ := utf8.DecodeRuneInString(a[j:])
-			return false, usageErr("unknown option -%c", r)
+			return false, usageErr("unknown option %s", shown("-"+string(r)))
 		}
 	}
 	p.Argv = append(p.Argv, a)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,28 @@ func newPythonCmd() *cobra.Command {
 			}
 			return nil
 		},
+		ValidArgsFunction: completePython,
 	}
+}
+
+// pythonOptions are what a shell completes after `vis-agent python -`.
+var pythonOptions = []string{
+	"-c\trun code", "-m\trun a library module", "-\tread the program from stdin",
+	"-B\tdon't write .pyc files", "-E\tignore PYTHON* variables", "-I\tisolate from the environment",
+	"-O\tremove asserts", "-OO\tremove asserts and docstrings", "-P\tdon't prepend an unsafe path",
+	"-q\tno banner", "-s\tno user site", "-S\tdon't import site", "-u\tunbuffered output",
+	"-v\ttrace imports", "-W\twarning control", "-X\timplementation option", "-b\tbytes warnings",
+	"-d\tparser debug", "-i\tinspect after running", "-x\tskip the first line",
+	"--version\tprint the CPython version", "--help\tshow help", "--check-hash-based-pycs\tpyc validation",
+}
+
+// completePython completes options while the program selector has not come
+// yet, and files (the default) otherwise.
+func completePython(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if pa, err := ParsePythonArgs(args); err == nil && pa.Mode == ModeDefault && strings.HasPrefix(toComplete, "-") {
+		return pythonOptions, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveDefault
 }
 
 // runPython runs `vis-agent python ARGS` and returns the exit status.
@@ -85,7 +107,7 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vis-agent python: %s is not supported yet\n", refused)
 		return 2
 	}
-	lib, inst, err := loadRuntime()
+	lib, _, inst, err := loadRuntime()
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
@@ -114,24 +136,25 @@ func unsupported(pa PythonArgs) string {
 	return ""
 }
 
-// loadRuntime finds, loads and locates the CPython this run uses.
-func loadRuntime() (*pyembed.Library, pyembed.Install, error) {
-	choice, err := pyembed.Find(pyembed.Options{
+// runtimeOptions says where this run looks for CPython.
+func runtimeOptions() pyembed.Options {
+	return pyembed.Options{
 		NativePath: os.Getenv("VIS_PYTHON_NATIVE_PATH"),
 		ExeDir:     exeDir(),
-		RecordFile: runtimeRecord(),
-	})
-	if err != nil {
-		return nil, pyembed.Install{}, err
+		StateDir:   stateDir(),
 	}
-	lib, err := pyembed.Load(choice.Library)
+}
+
+// loadRuntime finds, loads and locates the CPython this run uses.
+func loadRuntime() (*pyembed.Library, pyembed.Choice, pyembed.Install, error) {
+	lib, choice, err := pyembed.Open(runtimeOptions())
 	if err != nil {
 		var le *pyembed.LoadError
 		if choice.Source == pyembed.SourceRecord && errors.As(err, &le) {
 			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, runtimeRecord())
 		}
-		return nil, pyembed.Install{}, err
+		return nil, choice, pyembed.Install{}, err
 	}
-	inst, err := pyembed.Locate(lib, os.Getenv("VIS_PYTHON_HOME"))
-	return lib, inst, err
+	inst, err := pyembed.Locate(lib.Path, lib.Version, os.Getenv("VIS_PYTHON_HOME"))
+	return lib, choice, inst, err
 }

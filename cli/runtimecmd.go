@@ -7,8 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/vis-agent/vis-agent/pyembed"
 )
 
 func newRuntimeCmd() *cobra.Command {
@@ -23,15 +21,7 @@ func newRuntimeCmd() *cobra.Command {
 					return fmt.Errorf("forget the recorded runtime: %w", err)
 				}
 			}
-			choice, err := pyembed.Find(pyembed.Options{
-				NativePath: os.Getenv("VIS_PYTHON_NATIVE_PATH"),
-				ExeDir:     exeDir(),
-				RecordFile: runtimeRecord(),
-			})
-			if err != nil {
-				return err
-			}
-			lib, inst, err := loadRuntime()
+			lib, choice, inst, err := loadRuntime()
 			if err != nil {
 				return err
 			}

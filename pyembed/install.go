@@ -18,10 +18,11 @@ type Install struct {
 	Home string
 }
 
-// Locate finds the installation of lib. home, when not empty, is
-// VIS_PYTHON_HOME and replaces the prefix found from the library's folder.
-func Locate(lib *Library, home string) (Install, error) {
-	short := lib.Version.Short()
+// Locate finds the installation of the library at libPath, CPython v.
+// home, when not empty, is VIS_PYTHON_HOME and replaces the prefix found
+// from the library's folder.
+func Locate(libPath string, v Version, home string) (Install, error) {
+	short := v.Short()
 	var in Install
 	if home != "" {
 		if !hasStdlib(home, short) {
@@ -31,7 +32,7 @@ func Locate(lib *Library, home string) (Install, error) {
 	} else {
 		// pyenv and python.org builds keep the library in <prefix>/lib,
 		// Debian in <prefix>/lib/<multiarch>.
-		dir := filepath.Dir(lib.Path)
+		dir := filepath.Dir(libPath)
 		for i := 0; i < 3 && in.Prefix == ""; i++ {
 			if hasStdlib(dir, short) {
 				in.Prefix = dir
@@ -39,7 +40,7 @@ func Locate(lib *Library, home string) (Install, error) {
 			dir = filepath.Dir(dir)
 		}
 		if in.Prefix == "" {
-			return in, &LoadError{Path: lib.Path, Problem: fmt.Sprintf("no python%s standard library found near it; set VIS_PYTHON_HOME to the installation folder", short)}
+			return in, &LoadError{Path: libPath, Problem: fmt.Sprintf("no python%s standard library found near it; set VIS_PYTHON_HOME to the installation folder", short)}
 		}
 	}
 	for _, name := range []string{"python" + short, "python3"} {

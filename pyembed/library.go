@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -96,6 +97,25 @@ var (
 	loadedPath string
 )
 
+// Open finds the library opts select (see Find) and loads it. It keeps the
+// prefetch hint up to date, so the next start loads the same library while
+// the Go runtime starts.
+func Open(opts Options) (*Library, Choice, error) {
+	choice, err := Find(opts)
+	if err != nil {
+		return nil, choice, err
+	}
+	lib, err := Load(choice.Library)
+	if err != nil {
+		return nil, choice, err
+	}
+	if opts.NativePath == "" && opts.StateDir != "" && C.GoString(C.vis_py_prefetched()) != lib.Path {
+		// Only start-up time is lost if the hint cannot be written.
+		_ = writeAtomic(filepath.Join(opts.StateDir, C.VIS_HINT_FILE), []byte(lib.Path+"\n"))
+	}
+	return lib, choice, nil
+}
+
 // Load opens the library at path. Only the first call in a process loads;
 // later calls must name the same path.
 func Load(path string) (*Library, error) {
@@ -113,7 +133,9 @@ func load(path string) (*Library, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	if msg := C.vis_py_open(cpath); msg != nil {
-		return nil, &LoadError{Path: path, Problem: oneLine(C.GoString(msg))}
+		// dlerror names the path again: "/x/lib.so: invalid ELF header".
+		problem := strings.TrimPrefix(oneLine(C.GoString(msg)), path+": ")
+		return nil, &LoadError{Path: path, Problem: problem}
 	}
 	build := C.GoString(C.vis_py_version())
 	v, err := ParseVersion(build)

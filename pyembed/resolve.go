@@ -35,9 +35,20 @@ type Options struct {
 	// ExeDir is the folder of the running binary, where a release bundle
 	// keeps BundleDir.
 	ExeDir string
-	// RecordFile remembers the machine's CPython once it has been found, so
-	// discovery does not cost a python3 process on every start.
-	RecordFile string
+	// StateDir (~/.vis/python) keeps RecordFile, which remembers the
+	// machine's CPython once found so discovery does not cost a python3
+	// process on every start, and the prefetch hint.
+	StateDir string
+}
+
+// RecordFile is the file under StateDir that remembers the machine's CPython.
+const RecordFile = "runtime.json"
+
+func (o Options) recordFile() string {
+	if o.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(o.StateDir, RecordFile)
 }
 
 // Choice is a library Find picked and why.
@@ -71,8 +82,9 @@ func Find(opts Options) (Choice, error) {
 			return Choice{lib, SourceBundle}, nil
 		}
 	}
-	if opts.RecordFile != "" {
-		if rec, err := ReadRecord(opts.RecordFile); err == nil && isFile(rec.Library) {
+	record := opts.recordFile()
+	if record != "" {
+		if rec, err := ReadRecord(record); err == nil && isFile(rec.Library) {
 			return Choice{rec.Library, SourceRecord}, nil
 		}
 	}
@@ -80,10 +92,10 @@ func Find(opts Options) (Choice, error) {
 	if err != nil {
 		return Choice{}, err
 	}
-	if opts.RecordFile != "" {
+	if record != "" {
 		// A record that cannot be written only costs the next start a
 		// discovery; it is no reason to refuse this one.
-		_ = WriteRecord(opts.RecordFile, rec)
+		_ = WriteRecord(record, rec)
 	}
 	return Choice{rec.Library, SourceSystem}, nil
 }
@@ -101,7 +113,7 @@ func libraryAt(path string) (string, error) {
 	if lib := bestLibrary(path, filepath.Join(path, "lib")); lib != "" {
 		return lib, nil
 	}
-	return "", &LoadError{Path: path, Problem: "the folder holds no libpython3.X shared library"}
+	return "", &LoadError{Path: path, Problem: "the folder holds no CPython 3.10+ shared library (libpython3.X.so)"}
 }
 
 func statProblem(err error) string {
@@ -120,18 +132,19 @@ func isFile(path string) bool {
 	return err == nil && !info.IsDir()
 }
 
-// libVersion reads major and minor from the file name of a full CPython
+// LibraryVersion reads major and minor from the file name of a full CPython
 // library (libpython3.12.so, libpython3.12.so.1.0, libpython3.12.dylib); ok
 // is false for other names, for the libpython3.so stable-ABI stub, and for
 // free-threaded builds (libpython3.13t.so).
-func libVersion(name string) (v Version, ok bool) {
+func LibraryVersion(name string) (v Version, ok bool) {
 	rest, found := strings.CutPrefix(name, "libpython")
 	if !found {
 		return Version{}, false
 	}
 	major, rest, _ := strings.Cut(rest, ".")
 	minor, suffix, _ := strings.Cut(rest, ".")
-	if suffix != "dylib" && suffix != "so" && !strings.HasPrefix(suffix, "so.") {
+	soVersion, versioned := strings.CutPrefix(suffix, "so.")
+	if suffix != "dylib" && suffix != "so" && !(versioned && allDigits(strings.ReplaceAll(soVersion, ".", ""))) {
 		return Version{}, false
 	}
 	var err1, err2 error
@@ -165,7 +178,7 @@ func bestLibrary(dirs ...string) string {
 			continue
 		}
 		for _, e := range entries {
-			v, ok := libVersion(e.Name())
+			v, ok := LibraryVersion(e.Name())
 			if !ok || v.Less(MinVersion) {
 				continue
 			}
@@ -208,20 +221,26 @@ func WriteRecord(path string, rec Record) error {
 	if err != nil {
 		return err
 	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+// writeAtomic replaces path with data, so a concurrent reader sees the old
+// or the new content, never a part.
+func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("record runtime: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".runtime-*.json")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
-		return fmt.Errorf("record runtime: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("record runtime: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("record runtime: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
 }
@@ -245,6 +264,15 @@ func Discover() (Record, error) {
 	if rec, ok := fromPathPython(); ok {
 		return rec, nil
 	}
+	if rec, ok := FromLibraryFolders(); ok {
+		return rec, nil
+	}
+	return Record{}, ErrNoPython
+}
+
+// FromLibraryFolders finds the newest CPython 3.10+ library in the
+// platform's standard library folders.
+func FromLibraryFolders() (Record, bool) {
 	var dirs []string
 	switch runtime.GOOS {
 	case "darwin":
@@ -254,11 +282,12 @@ func Discover() (Record, error) {
 		dirs = append([]string{"/usr/local/lib"}, multiarch...)
 		dirs = append(dirs, "/usr/lib64", "/usr/lib")
 	}
-	if lib := bestLibrary(dirs...); lib != "" {
-		v, _ := libVersion(filepath.Base(lib))
-		return Record{Library: lib, Version: v.Short(), FoundBy: "standard library folders"}, nil
+	lib := bestLibrary(dirs...)
+	if lib == "" {
+		return Record{}, false
 	}
-	return Record{}, ErrNoPython
+	v, _ := LibraryVersion(filepath.Base(lib))
+	return Record{Library: lib, Version: v.Short(), FoundBy: "standard library folders"}, true
 }
 
 func fromPathPython() (Record, bool) {
@@ -278,7 +307,7 @@ func fromPathPython() (Record, bool) {
 	}
 	libdir, version := lines[0], lines[3]
 	for _, name := range []string{lines[1], lines[2]} {
-		if _, ok := libVersion(name); !ok || libdir == "" {
+		if _, ok := LibraryVersion(name); !ok || libdir == "" {
 			continue
 		}
 		lib := filepath.Join(libdir, name)

@@ -3,6 +3,14 @@
 #ifndef VIS_PYEMBED_SHIM_H
 #define VIS_PYEMBED_SHIM_H
 
+// VIS_HINT_FILE, under $VIS_HOME/python (default ~/.vis/python), names the
+// library the last run loaded, so the next one can start loading it early.
+#define VIS_HINT_FILE "last-library"
+
+// vis_py_prefetched is the library a constructor started loading before Go
+// initialized ("" when none).
+const char *vis_py_prefetched(void);
+
 // vis_py_open loads the library with global symbols and resolves the entry
 // points every run needs. It returns NULL on success, or a message (owned by
 // the shim, valid until the next call) describing what is wrong.
