@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build test bench lint completions install clean
+.PHONY: all build test bench lint completions install release-check clean
 
 all: build
 
@@ -26,6 +26,18 @@ completions: build
 	$(BIN) completion zsh > completions/_vis-agent
 	$(BIN) completion fish > completions/vis-agent.fish
 	$(BIN) completion powershell > completions/vis-agent.ps1
+
+# Go benchmarks, then whole commands timed side by side with python.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
+	$(GO) run ./internal/cmdbench -bin $(BIN)
+
+GORELEASER := bin/tools/goreleaser
+$(GORELEASER):
+	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/goreleaser/goreleaser/v2@v2.15.1
+
+release-check: $(GORELEASER)
+	$(GORELEASER) check
 
 PREFIX ?= $(HOME)/.local
 install: build

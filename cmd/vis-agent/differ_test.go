@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// A run is what a user sees of one command: its output and how it ended.
+type run struct {
+	stdout, stderr string
+	status         string // "exit N" or "signal NAME"
+}
+
+func (r run) String() string {
+	return fmt.Sprintf("%s\n--- stdout ---\n%s--- stderr ---\n%s", r.status, r.stdout, r.stderr)
+}
+
+// hangBound stops a command that hangs; it says nothing about speed.
+const hangBound = 2 * time.Minute
+
+// pyCase is one python command line to run under vis-agent python and the
+// reference python of the same CPython.
+type pyCase struct {
+	name  string
+	args  []string
+	stdin string
+	// files are created in the working directory first; a name ending in
+	// "/" is a folder.
+	files map[string]string
+	env   []string
+	// combined sends stdout and stderr to one pipe, to compare ordering.
+	combined bool
+	minMinor int // skip on older CPythons
+	// statusOnly compares how the commands ended, not what they printed:
+	// for command lines python refuses with its usage text and vis-agent
+	// with one line.
+	statusOnly bool
+	// scrub removes what differs between any two runs of python itself.
+	scrub *regexp.Regexp
+	// drive, when set, runs the started command instead of a plain wait:
+	// for signals and early-closing readers.
+	drive func(t *testing.T, cmd *exec.Cmd) run
+}
+
+// userEnv is the environment both commands get: the test's own, minus
+// anything that would change python's behaviour, plus vis-agent's
+// selection of the CPython under test (python ignores VIS_*).
+func userEnv(py testenv.Python, home string, extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "PYTHON") || strings.HasPrefix(kv, "VIS_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "VIS_PYTHON_NATIVE_PATH="+py.Library, "VIS_HOME="+home)
+	return append(env, extra...)
+}
+
+// compare runs c with both commands in the same fresh folder and fails on
+// any difference a user could see.
+func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
+	t.Helper()
+	if c.minMinor > py.Version.Minor {
+		t.Skipf("needs CPython 3.%d+", c.minMinor)
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	home := filepath.Join(dir, "vishome")
+	ref := execIn(t, work, c, py, home, append([]string{py.Executable}, c.args...))
+	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
+	if c.scrub != nil {
+		for _, r := range []*run{&ref, &got} {
+			r.stdout = c.scrub.ReplaceAllString(r.stdout, "<scrubbed>")
+			r.stderr = c.scrub.ReplaceAllString(r.stderr, "<scrubbed>")
+		}
+	}
+	if c.statusOnly {
+		ref.stdout, ref.stderr, got.stdout, got.stderr = "", "", "", ""
+	}
+	if ref != got {
+		t.Errorf("vis-agent python %q differs from %s\n=== python ===\n%s\n=== vis-agent ===\n%s", c.args, py.Executable, ref, got)
+	}
+}
+
+// execIn recreates the working folder and runs argv there.
+func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string, argv []string) run {
+	t.Helper()
+	if err := os.RemoveAll(work); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, work, c.files)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = work
+	cmd.Env = userEnv(py, home, c.env)
+	if c.drive != nil {
+		return c.drive(t, cmd)
+	}
+	cmd.Stdin = strings.NewReader(c.stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errb
+	if c.combined {
+		cmd.Stderr = &out
+	}
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%q hung (killed after %s)", argv, hangBound)
+	}
+	return run{out.String(), errb.String(), status(t, cmd, err)}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// status describes how a finished command ended.
+func status(t *testing.T, cmd *exec.Cmd, err error) string {
+	t.Helper()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run %q: %v", cmd.Args, err)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit %d", ws.ExitStatus())
+}
+
+// interruptWhenReady waits for the program's first line on stdout, sends
+// SIGINT, and collects the rest: Ctrl-C while the program sleeps or reads.
+func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
+	t.Helper()
+	stdin, err := cmd.StdinPipe() // open and silent: a blocked read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	first, _ := r.ReadString('\n')
+	// The program printed "ready" just before it blocks; give it a moment
+	// to enter the blocking call.
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	err = cmd.Wait()
+	return run{first + string(rest), errb.String(), status(t, cmd, err)}
+}
+
+// closeAfterFirstLine reads one line and closes the pipe, as `| head -1`.
+func closeAfterFirstLine(t *testing.T, cmd *exec.Cmd) run {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := bufio.NewReader(stdout).ReadString('\n')
+	stdout.Close()
+	err = cmd.Wait()
+	return run{first, errb.String(), status(t, cmd, err)}
+}

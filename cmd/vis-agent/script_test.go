@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/pyembed"
+)
+
+// TestScripts runs testdata/script/*.txtar, the user-visible behaviour of
+// vis-agent that has no python to compare with, once per CPython found.
+// Scripts see the binary as vis-agent on PATH and, for the CPython under
+// test: $PYLIB (its library) in $PYLIBDIR, $PYEXE (its python), $PYVER (major.minor)
+// and $PYPREFIX; VIS_PYTHON_NATIVE_PATH selects it unless a script
+// unsets it.
+func TestScripts(t *testing.T) {
+	bin := testenv.Binary(t)
+	for _, py := range testenv.Pythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			testscript.Run(t, testscript.Params{
+				Dir: filepath.Join("testdata", "script"),
+				Setup: func(env *testscript.Env) error {
+					binDir := filepath.Join(env.WorkDir, ".bin")
+					if err := os.MkdirAll(binDir, 0o755); err != nil {
+						return err
+					}
+					if err := os.Symlink(bin, filepath.Join(binDir, "vis-agent")); err != nil {
+						return err
+					}
+					env.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+					env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+					env.Setenv("VIS_HOME", filepath.Join(env.WorkDir, ".vis"))
+					env.Setenv("VIS_PYTHON_NATIVE_PATH", py.Library)
+					env.Setenv("PYLIB", py.Library)
+					env.Setenv("PYLIBDIR", filepath.Dir(py.Library))
+					env.Setenv("PYEXE", py.Executable)
+					env.Setenv("PYVER", py.Version.Short())
+					env.Setenv("PYPREFIX", py.Prefix)
+					// $OTHERLIB is another CPython's library, or $PYLIB
+					// when the machine has one only.
+					env.Setenv("OTHERLIB", py.Library)
+					for _, other := range testenv.Pythons(t) {
+						if other.Version != py.Version {
+							env.Setenv("OTHERLIB", other.Library)
+						}
+					}
+					return nil
+				},
+				Condition: func(cond string) (bool, error) {
+					// [py3.12] holds when the CPython under test is 3.12.
+					if v, ok := strings.CutPrefix(cond, "py"); ok {
+						return v == py.Version.Short(), nil
+					}
+					// [syslib]: the system library folders hold a CPython
+					// discovery can find without python3 on PATH.
+					if cond == "syslib" {
+						_, ok := pyembed.FromLibraryFolders()
+						return ok, nil
+					}
+					return false, fmt.Errorf("unknown condition %q", cond)
+				},
+			})
+		})
+	}
+}

@@ -1,0 +1,133 @@
+// Package testenv gives end-to-end tests the built vis-agent binary and the
+// CPython installations of this machine to compare it with.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/pyembed"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary is the vis-agent binary under test: $VIS_AGENT_BIN (what `make
+// test` sets), else one built once per test process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("VIS_AGENT_BIN"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vis-agent-test-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "vis-agent")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/vis-agent/vis-agent/cmd/vis-agent").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Python is one CPython installation with a shared library.
+type Python struct {
+	// Name identifies it in test names: "3.12-3.12.1", "3.11-usr".
+	Name       string
+	Library    string
+	Executable string // the installation's own python, the reference
+	Version    pyembed.Version
+	Prefix     string
+}
+
+var (
+	findOnce sync.Once
+	found    []Python
+)
+
+// Pythons is FindPythons for a test, which fails when there is none.
+func Pythons(t testing.TB) []Python {
+	t.Helper()
+	findOnce.Do(func() { found = FindPythons() })
+	if len(found) == 0 {
+		t.Fatal("no CPython 3.10+ shared library with its python executable found (looked in ~/.pyenv/versions and the system library folders)")
+	}
+	return found
+}
+
+// First is the first of Pythons, for tests that need one CPython only.
+func First(t testing.TB) Python { return Pythons(t)[0] }
+
+// FindPythons lists every CPython 3.10+ shared library on this machine that
+// has its python executable beside it: pyenv's versions ($PYENV_ROOT,
+// default ~/.pyenv) and the system's library folders, oldest first.
+// VIS_TEST_PYTHONS, a colon-separated list of library paths, narrows the
+// list.
+func FindPythons() []Python {
+	var libs []string
+	if only := os.Getenv("VIS_TEST_PYTHONS"); only != "" {
+		libs = strings.Split(only, ":")
+	} else {
+		root := os.Getenv("PYENV_ROOT")
+		if root == "" {
+			home, _ := os.UserHomeDir()
+			root = filepath.Join(home, ".pyenv")
+		}
+		for _, pattern := range []string{
+			filepath.Join(root, "versions", "*", "lib", "libpython3.*.so.1.0"),
+			"/usr/lib/*-linux-gnu/libpython3.*.so.1.0",
+			"/usr/lib64/libpython3.*.so.1.0",
+			"/usr/local/lib/libpython3.*.so.1.0",
+		} {
+			m, _ := filepath.Glob(pattern)
+			libs = append(libs, m...)
+		}
+	}
+	var out []Python
+	seen := map[string]bool{}
+	for _, lib := range libs {
+		real, err := filepath.EvalSymlinks(lib)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
+		v, ok := pyembed.LibraryVersion(filepath.Base(lib))
+		if !ok || v.Less(pyembed.MinVersion) {
+			continue
+		}
+		in, err := pyembed.Locate(lib, v, "")
+		if err != nil || in.Executable == "" {
+			continue
+		}
+		out = append(out, Python{
+			Name:       v.Short() + "-" + filepath.Base(in.Prefix),
+			Library:    lib,
+			Executable: in.Executable,
+			Version:    v,
+			Prefix:     in.Prefix,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Version != out[j].Version {
+			return out[i].Version.Less(out[j].Version)
+		}
+		return out[i].Library < out[j].Library
+	})
+	return out
+}
