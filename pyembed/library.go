@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
 )
 
 func init() {
@@ -111,7 +113,7 @@ func Open(opts Options) (*Library, Choice, error) {
 	}
 	if opts.NativePath == "" && opts.StateDir != "" && C.GoString(C.vis_py_prefetched()) != lib.Path {
 		// Only start-up time is lost if the hint cannot be written.
-		_ = writeAtomic(filepath.Join(opts.StateDir, C.VIS_HINT_FILE), []byte(lib.Path+"\n"))
+		_ = atomicfile.Write(filepath.Join(opts.StateDir, C.VIS_HINT_FILE), []byte(lib.Path+"\n"))
 	}
 	return lib, choice, nil
 }
@@ -148,6 +150,9 @@ func load(path string) (*Library, error) {
 	if strings.Contains(build, "free-threading") {
 		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
 	}
+	if msg := C.vis_py_resolve(); msg != nil {
+		return nil, &LoadError{Path: path, Problem: C.GoString(msg)}
+	}
 	return &Library{Path: path, Version: v, Build: build}, nil
 }
 
@@ -160,17 +165,23 @@ func oneLine(s string) string {
 // Main runs CPython's command line with args (args[0] is the program name
 // CPython computes its paths from) and returns the exit status. It finalizes
 // the interpreter, so it runs at most once per process. home, when not
-// empty, overrides the interpreter's home (VIS_PYTHON_HOME).
-func (l *Library) Main(args []string, home string) int {
+// empty, overrides the interpreter's home (VIS_PYTHON_HOME). startup, when
+// not empty, is Python source that site runs as sitecustomize, after it has
+// set up sys.path and before the program; it shadows a sitecustomize module
+// on sys.path, so it should run that one itself.
+func (l *Library) Main(args []string, home, startup string) int {
 	argv := make([]*C.char, len(args)+1)
 	for i, a := range args {
 		argv[i] = C.CString(a)
 	}
-	var chome *C.char
+	var chome, cstartup *C.char
 	if home != "" {
 		chome = C.CString(home)
 	}
+	if startup != "" {
+		cstartup = C.CString(startup)
+	}
 	// The strings live until the process exits: CPython keeps pointers into
 	// argv and home.
-	return int(C.vis_py_main(C.int(len(args)), &argv[0], chome))
+	return int(C.vis_py_main(C.int(len(args)), &argv[0], chome, cstartup))
 }

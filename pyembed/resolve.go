@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
 )
 
 // Where a library was found, in the order Find tries them.
@@ -221,28 +223,7 @@ func WriteRecord(path string, rec Record) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(data, '\n'))
-}
-
-// writeAtomic replaces path with data, so a concurrent reader sees the old
-// or the new content, never a part.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 // probe asks a python executable where its shared library is. -I -S keep

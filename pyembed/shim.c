@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <wchar.h>
 
 #include "shim.h"
@@ -19,6 +20,12 @@ static const char *(*p_Py_GetVersion)(void);
 static int (*p_Py_BytesMain)(int, char **);
 static wchar_t *(*p_Py_DecodeLocale)(const char *, size_t *);
 static void (*p_Py_SetPythonHome)(const wchar_t *);
+static int (*p_PyImport_AppendInittab)(const char *, void *(*)(void));
+static void *(*p_PyModuleDef_Init)(void *);
+static void *(*p_PyModule_GetDict)(void *);
+static void *(*p_Py_CompileString)(const char *, const char *, int);
+static void *(*p_PyEval_EvalCode)(void *, void *, void *);
+static void (*p_Py_DecRef)(void *);
 
 // Prefetch: loading libpython (mapping and relocating several MB) costs
 // about as much as the Go runtime's start-up, so a constructor starts it on
@@ -128,9 +135,19 @@ const char *vis_py_open(const char *path) {
 	if (p_Py_GetVersion == NULL) {
 		return "not a CPython library (no Py_GetVersion)";
 	}
+	return NULL;
+}
+
+const char *vis_py_resolve(void) {
 	RESOLVE(Py_BytesMain);
 	RESOLVE(Py_DecodeLocale);
 	RESOLVE(Py_SetPythonHome);
+	RESOLVE(PyImport_AppendInittab);
+	RESOLVE(PyModuleDef_Init);
+	RESOLVE(PyModule_GetDict);
+	RESOLVE(Py_CompileString);
+	RESOLVE(PyEval_EvalCode);
+	RESOLVE(Py_DecRef);
 	return NULL;
 }
 
@@ -161,13 +178,84 @@ static void reset_signals(void) {
 	}
 }
 
-int vis_py_main(int argc, char **argv, const char *home) {
+// The start-up hook: a built-in module named sitecustomize, which site
+// imports after it has set up sys.path and before the program runs. Its
+// body is Python source the Go side composes. The structures mirror
+// CPython's stable ABI (PyModuleDef, PyModuleDef_Slot) for release builds
+// that are not free-threaded, which is all vis-agent loads, so no CPython
+// header is needed.
+typedef struct {
+	ssize_t refcnt;
+	void *type;
+} vis_object_head;
+
+typedef struct {
+	vis_object_head head;
+	void *(*init)(void);
+	ssize_t index;
+	void *copy;
+} vis_moduledef_base;
+
+typedef struct {
+	int slot;
+	void *value;
+} vis_moduledef_slot;
+
+typedef struct {
+	vis_moduledef_base base;
+	const char *name;
+	const char *doc;
+	ssize_t size;
+	void *methods;
+	vis_moduledef_slot *slots;
+	void *traverse, *clear, *free;
+} vis_moduledef;
+
+#define VIS_PY_MOD_EXEC 2
+#define VIS_PY_FILE_INPUT 257
+
+static const char *startup_source;
+
+static int startup_exec(void *module) {
+	void *dict = p_PyModule_GetDict(module); // borrowed
+	void *code = p_Py_CompileString(startup_source, "<vis-agent startup>", VIS_PY_FILE_INPUT);
+	if (code == NULL) {
+		return -1;
+	}
+	void *result = p_PyEval_EvalCode(code, dict, dict);
+	p_Py_DecRef(code);
+	if (result == NULL) {
+		return -1;
+	}
+	p_Py_DecRef(result);
+	return 0;
+}
+
+static vis_moduledef_slot startup_slots[] = {
+	{VIS_PY_MOD_EXEC, (void *)startup_exec},
+	{0, NULL},
+};
+
+// A static definition is never freed: its reference count is the one
+// CPython 3.12+ gives immortal objects, and too large to reach zero before.
+static vis_moduledef startup_def = {
+	{{0xFFFFFFFF, NULL}, NULL, 0, NULL},
+	"sitecustomize", NULL, 0, NULL, startup_slots, NULL, NULL, NULL,
+};
+
+static void *startup_init(void) { return p_PyModuleDef_Init(&startup_def); }
+
+int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 	if (home != NULL) {
 		// CPython keeps the pointer: it must outlive the interpreter.
 		wchar_t *whome = p_Py_DecodeLocale(home, NULL);
 		if (whome != NULL) {
 			p_Py_SetPythonHome(whome);
 		}
+	}
+	if (startup != NULL) {
+		startup_source = startup;
+		p_PyImport_AppendInittab("sitecustomize", startup_init);
 	}
 	reset_signals();
 	int status = p_Py_BytesMain(argc, argv);

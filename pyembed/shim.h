@@ -11,16 +11,21 @@
 // initialized ("" when none).
 const char *vis_py_prefetched(void);
 
-// vis_py_open loads the library with global symbols and resolves the entry
-// points every run needs. It returns NULL on success, or a message (owned by
-// the shim, valid until the next call) describing what is wrong.
+// vis_py_open loads the library with global symbols and finds
+// Py_GetVersion. It returns NULL on success, or a message (owned by the
+// shim, valid until the next call) describing what is wrong.
 const char *vis_py_open(const char *path);
+
+// vis_py_resolve finds the other entry points vis-agent calls, once the
+// version is known to be supported; NULL or what is missing.
+const char *vis_py_resolve(void);
 
 // vis_py_version is Py_GetVersion() of the loaded library.
 const char *vis_py_version(void);
 
 // vis_py_main runs CPython's own command line (Py_BytesMain) and returns its
-// exit status. home, when not NULL, overrides the interpreter's home.
-int vis_py_main(int argc, char **argv, const char *home);
+// exit status. home, when not NULL, overrides the interpreter's home;
+// startup, when not NULL, is Python source run as sitecustomize.
+int vis_py_main(int argc, char **argv, const char *home, const char *startup);
 
 #endif
