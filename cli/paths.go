@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -35,4 +36,28 @@ func exeDir() string {
 		return ""
 	}
 	return filepath.Dir(exe)
+}
+
+// userConfig is ~/.vis/config.toml.
+func userConfig() string { return filepath.Join(visHome(), "config.toml") }
+
+// projectConfig is the project's vis.toml: beside its pyproject.toml, or,
+// outside a project, the nearest one at or above the working folder.
+func projectConfig(p *packages.Project, cwd string) string {
+	if p != nil {
+		return filepath.Join(p.Dir, "vis.toml")
+	}
+	if dir := packages.FindUp(cwd, "vis.toml"); dir != "" {
+		return filepath.Join(dir, "vis.toml")
+	}
+	return ""
+}
+
+// loadSettings reads the user's and the project's configuration.
+func loadSettings(p *packages.Project, cwd string) Settings {
+	files := []string{userConfig()}
+	if f := projectConfig(p, cwd); f != "" {
+		files = append(files, f)
+	}
+	return LoadSettings(files...)
 }

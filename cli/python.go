@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -103,37 +104,43 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		io.WriteString(stdout, pythonHelp)
 		return 0
 	}
-	if refused := unsupported(pa); refused != "" {
-		fmt.Fprintf(stderr, "vis-agent python: %s is not supported yet\n", refused)
+	if pa.Mode == ModeUV {
+		fmt.Fprintln(stderr, "vis-agent python: uv is not bundled yet")
 		return 2
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+		return 1
+	}
+	project, err := packages.FindProject(cwd)
+	if err != nil && !pa.Vis.Shared {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", oneLine(err))
+		return 1
+	}
+	settings := loadSettings(project, cwd)
+	for _, p := range settings.Problems {
+		fmt.Fprintf(stderr, "vis-agent: warning: %s\n", p)
 	}
 	lib, _, inst, err := loadRuntime()
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
 	}
-	argv0 := inst.Executable
-	if argv0 == "" {
-		argv0, _ = os.Executable()
+	plan, err := planRun(runContext{args: pa, cwd: cwd, project: project, settings: settings, lib: lib, inst: inst, getenv: os.Getenv})
+	if err != nil {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+		return 1
 	}
-	return lib.Main(append([]string{argv0}, pa.Argv...), inst.Home)
+	applyEnv(pa.Vis, plan.setenv)
+	return lib.Main(append([]string{plan.argv0}, pa.Argv...), inst.Home, plan.startup)
 }
 
-// unsupported names the first option this build cannot honour yet.
-func unsupported(pa PythonArgs) string {
-	switch {
-	case pa.Mode == ModeUV:
-		return "uv"
-	case pa.Vis.Shared:
-		return "--shared"
-	case pa.Vis.NoEnv:
-		return "--no-env"
-	case pa.Vis.NoNetwork:
-		return "--no-network"
-	case len(pa.Vis.Env) > 0:
-		return "--env"
-	}
-	return ""
+// oneLine keeps the first line of an error from a library (a TOML parser
+// quotes the offending line after it).
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }
 
 // runtimeOptions says where this run looks for CPython.

@@ -21,7 +21,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPythonCmd(), newRuntimeCmd())
+	root.AddCommand(newPythonCmd(), newRuntimeCmd(), newConfigCmd())
 	return root
 }
 

@@ -103,7 +103,10 @@ func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string,
 	if err := os.RemoveAll(work); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, work, c.files)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WriteTree(t, work, c.files)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -126,28 +129,6 @@ func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string,
 	return run{out.String(), errb.String(), status(t, cmd, err)}
 }
 
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // status describes how a finished command ended.
 func status(t *testing.T, cmd *exec.Cmd, err error) string {
 	t.Helper()
@@ -162,15 +143,9 @@ func status(t *testing.T, cmd *exec.Cmd, err error) string {
 	return fmt.Sprintf("exit %d", ws.ExitStatus())
 }
 
-// interruptWhenReady waits for the program's first line on stdout, sends
-// SIGINT, and collects the rest: Ctrl-C while the program sleeps or reads.
-func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
+// startPiped starts cmd with its stdout on a pipe and its stderr kept.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.ReadCloser, *bytes.Buffer) {
 	t.Helper()
-	stdin, err := cmd.StdinPipe() // open and silent: a blocked read
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +155,19 @@ func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return stdout, &errb
+}
+
+// interruptWhenReady waits for the program's first line on stdout, sends
+// SIGINT, and collects the rest: Ctrl-C while the program sleeps or reads.
+func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
+	t.Helper()
+	stdin, err := cmd.StdinPipe() // open and silent: a blocked read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, errb := startPiped(t, cmd)
 	r := bufio.NewReader(stdout)
 	first, _ := r.ReadString('\n')
 	// The program printed "ready" just before it blocks; give it a moment
@@ -196,17 +184,9 @@ func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
 // closeAfterFirstLine reads one line and closes the pipe, as `| head -1`.
 func closeAfterFirstLine(t *testing.T, cmd *exec.Cmd) run {
 	t.Helper()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, errb := startPiped(t, cmd)
 	first, _ := bufio.NewReader(stdout).ReadString('\n')
 	stdout.Close()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	return run{first, errb.String(), status(t, cmd, err)}
 }

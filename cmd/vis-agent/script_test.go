@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testwheel"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -18,12 +19,16 @@ import (
 // Scripts see the binary as vis-agent on PATH and, for the CPython under
 // test: $PYLIB (its library) in $PYLIBDIR, $PYEXE (its python), $PYVER (major.minor)
 // and $PYPREFIX; VIS_PYTHON_NATIVE_PATH selects it unless a script
-// unsets it.
+// unsets it. $WHEELS is a wheelhouse built for it (see buildWheelhouse),
+// served as an index at $INDEXURL.
 func TestScripts(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
+			wheels := t.TempDir()
+			buildWheelhouse(t, wheels, py)
+			index := testwheel.Serve(t, testwheel.Index(t, wheels, t.TempDir()))
 			testscript.Run(t, testscript.Params{
 				Dir: filepath.Join("testdata", "script"),
 				Setup: func(env *testscript.Env) error {
@@ -43,6 +48,8 @@ func TestScripts(t *testing.T) {
 					env.Setenv("PYEXE", py.Executable)
 					env.Setenv("PYVER", py.Version.Short())
 					env.Setenv("PYPREFIX", py.Prefix)
+					env.Setenv("WHEELS", wheels)
+					env.Setenv("INDEXURL", index)
 					// $OTHERLIB is another CPython's library, or $PYLIB
 					// when the machine has one only.
 					env.Setenv("OTHERLIB", py.Library)

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Settings is vis-agent's configuration: ~/.vis/config.toml merged with a
+// project's vis.toml, the project winning key by key.
+type Settings struct {
+	SourcePaths Setting[[]string] // absolute folders
+	IndexURL    Setting[string]
+	TLSStrict   Setting[bool]
+	// Files are the configuration files that were read.
+	Files []string
+	// Problems are entries that were ignored, one line each:
+	// "file:line: key: what is wrong (the setting is ignored)".
+	Problems []string
+}
+
+// Setting is one value and where it came from: "default" or "file:line".
+type Setting[T any] struct {
+	Value T
+	From  string
+}
+
+func defaultSettings() Settings {
+	return Settings{
+		SourcePaths: Setting[[]string]{From: "default"},
+		IndexURL:    Setting[string]{From: "default"},
+		TLSStrict:   Setting[bool]{Value: true, From: "default"},
+	}
+}
+
+// LoadSettings reads the configuration files that exist among files, in
+// order of increasing precedence. Problems never stop loading: a broken
+// entry is reported and ignored.
+func LoadSettings(files ...string) Settings {
+	s := defaultSettings()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				s.Problems = append(s.Problems, fmt.Sprintf("%s: cannot read: %v", f, err))
+			}
+			continue
+		}
+		s.Files = append(s.Files, f)
+		s.merge(f, data)
+	}
+	return s
+}
+
+// merge applies one file's entries to s.
+func (s *Settings) merge(file string, data []byte) {
+	text := string(data)
+	problem := func(line int, key, format string, a ...any) {
+		s.Problems = append(s.Problems, fmt.Sprintf("%s:%d: %s: %s (the setting is ignored)", file, line, key, fmt.Sprintf(format, a...)))
+	}
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(text, &top)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			s.Problems = append(s.Problems, fmt.Sprintf("%s:%d: not valid TOML: %s (the file is ignored)", file, pe.Position.Line, pe.Message))
+		} else {
+			s.Problems = append(s.Problems, fmt.Sprintf("%s: not valid TOML: %v (the file is ignored)", file, err))
+		}
+		return
+	}
+	for _, key := range sortedKeys(top) {
+		prim := top[key]
+		if key != "python" {
+			problem(keyLine(text, "", key), key, "unknown key")
+			continue
+		}
+		var python map[string]toml.Primitive
+		if err := md.PrimitiveDecode(prim, &python); err != nil {
+			problem(keyLine(text, "", key), key, "must be a table, not %s", tomlType(md, "python"))
+			continue
+		}
+		for _, name := range sortedKeys(python) {
+			value := python[name]
+			full := "python." + name
+			line := keyLine(text, "python", name)
+			at := fmt.Sprintf("%s:%d", file, line)
+			switch name {
+			case "source_paths":
+				var paths []string
+				if err := md.PrimitiveDecode(value, &paths); err != nil {
+					problem(line, full, "must be a list of strings, not %s", tomlType(md, "python", name))
+					continue
+				}
+				abs, bad := resolvePaths(filepath.Dir(file), paths)
+				if bad != "" {
+					problem(line, full, "%s", bad)
+					continue
+				}
+				s.SourcePaths = Setting[[]string]{abs, at}
+			case "index_url":
+				var u string
+				if err := md.PrimitiveDecode(value, &u); err != nil {
+					problem(line, full, "must be a string, not %s", tomlType(md, "python", name))
+					continue
+				}
+				if bad := checkIndexURL(u); bad != "" {
+					problem(line, full, "%s", bad)
+					continue
+				}
+				s.IndexURL = Setting[string]{u, at}
+			case "tls_strict":
+				var b bool
+				if err := md.PrimitiveDecode(value, &b); err != nil {
+					problem(line, full, "must be true or false, not %s", tomlType(md, "python", name))
+					continue
+				}
+				s.TLSStrict = Setting[bool]{b, at}
+			default:
+				problem(line, full, "unknown key")
+			}
+		}
+	}
+}
+
+func sortedKeys(m map[string]toml.Primitive) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func tomlType(md toml.MetaData, key ...string) string {
+	if t := md.Type(key...); t != "" {
+		return "a " + strings.ToLower(t)
+	}
+	return "another type"
+}
+
+// resolvePaths makes source paths absolute, relative to the folder of the
+// file that names them.
+func resolvePaths(base string, paths []string) ([]string, string) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			return nil, "holds an empty path"
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, ""
+}
+
+// checkIndexURL accepts an http(s) URL that carries no credentials: those
+// belong in pip's and uv's own configuration, not in a file that is
+// printed and shared.
+func checkIndexURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("must be an http:// or https:// URL, not %q", raw)
+	}
+	if u.User != nil {
+		return "must not hold credentials; keep them in pip's or uv's own configuration (netrc, keyring)"
+	}
+	return ""
+}
+
+// keyLine finds the line where key is set in table ("" is the top level),
+// for messages; BurntSushi/toml keeps key positions to itself. It returns
+// 0 when the key cannot be found by this simple reading.
+func keyLine(text, table, key string) int {
+	current := ""
+	for i, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "[") {
+			current = strings.TrimSpace(strings.Trim(line, "[]"))
+			if table == "" && (current == key || strings.HasPrefix(current, key+".")) {
+				return i + 1
+			}
+			continue
+		}
+		name, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		name = strings.Join(strings.Fields(name), "")
+		full := name
+		if current != "" {
+			full = current + "." + name
+		}
+		want := key
+		if table != "" {
+			want = table + "." + key
+		}
+		if full == want || (table == "" && strings.HasPrefix(full, key+".")) {
+			return i + 1
+		}
+	}
+	return 0
+}

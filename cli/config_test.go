@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadSettingsMerge(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, filepath.Join(dir, "home", "config.toml"), `
+[python]
+source_paths = ["lib"]
+index_url = "https://mirror.example/simple"
+tls_strict = false
+`)
+	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), `python.source_paths = ["src", "/abs"]
+`)
+	s := LoadSettings(user, project, filepath.Join(dir, "missing.toml"))
+	if len(s.Problems) != 0 {
+		t.Fatalf("problems: %q", s.Problems)
+	}
+	if want := []string{filepath.Join(dir, "proj", "src"), "/abs"}; !reflect.DeepEqual(s.SourcePaths.Value, want) {
+		t.Errorf("source_paths = %q, want %q (the project's, relative to its file)", s.SourcePaths.Value, want)
+	}
+	if s.SourcePaths.From != project+":1" {
+		t.Errorf("source_paths from %q", s.SourcePaths.From)
+	}
+	if s.IndexURL.Value != "https://mirror.example/simple" || s.IndexURL.From != user+":4" {
+		t.Errorf("index_url = %+v", s.IndexURL)
+	}
+	if s.TLSStrict.Value || s.TLSStrict.From != user+":5" {
+		t.Errorf("tls_strict = %+v", s.TLSStrict)
+	}
+	if !reflect.DeepEqual(s.Files, []string{user, project}) {
+		t.Errorf("files = %q", s.Files)
+	}
+}
+
+func TestLoadSettingsDefaults(t *testing.T) {
+	s := LoadSettings(filepath.Join(t.TempDir(), "none.toml"))
+	if !s.TLSStrict.Value || s.TLSStrict.From != "default" || s.IndexURL.Value != "" || len(s.SourcePaths.Value) != 0 || len(s.Problems) != 0 {
+		t.Errorf("defaults = %+v", s)
+	}
+}
+
+func TestLoadSettingsProblems(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, filepath.Join(dir, "vis.toml"), `# comment
+[python]
+source_paths = "src"
+tls_strict = "no"
+index_url = "https://me:secret@mirror.example/simple"
+colour = "blue"
+tls_strict_extra = true
+
+[tool]
+x = 1
+`)
+	s := LoadSettings(f)
+	want := []string{
+		f + ":6: python.colour: unknown key (the setting is ignored)",
+		f + ":5: python.index_url: must not hold credentials; keep them in pip's or uv's own configuration (netrc, keyring) (the setting is ignored)",
+		f + ":3: python.source_paths: must be a list of strings, not a string (the setting is ignored)",
+		f + ":4: python.tls_strict: must be true or false, not a string (the setting is ignored)",
+		f + ":7: python.tls_strict_extra: unknown key (the setting is ignored)",
+		f + ":9: tool: unknown key (the setting is ignored)",
+	}
+	if !reflect.DeepEqual(s.Problems, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(s.Problems, "\n"), strings.Join(want, "\n"))
+	}
+	// Broken entries fall back to the defaults.
+	if !s.TLSStrict.Value || s.IndexURL.Value != "" || s.SourcePaths.Value != nil {
+		t.Errorf("settings after problems = %+v", s)
+	}
+}
+
+func TestLoadSettingsBrokenFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, filepath.Join(dir, "config.toml"), "[python]\ntls_strict = false\nsource_paths = [\n")
+	good := writeFile(t, filepath.Join(dir, "vis.toml"), "[python]\nindex_url = \"http://mirror.local/simple\"\n")
+	s := LoadSettings(bad, good)
+	if len(s.Problems) != 1 || !strings.HasPrefix(s.Problems[0], bad+":") || !strings.Contains(s.Problems[0], "not valid TOML") || !strings.HasSuffix(s.Problems[0], "(the file is ignored)") {
+		t.Errorf("problems = %q", s.Problems)
+	}
+	if !s.TLSStrict.Value || s.IndexURL.Value != "http://mirror.local/simple" {
+		t.Errorf("a broken file must be ignored whole, the others read: %+v", s)
+	}
+	for _, u := range []string{"ftp://x/simple", "mirror.example/simple", "https://", "file:///tmp/simple"} {
+		if checkIndexURL(u) == "" {
+			t.Errorf("index_url %q accepted", u)
+		}
+	}
+}
+
+func TestPyBytes(t *testing.T) {
+	for in, want := range map[string]string{
+		"/plain/path":     `b'/plain/path'`,
+		`it's \ here`:     `b'it\'s \\ here'`,
+		"caf\xc3\xa9\x00": `b'caf\xc3\xa9\x00'`,
+		"\xff\n":          `b'\xff\x0a'`,
+	} {
+		if got := pyBytes(in); got != want {
+			t.Errorf("pyBytes(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
