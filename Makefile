@@ -30,6 +30,7 @@ completions: build
 # Go benchmarks, then whole commands timed side by side with python.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
+	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser

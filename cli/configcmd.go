@@ -20,7 +20,7 @@ project's vis.toml (the project wins), each setting with the file and line it
 comes from. Entries that are ignored are listed on stderr, and the status is
 then 1.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cwd, err := os.Getwd()
 			if err != nil {
 				return err
@@ -50,6 +50,6 @@ then 1.`,
 				return exitError{1}
 			}
 			return nil
-		},
+		}),
 	}
 }

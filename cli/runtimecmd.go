@@ -15,7 +15,7 @@ func newRuntimeCmd() *cobra.Command {
 		Use:   "runtime",
 		Short: "Show which CPython vis-agent python loads, and from where",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if forget {
 				if err := os.Remove(runtimeRecord()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return fmt.Errorf("forget the recorded runtime: %w", err)
@@ -36,7 +36,7 @@ func newRuntimeCmd() *cobra.Command {
 			}
 			fmt.Fprintf(w, "record:     %s\n", runtimeRecord())
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&forget, "forget", false, "forget the recorded runtime and find the machine's CPython again")
 	return cmd

@@ -26,6 +26,15 @@ static void *(*p_PyModule_GetDict)(void *);
 static void *(*p_Py_CompileString)(const char *, const char *, int);
 static void *(*p_PyEval_EvalCode)(void *, void *, void *);
 static void (*p_Py_DecRef)(void *);
+static void (*p_Py_SetProgramName)(const wchar_t *);
+static void (*p_Py_InitializeEx)(int);
+static void *(*p_PyDict_New)(void);
+static int (*p_PyDict_SetItemString)(void *, const char *, void *);
+static void *(*p_PyDict_GetItemString)(void *, const char *);
+static void *(*p_PyUnicode_FromStringAndSize)(const char *, ssize_t);
+static const char *(*p_PyUnicode_AsUTF8AndSize)(void *, ssize_t *);
+static void (*p_PyErr_Print)(void);
+static void *(*p_PyEval_GetBuiltins)(void);
 
 // Prefetch: loading libpython (mapping and relocating several MB) costs
 // about as much as the Go runtime's start-up, so a constructor starts it on
@@ -148,6 +157,15 @@ const char *vis_py_resolve(void) {
 	RESOLVE(Py_CompileString);
 	RESOLVE(PyEval_EvalCode);
 	RESOLVE(Py_DecRef);
+	RESOLVE(Py_SetProgramName);
+	RESOLVE(Py_InitializeEx);
+	RESOLVE(PyDict_New);
+	RESOLVE(PyDict_SetItemString);
+	RESOLVE(PyDict_GetItemString);
+	RESOLVE(PyUnicode_FromStringAndSize);
+	RESOLVE(PyUnicode_AsUTF8AndSize);
+	RESOLVE(PyErr_Print);
+	RESOLVE(PyEval_GetBuiltins);
 	return NULL;
 }
 
@@ -264,4 +282,78 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 	// os.Exit does not.
 	fflush(NULL);
 	return status;
+}
+
+// In-process use (vis-agent's own commands): an interpreter without site,
+// environment variables or signal handlers, initialized once.
+const char *vis_py_initialize(const char *program, const char *home) {
+	int *no_site = dlsym(lib, "Py_NoSiteFlag");
+	int *ignore_env = dlsym(lib, "Py_IgnoreEnvironmentFlag");
+	if (no_site != NULL) {
+		*no_site = 1;
+	}
+	if (ignore_env != NULL) {
+		*ignore_env = 1;
+	}
+	wchar_t *wprogram = p_Py_DecodeLocale(program, NULL);
+	if (wprogram == NULL) {
+		return "cannot decode the program name";
+	}
+	p_Py_SetProgramName(wprogram);
+	if (home != NULL) {
+		wchar_t *whome = p_Py_DecodeLocale(home, NULL);
+		if (whome != NULL) {
+			p_Py_SetPythonHome(whome);
+		}
+	}
+	p_Py_InitializeEx(0);
+	return NULL;
+}
+
+int vis_py_run(void *code, const char *input, size_t input_len, char **output, size_t *output_len) {
+	void *globals = p_PyDict_New();
+	if (globals == NULL) {
+		return -1;
+	}
+	int status = -1;
+	void *in = p_PyUnicode_FromStringAndSize(input, (ssize_t)input_len);
+	// __builtins__ as a module namespace has it: imports from C
+	// (PyImport_Import, as the \N{...} escape does for unicodedata) look
+	// it up in the globals.
+	if (in == NULL || p_PyDict_SetItemString(globals, "INPUT", in) != 0 ||
+	    p_PyDict_SetItemString(globals, "__builtins__", p_PyEval_GetBuiltins()) != 0) {
+		goto done;
+	}
+	void *result = p_PyEval_EvalCode(code, globals, globals);
+	if (result == NULL) {
+		goto done;
+	}
+	p_Py_DecRef(result);
+	void *out = p_PyDict_GetItemString(globals, "OUTPUT"); // borrowed
+	ssize_t n = 0;
+	const char *utf8 = out == NULL ? NULL : p_PyUnicode_AsUTF8AndSize(out, &n);
+	if (utf8 == NULL) {
+		goto done;
+	}
+	*output = malloc((size_t)n + 1);
+	memcpy(*output, utf8, (size_t)n + 1);
+	*output_len = (size_t)n;
+	status = 0;
+done:
+	if (status != 0) {
+		p_PyErr_Print();
+	}
+	if (in != NULL) {
+		p_Py_DecRef(in);
+	}
+	p_Py_DecRef(globals);
+	return status;
+}
+
+void *vis_py_compile(const char *source, const char *filename) {
+	void *code = p_Py_CompileString(source, filename, VIS_PY_FILE_INPUT);
+	if (code == NULL) {
+		p_PyErr_Print();
+	}
+	return code;
 }

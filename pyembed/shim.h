@@ -28,4 +28,18 @@ const char *vis_py_version(void);
 // startup, when not NULL, is Python source run as sitecustomize.
 int vis_py_main(int argc, char **argv, const char *home, const char *startup);
 
+// vis_py_initialize starts an interpreter in this process for vis-agent's
+// own use: no site, no environment variables, no signal handlers. program
+// is the python CPython computes its paths from; home may be NULL.
+const char *vis_py_initialize(const char *program, const char *home);
+
+// vis_py_compile compiles Python source (file mode); NULL after printing
+// the error.
+void *vis_py_compile(const char *source, const char *filename);
+
+// vis_py_run runs compiled code in a fresh namespace holding the str INPUT
+// and returns the str the code left in OUTPUT (malloc'd UTF-8, to free).
+// It returns -1 after printing the error when the code raised.
+int vis_py_run(void *code, const char *input, size_t input_len, char **output, size_t *output_len);
+
 #endif

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/sandbox/repair"
+)
+
+//go:embed compile_check.py
+var compileCheckSource string
+
+func newSandboxCmd() *cobra.Command {
+	sandbox := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Tools of the sandbox REPL, for direct use",
+	}
+	sandbox.AddCommand(newRepairCmd())
+	return sandbox
+}
+
+func newRepairCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "repair [--json] [FILE|-]",
+		Short: "Repair a Python block's unbalanced quotes, brackets, f-string braces and escapes",
+		Long: `Read a Python block (FILE, or standard input) and, if CPython refuses it
+for an unbalanced quote or bracket, literal f-string braces or a bad escape,
+repair it: the repaired source goes to stdout and the note saying what
+changed to stderr, status 0. A block that parses is printed unchanged,
+status 0. A block that cannot be repaired is not printed; the error (Python's
+message, the first wrong quote, bracket or escape, the line with a caret)
+goes to stderr, status 1. --json prints the whole result as JSON instead.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			src, err := readBlock(args, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			lib, _, inst, err := loadRuntime()
+			if err != nil {
+				return err
+			}
+			compile, err := embeddedCompiler(lib, inst)
+			if err != nil {
+				return err
+			}
+			res := repair.Repair(src, repair.Options{Minor: lib.Version.Minor, Compile: compile})
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				writeRepair(cmd.OutOrStdout(), cmd.ErrOrStderr(), res)
+			}
+			if res.PythonError != nil && !res.Repaired {
+				return exitError{1}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: changed, repaired, source, fixes, problems, python_error")
+	return cmd
+}
+
+// readBlock reads FILE, or standard input for "-" or no argument.
+func readBlock(args []string, stdin io.Reader) (string, error) {
+	var data []byte
+	var err error
+	name := "standard input"
+	if len(args) == 1 && args[0] != "-" {
+		name = args[0]
+		data, err = os.ReadFile(name)
+	} else {
+		data, err = io.ReadAll(stdin)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the block: %w", err)
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("the block in %s is not UTF-8 text", name)
+	}
+	return string(data), nil
+}
+
+// embeddedCompiler asks the embedded CPython whether a block compiles.
+func embeddedCompiler(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
+	in, err := lib.Interp(inst)
+	if err != nil {
+		return nil, err
+	}
+	check, err := in.Compile(compileCheckSource, "compile_check.py")
+	if err != nil {
+		return nil, err
+	}
+	return func(src string) *repair.SyntaxError {
+		out, err := in.Call(check, src)
+		if err != nil {
+			return &repair.SyntaxError{Message: "vis-agent could not ask CPython: " + err.Error()}
+		}
+		if out == "ok" {
+			return nil
+		}
+		f := strings.SplitN(out, "\x00", 4)
+		for len(f) < 4 {
+			f = append(f, "")
+		}
+		line, _ := strconv.Atoi(f[1])
+		col, _ := strconv.Atoi(f[2])
+		return &repair.SyntaxError{Message: f[0], Line: line, Column: col, Text: f[3]}
+	}, nil
+}
+
+// writeRepair prints a result for people: the source to run on stdout, what
+// was done on stderr.
+func writeRepair(stdout, stderr io.Writer, res repair.Result) {
+	switch {
+	case res.Repaired:
+		io.WriteString(stdout, res.Source)
+		fmt.Fprintln(stderr, res.Note())
+	case res.PythonError == nil:
+		io.WriteString(stdout, res.Source)
+		fmt.Fprintln(stderr, "The block parses; nothing to repair.")
+	default:
+		fmt.Fprintln(stderr, res.Error())
+	}
+}

@@ -1,0 +1,8 @@
+// Package repair fixes Python code blocks that fail to parse for one small
+// reason (a string that never closes, a quote that ends a string early, a
+// bracket closed by the wrong character or never closed, literal braces in
+// an f-string, an escape Python rejects) and explains each change. It scans
+// the block with a tokenizer modelled on CPython's, proposes small edits,
+// keeps only those that leave fewer problems, and accepts a repair only when
+// Python compiles the result; otherwise it refuses with a precise message.
+package repair

@@ -1,0 +1,319 @@
+package repair
+
+import (
+	"fmt"
+	"strings"
+)
+
+// closeString proposes ways to end a string that runs to its line end.
+func closeString(src string, p Problem) []change {
+	lit := p.d.lit
+	q := string(lit.q)
+	eol := trimRightSpace(src, lit.body, p.d.end)
+	var out []change
+	closeAt := func(at, cost int) {
+		if oddBackslashes(src, lit.body, at) {
+			return
+		}
+		// Text ending in an escaped quote, like "dir\"", was meant to
+		// end there; see closeAtEscapedQuote.
+		if at >= lit.body+2 && src[at-1] == lit.q && src[at-2] == '\\' {
+			cost += 3
+		}
+		// A closer without its opener in the text most likely belongs
+		// to the code after the string.
+		if strayCloser(src[lit.body:at]) {
+			cost += 4
+		}
+		out = append(out, change{cost: cost, edits: []edit{insert(at, q)}, notes: []note{{kind: "close-string", at: at,
+			text: func(pos posFunc) string {
+				_, c := pos(at)
+				return fmt.Sprintf("added the missing closing %s at column %d", q, c)
+			}}}})
+	}
+	// The string may have been closed with the other quote: "hello').
+	alt := otherQuote(lit.q)
+	if k := strings.LastIndexByte(src[lit.body:eol], alt); k >= 0 && onlyClosersAfter(src, lit.body+k+1, eol) && !lit.triple {
+		at := lit.body + k
+		out = append(out, change{cost: 1, edits: []edit{replace(at, at+1, q)}, notes: []note{{kind: "replace-quote", at: at,
+			text: func(pos posFunc) string {
+				_, c := pos(at)
+				return fmt.Sprintf("replaced the %c at column %d with %s to match the quote that opens the string", alt, c, q)
+			}}}})
+	}
+	// Closed at its line end inside brackets, the string would run into a
+	// string on a later line by implicit concatenation, which only fits
+	// when it already continues one.
+	if strings.TrimSpace(src[lit.body:eol]) != "" && !(p.d.inBrkt && !p.d.joined && nextIsString(src, p.d.end)) {
+		closeAt(eol, 2)
+	}
+	// Close it before the closers and separators it swallowed.
+	for k, n := eol, 0; k > lit.body && n < 6; k-- {
+		c := src[k-1]
+		if c == ' ' || c == '\t' {
+			continue
+		}
+		if !strings.ContainsRune(")]}:,;", rune(c)) {
+			break
+		}
+		cost := 1
+		if strings.ContainsAny(src[k-1:eol], ":,;") {
+			cost = 3
+		}
+		closeAt(k-1, cost)
+		n++
+	}
+	// Or before a closer further in, with code after it.
+	for k, n := lit.body, 0; k < eol && n < 3; k++ {
+		if strings.IndexByte(")]}", src[k]) >= 0 && !onlyClosersAfter(src, k, eol) {
+			closeAt(k, 4)
+			n++
+		}
+	}
+	if c, ok := makeTriple(src, p); ok {
+		out = append(out, c)
+	}
+	return append(out, closeAtEscapedQuote(src, p, eol)...)
+}
+
+// makeTriple turns a string whose text runs on to a later line into a
+// triple-quoted one ending at the next matching quote.
+func makeTriple(src string, p Problem) (change, bool) {
+	lit := p.d.lit
+	k := strings.IndexByte(src[p.d.end:], lit.q)
+	if k < 0 {
+		return change{}, false
+	}
+	j := p.d.end + k
+	if src[j-1] == '\\' || j+1 < len(src) && src[j+1] == lit.q || strings.Contains(src[lit.body:j], strings.Repeat(string(lit.q), 3)) {
+		return change{}, false
+	}
+	qq := string([]byte{lit.q, lit.q})
+	return change{cost: 3,
+		edits: []edit{insert(lit.quote, qq), insert(j, qq)},
+		notes: []note{{kind: "triple-quote", at: lit.quote, text: func(pos posFunc) string {
+			_, c := pos(lit.quote)
+			l2, c2 := pos(j)
+			return fmt.Sprintf("made the string at column %d triple-quoted so it runs on to the %c at line %d, column %d", c, lit.q, l2, c2)
+		}}}}, true
+}
+
+// closeAtEscapedQuote handles a string whose closing quote was escaped by a
+// backslash meant as text, like "C:\\data\" or r"C:\temp\".
+func closeAtEscapedQuote(src string, p Problem, eol int) []change {
+	lit := p.d.lit
+	var out []change
+	for i := eol - 1; i > lit.body && len(out) < 2; i-- {
+		if src[i] != lit.q || src[i-1] != '\\' {
+			continue
+		}
+		cost := 3
+		if onlyClosersAfter(src, i+1, eol) {
+			cost = 1
+		}
+		if !lit.raw {
+			if !oddBackslashes(src, lit.body, i) {
+				continue
+			}
+			at := i - 1
+			out = append(out, change{cost: cost, edits: []edit{insert(at, `\`)}, notes: []note{{kind: "escape-backslash", at: at,
+				text: func(pos posFunc) string {
+					_, c := pos(at)
+					return fmt.Sprintf("doubled the backslash at column %d so the %c after it closes the string", c, lit.q)
+				}}}})
+			continue
+		}
+		if lit.fmt {
+			continue
+		}
+		// A raw string cannot end in a backslash: rewrite it as a plain
+		// string with each backslash doubled, which keeps its value.
+		edits := []edit{}
+		if r := strings.IndexAny(src[lit.start:lit.quote], "rR"); r >= 0 {
+			edits = append(edits, replace(lit.start+r, lit.start+r+1, ""))
+		}
+		for k := lit.body; k < i; k++ {
+			if src[k] == '\\' {
+				edits = append(edits, insert(k, `\`))
+			}
+		}
+		out = append(out, change{cost: cost, edits: edits, notes: []note{{kind: "unraw", at: lit.start,
+			text: func(pos posFunc) string {
+				_, c := pos(lit.start)
+				return fmt.Sprintf("rewrote the raw string at column %d as a plain string with its backslashes doubled, since a raw string cannot end with a backslash", c)
+			}}}})
+	}
+	return out
+}
+
+// maxTripleLines is how many lines of an unterminated triple-quoted string
+// get a proposal to close it at their end.
+const maxTripleLines = 16
+
+// closeTriple proposes closing a triple-quoted string at the end of one of
+// the lines it runs over. Closing it just before a line that reads as code
+// is cheapest, so a docstring does not swallow the code after it.
+func closeTriple(src string, p Problem) []change {
+	lit := p.d.lit
+	indent := indentOf(src, lit.start)
+	var out []change
+	start := lit.body
+	for n := 0; start < len(src); n++ {
+		if n == maxTripleLines {
+			// A long string: the only other guess is that it runs to
+			// the end of the block.
+			e := trimRightSpace(src, start, len(src))
+			start = lineStartOf(src, e)
+			if c, ok := closeTripleAt(src, lit, max(start, lit.body), e, 2+n); ok {
+				out = append(out, c)
+			}
+			break
+		}
+		end := lineEndFrom(src, start)
+		e := trimRightSpace(src, start, end)
+		next := end + 1
+		if e > start {
+			cost := 2 + n
+			if next >= len(src) || nextLineIsCode(src, next, indent) {
+				cost = 1
+			}
+			if c, ok := closeTripleAt(src, lit, start, e, cost); ok {
+				out = append(out, c)
+			}
+			if cost == 1 {
+				break // closing any later would swallow the code
+			}
+		}
+		start = next
+	}
+	return out
+}
+
+// closeTripleAt closes lit at e, the end of the text of the line that
+// starts at start. Quotes ending the text complete a closer typed too
+// short, as in """Done."", unless they pair with a quote earlier in the
+// text, as in """Say "hi"; then the last is escaped so it stays text.
+func closeTripleAt(src string, lit strLit, start, e, cost int) (change, bool) {
+	qqq := lit.quoteText()
+	if oddBackslashes(src, start, e) {
+		return change{}, false
+	}
+	k := 0
+	for k < 2 && e-k-1 >= start && src[e-k-1] == lit.q {
+		k++
+	}
+	if k > 0 && strings.Count(src[start:e-k], qqq[:1])%2 == 0 {
+		add := qqq[k:]
+		return change{cost: cost, edits: []edit{insert(e, add)}, notes: []note{{kind: "close-string", at: e,
+			text: func(pos posFunc) string {
+				_, c := pos(e)
+				return fmt.Sprintf("added %s at column %d to complete the closing %s", add, c, qqq)
+			}}}}, true
+	}
+	edits := []edit{insert(e, qqq)}
+	if k > 0 {
+		edits = []edit{insert(e-1, `\`), insert(e, qqq)}
+	}
+	return change{cost: cost, edits: edits, notes: []note{{kind: "close-string", at: e,
+		text: func(pos posFunc) string {
+			_, c := pos(e)
+			if len(edits) == 2 {
+				return fmt.Sprintf("added the missing closing %s at column %d, escaping the %c before it", qqq, c, lit.q)
+			}
+			return fmt.Sprintf("added the missing closing %s at column %d", qqq, c)
+		}}}}, true
+}
+
+// nextLineIsCode reports whether the next non-blank line from i is
+// indented no deeper than indent and starts like a statement.
+func nextLineIsCode(src string, i, indent int) bool {
+	for i < len(src) {
+		end := lineEndFrom(src, i)
+		line := strings.TrimRight(src[i:end], " \t\r")
+		body := strings.TrimLeft(line, " \t")
+		if body == "" {
+			i = end + 1
+			continue
+		}
+		if len(line)-len(body) > indent {
+			return false
+		}
+		return looksLikeCode(body)
+	}
+	return false
+}
+
+// looksLikeCode tells a statement from prose: a statement keyword, or a
+// name followed by a call, an assignment, an attribute or a subscript.
+func looksLikeCode(line string) bool {
+	if line[0] == '@' || line[0] == '#' {
+		return true
+	}
+	w := line[:wordEnd(line, 0)]
+	if statementKeywords[w] || colonKeywords[w] || w == "print" {
+		return w != ""
+	}
+	if w == "" || keywords[w] {
+		return false
+	}
+	rest := strings.TrimLeft(line[len(w):], " ")
+	switch {
+	case rest == "":
+		return false
+	case rest[0] == '(' || rest[0] == '[':
+		return true
+	case rest[0] == '.' && len(rest) > 1 && isIdentStart(rest[1]):
+		return true
+	case rest[0] == '=' && !strings.HasPrefix(rest, "=="):
+		return true
+	case len(rest) > 1 && rest[1] == '=' && strings.ContainsRune("+-*/%&|^", rune(rest[0])):
+		return true
+	}
+	return false
+}
+
+// indentOf returns the indentation width, in bytes, of the line holding i.
+func indentOf(src string, i int) int {
+	start := lineStartOf(src, i)
+	k := start
+	for k < i && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	return k - start
+}
+
+// strayCloser reports whether text has a closing bracket before any
+// opening one that matches it.
+func strayCloser(text string) bool {
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth--; depth < 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nextIsString reports whether the next token after i, past blank lines
+// and comments, is a string literal.
+func nextIsString(src string, i int) bool {
+	for i < len(src) {
+		switch c := src[i]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f':
+			i++
+		case c == '#':
+			i = lineEndFrom(src, i)
+		case isQuote(c):
+			return true
+		default:
+			e := wordEnd(src, i)
+			return e > i && e-i <= 2 && e < len(src) && isQuote(src[e]) && strings.Trim(strings.ToLower(src[i:e]), "rbfu") == ""
+		}
+	}
+	return false
+}

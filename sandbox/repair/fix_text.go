@@ -1,0 +1,191 @@
+package repair
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// fixBrace proposes fixes for an f-string brace: double a single '}',
+// double both braces of a field holding text, and for a field never
+// closed, either close it before the f-string's quote or double its '{'.
+func fixBrace(p Problem) []change {
+	at := p.off
+	switch p.d.sub {
+	case subSingleClose:
+		return []change{{cost: 2, edits: []edit{insert(at, "}")}, notes: []note{{kind: "double-brace", at: at,
+			text: func(pos posFunc) string {
+				_, c := pos(at)
+				return fmt.Sprintf("doubled the single '}' at column %d in the f-string", c)
+			}}}}}
+	case subTextField:
+		end := p.d.end
+		return []change{{cost: 1, edits: []edit{insert(at, "{"), insert(end, "}")}, notes: []note{{kind: "double-brace", at: at,
+			text: func(pos posFunc) string {
+				_, c := pos(at)
+				return fmt.Sprintf("doubled the '{' at column %d and its closing '}' in the f-string, which held text rather than an expression", c)
+			}}}}}
+	}
+	closeCost, doubleCost := 1, 3
+	if p.d.text {
+		closeCost, doubleCost = 3, 1
+	}
+	q := p.d.at
+	return []change{
+		{cost: closeCost, edits: []edit{insert(q, "}")}, notes: []note{{kind: "insert-closer", at: q,
+			text: func(pos posFunc) string {
+				_, c := pos(q)
+				_, oc := pos(at)
+				return fmt.Sprintf("added the missing '}' at column %d to close the f-string field opened at column %d", c, oc)
+			}}}},
+		{cost: doubleCost, edits: []edit{insert(at, "{")}, notes: []note{{kind: "double-brace", at: at,
+			text: func(pos posFunc) string {
+				_, c := pos(at)
+				return fmt.Sprintf("doubled the '{' at column %d in the f-string, which never closed and held text", c)
+			}}}},
+	}
+}
+
+// swapNestedQuotes gives a string nested in an f-string field the other
+// quote, as Python before 3.12 requires.
+func swapNestedQuotes(src string, p Problem, minor int) []change {
+	lit, end := p.d.lit, p.d.other
+	alt := otherQuote(lit.q)
+	if lit.triple || strings.ContainsAny(src[lit.body:end], string(alt)+`\`) {
+		return nil
+	}
+	q := string(alt)
+	return []change{{cost: 1, edits: []edit{replace(lit.quote, lit.quote+1, q), replace(end, end+1, q)},
+		notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
+			_, c := pos(lit.quote)
+			return fmt.Sprintf("changed the quotes of the string at column %d to %s, since Python 3.%d does not allow the f-string's own quote inside its fields", c, q, minor)
+		}}}}}
+}
+
+// doubleBackslash makes the backslash of an invalid escape plain text.
+func doubleBackslash(src string, p Problem) change {
+	at := p.off
+	letter := src[at+1]
+	return change{cost: 1, edits: []edit{insert(at, `\`)}, notes: []note{{kind: "escape-backslash", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf(`doubled the backslash at column %d so '\%c' is kept as text rather than read as an invalid escape`, c, letter)
+		}}}}
+}
+
+// asciiQuotes replaces a typographic quote, alone or with a later one of
+// the same family on its line, by the ASCII quote that does not clash with
+// the text between them.
+func asciiQuotes(src string, p Problem) []change {
+	a := p.off
+	double := typographicDouble(src, a)
+	q := byte('\'')
+	if double {
+		q = '"'
+	}
+	one := string(q)
+	out := []change{{cost: 2, edits: []edit{replace(a, p.d.end, one)}, notes: []note{{kind: "replace-quote", at: a,
+		text: func(pos posFunc) string {
+			_, c := pos(a)
+			return fmt.Sprintf("replaced the typographic quote %s at column %d with %s", src[a:a+3], c, one)
+		}}}}}
+	// Pair it with the nearest later quote of its family on the line,
+	// skipping apostrophes inside words, as in ‘It’s here’.
+	eol := lineEndFrom(src, a)
+	for b := p.d.end; b < eol; b++ {
+		if typographicAt(src, b) == 0 || typographicDouble(src, b) != double || isApostrophe(src, b) {
+			continue
+		}
+		inner := src[a+3 : b]
+		use := q
+		if strings.IndexByte(inner, use) >= 0 {
+			use = otherQuote(q)
+		}
+		if strings.IndexByte(inner, use) < 0 {
+			s := string(use)
+			out = append(out, change{cost: 1, edits: []edit{replace(a, a+3, s), replace(b, b+3, s)}, notes: []note{{kind: "replace-quote", at: a,
+				text: func(pos posFunc) string {
+					_, c := pos(a)
+					_, c2 := pos(b)
+					return fmt.Sprintf("replaced the typographic quotes %s at column %d and %s at column %d with %s", src[a:a+3], c, src[b:b+3], c2, s)
+				}}}})
+		}
+		break
+	}
+	return out
+}
+
+// asciiQuotesAll replaces every typographic quote in one change, pairing
+// each with the nearest later one of its family on its line. Replacing
+// them one by one would favour a first quote left to swallow the rest of
+// its line, which hides the other typographic quotes.
+func asciiQuotesAll(src string, probs []Problem) (change, bool) {
+	var all change
+	used := map[int]bool{}
+	for _, p := range probs {
+		if p.Kind != KindTypographicQuote || used[p.off] {
+			continue
+		}
+		cands := asciiQuotes(src, p)
+		c := cands[len(cands)-1] // the pair when there is one
+		if len(c.edits) == 2 && used[c.edits[1].off] {
+			c = cands[0]
+		}
+		for _, e := range c.edits {
+			used[e.off] = true
+		}
+		all.edits = append(all.edits, c.edits...)
+		all.notes = append(all.notes, c.notes...)
+	}
+	if len(all.notes) < 2 {
+		return change{}, false
+	}
+	slices.SortFunc(all.edits, func(a, b edit) int { return cmp.Compare(a.off, b.off) })
+	all.cost = 1
+	return all, true
+}
+
+// escapeEarlyQuote escapes a quote that ended a string inside its text,
+// alone ('It\'s') or with the next one that ends the quoted word
+// ("say \"hi\" now"), or gives a raw string the other quote instead, since
+// a backslash stays in a raw string's value.
+func escapeEarlyQuote(src string, p Problem) []change {
+	lit, at, next := p.d.lit, p.off, p.d.other
+	escCost := 1
+	if lit.raw {
+		escCost = 4
+	}
+	escNote := func(off int) note {
+		return note{kind: "escape-quote", at: off, text: func(pos posFunc) string {
+			_, c := pos(off)
+			return fmt.Sprintf("escaped the %c at column %d, which ended the string early", lit.q, c)
+		}}
+	}
+	out := []change{{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}}}
+	if next < 0 {
+		return out
+	}
+	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`), insert(next, `\`)}, notes: []note{escNote(at), escNote(next)}})
+	alt := otherQuote(lit.q)
+	if strings.IndexByte(src[lit.body:next], alt) < 0 {
+		cost := 2
+		if lit.raw {
+			cost = 1
+		}
+		a := string(alt)
+		out = append(out, change{cost: cost, edits: []edit{replace(lit.quote, lit.quote+1, a), replace(next, next+1, a)},
+			notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
+				_, c := pos(lit.quote)
+				_, c2 := pos(at)
+				return fmt.Sprintf("changed the quotes of the string at column %d to %s so the %c at column %d no longer ends it", c, a, lit.q, c2)
+			}}}})
+	}
+	return out
+}
+
+// isApostrophe reports whether the typographic quote at i sits between
+// two letters, as in It’s.
+func isApostrophe(src string, i int) bool {
+	return i > 0 && i+3 < len(src) && isIdentChar(src[i-1]) && isIdentChar(src[i+3])
+}

@@ -1,0 +1,162 @@
+package repair
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func repaired(t *testing.T, src string, minor int) Result {
+	t.Helper()
+	res := Repair(src, Options{Minor: minor, Compile: failOriginal(src)})
+	if !res.Repaired {
+		t.Fatalf("not repaired: %q\n%s", src, res.Error())
+	}
+	return res
+}
+
+func TestFixMessages(t *testing.T) {
+	tests := []struct {
+		src   string
+		fixes []string
+	}{
+		{`print("hello)`, []string{`line 1: added the missing closing " at column 13`}},
+		{"value = f(\n    a,\n    bcde\nprint(value)\n", []string{`line 3: added ')' at column 9 to close '(' from line 1`}},
+		{"x = [1,\n   2)\n", []string{`line 2: replaced ')' at column 5 with ']' to match '[' from line 1`}},
+		{`print(f"Use brace {} and {name}")`, []string{
+			`line 1: doubled the '{' at column 19 and its closing '}' in the f-string, which held text rather than an expression`}},
+		{`print(“hi”, “yo”`, []string{
+			`line 1: replaced the typographic quotes “ at column 7 and ” at column 10 with "`,
+			`line 1: replaced the typographic quotes “ at column 13 and ” at column 16 with "`,
+			`line 1: added ')' at column 17 to close '(' from line 1`}},
+		{`s = 'It's'`, []string{`line 1: escaped the ' at column 8, which ended the string early`}},
+		{`p = "C:\Users"`, []string{`line 1: doubled the backslash at column 8 so '\U' is kept as text rather than read as an invalid escape`}},
+		{"x = (1))\n", []string{`line 1: removed the unmatched ')' at column 8`}},
+	}
+	for _, tt := range tests {
+		res := repaired(t, tt.src, 12)
+		var got []string
+		for _, f := range res.Fixes {
+			got = append(got, f.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.fixes, "\n") {
+			t.Errorf("%q: fixes\n%s\nwant\n%s", tt.src, strings.Join(got, "\n"), strings.Join(tt.fixes, "\n"))
+		}
+	}
+}
+
+func TestNote(t *testing.T) {
+	src := "a = “1”\nb = “2”\nc = “3”\nd = “4”\ne = “5”\nf = “6”\ng = “7”\n"
+	res := repaired(t, src, 12)
+	lines := strings.Split(res.Note(), "\n")
+	if lines[0] != "Repaired this block before running it. Python refused it with invalid syntax" {
+		t.Errorf("first line %q", lines[0])
+	}
+	if len(lines) != 7 || lines[6] != "  and 2 more" || !strings.HasPrefix(lines[1], "  line 1: ") {
+		t.Errorf("note:\n%s", res.Note())
+	}
+	if (Result{}).Note() != "" {
+		t.Error("note for a result that was not repaired")
+	}
+}
+
+func TestError(t *testing.T) {
+	src := "x = 1\nprint(\"a\" \"b\" c, 'It's)\n"
+	compile := func(string) *SyntaxError {
+		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 15, Text: "print(\"a\" \"b\" c, 'It's)\n"}
+	}
+	res := Repair(src, Options{Minor: 12, Compile: compile})
+	want := "SyntaxError: invalid syntax\n" +
+		"line 2, column 21: the string ends at this ' right before \"s\"; a quote inside the text probably ended it early\n" +
+		"    print(\"a\" \"b\" c, 'It's)\n" +
+		"                        ^"
+	if res.Repaired || res.Error() != want {
+		t.Errorf("Error() =\n%s\nwant\n%s", res.Error(), want)
+	}
+	// No problem found: Python's position is shown instead.
+	res = Repair("x = 1\nif x = 2:\n\tpass\n", Options{Minor: 12, Compile: func(string) *SyntaxError {
+		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\n"}
+	}})
+	if got := res.Error(); !strings.HasSuffix(got, "\n    if x = 2:\n         ^") {
+		t.Errorf("Error() =\n%s", got)
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	ok := func(string) *SyntaxError { return nil }
+	// The scanner sees problems here, but Python's word is final.
+	src := `print("a)`
+	res := Repair(src, Options{Minor: 12, Compile: ok})
+	if res.Changed || res.Repaired || res.Source != src || res.Error() != "" || res.Note() != "" {
+		t.Errorf("touched a block that compiles: %+v", res)
+	}
+	data, _ := json.Marshal(res)
+	if want := `{"changed":false,"repaired":false,"source":"print(\"a)","fixes":[],"problems":[],"python_error":null}`; string(data) != want {
+		t.Errorf("JSON %s\nwant %s", data, want)
+	}
+	if res := Repair(src, Options{Minor: 12}); res.Changed || len(res.Problems) == 0 {
+		t.Errorf("without a compiler: %+v", res)
+	}
+}
+
+func TestRefusedJSON(t *testing.T) {
+	src := "print('a'\n" + strings.Repeat("x = (\n", maxListed)
+	res := Repair(src, Options{Minor: 12, Compile: failOriginal(src)})
+	if res.Repaired || len(res.Problems) == 0 || res.PythonError == nil {
+		t.Fatalf("%+v", res)
+	}
+	data, _ := json.Marshal(res)
+	var m struct {
+		Problems    []map[string]any `json:"problems"`
+		PythonError map[string]any   `json:"python_error"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Problems) != maxListed || len(m.Problems[0]) != 4 || m.Problems[0]["kind"] != KindStatementInBracket || m.PythonError["message"] != "invalid syntax" {
+		t.Errorf("JSON %s", data)
+	}
+}
+
+func TestScanVersions(t *testing.T) {
+	tests := []struct {
+		src        string
+		old, new   []string // kinds before 3.12 and from 3.12 on
+		oldMessage string
+	}{
+		{`f"{x["k"]}"`, []string{KindFStringQuote}, nil, ""},
+		{`f"{'\n'.join(x)}"`, []string{KindFStringBackslash}, nil, ""},
+		{"f\"{x\n}\"", []string{KindUnterminatedString, KindUnmatchedCloser, KindUnterminatedString}, nil, ""},
+		{`b"\u12" + rb"\x" + r"\N" + "\d"`, nil, nil, ""},
+		{`"\u12" + b"\x4"`, []string{KindInvalidEscape, KindInvalidEscape}, []string{KindInvalidEscape, KindInvalidEscape}, ""},
+		{`"\N{BULLET}" + "\N{" + "\U00110000"`, []string{KindInvalidEscape, KindInvalidEscape}, []string{KindInvalidEscape, KindInvalidEscape}, ""},
+		{`f"{x!r:>{w}} {y=} {{}} \N{DASH}"`, nil, nil, ""},
+		{"x = [\n  1,\n  2\nreturn x\n", []string{KindStatementInBracket}, []string{KindStatementInBracket}, ""},
+		{"x = (a\n  if b\n  else c)\ny = [i\nfor i in z]\n", nil, nil, ""},
+		{`"a"if x else"b" + rB"c"f"d"`, nil, nil, ""},
+		{`# “quoted” (`, nil, nil, ""},
+		{"'''a\n''' + \"\"\"b", []string{KindUnterminatedTriple}, []string{KindUnterminatedTriple}, ""},
+	}
+	kinds := func(ps []Problem) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Kind)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		if got := kinds(Scan(tt.src, 11)); strings.Join(got, ",") != strings.Join(tt.old, ",") {
+			t.Errorf("Scan(%q, 11) = %v, want %v", tt.src, got, tt.old)
+		}
+		if got := kinds(Scan(tt.src, 12)); strings.Join(got, ",") != strings.Join(tt.new, ",") {
+			t.Errorf("Scan(%q, 12) = %v, want %v", tt.src, got, tt.new)
+		}
+	}
+}
+
+func TestScanColumnsCountCharacters(t *testing.T) {
+	ps := Scan("s = 'é' + “x”\n", 12)
+	if len(ps) != 2 || ps[0].Column != 11 || ps[1].Column != 13 || ps[0].Line != 1 {
+		t.Errorf("%+v", ps)
+	}
+}
