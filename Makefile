@@ -7,12 +7,22 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build test bench lint completions install release-check clean
+.PHONY: all build uv uv-release test bench lint completions install release-check clean
 
 all: build
 
-build:
+build: uv
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/vis-agent
+
+# The uv pinned in uvwrap/uv.pin, where vis-agent looks for it: beside the
+# binary, in bin/vis-agent-python/uv (release archives: vis-agent-python/uv).
+uv:
+	uvwrap/fetch-uv.sh host bin/vis-agent-python
+
+# Every release platform's uv, for goreleaser's archives.
+UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
+uv-release:
+	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
 test: build
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...

@@ -105,16 +105,3 @@ func TestLoadSettingsBrokenFile(t *testing.T) {
 		}
 	}
 }
-
-func TestPyBytes(t *testing.T) {
-	for in, want := range map[string]string{
-		"/plain/path":     `b'/plain/path'`,
-		`it's \ here`:     `b'it\'s \\ here'`,
-		"caf\xc3\xa9\x00": `b'caf\xc3\xa9\x00'`,
-		"\xff\n":          `b'\xff\x0a'`,
-	} {
-		if got := pyBytes(in); got != want {
-			t.Errorf("pyBytes(%q) = %s, want %s", in, got, want)
-		}
-	}
-}

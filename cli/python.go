@@ -25,6 +25,17 @@ Program (the first one ends the options; all that follows goes to the program):
   FILE          run a script, or a folder or zip file holding __main__.py
   -             read the program from standard input; with no program, a
                 non-terminal stdin is read too, a terminal gets the prompt
+  uv ARG…       run the bundled uv with the embedded CPython (right after
+                python, or after --shared for uv sync)
+
+vis-agent options (before the program only):
+  --shared      use the shared packages (~/.vis/python/packages), also
+                inside a project; --shared -m pip installs into them, and
+                --shared uv sync installs a uv project's locked packages
+  --env K=V     set an environment variable for the program (repeatable;
+                K alone sets it empty)
+  --no-env      start the program with an empty environment but --env's
+  --no-network  refuse the program sockets and name lookups
 
 Interpreter options, as python's:
   -b, -bb       warn (error) about str(bytes) and bytes/str comparison
@@ -50,10 +61,15 @@ Interpreter options, as python's:
                 CPython's own help on environment variables and -X options
   -h, --help    this help
 
+Inside a uv project (a pyproject.toml here or above), the project's .venv
+is used, made for this CPython version; elsewhere, the shared packages.
+
 Environment:
   VIS_PYTHON_NATIVE_PATH  libpython file (or folder holding one) to load
   VIS_PYTHON_HOME         installation folder the interpreter runs from
+  VIS_PYTHON_PACKAGES     the shared packages folder
   VIS_HOME                vis-agent's own folder (default ~/.vis)
+  UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
 
 func newPythonCmd() *cobra.Command {
@@ -105,8 +121,7 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if pa.Mode == ModeUV {
-		fmt.Fprintln(stderr, "vis-agent python: uv is not bundled yet")
-		return 2
+		return runUV(pa, stdout, stderr)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

@@ -138,12 +138,12 @@ func startupCode(sa startupArgs) (string, error) {
 	if len(sa.roots) > 0 {
 		quoted := make([]string, len(sa.roots))
 		for i, r := range sa.roots {
-			quoted[i] = pyBytes(r)
+			quoted[i] = pyembed.BytesLiteral(r)
 		}
 		args = append(args, "roots=["+strings.Join(quoted, ", ")+"]")
 	}
 	if sa.pip != nil {
-		args = append(args, "pip_shared="+pyBytes(sa.pip.shared), "pip_home="+pyBytes(sa.pip.home), "pip_python="+pyBytes(sa.pip.python))
+		args = append(args, "pip_shared="+pyembed.BytesLiteral(sa.pip.shared), "pip_home="+pyembed.BytesLiteral(sa.pip.home), "pip_python="+pyembed.BytesLiteral(sa.pip.python))
 	}
 	if !sa.tlsStrict {
 		args = append(args, "tls_strict=False")
@@ -162,7 +162,7 @@ func startupCode(sa startupArgs) (string, error) {
 	// PYTHONDONTWRITEBYTECODE: it lives in vis-agent's folder, not the
 	// user's.
 	return "import os, sys\n" +
-		"sys.path.insert(0, os.fsdecode(" + pyBytes(dir) + "))\n" +
+		"sys.path.insert(0, os.fsdecode(" + pyembed.BytesLiteral(dir) + "))\n" +
 		"dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, False\n" +
 		"try:\n    import _vis_startup\n" +
 		"finally:\n    del sys.path[0]\n    sys.dont_write_bytecode = dont_write\n" +
@@ -183,27 +183,6 @@ func startupModuleDir() (string, error) {
 		return "", fmt.Errorf("write the start-up module: %w", err)
 	}
 	return dir, nil
-}
-
-// pyBytes writes s as a Python bytes literal, every byte that is not
-// printable ASCII escaped, so any file name survives.
-func pyBytes(s string) string {
-	var b strings.Builder
-	b.WriteString("b'")
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' || c == '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c >= 0x7f:
-			fmt.Fprintf(&b, "\\x%02x", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // applyEnv gives the program its environment: --no-env empties it, --env

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
@@ -94,51 +93,70 @@ func readPyvenvCfg(file string) (map[string]string, error) {
 
 // SharedEnvironment returns the shared environment of the CPython at inst
 // for the packages folder pkgs, making or repairing it as needed under
-// stateDir/envs. Its site-packages is a link to pkgs, so CPython's site
-// module processes the folder and its .pth files; the installation's own
-// site-packages follow, as they do for python.
+// stateDir/envs. Its site-packages holds one .pth file that adds pkgs with
+// site.addsitedir, so pkgs and its .pth files come first, then the
+// installation's own site-packages, as they do for python, each processed
+// once. (The venv's include-system-site-packages is not used: site would
+// process the installation's .pth files twice.)
 func SharedEnvironment(stateDir, pkgs string, inst pyembed.Install, v pyembed.Version) (Environment, error) {
 	if inst.Executable == "" {
 		return Environment{}, fmt.Errorf("cannot make the shared environment: %s has no python%s executable", inst.Prefix, v.Short())
 	}
 	dir := filepath.Join(stateDir, "envs", v.Short()+"-"+shortHash(inst.Executable))
 	short := "python" + v.Short()
-	cfg := fmt.Sprintf("home = %s\ninclude-system-site-packages = true\nversion = %s\nexecutable = %s\n",
+	cfg := fmt.Sprintf("home = %s\ninclude-system-site-packages = false\nversion = %s\nexecutable = %s\n",
 		filepath.Dir(inst.Executable), v, inst.Executable)
-	links := []struct{ at, to string }{
-		{filepath.Join("bin", short), inst.Executable},
-		{filepath.Join("bin", "python3"), short},
-		{filepath.Join("bin", "python"), short},
-		{filepath.Join("lib", short, "site-packages"), pkgs},
+	// site runs a venv's .pth files twice (CPython 3.10–3.13 process its
+	// site-packages in venv() and again in main()), so the line does its
+	// work once, when the folder is not on sys.path yet. map, not a list
+	// comprehension: before 3.12 one cannot see names exec'd beside it.
+	pth := "import os, site, sys; p = os.fsdecode(" + pyembed.BytesLiteral(pkgs) + "); " +
+		"p in sys.path or list(map(site.addsitedir, [p] + site.getsitepackages([sys.base_prefix])))\n"
+	sitePackages := filepath.Join(dir, "lib", short, "site-packages")
+	files := map[string]string{
+		filepath.Join(dir, "pyvenv.cfg"):           cfg,
+		filepath.Join(sitePackages, sharedPthName): pth,
 	}
-	if runtime.GOOS == "linux" {
-		// As venv does: site looks in lib64 where sys.platlibdir says so.
-		links = append(links, struct{ at, to string }{"lib64", "lib"})
+	links := map[string]string{
+		filepath.Join(dir, "bin", short):     inst.Executable,
+		filepath.Join(dir, "bin", "python3"): short,
+		filepath.Join(dir, "bin", "python"):  short,
 	}
 	env := Environment{Dir: dir, Python: filepath.Join(dir, "bin", short)}
-	if current(dir, cfg, links) {
+	if current(files, links) {
 		return env, nil
 	}
-	for _, l := range links {
-		if err := replaceSymlink(l.to, filepath.Join(dir, l.at)); err != nil {
+	if info, err := os.Lstat(sitePackages); err == nil && !info.IsDir() {
+		// An earlier layout linked site-packages to the folder itself.
+		os.Remove(sitePackages)
+	}
+	for at, to := range links {
+		if err := replaceSymlink(to, at); err != nil {
 			return Environment{}, fmt.Errorf("make the shared environment %s: %w", dir, err)
 		}
 	}
-	if err := atomicfile.Write(filepath.Join(dir, "pyvenv.cfg"), []byte(cfg)); err != nil {
-		return Environment{}, fmt.Errorf("make the shared environment %s: %w", dir, err)
+	for file, content := range files {
+		if err := atomicfile.Write(file, []byte(content)); err != nil {
+			return Environment{}, fmt.Errorf("make the shared environment %s: %w", dir, err)
+		}
 	}
 	return env, nil
 }
 
-// current reports whether the environment at dir already is what cfg and
-// links describe; checking costs a few system calls per run.
-func current(dir, cfg string, links []struct{ at, to string }) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "pyvenv.cfg"))
-	if err != nil || string(data) != cfg {
-		return false
+// sharedPthName is the .pth file in the shared environment's
+// site-packages.
+const sharedPthName = "_vis_shared_packages.pth"
+
+// current reports whether the environment already has these files and
+// links; checking costs a few system calls per run.
+func current(files, links map[string]string) bool {
+	for file, content := range files {
+		if data, err := os.ReadFile(file); err != nil || string(data) != content {
+			return false
+		}
 	}
-	for _, l := range links {
-		if to, err := os.Readlink(filepath.Join(dir, l.at)); err != nil || to != l.to {
+	for at, to := range links {
+		if got, err := os.Readlink(at); err != nil || got != to {
 			return false
 		}
 	}

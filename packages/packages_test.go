@@ -2,6 +2,7 @@ package packages
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -178,17 +179,22 @@ func TestSharedEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testenv.WriteTree(t, pkgs, map[string]string{"hook.pth": "import sys; sys.HOOKED = getattr(sys, 'HOOKED', 0) + 1\n"})
 	env, err := SharedEnvironment(state, pkgs, inst, py.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	short := "python" + py.Version.Short()
-	if target, _ := os.Readlink(filepath.Join(env.Dir, "lib", short, "site-packages")); target != pkgs {
-		t.Errorf("site-packages links to %q, want %q", target, pkgs)
-	}
 	cfg, _ := os.ReadFile(filepath.Join(env.Dir, "pyvenv.cfg"))
-	if !strings.Contains(string(cfg), "include-system-site-packages = true") || !strings.Contains(string(cfg), "home = "+filepath.Dir(inst.Executable)) {
+	if !strings.Contains(string(cfg), "include-system-site-packages = false") || !strings.Contains(string(cfg), "home = "+filepath.Dir(inst.Executable)) {
 		t.Errorf("pyvenv.cfg:\n%s", cfg)
+	}
+	// The environment's python sees the folder, its .pth files run once,
+	// and the installation's own site-packages come after it.
+	out, err := exec.Command(env.Python, "-c", `import sys, site
+print(sys.HOOKED)
+print(sys.path.index(sys.argv[1]) < sys.path.index(site.getsitepackages([sys.base_prefix])[0]))`, pkgs).CombinedOutput()
+	if err != nil || strings.Fields(string(out))[0] != "1" || strings.Fields(string(out))[1] != "True" {
+		t.Errorf("the shared environment's python: %v\n%s", err, out)
 	}
 	// Asking again changes nothing; another packages folder is followed.
 	again, err := SharedEnvironment(state, pkgs, inst, py.Version)
@@ -198,8 +204,9 @@ func TestSharedEnvironment(t *testing.T) {
 	if _, err := SharedEnvironment(state, pkgs2, inst, py.Version); err != nil {
 		t.Fatal(err)
 	}
-	if target, _ := os.Readlink(filepath.Join(env.Dir, "lib", short, "site-packages")); target != pkgs2 {
-		t.Errorf("site-packages links to %q after the folder moved, want %q", target, pkgs2)
+	out, err = exec.Command(env.Python, "-c", "import sys; print(sys.argv[1] in sys.path)", pkgs2).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "True" {
+		t.Errorf("after the folder moved: %v\n%s", err, out)
 	}
 	if _, err := SharedEnvironment(state, pkgs, pyembed.Install{Prefix: "/x"}, py.Version); err == nil {
 		t.Error("an installation without python made an environment")

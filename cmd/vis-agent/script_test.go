@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,7 +13,15 @@ import (
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/internal/testwheel"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/uvwrap"
 )
+
+// nextMinor turns "0.13" into "0.14".
+func nextMinor(v string) string {
+	major, minor, _ := strings.Cut(v, ".")
+	n, _ := strconv.Atoi(minor)
+	return major + "." + strconv.Itoa(n+1)
+}
 
 // TestScripts runs testdata/script/*.txtar, the user-visible behaviour of
 // vis-agent that has no python to compare with, once per CPython found.
@@ -49,13 +58,21 @@ func TestScripts(t *testing.T) {
 					env.Setenv("PYVER", py.Version.Short())
 					env.Setenv("PYPREFIX", py.Prefix)
 					env.Setenv("WHEELS", wheels)
+					env.Setenv("VISBIN", bin)
+					pin := uvwrap.Pinned().Version
+					minor := pin[:strings.LastIndexByte(pin, '.')]
+					env.Setenv("UVVERSION", pin)
+					// The uv_build requirement uv builds with itself, offline.
+					env.Setenv("UVBUILD", "uv_build>="+minor+",<"+nextMinor(minor))
 					env.Setenv("INDEXURL", index)
-					// $OTHERLIB is another CPython's library, or $PYLIB
-					// when the machine has one only.
+					// $OTHERLIB and $OTHEREXE are another CPython's, or
+					// this one's when the machine has one only.
 					env.Setenv("OTHERLIB", py.Library)
+					env.Setenv("OTHEREXE", py.Executable)
 					for _, other := range testenv.Pythons(t) {
 						if other.Version != py.Version {
 							env.Setenv("OTHERLIB", other.Library)
+							env.Setenv("OTHEREXE", other.Executable)
 						}
 					}
 					return nil

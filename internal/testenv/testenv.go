@@ -22,7 +22,8 @@ var (
 )
 
 // Binary is the vis-agent binary under test: $VIS_AGENT_BIN (what `make
-// test` sets), else one built once per test process.
+// test` sets), else one built once per test process, with the uv of
+// bin/vis-agent-python beside it when there is one.
 func Binary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("VIS_AGENT_BIN"); p != "" {
@@ -38,6 +39,15 @@ func Binary(t testing.TB) string {
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/vis-agent/vis-agent/cmd/vis-agent").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		// The pinned uv that `make uv` fetched goes beside it, as in a
+		// release archive.
+		if root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output(); err == nil {
+			bundle := filepath.Join(strings.TrimSpace(string(root)), "bin", "vis-agent-python")
+			if _, err := os.Stat(bundle); err == nil {
+				os.Symlink(bundle, filepath.Join(dir, "vis-agent-python"))
+			}
 		}
 	})
 	if buildErr != nil {

@@ -1,0 +1,171 @@
+package uvwrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// BundleDir is the folder beside the vis-agent binary that holds uv, in
+// release archives and after `make uv` (bin/vis-agent-python/uv).
+const BundleDir = "vis-agent-python"
+
+// verifyTimeout bounds `uv --version`. It is generous because the first run
+// of a new binary can be slow (macOS checks its signature).
+var verifyTimeout = 15 * time.Second
+
+// Locate returns the absolute path of the uv executable vis-agent uses:
+// <exeDir>/vis-agent-python/uv if that is an executable file, else
+// <visHome>/python/uv. exeDir is the folder of the vis-agent binary and
+// visHome vis-agent's own folder (VIS_HOME, ~/.vis); an empty one is
+// skipped. PATH is never searched. Locate does not run the file: Verify
+// checks its version.
+func Locate(exeDir, visHome string) (string, error) {
+	var places []string
+	if exeDir != "" {
+		places = append(places, filepath.Join(exeDir, BundleDir, "uv"))
+	}
+	if visHome != "" {
+		places = append(places, filepath.Join(visHome, "python", "uv"))
+	}
+	var looked, problems []string
+	for _, p := range places {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		shown := display(abs)
+		looked = append(looked, shown)
+		info, err := os.Stat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			problems = append(problems, shown+": "+rootCause(err).Error())
+		case info.IsDir():
+			problems = append(problems, shown+" is a directory")
+		case !info.Mode().IsRegular():
+			problems = append(problems, shown+" is not a regular file")
+		case info.Mode()&0o111 == 0:
+			problems = append(problems, shown+" is not executable")
+		default:
+			return abs, nil
+		}
+	}
+	where := "nowhere to look: no executable folder and no VIS_HOME"
+	if len(looked) > 0 {
+		where = "looked in " + strings.Join(looked, " and ")
+	}
+	if len(problems) > 0 {
+		where += "; " + strings.Join(problems, "; ")
+	}
+	return "", fmt.Errorf("uv %s is not installed beside vis-agent (%s); run make uv", Pinned().Version, where)
+}
+
+// Verify runs `path --version` and checks that it is the pinned uv: the
+// output must be `uv X.Y.Z` with the pinned version, optionally followed by
+// a build note in parentheses such as `(x86_64-unknown-linux-gnu)`.
+func Verify(path string) error {
+	want := Pinned().Version
+	// An absolute path keeps exec from searching PATH for a bare name.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("uv at %s: %v", path, err)
+	}
+	shown := display(abs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, abs, "--version")
+	stdout, stderr := &capped{max: 4096}, &capped{max: 4096}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A child that keeps the pipes open must not outlive the timeout.
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%s --version gave no answer within %s; run make uv", shown, verifyTimeout)
+	}
+	if err != nil {
+		detail := rootCause(err).Error()
+		if msg := firstLine(stderr.buf); msg != "" {
+			detail += ": " + msg
+		}
+		return fmt.Errorf("%s could not report its version (%s); run make uv", shown, detail)
+	}
+	line := firstLine(stdout.buf)
+	got, ok := parseVersion(line)
+	if !ok {
+		return fmt.Errorf("%s is not uv: its --version printed %q; run make uv", shown, line)
+	}
+	if got != want {
+		return fmt.Errorf("%s is uv %s, but vis-agent needs uv %s; run make uv", shown, got, want)
+	}
+	return nil
+}
+
+// parseVersion reads `uv X.Y.Z` or `uv X.Y.Z (note)`.
+func parseVersion(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "uv ")
+	if !ok {
+		return "", false
+	}
+	ver, note, hasNote := strings.Cut(rest, " ")
+	if ver == "" {
+		return "", false
+	}
+	if hasNote && (!strings.HasPrefix(note, "(") || !strings.HasSuffix(note, ")")) {
+		return "", false
+	}
+	return ver, true
+}
+
+// firstLine is b's first non-blank line, trimmed.
+func firstLine(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// rootCause drops the path an *fs.PathError repeats (messages show it
+// already).
+func rootCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// display shortens a path under the home folder to ~/...
+func display(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == string(filepath.Separator) {
+		return path
+	}
+	if rel, ok := strings.CutPrefix(path, home+string(filepath.Separator)); ok {
+		return "~" + string(filepath.Separator) + rel
+	}
+	return path
+}
+
+// capped keeps the first max bytes written to it and drops the rest.
+type capped struct {
+	buf []byte
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
