@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test bench lint completions install release-check clean
+.PHONY: all build uv uv-release test test-registry bench lint completions install release-check clean
 
 all: build
 
@@ -26,6 +26,10 @@ uv-release:
 
 test: build
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+# The few tests that download from PyPI (uv's wheels); make test is offline.
+test-registry: build
+	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Fetch|Verify' ./uvwrap
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

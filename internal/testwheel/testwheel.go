@@ -76,23 +76,38 @@ var zipTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // inside the wheel's own .dist-info or .data folder) fails the test.
 func Build(t testing.TB, dir string, s Spec) string {
 	t.Helper()
-	name, data, err := wheel(s, true, nil)
+	p, err := Write(dir, s)
 	if err != nil {
 		t.Fatalf("testwheel: %v", err)
 	}
-	return write(t, dir, name, data)
+	return p
+}
+
+// Write is Build for code that is not a test (benchmark commands): it
+// returns the error instead of failing a test.
+func Write(dir string, s Spec) (string, error) {
+	name, data, err := wheel(s, true, nil)
+	if err != nil {
+		return "", err
+	}
+	return writeFile(dir, name, data)
 }
 
 func write(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("testwheel: %v", err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
+	p, err := writeFile(dir, name, data)
+	if err != nil {
 		t.Fatalf("testwheel: %v", err)
 	}
 	return p
+}
+
+func writeFile(dir, name string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	return p, os.WriteFile(p, data, 0o644)
 }
 
 var (
