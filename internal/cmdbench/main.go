@@ -4,11 +4,12 @@
 //
 //   - start-up: python3 -c pass against vis-agent python -c pass, on every
 //     CPython found, with the same library;
+//
 //   - shared install: vis-agent python --shared uv sync against --shared -m
 //     pip install of the same locked set of wheels, from one local
 //     wheelhouse, into an empty shared folder.
 //
-//	go run ./internal/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
+//     go run ./internal/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
 package main
 
 import (
