@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -193,22 +192,13 @@ func replaceSymlink(target, link string) error {
 // rather than halfway through pip.
 func EnsureFolder(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("the shared packages folder %s cannot be made: %w", dir, unwrapPath(err))
+		return fmt.Errorf("the shared packages folder %s cannot be made: %w", dir, fsutil.Cause(err))
 	}
 	f, err := os.CreateTemp(dir, ".vis-write-check-*")
 	if err != nil {
-		return fmt.Errorf("the shared packages folder %s is not writable: %w; set VIS_PYTHON_PACKAGES to a folder you can write", dir, unwrapPath(err))
+		return fmt.Errorf("the shared packages folder %s is not writable: %w; set VIS_PYTHON_PACKAGES to a folder you can write", dir, fsutil.Cause(err))
 	}
 	f.Close()
 	os.Remove(f.Name())
 	return nil
-}
-
-// unwrapPath drops the path a PathError repeats.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -22,7 +23,7 @@ import (
 func PipHome(stateDir string, inst pyembed.Install, v pyembed.Version) (string, error) {
 	home := filepath.Join(stateDir, "pip", v.Short()+"-"+shortHash(inst.Prefix))
 	link := filepath.Join(home, "pip")
-	if isFile(filepath.Join(link, "__init__.py")) {
+	if fsutil.IsFile(filepath.Join(link, "__init__.py")) {
 		return home, nil
 	}
 	short := "python" + v.Short()
@@ -31,7 +32,7 @@ func PipHome(stateDir string, inst pyembed.Install, v pyembed.Version) (string, 
 		filepath.Join(inst.Prefix, "lib", "python3", "dist-packages"), // Debian
 		filepath.Join(inst.Prefix, "local", "lib", short, "dist-packages"),
 	} {
-		if own := filepath.Join(site, "pip"); isFile(filepath.Join(own, "__init__.py")) {
+		if own := filepath.Join(site, "pip"); fsutil.IsFile(filepath.Join(own, "__init__.py")) {
 			if err := replaceSymlink(own, link); err != nil {
 				return "", fmt.Errorf("provide pip: %w", err)
 			}
@@ -46,11 +47,6 @@ func PipHome(stateDir string, inst pyembed.Install, v pyembed.Version) (string, 
 		return "", fmt.Errorf("provide pip from %s: %w", wheel, err)
 	}
 	return home, nil
-}
-
-func isFile(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && !info.IsDir()
 }
 
 // ensurepipWheel finds the newest pip wheel CPython ships for ensurepip:

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // Install is where a loaded library's CPython lives.
@@ -61,7 +63,7 @@ func Locate(libPath string, v Version, home string) (Install, error) {
 
 func hasStdlib(prefix, short string) bool {
 	for _, lib := range []string{"lib", "lib64"} {
-		if isFile(filepath.Join(prefix, lib, "python"+short, "os.py")) {
+		if fsutil.IsFile(filepath.Join(prefix, lib, "python"+short, "os.py")) {
 			return true
 		}
 	}

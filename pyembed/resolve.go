@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // Where a library was found, in the order Find tries them.
@@ -86,7 +87,7 @@ func Find(opts Options) (Choice, error) {
 	}
 	record := opts.recordFile()
 	if record != "" {
-		if rec, err := ReadRecord(record); err == nil && isFile(rec.Library) {
+		if rec, err := ReadRecord(record); err == nil && fsutil.IsFile(rec.Library) {
 			return Choice{rec.Library, SourceRecord}, nil
 		}
 	}
@@ -107,7 +108,11 @@ func Find(opts Options) (Choice, error) {
 func libraryAt(path string) (string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return "", &LoadError{Path: path, Problem: statProblem(err)}
+		problem := fsutil.Cause(err).Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			problem = "no such file or folder"
+		}
+		return "", &LoadError{Path: path, Problem: problem}
 	}
 	if !info.IsDir() {
 		return path, nil
@@ -116,22 +121,6 @@ func libraryAt(path string) (string, error) {
 		return lib, nil
 	}
 	return "", &LoadError{Path: path, Problem: "the folder holds no CPython 3.10+ shared library (libpython3.X.so)"}
-}
-
-func statProblem(err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
-		return "no such file or folder"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-func isFile(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && !info.IsDir()
 }
 
 // LibraryVersion reads major and minor from the file name of a full CPython
@@ -185,7 +174,7 @@ func bestLibrary(dirs ...string) string {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if isFile(p) {
+			if fsutil.IsFile(p) {
 				cands = append(cands, cand{p, v})
 			}
 		}
@@ -292,7 +281,7 @@ func fromPathPython() (Record, bool) {
 			continue
 		}
 		lib := filepath.Join(libdir, name)
-		if v, err := ParseVersion(version); err == nil && !v.Less(MinVersion) && isFile(lib) {
+		if v, err := ParseVersion(version); err == nil && !v.Less(MinVersion) && fsutil.IsFile(lib) {
 			return Record{Library: lib, Version: version, FoundBy: exe}, true
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // BundleDir is the folder beside the vis-agent binary that holds uv, in
@@ -47,7 +49,7 @@ func Locate(exeDir, visHome string) (string, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			problems = append(problems, shown+": "+rootCause(err).Error())
+			problems = append(problems, shown+": "+fsutil.Cause(err).Error())
 		case info.IsDir():
 			problems = append(problems, shown+" is a directory")
 		case !info.Mode().IsRegular():
@@ -92,7 +94,7 @@ func Verify(path string) error {
 		return fmt.Errorf("%s --version gave no answer within %s; run make uv", shown, verifyTimeout)
 	}
 	if err != nil {
-		detail := rootCause(err).Error()
+		detail := fsutil.Cause(err).Error()
 		if msg := firstLine(stderr.buf); msg != "" {
 			detail += ": " + msg
 		}
@@ -133,16 +135,6 @@ func firstLine(b []byte) string {
 		}
 	}
 	return ""
-}
-
-// rootCause drops the path an *fs.PathError repeats (messages show it
-// already).
-func rootCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // display shortens a path under the home folder to ~/...

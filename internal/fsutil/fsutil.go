@@ -1,0 +1,27 @@
+// Package fsutil holds the small file-system helpers vis-agent's packages
+// share, so messages about files read the same everywhere.
+package fsutil
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// IsFile reports whether path is something other than a folder (following
+// links).
+func IsFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
+}
+
+// Cause drops the operation and path an *fs.PathError repeats, for
+// messages that name the path already: "open /x: permission denied"
+// becomes "permission denied".
+func Cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
