@@ -5,10 +5,17 @@ import (
 	"strings"
 )
 
+// The kinds of the fixes that move brackets.
+const (
+	fixInsertCloser  = "insert-closer"
+	fixReplaceCloser = "replace-closer"
+	fixRemoveCloser  = "remove-closer"
+)
+
 // closerNote explains a closer inserted at at for the bracket at opener.
 func closerNote(at, opener int, src string) note {
 	o := src[opener]
-	return note{kind: "insert-closer", at: at, text: func(pos posFunc) string {
+	return note{kind: fixInsertCloser, at: at, text: func(pos posFunc) string {
 		_, c := pos(at)
 		l, _ := pos(opener)
 		return fmt.Sprintf("added '%c' at column %d to close '%c' from line %d", closerOf(o), c, o, l)
@@ -78,14 +85,14 @@ func closeBeforeStatement(src string, p Problem) []change {
 func fixMismatch(src string, p Problem) []change {
 	at, o := p.off, p.d.other
 	want := closerOf(src[o])
-	replaceIt := change{cost: 2, edits: []edit{replace(at, at+1, string(want))}, notes: []note{{kind: "replace-closer", at: at,
+	replaceIt := change{cost: 2, edits: []edit{replace(at, at+1, string(want))}, notes: []note{{kind: fixReplaceCloser, at: at,
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			l, _ := pos(o)
 			return fmt.Sprintf("replaced '%c' at column %d with '%c' to match '%c' from line %d", p.d.ch, c, want, src[o], l)
 		}}}}
 	insertIt := change{cost: 2, edits: []edit{insert(at, string(want))}, notes: []note{closerNote(at, o, src)}}
-	removeIt := change{cost: 3, edits: []edit{replace(at, at+1, "")}, notes: []note{{kind: "remove-closer", at: at,
+	removeIt := change{cost: 3, edits: []edit{replace(at, at+1, "")}, notes: []note{{kind: fixRemoveCloser, at: at,
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			l, _ := pos(o)
@@ -97,7 +104,7 @@ func fixMismatch(src string, p Problem) []change {
 // removeCloser proposes deleting a closer that has no opener.
 func removeCloser(p Problem) change {
 	at := p.off
-	return change{cost: 2, edits: []edit{replace(at, at+1, "")}, notes: []note{{kind: "remove-closer", at: at,
+	return change{cost: 2, edits: []edit{replace(at, at+1, "")}, notes: []note{{kind: fixRemoveCloser, at: at,
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			return fmt.Sprintf("removed the unmatched '%c' at column %d", p.d.ch, c)

@@ -33,7 +33,7 @@ func fixBrace(p Problem) []change {
 	}
 	q := p.d.at
 	return []change{
-		{cost: closeCost, edits: []edit{insert(q, "}")}, notes: []note{{kind: "insert-closer", at: q,
+		{cost: closeCost, edits: []edit{insert(q, "}")}, notes: []note{{kind: fixInsertCloser, at: q,
 			text: func(pos posFunc) string {
 				_, c := pos(q)
 				_, oc := pos(at)

@@ -78,13 +78,42 @@ func repair(src string, opts Options) Result {
 	if len(probs) > 0 && len(probs) <= maxProblems {
 		s := newSearcher(src, opts)
 		if s.search(src, probs, 0) && s.result != src && s.noted() {
-			res.Changed, res.Repaired = true, true
-			res.Source, res.Fixes = s.result, s.fixes(src)
-			return res
+			if fixes := s.fixes(src); plausible(fixes) {
+				res.Changed, res.Repaired = true, true
+				res.Source, res.Fixes = s.result, fixes
+				return res
+			}
 		}
 	}
 	res.Problems = listed(probs, src, opts.Minor)
 	return res
+}
+
+// A repair that moves brackets around more than this is guesswork about a
+// block that is far from one small mistake (x = (]][[( compiles as
+// ()[[()]] after five such edits), so the block is refused instead: a wrong
+// program that runs is worse than a clear refusal. Other fixes (quotes,
+// escapes, braces) are local and may repeat over a whole block, as smart
+// quotes do.
+const (
+	maxBracketFixes        = 4
+	maxBracketFixesPerLine = 3
+)
+
+// plausible reports whether a repair stays within those bounds.
+func plausible(fixes []Fix) bool {
+	total := 0
+	perLine := map[int]int{}
+	for _, f := range fixes {
+		switch f.Kind {
+		case fixInsertCloser, fixReplaceCloser, fixRemoveCloser:
+			total++
+			if perLine[f.Line]++; perLine[f.Line] > maxBracketFixesPerLine {
+				return false
+			}
+		}
+	}
+	return total <= maxBracketFixes
 }
 
 // listed finishes the problems a Result shows, at most maxListed.
