@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/packages"
+	"github.com/vis-agent/vis-agent/pyembed"
 )
 
 // A run is what a user sees of one command: its output and how it ended.
@@ -72,8 +74,10 @@ func userEnv(py testenv.Python, home string, extra []string) []string {
 }
 
 // compare runs c with both commands in the same fresh folder and fails on
-// any difference a user could see.
-func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
+// any difference a user could see. The reference is py's own python; with
+// shared set, VIS_HOME holds a shared packages folder, vis-agent runs in
+// the shared environment, and the reference is that environment's python.
+func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool) {
 	t.Helper()
 	if c.minMinor > py.Version.Minor {
 		t.Skipf("needs CPython 3.%d+", c.minMinor)
@@ -81,7 +85,11 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	home := filepath.Join(dir, "vishome")
-	ref := execIn(t, work, c, py, home, append([]string{py.Executable}, c.args...))
+	reference := py.Executable
+	if shared {
+		reference = sharedPython(t, py, home)
+	}
+	ref := execIn(t, work, c, py, home, append([]string{reference}, c.args...))
 	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
 	if c.scrub != nil {
 		for _, r := range []*run{&ref, &got} {
@@ -93,8 +101,28 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
 		ref.stdout, ref.stderr, got.stdout, got.stderr = "", "", "", ""
 	}
 	if ref != got {
-		t.Errorf("vis-agent python %q differs from %s\n=== python ===\n%s\n=== vis-agent ===\n%s", c.args, py.Executable, ref, got)
+		t.Errorf("vis-agent python %q differs from %s\n=== python ===\n%s\n=== vis-agent ===\n%s", c.args, reference, ref, got)
 	}
+}
+
+// sharedPython makes the shared packages folder under home and returns the
+// python of the shared environment vis-agent python then runs in.
+func sharedPython(t *testing.T, py testenv.Python, home string) string {
+	t.Helper()
+	state := filepath.Join(home, "python")
+	pkgs := filepath.Join(state, "packages")
+	if err := os.MkdirAll(pkgs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := pyembed.Locate(py.Library, py.Version, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := packages.SharedEnvironment(state, pkgs, inst, py.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env.Python
 }
 
 // execIn recreates the working folder and runs argv there.
@@ -170,15 +198,30 @@ func interruptWhenReady(t *testing.T, cmd *exec.Cmd) run {
 	stdout, errb := startPiped(t, cmd)
 	r := bufio.NewReader(stdout)
 	first, _ := r.ReadString('\n')
-	// The program printed "ready" just before it blocks; give it a moment
-	// to enter the blocking call.
-	time.Sleep(200 * time.Millisecond)
+	// The program printed "ready" just before it blocks: wait until its
+	// main thread sleeps in that call (a busy loop never does; it gets a
+	// moment instead), so both programs are interrupted at the same line.
+	waitSleeping(cmd.Process.Pid, 500*time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	rest, _ := io.ReadAll(r)
 	err = cmd.Wait()
 	return run{first + string(rest), errb.String(), status(t, cmd, err)}
+}
+
+// waitSleeping waits until the main thread of process pid is in an
+// interruptible sleep, or for at most bound.
+func waitSleeping(pid int, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// The state follows the command name in parentheses: "pid (comm) S ...".
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i+2 < len(stat) && stat[i+2] == 'S' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // closeAfterFirstLine reads one line and closes the pipe, as `| head -1`.

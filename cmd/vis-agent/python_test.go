@@ -164,7 +164,24 @@ func TestPythonMatchesReference(t *testing.T) {
 			t.Parallel()
 			for _, c := range pythonCases {
 				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c)
+					compare(t, bin, py, c, false)
+				})
+			}
+		})
+	}
+}
+
+// TestSharedPythonMatchesReference: with a shared packages folder,
+// vis-agent python runs in the shared environment and behaves exactly as
+// that environment's python.
+func TestSharedPythonMatchesReference(t *testing.T) {
+	bin := testenv.Binary(t)
+	for _, py := range testenv.Pythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range pythonCases {
+				t.Run(c.name, func(t *testing.T) {
+					compare(t, bin, py, c, true)
 				})
 			}
 		})
