@@ -54,10 +54,14 @@ $(GORELEASER):
 release-check: $(GORELEASER)
 	$(GORELEASER) check
 
+# The binary into $(PREFIX)/bin, and the pinned uv where vis-agent also
+# looks for it: $(VIS_HOME)/python/uv.
 PREFIX ?= $(HOME)/.local
+VIS_HOME ?= $(HOME)/.vis
 install: build
-	install -d $(PREFIX)/bin
+	install -d $(PREFIX)/bin $(VIS_HOME)/python
 	install -m 0755 $(BIN) $(PREFIX)/bin/vis-agent
+	install -m 0755 bin/vis-agent-python/uv $(VIS_HOME)/python/uv
 
 clean:
 	rm -rf bin dist

@@ -126,6 +126,17 @@ if __name__ == "__main__":
         print(p.map(square, range(5)))
     print(mp.get_start_method())
 `}},
+	{name: "multiprocessing fork", args: []string{"prog.py"}, files: map[string]string{"prog.py": `import multiprocessing as mp, os
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(2) as p:
+        print(p.map(square, range(5)))
+    q = mp.Process(target=os._exit, args=(5,))
+    q.start(); q.join()
+    print(q.exitcode)
+`}},
 	{name: "venv module", args: []string{"-c", "import venv, sys, subprocess, os\nvenv.create('env', with_pip=False)\nout = subprocess.run([os.path.join('env', 'bin', 'python'), '-c', 'import sys; print(sys.prefix != sys.base_prefix, sys.version_info[:2])'], capture_output=True, text=True).stdout\nprint(out.strip())"}},
 
 	// Signals and pipes.
