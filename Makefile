@@ -30,6 +30,7 @@ test: build
 # The few tests that download from PyPI (uv's wheels); make test is offline.
 test-registry: build
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Fetch|Verify' ./uvwrap
+	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestScripts/.*/registry_' ./cmd/vis-agent
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -50,6 +50,13 @@ func TestScripts(t *testing.T) {
 					}
 					env.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 					env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+					// How this machine reaches registries (certificates,
+					// proxies), for the tests that may.
+					for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
+						if v, ok := os.LookupEnv(name); ok {
+							env.Setenv(name, v)
+						}
+					}
 					env.Setenv("VIS_HOME", filepath.Join(env.WorkDir, ".vis"))
 					env.Setenv("VIS_PYTHON_NATIVE_PATH", py.Library)
 					env.Setenv("PYLIB", py.Library)
@@ -81,6 +88,11 @@ func TestScripts(t *testing.T) {
 					// [py3.12] holds when the CPython under test is 3.12.
 					if v, ok := strings.CutPrefix(cond, "py"); ok {
 						return v == py.Version.Short(), nil
+					}
+					// [registry]: tests may download from PyPI
+					// (VIS_TEST_REGISTRY=1, make test-registry).
+					if cond == "registry" {
+						return os.Getenv("VIS_TEST_REGISTRY") == "1", nil
 					}
 					// [syslib]: the system library folders hold a CPython
 					// discovery can find without python3 on PATH.
