@@ -168,33 +168,26 @@ func manyArgs() []string {
 	return args
 }
 
+// TestPythonMatchesReference runs every case on every CPython twice: with
+// no shared packages, against the installation's own python; and with a
+// shared packages folder, when vis-agent python runs in the shared
+// environment, against that environment's python.
 func TestPythonMatchesReference(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
-		t.Run(py.Name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range pythonCases {
-				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c, false)
-				})
+		for _, shared := range []bool{false, true} {
+			name := py.Name
+			if shared {
+				name += "-shared"
 			}
-		})
-	}
-}
-
-// TestSharedPythonMatchesReference: with a shared packages folder,
-// vis-agent python runs in the shared environment and behaves exactly as
-// that environment's python.
-func TestSharedPythonMatchesReference(t *testing.T) {
-	bin := testenv.Binary(t)
-	for _, py := range testenv.Pythons(t) {
-		t.Run(py.Name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range pythonCases {
-				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c, true)
-				})
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				for _, c := range pythonCases {
+					t.Run(c.name, func(t *testing.T) {
+						compare(t, bin, py, c, shared)
+					})
+				}
+			})
+		}
 	}
 }
