@@ -35,6 +35,7 @@ test-registry: build
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 completions: build
 	$(BIN) completion bash > completions/vis-agent.bash
