@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/packages"
@@ -15,9 +17,14 @@ func visHome() string {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		// No HOME: keep vis files beside the working directory rather than
-		// fail a run that may not need them.
-		return ".vis"
+		// No HOME (a bare service environment): the account's home from
+		// the user database, else a private folder under the temporary
+		// one; never the working folder, which belongs to the user.
+		if u, uerr := user.Current(); uerr == nil && u.HomeDir != "" {
+			home = u.HomeDir
+		} else {
+			return filepath.Join(os.TempDir(), fmt.Sprintf("vis-%d", os.Getuid()))
+		}
 	}
 	return filepath.Join(home, ".vis")
 }
