@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -67,4 +68,14 @@ func loadSettings(p *packages.Project, cwd string) Settings {
 		files = append(files, f)
 	}
 	return LoadSettings(files...)
+}
+
+// runSettings is loadSettings for a run: the problems, which never stop
+// it, are warned about on stderr.
+func runSettings(stderr io.Writer, p *packages.Project, cwd string) Settings {
+	s := loadSettings(p, cwd)
+	for _, problem := range s.Problems {
+		fmt.Fprintf(stderr, "vis-agent: warning: %s\n", problem)
+	}
+	return s
 }

@@ -133,10 +133,7 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", oneLine(err))
 		return 1
 	}
-	settings := loadSettings(project, cwd)
-	for _, p := range settings.Problems {
-		fmt.Fprintf(stderr, "vis-agent: warning: %s\n", p)
-	}
+	settings := runSettings(stderr, project, cwd)
 	lib, _, inst, err := loadRuntime()
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)

@@ -56,10 +56,7 @@ func runUV(pa PythonArgs, stdout, stderr io.Writer) int {
 		return fail(1, "%v", err)
 	}
 	project, _ := packages.FindProject(cwd)
-	settings := loadSettings(project, cwd)
-	for _, p := range settings.Problems {
-		fmt.Fprintf(stderr, "vis-agent: warning: %s\n", p)
-	}
+	settings := runSettings(stderr, project, cwd)
 	python := inst.Executable
 	if python == "" {
 		return fail(1, "CPython %s at %s has no python executable for uv to use", lib.Version, inst.Prefix)
