@@ -171,28 +171,40 @@ const char *vis_py_resolve(void) {
 
 const char *vis_py_version(void) { return p_Py_GetVersion(); }
 
-// Give every signal the Go runtime took back its default disposition, as a
-// fresh python process has it: CPython then installs its own SIGINT handler
-// (KeyboardInterrupt), SIG_IGN for SIGPIPE and SIGXFSZ, and a fault kills the
-// process the way it kills python instead of printing a Go stack dump.
-// Signals ignored at start (nohup) stay ignored. SIGURG stays with Go, which
-// uses it to preempt goroutines; 32 and 33 belong to glibc.
-static void reset_signals(void) {
-	struct sigaction old, dfl;
-	memset(&dfl, 0, sizeof dfl);
-	sigemptyset(&dfl.sa_mask);
-	dfl.sa_handler = SIG_DFL;
+// The dispositions this process inherited, read by a constructor before the
+// Go runtime installs its handlers: after exec a signal is either ignored or
+// default. Go installs its own handler for most signals even when they were
+// ignored (it respects an inherited SIG_IGN only for SIGHUP and SIGINT).
+static unsigned char inherited_ignored[NSIG];
+
+__attribute__((constructor)) static void vis_record_signals(void) {
+	struct sigaction sa;
 	for (int sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGURG) {
+		inherited_ignored[sig] = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+	}
+}
+
+// Give every signal the disposition python would have inherited: ignored
+// stays ignored (nohup, `trap '' TERM`, the SIGINT and SIGQUIT of a
+// background job), everything else is default. CPython then installs its own
+// SIGINT handler (KeyboardInterrupt) and SIG_IGN for SIGPIPE and SIGXFSZ,
+// reads SIG_DFL or SIG_IGN for every other signal (signal.getsignal), and a
+// fault kills the process the way it kills python instead of printing a Go
+// stack dump. That includes SIGURG, which Go uses to preempt goroutines:
+// while CPython runs, goroutines are only preempted at their own safe
+// points. 32 and 33 belong to glibc, which refuses them.
+static void reset_signals(void) {
+	struct sigaction old, want;
+	memset(&want, 0, sizeof want);
+	sigemptyset(&want.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) != 0) {
 			continue;
 		}
-		if (sigaction(sig, NULL, &old) != 0) {
-			continue;
+		want.sa_handler = inherited_ignored[sig] ? SIG_IGN : SIG_DFL;
+		if (old.sa_handler != want.sa_handler) {
+			sigaction(sig, &want, NULL);
 		}
-		if (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL) {
-			continue;
-		}
-		sigaction(sig, &dfl, NULL);
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
@@ -56,6 +57,63 @@ type pyCase struct {
 	// drive, when set, runs the started command instead of a plain wait:
 	// for signals and early-closing readers.
 	drive func(t *testing.T, cmd *exec.Cmd) run
+	// inherit, when set, starts both commands with every catchable signal
+	// in this disposition (inheritIgnored or inheritDefault).
+	inherit string
+}
+
+// The dispositions a command can inherit, and the variable that asks the
+// test binary to set them and exec the command in its arguments: how
+// `trap ” TERM; exec prog`, nohup or a background job starts a program.
+const (
+	inheritEnv     = "VIS_TEST_INHERIT_SIGNALS"
+	inheritIgnored = "ignored"
+	inheritDefault = "default"
+)
+
+// init is the exec helper: it runs before any test when inheritEnv is set.
+func init() {
+	mode := os.Getenv(inheritEnv)
+	if mode == "" {
+		return
+	}
+	if err := execInheriting(mode, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "signal exec helper:", err)
+		os.Exit(127)
+	}
+}
+
+// execInheriting gives every catchable signal the disposition mode and
+// execs argv. It calls rt_sigaction itself: os/signal never sets SIG_IGN
+// for some signals (SIGPROF, the synchronous ones) nor SIG_DFL at all.
+func execInheriting(mode string, argv []string) error {
+	var handler uintptr // SIG_DFL
+	switch mode {
+	case inheritIgnored:
+		handler = 1 // SIG_IGN
+	case inheritDefault:
+	default:
+		return fmt.Errorf("unknown disposition %q", mode)
+	}
+	// The kernel's struct sigaction: handler, flags, restorer (on the
+	// architectures that have one) and mask; all but the handler zero.
+	act := [4]uintptr{handler}
+	for sig := 1; sig <= 64; sig++ {
+		// SIGKILL and SIGSTOP cannot be caught; 32 and 33 are glibc's.
+		if sig == int(syscall.SIGKILL) || sig == int(syscall.SIGSTOP) || sig == 32 || sig == 33 {
+			continue
+		}
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); errno != 0 {
+			return fmt.Errorf("signal %d: %v", sig, errno)
+		}
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, inheritEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return syscall.Exec(argv[0], argv, env)
 }
 
 // userEnv is the environment both commands get: the test's own, minus
@@ -137,9 +195,18 @@ func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string,
 	testenv.WriteTree(t, work, c.files)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
+	env := c.env
+	if c.inherit != "" {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv = append([]string{self}, argv...)
+		env = append(env[:len(env):len(env)], inheritEnv+"="+c.inherit)
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = work
-	cmd.Env = userEnv(py, home, c.env)
+	cmd.Env = userEnv(py, home, env)
 	if c.drive != nil {
 		return c.drive(t, cmd)
 	}
