@@ -1,6 +1,7 @@
 package pyembed
 
 /*
+#cgo CFLAGS: -Wall -Wextra
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "shim.h"
@@ -150,7 +151,7 @@ func load(path string) (*Library, error) {
 	if strings.Contains(build, "free-threading") {
 		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
 	}
-	if msg := C.vis_py_resolve(); msg != nil {
+	if msg := C.vis_py_resolve(C.int(v.Minor)); msg != nil {
 		return nil, &LoadError{Path: path, Problem: C.GoString(msg)}
 	}
 	return &Library{Path: path, Version: v, Build: build}, nil
