@@ -202,8 +202,11 @@ const char *vis_py_version(void) { return p_Py_GetVersion(); }
 // default. Go installs its own handler for most signals even when they were
 // ignored (it respects an inherited SIG_IGN only for SIGHUP and SIGINT).
 static unsigned char inherited_ignored[NSIG];
+// The inherited mask of blocked signals, which the Go runtime trims.
+static sigset_t inherited_mask;
 
 __attribute__((constructor)) static void vis_record_signals(void) {
+	pthread_sigmask(SIG_BLOCK, NULL, &inherited_mask);
 	struct sigaction sa;
 	for (int sig = 1; sig < NSIG; sig++) {
 		inherited_ignored[sig] = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
@@ -316,7 +319,13 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 		p_PyImport_AppendInittab("sitecustomize", startup_init);
 	}
 	reset_signals();
+	// CPython's main thread, and the threads it starts, block what python's
+	// would. Go's own threads keep their masks: a process-directed signal
+	// python blocks can still reach one of them.
+	sigset_t go_mask;
+	pthread_sigmask(SIG_SETMASK, &inherited_mask, &go_mask);
 	int status = p_Py_BytesMain(argc, argv);
+	pthread_sigmask(SIG_SETMASK, &go_mask, NULL);
 	// Some exits (--version, --help-env, option errors) print with C stdio
 	// and return without finalizing it; python's exit() flushes it, Go's
 	// os.Exit does not.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,7 +59,8 @@ type pyCase struct {
 	// for signals and early-closing readers.
 	drive func(t *testing.T, cmd *exec.Cmd) run
 	// inherit, when set, starts both commands with every catchable signal
-	// in this disposition (inheritIgnored or inheritDefault).
+	// in this disposition (inheritIgnored or inheritDefault), or default
+	// and blocked (inheritBlocked).
 	inherit string
 }
 
@@ -69,6 +71,7 @@ const (
 	inheritEnv     = "VIS_TEST_INHERIT_SIGNALS"
 	inheritIgnored = "ignored"
 	inheritDefault = "default"
+	inheritBlocked = "blocked"
 )
 
 // init is the exec helper: it runs before any test when inheritEnv is set.
@@ -84,14 +87,18 @@ func init() {
 }
 
 // execInheriting gives every catchable signal the disposition mode and
-// execs argv. It calls rt_sigaction itself: os/signal never sets SIG_IGN
-// for some signals (SIGPROF, the synchronous ones) nor SIG_DFL at all.
+// execs argv. It calls rt_sigaction and rt_sigprocmask itself: os/signal
+// never sets SIG_IGN for some signals (SIGPROF, the synchronous ones) nor
+// SIG_DFL at all, and blocks nothing.
 func execInheriting(mode string, argv []string) error {
 	var handler uintptr // SIG_DFL
+	var mask uint64     // nothing blocked
 	switch mode {
 	case inheritIgnored:
 		handler = 1 // SIG_IGN
 	case inheritDefault:
+	case inheritBlocked:
+		mask = ^uint64(0)
 	default:
 		return fmt.Errorf("unknown disposition %q", mode)
 	}
@@ -101,11 +108,17 @@ func execInheriting(mode string, argv []string) error {
 	for sig := 1; sig <= 64; sig++ {
 		// SIGKILL and SIGSTOP cannot be caught; 32 and 33 are glibc's.
 		if sig == int(syscall.SIGKILL) || sig == int(syscall.SIGSTOP) || sig == 32 || sig == 33 {
+			mask &^= 1 << (sig - 1)
 			continue
 		}
 		if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); errno != 0 {
 			return fmt.Errorf("signal %d: %v", sig, errno)
 		}
+	}
+	// The mask is the thread's: the exec must happen on this thread.
+	runtime.LockOSThread()
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, 2 /* SIG_SETMASK */, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0); errno != 0 {
+		return fmt.Errorf("signal mask: %v", errno)
 	}
 	var env []string
 	for _, kv := range os.Environ() {

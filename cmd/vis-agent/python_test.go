@@ -212,12 +212,24 @@ for s in sorted(signal.valid_signals()):
 print("survived")
 `
 
+// showMask prints the signals blocked in the main thread and in a thread
+// the program starts.
+const showMask = `import signal, threading
+def blocked():
+    return sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+print("main", blocked())
+t = threading.Thread(target=lambda: print("thread", blocked()))
+t.start(); t.join()
+`
+
 // signalCases are the signal dispositions a program inherits and how it
 // dies of each signal.
 func signalCases() []pyCase {
 	cases := []pyCase{
 		{name: "inherited default", args: []string{"-c", showSignals}, inherit: inheritDefault},
 		{name: "inherited ignored", args: []string{"-c", showSignals}, inherit: inheritIgnored},
+		{name: "inherited blocked", args: []string{"-c", showMask}, inherit: inheritBlocked},
+		{name: "inherited unblocked", args: []string{"-c", showMask}, inherit: inheritDefault},
 		{name: "kill TERM ignored", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
 			inherit: inheritIgnored, drive: signalWhenReady(syscall.SIGTERM)},
 		{name: "kill TERM default", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
