@@ -31,9 +31,11 @@ func closeString(src string, p Problem) []change {
 				return fmt.Sprintf("added the missing closing %s at column %d", q, c)
 			}}}})
 	}
-	// The string may have been closed with the other quote: "hello').
+	// The string may have been closed with the other quote, as in
+	// "hello') or "b' in mode: a lone quote of the other kind, followed
+	// by code, is where it ends.
 	alt := otherQuote(lit.q)
-	if k := strings.LastIndexByte(src[lit.body:eol], alt); k >= 0 && onlyClosersAfter(src, lit.body+k+1, eol) && !lit.triple {
+	if k := strings.IndexByte(src[lit.body:eol], alt); k >= 0 && strings.Count(src[lit.body:eol], string(alt)) == 1 {
 		at := lit.body + k
 		out = append(out, change{cost: 1, edits: []edit{replace(at, at+1, q)}, notes: []note{{kind: "replace-quote", at: at,
 			text: func(pos posFunc) string {
@@ -156,7 +158,7 @@ const maxTripleLines = 16
 func closeTriple(src string, p Problem) []change {
 	lit := p.d.lit
 	indent := indentOf(src, lit.start)
-	var out []change
+	out := swapTripleCloser(src, lit)
 	start := lit.body
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
@@ -172,9 +174,17 @@ func closeTriple(src string, p Problem) []change {
 		end := lineEndFrom(src, start)
 		e := trimRightSpace(src, start, end)
 		next := end + 1
+		if n > 0 && closerLine(src, start, end, indent) {
+			// The line left where the closer stood on its own: close
+			// it there, so the string keeps its last line break.
+			if c, ok := closeTripleAt(src, lit, start, end, 1); ok {
+				out = append(out, c)
+			}
+			break
+		}
 		if e > start {
 			cost := 2 + n
-			if next >= len(src) || nextLineIsCode(src, next, indent) {
+			if next >= len(src) || nextLineIsCode(src, next, indent) && !closerLine(src, next, lineEndFrom(src, next), indent) {
 				cost = 1
 			}
 			if c, ok := closeTripleAt(src, lit, start, e, cost); ok {
@@ -187,6 +197,41 @@ func closeTriple(src string, p Problem) []change {
 		start = next
 	}
 	return out
+}
+
+// closerLine reports whether the line src[start:end] holds nothing but the
+// indentation of the string's own line (indent bytes, at least one), and
+// code at that indentation, or the end of the block, follows it: the line
+// a closing quote on its own line was dropped from.
+func closerLine(src string, start, end, indent int) bool {
+	text := strings.TrimRight(src[start:end], "\r")
+	if strings.Trim(text, " \t") != "" {
+		return false
+	}
+	if end >= len(src) || strings.TrimSpace(src[end:]) == "" {
+		return true
+	}
+	return len(text) == indent && indent > 0 && nextLineIsCode(src, end+1, indent)
+}
+
+// swapTripleCloser proposes replacing the first closer of the other quote
+// kind ending a line of the text, as in """Done.''', with the right one.
+func swapTripleCloser(src string, lit strLit) []change {
+	other := strings.Repeat(string(otherQuote(lit.q)), 3)
+	k := strings.Index(src[lit.body:], other)
+	if k < 0 {
+		return nil
+	}
+	at := lit.body + k
+	if at > lit.body && src[at-1] == '\\' || !onlyClosersAfter(src, at+3, trimRightSpace(src, at+3, lineEndFrom(src, at+3))) {
+		return nil
+	}
+	qqq := lit.quoteText()
+	return []change{{cost: 1, edits: []edit{replace(at, at+3, qqq)}, notes: []note{{kind: "replace-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("replaced the %s at column %d with %s to match the quotes that open the string", other, c, qqq)
+		}}}}}
 }
 
 // closeTripleAt closes lit at e, the end of the text of the line that

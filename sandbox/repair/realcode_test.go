@@ -1,0 +1,125 @@
+package repair
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
+)
+
+// The measurement on real code: statements of the standard library broken
+// as a model breaks code. make test runs a few hundred on the newest
+// CPython; make bench runs thousands (-realcode.n) and prints the figures.
+var (
+	realN    = flag.Int("realcode.n", 400, "broken standard-library statements to repair in TestRealCode")
+	realSeed = flag.Uint64("realcode.seed", 1, "seed of the statements picked and the breaks")
+)
+
+// The goals of the measurement: a repair that changes what the code means
+// is worse than a refusal, so different programs are held to 1%.
+const (
+	maxDifferent = 0.01
+	minExact     = 0.90
+)
+
+// TestRealCode repairs broken standard-library statements and compares
+// each repair with the intended program by AST. It fails when more than 1%
+// become a different program, or fewer than 90% the intended one, and
+// lists those cases.
+func TestRealCode(t *testing.T) {
+	w := repairtest.Newest(t)
+	cases := repairtest.Breaks(t, w, *realN, *realSeed)
+	if len(cases) < *realN/2 {
+		t.Fatalf("only %d cases from the standard library of python %s", len(cases), w.Version)
+	}
+	var inPython time.Duration
+	timed := func(src string) *SyntaxError {
+		start := time.Now()
+		defer func() { inPython += time.Since(start) }()
+		return compiler(w)(src)
+	}
+	type tally struct{ exact, refused, different, compiles int }
+	var all tally
+	byKind := map[string]*tally{}
+	var engine []time.Duration
+	var different, refusedNames []string
+	for _, c := range cases {
+		if w.Compile(c.Src) == nil {
+			continue // the break left valid code: nothing to repair
+		}
+		want, err := w.Dump(c.Intended)
+		if err != nil {
+			t.Fatalf("%s: the intended program does not parse: %v\n%s", c.Name, err, c.Intended)
+		}
+		inPython = 0
+		start := time.Now()
+		res := Repair(c.Src, Options{Minor: w.Minor, Compile: timed})
+		engine = append(engine, time.Since(start)-inPython)
+		k := byKind[c.Kind]
+		if k == nil {
+			k = &tally{}
+			byKind[c.Kind] = k
+		}
+		for _, tl := range []*tally{&all, k} {
+			switch {
+			case !res.Repaired:
+				tl.refused++
+			case dumpOf(w, res.Source) == want:
+				tl.exact++
+			default:
+				tl.different++
+			}
+		}
+		switch {
+		case !res.Repaired:
+			refusedNames = append(refusedNames, fmt.Sprintf("%s\n%s--- %s", c.Name, c.Src, res.Error()))
+		case dumpOf(w, res.Source) != want:
+			different = append(different, fmt.Sprintf("%s\n--- broken\n%s--- repaired\n%s--- intended\n%s", c.Name, c.Src, res.Source, c.Intended))
+		}
+	}
+	n := all.exact + all.refused + all.different
+	if n == 0 {
+		t.Fatal("no case broke the code")
+	}
+	pct := func(x, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(x)/float64(of)) }
+	slices.Sort(engine)
+	t.Logf("python %s, seed %d: %d broken statements (of %d picked; the rest still compiled)", w.Version, *realSeed, n, len(cases))
+	t.Logf("repaired to the intended program %s, refused %s, repaired to a different program %s",
+		pct(all.exact, n), pct(all.refused, n), pct(all.different, n))
+	t.Logf("engine time per block (without CPython's compiles): median %v, max %v",
+		engine[len(engine)/2], engine[len(engine)-1])
+	for _, kind := range repairtest.Kinds {
+		if k := byKind[kind]; k != nil {
+			m := k.exact + k.refused + k.different
+			t.Logf("  %-15s %5d: exact %6s  refused %6s  different %6s", kind, m, pct(k.exact, m), pct(k.refused, m), pct(k.different, m))
+		}
+	}
+	if testing.Verbose() {
+		for _, r := range refusedNames {
+			t.Logf("refused: %s", r)
+		}
+	}
+	if float64(all.different) > maxDifferent*float64(n) {
+		t.Errorf("%d of %d repairs (%s) changed the program, more than %.0f%%:\n%s",
+			all.different, n, pct(all.different, n), 100*maxDifferent, strings.Join(different, "\n"))
+	} else {
+		for _, d := range different {
+			t.Logf("different: %s", d)
+		}
+	}
+	if float64(all.exact) < minExact*float64(n) {
+		t.Errorf("only %s of the repairs give the intended program, want %.0f%%", pct(all.exact, n), 100*minExact)
+	}
+}
+
+func dumpOf(w *repairtest.Worker, src string) string {
+	d, err := w.Dump(src)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return d
+}
