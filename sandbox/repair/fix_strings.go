@@ -8,7 +8,6 @@ import (
 // closeString proposes ways to end a string that runs to its line end.
 func closeString(src string, p Problem) []change {
 	lit := p.d.lit
-	q := string(lit.q)
 	eol := trimRightSpace(src, lit.body, p.d.end)
 	var out []change
 	closeAt := func(at, cost int) {
@@ -25,23 +24,16 @@ func closeString(src string, p Problem) []change {
 		if strayCloser(src[lit.body:at]) {
 			cost += 4
 		}
-		out = append(out, change{cost: cost, edits: []edit{insert(at, q)}, notes: []note{{kind: "close-string", at: at,
-			text: func(pos posFunc) string {
-				_, c := pos(at)
-				return fmt.Sprintf("added the missing closing %s at column %d", q, c)
-			}}}})
+		c := closeStringAt(at, lit.q)
+		c.cost = cost
+		c.place = &place{lit: &lit, end: p.d.end, inBrkt: p.d.inBrkt}
+		out = append(out, c)
 	}
 	// The string may have been closed with the other quote, as in
 	// "hello') or "b' in mode: a lone quote of the other kind, followed
 	// by code, is where it ends.
-	alt := otherQuote(lit.q)
-	if k := strings.IndexByte(src[lit.body:eol], alt); k >= 0 && strings.Count(src[lit.body:eol], string(alt)) == 1 {
-		at := lit.body + k
-		out = append(out, change{cost: 1, edits: []edit{replace(at, at+1, q)}, notes: []note{{kind: "replace-quote", at: at,
-			text: func(pos posFunc) string {
-				_, c := pos(at)
-				return fmt.Sprintf("replaced the %c at column %d with %s to match the quote that opens the string", alt, c, q)
-			}}}})
+	if at := swappedQuote(src, lit, eol); at >= 0 {
+		out = append(out, swapQuote(at, lit.q))
 	}
 	// Closed at its line end inside brackets, the string would run into a
 	// string on a later line by implicit concatenation, which only fits
@@ -76,6 +68,43 @@ func closeString(src string, p Problem) []change {
 		out = append(out, c)
 	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
+}
+
+// closeStringAt inserts the closing quote q at at.
+func closeStringAt(at int, q byte) change {
+	return change{cost: 1, edits: []edit{insert(at, string(q))}, notes: []note{{kind: "close-string", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("added the missing closing %c at column %d", q, c)
+		}}}}
+}
+
+// swappedQuote returns the offset of the quote of the other kind that
+// most likely closed lit, whose text runs to eol: the only one in the
+// text, or the last one when only closers follow it; else -1.
+func swappedQuote(src string, lit strLit, eol int) int {
+	if lit.triple {
+		return -1
+	}
+	text := src[lit.body:eol]
+	alt := otherQuote(lit.q)
+	k := strings.LastIndexByte(text, alt)
+	if k < 0 || strings.IndexByte(text, alt) != k && !onlyClosersAfter(src, lit.body+k+1, eol) {
+		return -1
+	}
+	if text == string(alt) {
+		return -1 // '" is most likely the string " without its closing quote
+	}
+	return lit.body + k
+}
+
+// swapQuote replaces the quote at at with q, the one the string opened with.
+func swapQuote(at int, q byte) change {
+	return change{cost: 1, edits: []edit{replace(at, at+1, string(q))}, notes: []note{{kind: "replace-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("replaced the %c at column %d with %c to match the quote that opens the string", otherQuote(q), c, q)
+		}}}}
 }
 
 // makeTriple turns a string whose text runs on to a later line into a
@@ -215,7 +244,7 @@ func closerLine(src string, start, end, indent int) bool {
 }
 
 // swapTripleCloser proposes replacing the first closer of the other quote
-// kind ending a line of the text, as in """Done.''', with the right one.
+// kind ending a line of the text, as in """Done.”', with the right one.
 func swapTripleCloser(src string, lit strLit) []change {
 	other := strings.Repeat(string(otherQuote(lit.q)), 3)
 	k := strings.Index(src[lit.body:], other)
@@ -223,11 +252,18 @@ func swapTripleCloser(src string, lit strLit) []change {
 		return nil
 	}
 	at := lit.body + k
-	if at > lit.body && src[at-1] == '\\' || !onlyClosersAfter(src, at+3, trimRightSpace(src, at+3, lineEndFrom(src, at+3))) {
+	for at+3 < len(src) && src[at+3] == other[0] {
+		at++ // the last three of a longer run, as in 'name''''
+	}
+	if at > lit.body && src[at-1] == '\\' {
 		return nil
 	}
+	cost := 2
+	if onlyClosersAfter(src, at+3, trimRightSpace(src, at+3, lineEndFrom(src, at+3))) {
+		cost = 1
+	}
 	qqq := lit.quoteText()
-	return []change{{cost: 1, edits: []edit{replace(at, at+3, qqq)}, notes: []note{{kind: "replace-quote", at: at,
+	return []change{{cost: cost, edits: []edit{replace(at, at+3, qqq)}, notes: []note{{kind: "replace-quote", at: at,
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			return fmt.Sprintf("replaced the %s at column %d with %s to match the quotes that open the string", other, c, qqq)

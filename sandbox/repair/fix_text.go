@@ -162,7 +162,21 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			return fmt.Sprintf("escaped the %c at column %d, which ended the string early", lit.q, c)
 		}}
 	}
-	out := []change{{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}}}
+	// A quote after a space or an opening bracket or separator opens the
+	// next string: the string before it lost its own closing quote, or
+	// was closed with the other quote.
+	var out []change
+	if opensString(src, at) {
+		escCost += 3
+		if k := swappedQuote(src, lit, at); k >= 0 {
+			out = append(out, swapQuote(k, lit.q))
+		} else if e := trimRightSpace(src, lit.body, at); e > lit.body && strings.IndexByte(",:", src[e-1]) >= 0 {
+			c := closeStringAt(e-1, lit.q)
+			c.place = &place{lit: &lit, end: at, inBrkt: true}
+			out = append(out, c)
+		}
+	}
+	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})
 	if next < 0 {
 		return out
 	}
@@ -182,6 +196,12 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			}}}})
 	}
 	return out
+}
+
+// opensString reports whether the quote at i follows a space, an opening
+// bracket, a separator or an operator, as the quote opening a string does.
+func opensString(src string, i int) bool {
+	return i > 0 && strings.IndexByte(" \t([{,=:+%", src[i-1]) >= 0
 }
 
 // isApostrophe reports whether the typographic quote at i sits between

@@ -77,7 +77,7 @@ func repair(src string, opts Options) Result {
 	probs := scanRaw(src, opts.Minor, maxListed)
 	if len(probs) > 0 && len(probs) <= maxProblems {
 		s := newSearcher(src, opts)
-		if s.search(src, probs, 0) && s.result != src && s.noted() {
+		if s.search(src, probs, 0) && s.result != src && s.noted() && s.settle(src) {
 			if fixes := s.fixes(src); plausible(fixes) {
 				res.Changed, res.Repaired = true, true
 				res.Source, res.Fixes = s.result, fixes
