@@ -49,7 +49,7 @@ func closeOnOpenerLine(src string, p Problem) []change {
 	}
 	closer := string(closerOf(p.d.ch))
 	at := []int{e}
-	if src[e-1] == ':' {
+	if src[e-1] == ':' || src[e-1] == ',' {
 		at = append(at, e-1)
 	}
 	if k := strings.Index(src[p.off:e], " as "); k > 0 {
@@ -120,13 +120,19 @@ func fixMismatch(src string, p Problem) []change {
 		}}}}
 	insertIt := change{cost: 2, edits: []edit{insert(at, string(want))}, notes: []note{closerNote(at, o, src)},
 		place: &place{opener: o, end: at}}
+	var out []change
+	if lineEndFrom(src, o) < at {
+		// The inner bracket may close on its own line, as in
+		// b=[1, 2, / c=3, / ): at its end, before a trailing comma.
+		out = closeOnOpenerLine(src, Problem{off: o, d: detail{ch: src[o]}})
+	}
 	removeIt := change{cost: 3, edits: []edit{replace(at, at+1, "")}, notes: []note{{kind: fixRemoveCloser, at: at,
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			l, _ := pos(o)
 			return fmt.Sprintf("removed the '%c' at column %d, which did not match '%c' from line %d", p.d.ch, c, src[o], l)
 		}}}}
-	return []change{replaceIt, insertIt, removeIt}
+	return append(out, replaceIt, insertIt, removeIt)
 }
 
 // removeCloser proposes deleting a closer that has no opener.

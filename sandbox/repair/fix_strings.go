@@ -119,6 +119,12 @@ func makeTriple(src string, p Problem) (change, bool) {
 	if src[j-1] == '\\' || j+1 < len(src) && src[j+1] == lit.q || strings.Contains(src[lit.body:j], strings.Repeat(string(lit.q), 3)) {
 		return change{}, false
 	}
+	// Text does not run on over a line of code, as in a = "one / b = "two.
+	for i := p.d.end + 1; i < j; i = lineEndFrom(src, i) + 1 {
+		if line := strings.TrimSpace(src[i:lineEndFrom(src, i)]); line != "" && looksLikeCode(line) {
+			return change{}, false
+		}
+	}
 	qq := string([]byte{lit.q, lit.q})
 	return change{cost: 3,
 		edits: []edit{insert(lit.quote, qq), insert(j, qq)},
