@@ -16,7 +16,8 @@ func closeString(src string, p Problem) []change {
 		}
 		// Text ending in an escaped quote, like "dir\"", was meant to
 		// end there; see closeAtEscapedQuote.
-		if at >= lit.body+2 && src[at-1] == lit.q && src[at-2] == '\\' {
+		if at >= lit.body+2 && src[at-1] == lit.q && src[at-2] == '\\' ||
+			lit.raw && strings.Contains(src[lit.body:at], `\`+string(lit.q)) {
 			cost += 3
 		}
 		// A closer without its opener in the text most likely belongs
@@ -172,7 +173,13 @@ func closeAtEscapedQuote(src string, p Problem, eol int) []change {
 		for k := lit.body; k < i; k++ {
 			if src[k] == '\\' {
 				edits = append(edits, insert(k, `\`))
+				if src[k+1] == lit.q && k+1 < i {
+					edits = append(edits, insert(k+1, `\`)) // r"a\"b" holds a backslash and a quote
+				}
 			}
+		}
+		if cost > 1 {
+			cost = 2 // a raw string ends at a backslash and a quote rather than take them as text
 		}
 		out = append(out, change{cost: cost, edits: edits, notes: []note{{kind: "unraw", at: lit.start,
 			text: func(pos posFunc) string {

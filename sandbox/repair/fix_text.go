@@ -74,6 +74,75 @@ func doubleBackslash(src string, p Problem) change {
 		}}}}
 }
 
+// wholeString makes every backslash of a string text when one of them is
+// an invalid escape and the string reads as a Windows path or a regular
+// expression ("C:\Users\name\x", "\d+\x"): doubling the bad escapes alone
+// would leave "\n" in "\name" a newline. The string becomes raw, or, when
+// it holds escaped backslashes or quotes or ends in a backslash, each lone
+// backslash is doubled.
+func wholeString(src string, lit strLit) (change, bool) {
+	end := literalEnd(src, lit)
+	text := src[lit.body:end]
+	if lit.raw || !strings.Contains(text, ":\\") && !unknownEscape(text) {
+		return change{}, false
+	}
+	at := lit.start
+	if strings.Contains(text, `\\`) || strings.Contains(text, `\`+string(lit.q)) || oddBackslashes(src, lit.body, end) {
+		var edits []edit
+		for k := lit.body; k < end; k++ {
+			if src[k] == '\\' {
+				if k+1 < end && (src[k+1] == '\\' || src[k+1] == lit.q) {
+					k++
+					continue
+				}
+				edits = append(edits, insert(k, `\`))
+			}
+		}
+		return change{cost: 1, edits: edits, notes: []note{{kind: "escape-backslash", at: at, text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("doubled each lone backslash in the string at column %d so all of them stay text, as in a Windows path or a regular expression", c)
+		}}}}, true
+	}
+	e := insert(lit.start, "r")
+	if u := strings.IndexAny(src[lit.start:lit.quote], "uU"); u >= 0 {
+		e = replace(lit.start+u, lit.start+u+1, "r")
+	}
+	return change{cost: 1, edits: []edit{e}, notes: []note{{kind: "raw-string", at: at, text: func(pos posFunc) string {
+		_, c := pos(at)
+		return fmt.Sprintf("made the string at column %d raw so all its backslashes stay text, as in a Windows path or a regular expression", c)
+	}}}}, true
+}
+
+// literalEnd returns the offset of the quote closing lit, or where its
+// text stops: the line end for a one-line string, else the end of src.
+func literalEnd(src string, lit strLit) int {
+	for k := lit.body; k < len(src); k++ {
+		switch {
+		case src[k] == '\\':
+			k++
+		case src[k] == '\n' && !lit.triple:
+			return trimRightSpace(src, lit.body, k)
+		case lit.closesAt(src, k):
+			return k
+		}
+	}
+	return len(src)
+}
+
+// unknownEscape reports whether text holds a backslash before a character
+// that starts no escape, as \d in a regular expression or \D in a path do.
+func unknownEscape(text string) bool {
+	for k := 0; k+1 < len(text); k++ {
+		if text[k] == '\\' {
+			if !strings.ContainsRune("\n\r\\'\"abfnrtv01234567xNuU", rune(text[k+1])) {
+				return true
+			}
+			k++
+		}
+	}
+	return false
+}
+
 // asciiQuotes replaces a typographic quote, alone or with a later one of
 // the same family on its line, by the ASCII quote that does not clash with
 // the text between them.
