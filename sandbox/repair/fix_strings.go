@@ -68,6 +68,9 @@ func closeString(src string, p Problem) []change {
 	if c, ok := makeTriple(src, p); ok {
 		out = append(out, c)
 	}
+	if c, ok := unescapeBackslash(src, lit); ok {
+		out = append(out, c)
+	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
 }
 
@@ -106,6 +109,33 @@ func swapQuote(at int, q byte) change {
 			_, c := pos(at)
 			return fmt.Sprintf("replaced the %c at column %d with %c to match the quote that opens the string", otherQuote(q), c, q)
 		}}}}
+}
+
+// unescapeBackslash handles a string left open by a quote that was meant
+// to be escaped but follows an escaped backslash instead, as in
+// "say \"hi\\" now": the string before ended at that quote, and this one
+// opened at the quote meant to close it. One backslash less makes the
+// quote text again.
+func unescapeBackslash(src string, lit strLit) (change, bool) {
+	start := lineStartOf(src, lit.quote)
+	k := strings.LastIndexByte(src[start:lit.quote], lit.q)
+	if k < 0 {
+		return change{}, false
+	}
+	y := start + k
+	n := 0
+	for j := y - 1; j >= start && src[j] == '\\'; j-- {
+		n++
+	}
+	if n < 2 || n%2 == 1 {
+		return change{}, false
+	}
+	at := y - 1
+	return change{cost: 1, edits: []edit{replace(at, y, "")}, notes: []note{{kind: "escape-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("removed the backslash at column %d so the %c after it is escaped rather than a backslash", c, lit.q)
+		}}}}, true
 }
 
 // makeTriple turns a string whose text runs on to a later line into a

@@ -221,6 +221,9 @@ func asciiQuotesAll(src string, probs []Problem) (change, bool) {
 // a backslash stays in a raw string's value.
 func escapeEarlyQuote(src string, p Problem) []change {
 	lit, at, next := p.d.lit, p.off, p.d.other
+	if lit.triple {
+		return tripleEndsEarly(src, lit, at+1)
+	}
 	escCost := 1
 	if lit.raw {
 		escCost = 4
@@ -265,6 +268,35 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			}}}})
 	}
 	return out
+}
+
+// tripleEndsEarly gives a triple-quoted string that a quoted word inside
+// it closed early, as in """Say """hi""" now""", the other quotes, when
+// its line ends it with the same quotes and holds none of the other kind.
+func tripleEndsEarly(src string, lit strLit, early int) []change {
+	qqq := lit.quoteText()
+	eol := lineEndFrom(src, early)
+	k := strings.LastIndex(src[early:eol], qqq)
+	if k < 0 {
+		return nil
+	}
+	last := early + k
+	other := strings.Repeat(string(otherQuote(lit.q)), 3)
+	if strings.Contains(src[lit.body:last], other) || strings.Count(src[early:last+3], qqq)%2 == 1 {
+		return nil
+	}
+	return []change{{cost: 1, edits: []edit{replace(lit.quote, lit.quote+3, other), replace(last, last+3, other)},
+		notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
+			_, c := pos(lit.quote)
+			_, c2 := pos(last)
+			return fmt.Sprintf("changed the quotes at columns %d and %d to %s so the %s inside the text no longer end the string", c, c2, other, qqq)
+		}}}}}
+}
+
+// removeBOM deletes the byte order mark that starts the block.
+func removeBOM() change {
+	return change{cost: 1, edits: []edit{replace(0, len(bom), "")}, notes: []note{{kind: "remove-bom", at: 0,
+		text: func(posFunc) string { return "removed the byte order mark (U+FEFF) that starts the block" }}}}
 }
 
 // opensString reports whether the quote at i follows a space, an opening

@@ -46,6 +46,8 @@ func propose(src string, probs []Problem, minor int) []change {
 			out = append(out, asciiQuotes(src, p)...)
 		case KindStringEndsEarly:
 			out = append(out, escapeEarlyQuote(src, p)...)
+		case KindByteOrderMark:
+			out = append(out, removeBOM())
 		}
 	}
 	if len(unclosed) > 0 {

@@ -8,6 +8,9 @@ import (
 	"unicode/utf8"
 )
 
+// bom is the UTF-8 byte order mark.
+const bom = "\ufeff"
+
 // maxDepth bounds how deeply f-strings and their fields may nest before the
 // scanner gives up; CPython itself refuses far shallower nesting.
 const maxDepth = 100
@@ -81,6 +84,11 @@ func (s *scanner) checkLimit() {
 // reads literals, and keeps the stack of open brackets.
 func (s *scanner) run() {
 	src := s.src
+	if strings.HasPrefix(src, bom) {
+		// A file may start with a byte order mark; source text may not.
+		s.add(Problem{Kind: KindByteOrderMark, off: 0, d: detail{end: len(bom)}})
+		s.pos = len(bom)
+	}
 	atLineStart := true
 	for s.pos < len(src) && !s.stop {
 		if atLineStart {
@@ -270,7 +278,7 @@ func (s *scanner) codeString(start, quote int) {
 	s.pos = end
 	s.operand()
 	s.prevStr = true
-	if closed && !lit.triple {
+	if closed {
 		s.checkEndsEarly(lit, end)
 	}
 }
