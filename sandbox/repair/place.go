@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -27,12 +28,12 @@ type place struct {
 const maxPlaces = 8
 
 // settle checks the repair found, when it is one change closing a string
-// or a bracket, against the other places the closer could go. It reports
-// whether the repair stands, after moving the closer when the block says
-// where it belongs.
-func (s *searcher) settle(src string) bool {
+// or a bracket, against the other places the closer could go. It returns
+// nil when the repair stands, after moving the closer when the block says
+// where it belongs, or the problem that refuses it.
+func (s *searcher) settle(src string) *Problem {
 	if len(s.path) != 1 || s.path[0].place == nil {
-		return true
+		return nil
 	}
 	c := s.path[0]
 	at := c.edits[0].off
@@ -62,7 +63,7 @@ func (s *searcher) settle(src string) bool {
 		if s.compile(next) == nil {
 			compiles = append(compiles, p)
 			if pl.lit == nil {
-				return false
+				return ambiguous(src, pl, e.text, at, p)
 			}
 		}
 		if len(compiles) == maxPlaces {
@@ -70,7 +71,7 @@ func (s *searcher) settle(src string) bool {
 		}
 	}
 	if len(compiles) == 1 {
-		return true
+		return nil
 	}
 	// A string that is one word, like '__name__' in getattr(obj,
 	// '__name__, None), most likely ends where code made of names the
@@ -79,7 +80,7 @@ func (s *searcher) settle(src string) bool {
 	// comma, like "Hello, world", so there the block does not say.
 	first := slices.Min(compiles)
 	if !isWord(src[pl.lit.body:first]) || !knownNames(src, first, slices.Max(compiles)) {
-		return false
+		return ambiguous(src, pl, string(pl.lit.q), compiles[0], compiles[1])
 	}
 	if first != at {
 		moved := closeStringAt(first, pl.lit.q)
@@ -87,7 +88,28 @@ func (s *searcher) settle(src string) bool {
 		s.path[0] = moved
 		s.result = apply(src, moved.edits)
 	}
-	return true
+	return nil
+}
+
+// ambiguous is the problem refusing a closer that fits at a and at b.
+func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
+	idx := newLineIndex(src)
+	a, b = min(a, b), max(a, b)
+	la, ca := idx.pos(a)
+	lb, cb := idx.pos(b)
+	where := fmt.Sprintf("at line %d, column %d or at line %d, column %d", la, ca, lb, cb)
+	if la == lb {
+		where = fmt.Sprintf("at column %d or %d", ca, cb)
+	}
+	p := Problem{Kind: KindAmbiguous, off: pl.opener}
+	what := fmt.Sprintf("'%c'", src[pl.opener])
+	if pl.lit != nil {
+		p.off = pl.lit.start
+		what = "the string opened here"
+	}
+	p.Line, p.Column = idx.pos(p.off)
+	p.Message = fmt.Sprintf("%s could be closed by '%s' %s, and Python runs both; not repaired", what, closer, where)
+	return &p
 }
 
 // balanced reports whether the brackets in text pair up.

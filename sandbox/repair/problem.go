@@ -18,6 +18,10 @@ const (
 	KindStringEndsEarly    = "string-ends-early"
 	KindTooDeep            = "nesting-too-deep"
 	KindByteOrderMark      = "byte-order-mark"
+
+	// Kinds that say why a repair Python would run was not made.
+	KindTooManyBracketChanges = "too-many-bracket-changes"
+	KindAmbiguous             = "ambiguous-repair"
 )
 
 // Problem is one wrong quote, bracket, brace or escape found by Scan.
