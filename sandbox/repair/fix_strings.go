@@ -40,7 +40,7 @@ func closeString(src string, p Problem) []change {
 	// string on a later line by implicit concatenation, which only fits
 	// when it already continues one.
 	if strings.TrimSpace(src[lit.body:eol]) != "" && !(p.d.inBrkt && !p.d.joined && nextIsString(src, p.d.end)) {
-		closeAt(eol, 2)
+		closeAt(textEnd(src, lit.body, p.d.end), 2) // trailing spaces belong to the text
 	}
 	// Close it before the closers and separators it swallowed.
 	for k, n := eol, 0; k > lit.body && n < 6; k-- {
@@ -246,17 +246,19 @@ func closeTriple(src string, p Problem) []change {
 		end := lineEndFrom(src, start)
 		e := trimRightSpace(src, start, end)
 		next := end + 1
-		if n > 0 && closerLine(src, start, end, indent) {
-			// The line left where the closer stood on its own: close
-			// it there, so the string keeps its last line break.
-			if c, ok := closeTripleAt(src, lit, start, end, 1); ok {
-				out = append(out, c)
+		if e > start && next < len(src) {
+			if cs, ce, ok := closerLine(src, next, indent); ok {
+				// The line left where the closer stood on its own:
+				// close it there, keeping the string's last line break.
+				if c, ok := closeTripleAt(src, lit, cs, ce, 1); ok {
+					out = append(out, c)
+				}
+				break
 			}
-			break
 		}
 		if e > start {
 			cost := 2 + n
-			if next >= len(src) || nextLineIsCode(src, next, indent) && !closerLine(src, next, lineEndFrom(src, next), indent) {
+			if next >= len(src) || nextLineIsCode(src, next, indent) {
 				cost = 1
 			}
 			if c, ok := closeTripleAt(src, lit, start, e, cost); ok {
@@ -271,19 +273,32 @@ func closeTriple(src string, p Problem) []change {
 	return out
 }
 
-// closerLine reports whether the line src[start:end] holds nothing but the
-// indentation of the string's own line (indent bytes, at least one), and
-// code at that indentation, or the end of the block, follows it: the line
-// a closing quote on its own line was dropped from.
-func closerLine(src string, start, end, indent int) bool {
-	text := strings.TrimRight(src[start:end], "\r")
-	if strings.Trim(text, " \t") != "" {
-		return false
+// closerLine looks at the blank lines from from, the start of a line, for
+// the one a closing quote on its own line was dropped from: the last one
+// holding exactly the string's indentation (at least one space) when code
+// at that indentation follows them, or the last one when only the end of
+// the block does. It returns that line's start and end.
+func closerLine(src string, from, indent int) (start, end int, ok bool) {
+	last, lastEnd, own, ownEnd := -1, 0, -1, 0
+	i := from
+	for ; i < len(src); i = lastEnd + 1 {
+		e := lineEndFrom(src, i)
+		text := strings.TrimRight(src[i:e], "\r")
+		if strings.Trim(text, " \t") != "" {
+			break
+		}
+		if len(text) == indent && indent > 0 {
+			own, ownEnd = i, e
+		}
+		last, lastEnd = i, e
 	}
-	if end >= len(src) || strings.TrimSpace(src[end:]) == "" {
-		return true
+	switch {
+	case last >= 0 && i >= len(src):
+		return last, lastEnd, true
+	case own >= 0 && nextLineIsCode(src, i, indent):
+		return own, ownEnd, true
 	}
-	return len(text) == indent && indent > 0 && nextLineIsCode(src, end+1, indent)
+	return 0, 0, false
 }
 
 // swapTripleCloser proposes replacing the first closer of the other quote

@@ -259,6 +259,9 @@ func escapeEarlyQuote(src string, p Problem) []change {
 		if lit.raw {
 			cost = 1
 		}
+		if opensString(src, at) {
+			cost += 3
+		}
 		a := string(alt)
 		out = append(out, change{cost: cost, edits: []edit{replace(lit.quote, lit.quote+1, a), replace(next, next+1, a)},
 			notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {

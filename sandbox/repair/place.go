@@ -44,43 +44,44 @@ func (s *searcher) settle(src string) *Problem {
 	} else {
 		alts = bracketPlaces(src, pl)
 	}
-	compiles := []int{at}
+	budget := maxPlaces
+	var runs []edit // the other places Python compiles
 	for _, e := range alts {
-		p := e.off
-		if p == at || s.compiles == 0 {
-			continue
-		}
 		// Text with a bracket it does not close, or closing one it did not
 		// open, reads as code cut off, as in ",.) for w in text.split(".
-		if pl.lit != nil && balanced(src[pl.lit.body:at]) && !balanced(src[pl.lit.body:p]) {
+		if pl.lit != nil && e.off > pl.lit.body && e.off <= pl.end && balanced(src[pl.lit.body:at]) && !balanced(src[pl.lit.body:e.off]) {
 			continue
 		}
 		next := apply(src, []edit{e})
 		if next == s.result || len(scanRaw(next, s.minor, 1)) > 0 {
 			continue
 		}
-		s.compiles--
-		if s.compile(next) == nil {
-			compiles = append(compiles, p)
-			if pl.lit == nil {
-				return ambiguous(src, pl, e.text, at, p)
-			}
+		if budget == 0 {
+			return ambiguous(src, pl, "", at, e.off)
 		}
-		if len(compiles) == maxPlaces {
-			break
+		budget--
+		if s.compile(next) == nil {
+			if pl.lit == nil || !ownClose(pl, e) {
+				return ambiguous(src, pl, e.text, at, e.off)
+			}
+			runs = append(runs, e)
 		}
 	}
-	if len(compiles) == 1 {
+	if len(runs) == 0 {
 		return nil
 	}
-	// A string that is one word, like '__name__' in getattr(obj,
-	// '__name__, None), most likely ends where code made of names the
-	// block knows starts: the text that is code only when the string ends
-	// there must hold no other names. Text with spaces may be a message holding a
-	// comma, like "Hello, world", so there the block does not say.
-	first := slices.Min(compiles)
-	if !isWord(src[pl.lit.body:first]) || !knownNames(src, first, slices.Max(compiles)) {
-		return ambiguous(src, pl, string(pl.lit.q), compiles[0], compiles[1])
+	// Of two readings, a string that is one word, like '__name__' in
+	// getattr(obj, '__name__, None), most likely ends where code starts,
+	// when that code holds only names the block knows. Text with spaces
+	// may be a message holding a comma, like "Hello, world", and an empty
+	// string may be one quote of '', so there the block does not say.
+	offs := []int{at}
+	for _, e := range runs {
+		offs = append(offs, e.off)
+	}
+	first, last := slices.Min(offs), slices.Max(offs)
+	if len(runs) > 1 || first == pl.lit.body || !isWord(src[pl.lit.body:first]) || !knownNames(src, first, last) {
+		return ambiguous(src, pl, string(pl.lit.q), first, last)
 	}
 	if first != at {
 		moved := closeStringAt(first, pl.lit.q)
@@ -89,6 +90,11 @@ func (s *searcher) settle(src string) *Problem {
 		s.result = apply(src, moved.edits)
 	}
 	return nil
+}
+
+// ownClose reports whether e closes the string of pl inside its own text.
+func ownClose(pl *place, e edit) bool {
+	return e.off == e.end && e.text == string(pl.lit.q) && e.off >= pl.lit.body && e.off <= pl.end
 }
 
 // ambiguous is the problem refusing a closer that fits at a and at b.
@@ -100,6 +106,9 @@ func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
 	where := fmt.Sprintf("at line %d, column %d or at line %d, column %d", la, ca, lb, cb)
 	if la == lb {
 		where = fmt.Sprintf("at column %d or %d", ca, cb)
+	}
+	if closer == "" {
+		where = "at more places than were checked"
 	}
 	p := Problem{Kind: KindAmbiguous, off: pl.opener}
 	what := fmt.Sprintf("'%c'", src[pl.opener])
@@ -128,10 +137,10 @@ func balanced(text string) bool {
 	return depth == 0
 }
 
-// isWord reports whether text has no spaces, or only spaces, as a name or
-// a separator does.
+// isWord reports whether text has no spaces but trailing ones, or only
+// spaces, as a name, a prompt or a separator does.
 func isWord(text string) bool {
-	return !strings.ContainsAny(text, " \t") || strings.Trim(text, " \t") == ""
+	return !strings.ContainsAny(strings.TrimRight(text, " \t"), " \t") || strings.Trim(text, " \t") == ""
 }
 
 // knownNames reports whether every name in the code src[from:to] is a
@@ -181,21 +190,64 @@ var builtins = setOf("abs", "all", "any", "bool", "bytes", "dict", "enumerate", 
 	"object", "open", "print", "range", "repr", "reversed", "self", "set", "setattr",
 	"sorted", "str", "sum", "super", "tuple", "type", "zip")
 
-// stringPlaces lists where else the closing quote of pl.lit could go:
-// before each spot in its text where code could start.
+// stringPlaces lists the other ways to end the string of pl: its closing
+// quote before each spot in its text where code could start, or at the
+// line end after any trailing spaces (which only a string holds); its
+// lone quote of the other kind made its own; and, for the strings before
+// it on its line, whose quotes a dropped one shifts, a closing quote
+// inside their text or their own lone quote of the other kind made right.
 func stringPlaces(src string, pl *place) []edit {
 	lit := pl.lit
-	q := string(lit.q)
-	end := trimRightSpace(src, lit.body, pl.end)
-	out := []edit{insert(end, q)}
-	for p := lit.body; p < end; p++ {
+	out := closePlaces(src, lit.body, textEnd(src, lit.body, pl.end), lit.q, pl.inBrkt)
+	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
+		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
+	}
+	for i := lineStartOf(src, lit.start); i < lit.start; i++ {
+		switch c := src[i]; {
+		case c == '#':
+			return out
+		case isQuote(c):
+			close := skipString(src, i, lit.start) - 1
+			if hasTriple(src, i, c) || close <= i || src[close] != c {
+				return out
+			}
+			out = append(out, closePlaces(src, i+1, close, c, pl.inBrkt)...)
+			if text := src[i+1 : close]; strings.Count(text, string(otherQuote(c))) == 1 {
+				k := i + 1 + strings.IndexByte(text, otherQuote(c))
+				out = append(out, replace(k, k+1, string(c)))
+			}
+			i = close
+		}
+	}
+	return out
+}
+
+// textEnd is where the text of a string that runs to end stops: before
+// the line's '\r', keeping trailing spaces, when end is the line end, else
+// before the spaces at end.
+func textEnd(src string, body, end int) int {
+	if end == len(src) || src[end] == '\n' {
+		if end > body && src[end-1] == '\r' {
+			end--
+		}
+		return end
+	}
+	return trimRightSpace(src, body, end)
+}
+
+// closePlaces lists a closing quote q at end and before each spot in the
+// text src[body:end] where code could start.
+func closePlaces(src string, body, end int, q byte, inBrkt bool) []edit {
+	out := []edit{insert(end, string(q))}
+	for p := body; p < end; p++ {
 		if src[p] == '\\' {
 			p++
 			continue
 		}
-		// An empty string only before a method, as in '.join(parts).
-		if codeStartsAt(src, p, end, pl.inBrkt) && (p > lit.body || src[p] == '.') {
-			out = append(out, insert(p, q))
+		// An empty string only before a method, a comma or a closer, as
+		// in '.join(parts) or f(x, ').
+		if codeStartsAt(src, p, end, inBrkt) && (p > body || strings.IndexByte(".,)]}", src[p]) >= 0) {
+			out = append(out, insert(p, string(q)))
 		}
 	}
 	return out
@@ -222,6 +274,9 @@ func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 		}
 		if rest[0] == '#' {
 			return src[i-1] != ' ' // a comment, from the first space before it
+		}
+		if src[i+1] == ' ' {
+			return false // code after a string leaves one space before an operator
 		}
 		w := rest[:wordEnd(rest, 0)]
 		return w == "in" || w == "not" || w == "and" || w == "or" || w == "if" || w == "else" || w == "is" || w == "for" ||
@@ -268,7 +323,7 @@ func bracketPlaces(src string, pl *place) []edit {
 	for i := o + 1; i < end && len(stack) > 0; i++ {
 		c := src[i]
 		top := &stack[len(stack)-1]
-		closed := afterCloser
+		closed, afterNumber := afterCloser, i > o+1 && isDigit(src[i-1])
 		afterCloser = false
 		switch {
 		case isQuote(c):
@@ -277,7 +332,7 @@ func bracketPlaces(src string, pl *place) []edit {
 		case c == '#':
 			i = lineEndFrom(src, i) - 1
 		case c == '(' || c == '[' || c == '{':
-			if closed && c == '[' {
+			if c == '[' && (closed || afterNumber) {
 				add(i) // before a subscript of the content
 			}
 			top.literals = false
@@ -323,7 +378,8 @@ func bracketPlaces(src string, pl *place) []edit {
 			}
 			top.compound = true
 			afterOperand = false
-		case c == '.' && closed:
+		case c == '.' && (closed || afterOperand && strings.HasPrefix(src[i+1:end], "__")):
+			// A call's result, or a dunder, as in type(self).__name__.
 			add(i)
 			afterOperand = false
 		case c == '=' && (i+1 >= end || src[i+1] != '=') && !strings.ContainsRune("=!<>:+-*/%&|^@", rune(src[i-1])):
