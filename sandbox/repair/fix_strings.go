@@ -388,6 +388,9 @@ func looksLikeCode(line string) bool {
 	if line[0] == '@' || line[0] == '#' {
 		return true
 	}
+	if strings.HasSuffix(line, ".") && !strings.HasSuffix(line, "...") {
+		return false // a sentence, as in "len(b) is less if not all was sent."
+	}
 	w := line[:wordEnd(line, 0)]
 	if statementKeywords[w] || colonKeywords[w] || w == "print" {
 		return w != ""
