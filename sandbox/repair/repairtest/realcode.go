@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,9 +41,9 @@ type segment struct {
 
 // Breaks returns n broken statements taken from the standard library of
 // w's CPython: its files in an order shuffled by seed, their statements
-// and blocks (at most 25 lines) in order, each broken once by a kind of
-// break picked by seed among those that fit it. The same seed and
-// standard library give the same cases.
+// and blocks (at most 25 lines) in order, each broken once by the kind of
+// break made least so far among those that fit it, at a place picked by
+// seed. The same seed and standard library give the same cases.
 func Breaks(t testing.TB, w *Worker, n int, seed uint64) []Broken {
 	t.Helper()
 	var files struct {
@@ -53,6 +54,7 @@ func Breaks(t testing.TB, w *Worker, n int, seed uint64) []Broken {
 	rng.Shuffle(len(files.Files), func(i, j int) { files.Files[i], files.Files[j] = files.Files[j], files.Files[i] })
 	var out []Broken
 	seen := map[string]bool{}
+	counts := make([]int, len(Kinds))
 	for _, f := range files.Files {
 		var segs struct {
 			Segments []segment `json:"segments"`
@@ -64,11 +66,15 @@ func Breaks(t testing.TB, w *Worker, n int, seed uint64) []Broken {
 				continue
 			}
 			seen[s.Src] = true
+			// The kinds made least so far come first, so the mix is as
+			// even as the statements allow.
 			kinds := rng.Perm(len(Kinds))
+			slices.SortStableFunc(kinds, func(a, b int) int { return counts[a] - counts[b] })
 			for _, k := range kinds {
 				if b, ok := breakOne(s, Kinds[k], rng); ok {
 					b.Name = fmt.Sprintf("%s:%d:%s", name, i, b.Kind)
 					out = append(out, b)
+					counts[k]++
 					break
 				}
 			}
