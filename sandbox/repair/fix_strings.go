@@ -247,6 +247,14 @@ func closeTriple(src string, p Problem) []change {
 		e := trimRightSpace(src, start, end)
 		next := end + 1
 		if e > start && next < len(src) {
+			if at, ok := continuationLine(src, next); ok {
+				// The closer stood at the start of a line that goes on
+				// with the expression, as in ''', re.VERBOSE).
+				if c, ok := closeTripleAt(src, lit, next, at, 1); ok {
+					out = append(out, c)
+				}
+				break
+			}
 			if cs, ce, ok := closerLine(src, next, indent); ok {
 				// The line left where the closer stood on its own:
 				// close it there, keeping the string's last line break.
@@ -271,6 +279,18 @@ func closeTriple(src string, p Problem) []change {
 		start = next
 	}
 	return out
+}
+
+// continuationLine reports whether the line starting at i goes on with an
+// expression, starting (after its indentation) with a comma, a closer or
+// an attribute, and returns where that starts.
+func continuationLine(src string, i int) (int, bool) {
+	k := i
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	return k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
+		k+1 < len(src) && src[k] == '.' && isIdentStart(src[k+1])
 }
 
 // closerLine looks at the blank lines from from, the start of a line, for

@@ -246,6 +246,11 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			c := closeStringAt(e-1, lit.q)
 			c.place = &place{lit: &lit, end: at, inBrkt: true}
 			out = append(out, c)
+		} else if src[lit.body] == ' ' {
+			// An empty string lost a quote: "" if n == 1 else "s".
+			c := closeStringAt(lit.body, lit.q)
+			c.place = &place{lit: &lit, end: at, inBrkt: true}
+			out = append(out, c)
 		}
 	}
 	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})

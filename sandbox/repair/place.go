@@ -70,26 +70,61 @@ func (s *searcher) settle(src string) *Problem {
 	if len(runs) == 0 {
 		return nil
 	}
-	// Of two readings, a string that is one word, like '__name__' in
-	// getattr(obj, '__name__, None), most likely ends where code starts,
-	// when that code holds only names the block knows. Text with spaces
-	// may be a message holding a comma, like "Hello, world", and an empty
-	// string may be one quote of '', so there the block does not say.
 	offs := []int{at}
 	for _, e := range runs {
 		offs = append(offs, e.off)
 	}
 	first, last := slices.Min(offs), slices.Max(offs)
-	if len(runs) > 1 || first == pl.lit.body || !isWord(src[pl.lit.body:first]) || !knownNames(src, first, last) {
+	// A reading where the string is a format that % fills, or the
+	// receiver of a method, as in '%s' % name or ''.join(parts), is the
+	// one meant when it is the only such reading.
+	var strong []int
+	for _, p := range offs {
+		if formatOrMethod(src, pl.lit.body, p) {
+			strong = append(strong, p)
+		}
+	}
+	pick := -1
+	switch {
+	case len(strong) == 1:
+		pick = strong[0]
+	// Else, of two readings, a string that is one word, like '__name__'
+	// in getattr(obj, '__name__, None), most likely ends where code
+	// starts, when that code holds only names the block knows. Text with
+	// spaces may be a message holding a comma, like "Hello, world", and an
+	// empty string may be one quote of '', so there the block does not say.
+	case len(runs) == 1 && first > pl.lit.body && isWord(src[pl.lit.body:first]) && knownNames(src, first, last):
+		pick = first
+	default:
 		return ambiguous(src, pl, string(pl.lit.q), first, last)
 	}
-	if first != at {
-		moved := closeStringAt(first, pl.lit.q)
+	if pick != at {
+		moved := closeStringAt(pick, pl.lit.q)
 		moved.place = pl
 		s.path[0] = moved
 		s.result = apply(src, moved.edits)
 	}
 	return nil
+}
+
+// formatOrMethod reports whether the string whose text is src[body:p],
+// closed at p, is a %-format followed by the % operator, or a word (or
+// nothing) followed by a method call.
+func formatOrMethod(src string, body, p int) bool {
+	text, rest := src[body:p], src[p:lineEndFrom(src, p)]
+	if strings.HasPrefix(rest, " % ") {
+		for k := 0; k+1 < len(text); k++ {
+			if text[k] == '%' && strings.IndexByte("sdrifxXeEgGc(*-0123456789.", text[k+1]) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if len(rest) > 1 && rest[0] == '.' && isWord(text) {
+		e := wordEnd(rest, 1)
+		return e > 1 && e < len(rest) && rest[e] == '('
+	}
+	return false
 }
 
 // ownClose reports whether e closes the string of pl inside its own text.
