@@ -389,7 +389,7 @@ func bracketPlaces(src string, pl *place) []edit {
 			i = numberEnd(src, i) - 1
 			afterOperand = true
 		case isIdentChar(c):
-			e := wordEnd(src, i)
+			e := max(wordEnd(src, i), i+1) // a byte of no letter still moves on
 			w := src[i:e]
 			if afterOperand && keywords[w] && !operandKeywords[w] {
 				if !top.grouping || top.compound {
