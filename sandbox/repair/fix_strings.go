@@ -71,6 +71,9 @@ func closeString(src string, p Problem) []change {
 	if c, ok := unescapeBackslash(src, lit); ok {
 		out = append(out, c)
 	}
+	if c, ok := quoteBeforeCloser(src, p, eol); ok {
+		out = append(out, c)
+	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
 }
 
@@ -135,6 +138,25 @@ func unescapeBackslash(src string, lit strLit) (change, bool) {
 		text: func(pos posFunc) string {
 			_, c := pos(at)
 			return fmt.Sprintf("removed the backslash at column %d so the %c after it is escaped rather than a backslash", c, lit.q)
+		}}}}, true
+}
+
+// quoteBeforeCloser handles a quote that ends the text of a triple-quoted
+// string right before its closer, as in """Say "hi""""": the first three
+// quotes of the run closed the string, and the last one opened this one,
+// which runs to the line end. Escaping the first quote of the run makes it
+// text again.
+func quoteBeforeCloser(src string, p Problem, eol int) (change, bool) {
+	lit := p.d.lit
+	q := lit.q
+	at := lit.quote - 3
+	if !p.d.joined || lit.start != lit.quote || at < 1 || src[at-1] == q || !hasTriple(src, at, q) || !onlyClosersAfter(src, lit.body, eol) {
+		return change{}, false
+	}
+	return change{cost: 0, edits: []edit{insert(at, `\`)}, notes: []note{{kind: "escape-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("escaped the %c at column %d, which ended the triple-quoted string early", q, c)
 		}}}}, true
 }
 
