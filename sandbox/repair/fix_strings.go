@@ -88,7 +88,7 @@ func closeStringAt(at int, q byte) change {
 
 // swappedQuote returns the offset of the quote of the other kind that
 // most likely closed lit, whose text runs to eol: the only one in the
-// text, or the last one when only closers follow it; else -1.
+// text, or the last of an odd number when only closers follow it; else -1.
 func swappedQuote(src string, lit strLit, eol int) int {
 	if lit.triple {
 		return -1
@@ -96,8 +96,9 @@ func swappedQuote(src string, lit strLit, eol int) int {
 	text := src[lit.body:eol]
 	alt := otherQuote(lit.q)
 	k := strings.LastIndexByte(text, alt)
-	if k < 0 || strings.IndexByte(text, alt) != k && !onlyClosersAfter(src, lit.body+k+1, eol) {
-		return -1
+	n := strings.Count(text, string(alt))
+	if k < 0 || n > 1 && (n%2 == 0 || !onlyClosersAfter(src, lit.body+k+1, eol)) {
+		return -1 // quotes that pair up, as in "x, end=' '), quote a string inside
 	}
 	if text == string(alt) {
 		return -1 // '" is most likely the string " without its closing quote
@@ -288,10 +289,13 @@ func closeTriple(src string, p Problem) []change {
 		}
 		if e > start {
 			cost := 2 + n
-			if next >= len(src) || nextLineIsCode(src, next, indent) {
+			// The line after a doctest prompt is its output, not code.
+			prompt := strings.HasPrefix(strings.TrimLeft(src[start:e], " \t"), ">>>")
+			if next >= len(src) || !prompt && nextLineIsCode(src, next, indent) {
 				cost = 1
 			}
-			if c, ok := closeTripleAt(src, lit, start, e, cost); ok {
+			// Spaces before the line end belong to the text.
+			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, end), cost); ok {
 				out = append(out, c)
 			}
 			if cost == 1 {
@@ -450,6 +454,8 @@ func looksLikeCode(line string) bool {
 		return true
 	case rest[0] == '=' && !strings.HasPrefix(rest, "=="):
 		return true
+	case rest[0] == ',' && strings.Contains(rest, " = "):
+		return true // a, b = pair
 	case len(rest) > 1 && rest[1] == '=' && strings.ContainsRune("+-*/%&|^", rune(rest[0])):
 		return true
 	}
