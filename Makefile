@@ -65,6 +65,7 @@ completions: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
+	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser

@@ -36,7 +36,11 @@ repair it: the repaired source goes to stdout and the note saying what
 changed to stderr, status 0. A block that parses is printed unchanged,
 status 0. A block that cannot be repaired is not printed; the error (Python's
 message, the first wrong quote, bracket or escape, the line with a caret)
-goes to stderr, status 1. --json prints the whole result as JSON instead.`,
+goes to stderr, status 1. --json prints the whole result as JSON instead.
+
+A block needing more than 4 bracket changes (or 3 on one line) is not
+repaired, and neither is a closing quote or bracket that fits at two places
+Python would both run, as in f(a + b: the error says why.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			src, err := readBlock(s, args)
@@ -67,7 +71,7 @@ goes to stderr, status 1. --json prints the whole result as JSON instead.`,
 			return nil
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: changed, repaired, source, fixes, problems, python_error")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: changed, repaired, source, fixes, problems (a list), python_error")
 	return cmd
 }
 
