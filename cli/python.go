@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -131,28 +133,33 @@ func runPython(args []string, s Streams) int {
 	if pa.Mode == ModeUV {
 		return runUV(pa, s)
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+		return 1
+	}
 	cwd := s.Dir
 	if cwd == "" {
-		fmt.Fprintln(stderr, "vis-agent python: the working folder cannot be read (was it removed?)")
-		return 1
+		return fail(errors.New("the working folder cannot be read (was it removed?)"))
 	}
-	project, err := packages.FindProject(cwd)
-	if err != nil && !pa.Vis.Shared {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", oneLine(err))
-		return 1
-	}
-	settings := runSettings(s, project)
 	lib, _, inst, err := loadRuntime(s)
 	if err != nil {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	plan, err := planRun(runContext{args: pa, cwd: cwd, project: project, settings: settings, lib: lib, inst: inst, layout: s.layout(), getenv: s.Getenv})
+	l := s.layout()
+	plan, err := planRun(runContext{
+		args: pa, cwd: cwd, environ: os.Environ(), inst: inst, version: lib.Version,
+		sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
+		settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	applyEnv(pa.Vis, plan.setenv)
+	for _, m := range plan.messages {
+		fmt.Fprintf(stderr, "vis-agent python: %s\n", m)
+	}
+	if err := setEnviron(plan.env); err != nil {
+		return fail(err)
+	}
 	return lib.Main(append([]string{plan.argv0}, pa.Argv...), inst.Home, plan.startup)
 }
 

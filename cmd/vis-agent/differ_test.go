@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -131,20 +132,15 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool)
 	}
 }
 
-// sharedPython makes the shared packages folder under home and returns the
-// python of the shared environment vis-agent python then runs in.
+// sharedPython makes the shared environment under home and returns its
+// python, which vis-agent python then runs as.
 func sharedPython(t *testing.T, py testenv.Python, home string) string {
 	t.Helper()
-	state := filepath.Join(home, "python")
-	pkgs := filepath.Join(state, "packages")
-	if err := os.MkdirAll(pkgs, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	inst, err := pyembed.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := packages.SharedEnvironment(state, pkgs, inst, py.Version)
+	env, _, err := packages.SharedEnvironment(paths.New(func(k string) string { return map[string]string{"VIS_HOME": home}[k] }).SharedEnvironment(py.Version.Short()), inst, py.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
