@@ -28,12 +28,17 @@ Program (the first one ends the options; all that follows goes to the program):
   -             read the program from standard input; with no program, a
                 non-terminal stdin is read too, a terminal gets the prompt
   uv ARG…       run the bundled uv with the embedded CPython (right after
-                python, or after --shared for uv sync)
+                python, or after --shared for uv sync and uv pip, or
+                --active for uv pip); uv pip acts on the environment a
+                run here uses
 
 vis-agent options (before the program only):
-  --shared      use the shared packages (~/.vis/python/packages), also
+  --shared      use the shared packages of this CPython version
+                (~/.vis/python/packages/3.X, a virtual environment), also
                 inside a project; --shared -m pip installs into them, and
                 --shared uv sync installs a uv project's locked packages
+  --active      use the activated environment (VIRTUAL_ENV), also inside
+                a uv project
   --env K=V     set an environment variable for the program (repeatable;
                 K alone sets it empty)
   --no-env      start the program with an empty environment but --env's
@@ -63,13 +68,17 @@ Interpreter options, as python's:
                 CPython's own help on environment variables and -X options
   -h, --help    this help
 
-Inside a uv project (a pyproject.toml here or above), the project's .venv
-is used, made for this CPython version; elsewhere, the shared packages.
+Inside a uv project (a pyproject.toml here or above with a .venv or
+uv.lock beside it, or UV_PROJECT_ENVIRONMENT set), the project's .venv is
+used, made from this CPython; elsewhere the activated environment
+(VIRTUAL_ENV), else the shared packages.
 
 Environment:
   VIS_PYTHON_NATIVE_PATH  libpython file (or folder holding one) to load
   VIS_PYTHON_HOME         installation folder the interpreter runs from
-  VIS_PYTHON_PACKAGES     the shared packages folder
+  VIS_PYTHON_PACKAGES     holds the shared packages, one environment per
+                          CPython version (3.11/, 3.12/, …)
+  VIRTUAL_ENV             the activated environment, as for python
   VIS_HOME                vis-agent's own folder (default ~/.vis)
   UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
