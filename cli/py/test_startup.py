@@ -58,15 +58,21 @@ class Main(unittest.TestCase):
         # A root with a byte that is not UTF-8 arrives as a lone surrogate.
         out = run(r"""
             import os, sys, startup
-            startup.main(b'{"roots": ["/r1", "/r\\udcff"], "no_network": true}')
-            print(os.fsdecode(b"/r\xff") in sys.path, "/r1" in sys.path)
+            startup.main(b'{"roots": ["/r1", "/r\\udcff", "/\xc3\xa9"], "no_network": true}')
+            print(os.fsdecode(b"/r\xff") in sys.path, "/r1" in sys.path, "/\u00e9" in sys.path)
             import socket
             try:
                 socket.socket(socket.AF_INET)
             except PermissionError:
                 print("refused")
         """)
-        self.assertEqual(out.stdout.split(), ["True", "True", "refused"], out.stderr)
+        self.assertEqual(out.stdout.split(), ["True", "True", "True", "refused"], out.stderr)
+
+    def test_bad_settings_are_refused(self):
+        import startup
+
+        with self.assertRaises(ValueError):
+            startup._loads('{"roots": []} extra')
 
     def test_empty_settings_change_nothing(self):
         out = run("""
