@@ -10,7 +10,7 @@
 //
 //   - shared install: vis-agent python --shared uv sync against --shared -m
 //     pip install of the same locked set of wheels, from one local
-//     wheelhouse, into an empty shared folder.
+//     wheelhouse, into an empty shared environment.
 //
 //     go run ./internal/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
 package main
