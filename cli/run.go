@@ -68,7 +68,10 @@ func planRun(rc runContext) (runPlan, error) {
 	if plan.argv0 == "" {
 		plan.argv0, _ = os.Executable()
 	}
-	var project *packages.Project
+	var (
+		project *packages.Project
+		roots   []string
+	)
 	if !informational(rc.args) {
 		choice, err := packages.Resolve(packages.Request{
 			Cwd: rc.cwd, Getenv: rc.getenv, Shared: rc.args.Vis.Shared, Active: rc.args.Vis.Active,
@@ -82,7 +85,7 @@ func planRun(rc runContext) (runPlan, error) {
 		}
 		plan.messages = append(plan.messages, choice.Notes...)
 		plan.argv0 = choice.Env.Python
-		project = choice.Project
+		project, roots = choice.Project, choice.Roots
 	}
 	settings := rc.settings(project)
 	plan.env = childEnv(rc, settings)
@@ -90,7 +93,7 @@ func planRun(rc runContext) (runPlan, error) {
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
 	}
-	for _, r := range append(append([]string(nil), settings.SourcePaths.Value...), packages.Roots(project)...) {
+	for _, r := range append(append([]string(nil), settings.SourcePaths.Value...), roots...) {
 		ss.Roots = append(ss.Roots, fsString(r))
 	}
 	if len(ss.Roots) == 0 && ss.TLSStrict == nil && !ss.NoNetwork {
