@@ -101,10 +101,10 @@ func userEnv(py testenv.Python, home string, extra []string) []string {
 }
 
 // compare runs c with both commands in the same fresh folder and fails on
-// any difference a user could see. The reference is py's own python; with
-// shared set, VIS_HOME holds a shared packages folder, vis-agent runs in
-// the shared environment, and the reference is that environment's python.
-func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool) {
+// any difference a user could see. vis-agent runs in the shared
+// environment of py's version, and the reference is that environment's
+// python.
+func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
 	t.Helper()
 	if c.minMinor > py.Version.Minor {
 		t.Skipf("needs CPython 3.%d+", c.minMinor)
@@ -112,10 +112,7 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool)
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	home := filepath.Join(dir, "vishome")
-	reference := py.Executable
-	if shared {
-		reference = sharedPython(t, py, home)
-	}
+	reference := sharedPython(t, py, home)
 	ref := execIn(t, work, c, py, home, append([]string{reference}, c.args...))
 	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
 	if c.scrub != nil {
