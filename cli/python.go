@@ -114,7 +114,7 @@ var pythonOptions = []string{
 	"--version\tprint the CPython version", "-V\tprint the CPython version", "--help\tshow help", "-h\tshow help",
 	"--help-env\tCPython's environment variables", "--help-xoptions\tCPython's -X options", "--help-all\tall of CPython's help",
 	"--check-hash-based-pycs\tpyc validation",
-	"--shared\tuse the shared packages", "--env\tset a variable for the program", "--no-env\tempty environment",
+	"--shared\tuse the shared packages", "--active\tuse the activated environment", "--env\tset a variable for the program", "--no-env\tempty environment",
 	"--no-network\tno sockets or name lookups",
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -41,7 +42,7 @@ func TestPlanRun(t *testing.T) {
 		argv     []string
 		cwd      string
 		environ  []string
-		settings func(*Settings)
+		settings func(*config.Settings)
 		argv0    string
 		env      []string // wanted exactly, when not nil
 		has      []string // wanted among the environment
@@ -65,16 +66,16 @@ func TestPlanRun(t *testing.T) {
 		{name: "--no-env with --env", argv: []string{"--no-env", "--env", "A=1", "--env", "B", "-c", "pass"}, cwd: "plain", argv0: sharedPython, env: []string{"A=1", "B="}},
 		{name: "--env replaces", argv: []string{"--env", "HOME=/x", "-c", "pass"}, cwd: "plain", argv0: sharedPython, env: []string{"HOME=/x", "PATH=/bin", "PIP_INDEX_URL="}},
 		{name: "index_url", argv: []string{"-m", "pip", "install", "x"}, cwd: "plain", argv0: sharedPython,
-			settings: func(s *Settings) { s.IndexURL.Value = "http://mirror/simple" },
+			settings: func(s *config.Settings) { s.IndexURL.Value = "http://mirror/simple" },
 			has:      []string{"PIP_INDEX_URL=http://mirror/simple"}},
 		{name: "index_url, pip given its own", argv: []string{"-m", "pip", "install", "-i", "http://own", "x"}, cwd: "plain", argv0: sharedPython,
-			settings: func(s *Settings) { s.IndexURL.Value = "http://mirror/simple" },
+			settings: func(s *config.Settings) { s.IndexURL.Value = "http://mirror/simple" },
 			env:      base},
 		{name: "index_url left out by --no-env", argv: []string{"--no-env", "-c", "pass"}, cwd: "plain", argv0: sharedPython,
-			settings: func(s *Settings) { s.IndexURL.Value = "http://mirror/simple" },
+			settings: func(s *config.Settings) { s.IndexURL.Value = "http://mirror/simple" },
 			env:      []string{}},
 		{name: "config: source paths and tls_strict", argv: []string{"-c", "pass"}, cwd: "plain", argv0: sharedPython,
-			settings: func(s *Settings) { s.SourcePaths.Value, s.TLSStrict.Value = []string{"/src/a\xff"}, false },
+			settings: func(s *config.Settings) { s.SourcePaths.Value, s.TLSStrict.Value = []string{"/src/a\xff"}, false },
 			startup:  []string{`"roots":["/src/a\\udcff"]`, `"tls_strict":false`}},
 		{name: "--no-network", argv: []string{"--no-network", "-c", "pass"}, cwd: "plain", argv0: sharedPython, startup: []string{`"no_network":true`}},
 	} {
@@ -83,14 +84,14 @@ func TestPlanRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			settings := defaultSettings()
+			settings := config.Load() // the defaults
 			if tt.settings != nil {
 				tt.settings(&settings)
 			}
 			plan, err := planRun(runContext{
 				args: pa, cwd: filepath.Join(root, tt.cwd), environ: append(slices.Clone(base), tt.environ...),
-				inst: inst, version: v, sharedRoot: shared, startupDir: filepath.Join(root, "startup"),
-				settings: func(*packages.Project) Settings { return settings },
+				inst: inst, version: v, sharedDir: filepath.Join(shared, "3.12"), startupDir: filepath.Join(root, "startup"),
+				settings: func(*packages.Project) config.Settings { return settings },
 			})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
