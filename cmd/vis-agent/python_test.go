@@ -284,7 +284,7 @@ func TestSignalsMatchReference(t *testing.T) {
 			t.Parallel()
 			for _, c := range signalCases() {
 				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c, false)
+					compare(t, bin, py, c)
 				})
 			}
 		})
