@@ -1,0 +1,98 @@
+package jail
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policy is what the kernel layer enforces. The zero value restricts
+// nothing; each field turns one restriction on.
+type Policy struct {
+	// ConfineFiles limits file access to ReadWrite and ReadOnly (plus the
+	// system files in SystemReadOnly and SystemReadWrite, which the caller
+	// adds when it wants them). Roots that do not exist are skipped.
+	ConfineFiles bool
+	ReadWrite    []string
+	ReadOnly     []string
+	// NoNetwork refuses TCP bind and connect (Landlock), every socket
+	// family but AF_UNIX (seccomp: UDP, MPTCP, raw and netlink sockets, and
+	// with them name lookups), io_uring, and reaching into other processes
+	// (ptrace, process_vm_*, pidfd_getfd), module loading, kexec and bpf.
+	NoNetwork bool
+	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
+	// threads still start, processes do not.
+	NoNewProcesses bool
+	// DropPrivileges drops every capability (effective, permitted,
+	// inheritable, ambient and the bounding set), so a process running as
+	// root cannot chroot, mount, open raw sockets, ptrace, raise an rlimit
+	// or change owners, and an exec cannot give them back; it also refuses
+	// those and the other administrative system calls with seccomp.
+	DropPrivileges bool
+	// ScopeIPC keeps signals and abstract unix sockets inside the jail: a
+	// jailed process cannot signal or connect to a process outside it,
+	// while the parent can still signal it (Landlock ABI 6).
+	ScopeIPC bool
+	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
+	// hard): an allocation past it fails (MemoryError in Python).
+	MemoryBytes uint64
+}
+
+// SystemReadOnly are the files every program on this system reads: shared
+// libraries, the loader's cache, time zones and random devices.
+var SystemReadOnly = []string{
+	"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache",
+	"/etc/localtime", "/usr/share/zoneinfo", "/dev/urandom", "/dev/random", "/dev/zero",
+}
+
+// SystemReadWrite are the files every program may write: /dev/null.
+var SystemReadWrite = []string{"/dev/null"}
+
+// NoNetwork is the policy of `vis-agent python --no-network`: the network
+// refused, everything else as python has it.
+func NoNetwork() Policy { return Policy{NoNetwork: true} }
+
+// Status says which layers are in force after Apply.
+type Status struct {
+	// LandlockABI is the kernel's Landlock ABI version, 0 when it has none.
+	LandlockABI int
+	Files       bool // file roots enforced (Landlock)
+	TCP         bool // TCP bind/connect refused (Landlock ABI 4)
+	ScopedIPC   bool // signals and abstract sockets scoped (Landlock ABI 6)
+	Seccomp     bool // the seccomp filter is loaded on every thread
+	NoNewPrivs  bool
+	NoCaps      bool // no capability left in any set, bounding included
+	MemoryBytes uint64
+	// Missing names, one sentence each, what the policy asked for and the
+	// kernel could not enforce.
+	Missing []string
+}
+
+// String is a one-line summary for a user.
+func (s Status) String() string {
+	var on []string
+	add := func(ok bool, name string) {
+		if ok {
+			on = append(on, name)
+		}
+	}
+	if s.LandlockABI > 0 {
+		on = append(on, fmt.Sprintf("landlock ABI %d", s.LandlockABI))
+	}
+	add(s.Files, "file roots")
+	add(s.TCP, "no TCP")
+	add(s.ScopedIPC, "scoped signals")
+	add(s.Seccomp, "seccomp")
+	add(s.NoNewPrivs, "no_new_privs")
+	add(s.NoCaps, "no capabilities")
+	if s.MemoryBytes > 0 {
+		on = append(on, fmt.Sprintf("address space %d MiB", s.MemoryBytes>>20))
+	}
+	text := "kernel layer: " + strings.Join(on, ", ")
+	if len(on) == 0 {
+		text = "kernel layer: none"
+	}
+	if len(s.Missing) > 0 {
+		text += "; missing: " + strings.Join(s.Missing, "; ")
+	}
+	return text
+}
