@@ -160,7 +160,7 @@ func runPython(args []string, s Streams) int {
 	}
 	applyEnv(pa.Vis, plan.setenv)
 	if pa.Vis.NoNetwork {
-		if err := refuseNetwork(stderr); err != nil {
+		if err := refuseNetwork(lib, stderr); err != nil {
 			fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 			return 1
 		}
