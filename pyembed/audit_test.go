@@ -78,6 +78,10 @@ def attempt(name, f):
 open(WS + "/f", "w").write("in the workspace")
 os.symlink(os.path.dirname(S), WS + "/door")
 attempt("read secret", lambda: open(S).read())
+attempt("sibling prefix", lambda: open(WS + "-sibling/f", "w"))
+attempt("relative inside", lambda: open("rel.txt", "w").write("r"))
+attempt("new folder dotdot", lambda: open(WS + "/nope/../../x", "w"))
+attempt("new file deep inside", lambda: open(WS + "/nope/x", "w"))
 attempt("write outside", lambda: open(OUT + "/planted", "w"))
 attempt("write read-only root", lambda: open(sys.prefix + "/planted", "w"))
 attempt("read read-only root", lambda: len(open(os.__file__).read()) > 0)
@@ -134,7 +138,7 @@ print("still usable", 6 * 7)
 func TestAuditHook(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
-			out := runHookAttempts(t, py, false)
+			out, ws := runHookAttempts(t, py, false)
 			want := []string{
 				"read secret: PermissionError: open /",
 				"/secret: refused by the test jail (outside its roots)",
@@ -142,6 +146,10 @@ func TestAuditHook(t *testing.T) {
 				"write read-only root: PermissionError: open " + py.Prefix,
 				"(outside its writable roots)",
 				"read read-only root: ok True",
+				"sibling prefix: PermissionError: open " + ws + "-sibling/f: refused by the test jail (outside its writable roots)",
+				"relative inside: ok 1",
+				"new folder dotdot: PermissionError: open " + ws + "/nope/../../x: refused by the test jail (the path cannot be resolved inside its roots)",
+				"new file deep inside: FileNotFoundError",
 				"os.open write: PermissionError: open ",
 				"workspace symlink: PermissionError: open ",
 				"dotdot: PermissionError: open ",
@@ -195,7 +203,7 @@ func TestAuditHook(t *testing.T) {
 // and CPython starts and works under both.
 func TestAuditHookOverKernel(t *testing.T) {
 	py := testenv.First(t)
-	out := runHookAttempts(t, py, true)
+	out, _ := runHookAttempts(t, py, true)
 	for _, w := range []string{"jail-status: kernel layer: landlock ABI", "read secret: PermissionError: open /", "sqlite inside: ok (1,)", "still usable 42"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("want %q in:\n%s", w, out)
@@ -203,9 +211,16 @@ func TestAuditHookOverKernel(t *testing.T) {
 	}
 }
 
-func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) string {
+// runHookAttempts runs hookAttempts in a child with the test jail's hook
+// (and kernel layer), in a fresh workspace; it returns the output and the
+// workspace.
+func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (string, string) {
 	t.Helper()
 	secretDir, outside, ws := t.TempDir(), t.TempDir(), t.TempDir()
+	// A sibling whose name extends the workspace's: roots match at '/'.
+	if err := os.Mkdir(ws+"-sibling", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	secret := filepath.Join(secretDir, "secret")
 	if err := os.WriteFile(secret, []byte("SECRET-TEXT"), 0o644); err != nil {
 		t.Fatal(err)
@@ -238,5 +253,22 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) string {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("files appeared outside the roots: %v", entries)
 	}
-	return out
+	if _, err := os.Stat(ws + "-sibling/f"); err == nil {
+		t.Errorf("a file appeared in a sibling of the workspace")
+	}
+	os.RemoveAll(ws + "-sibling")
+	return out, ws
+}
+
+// TestAuditPolicyErrors: a policy the hook cannot hold is an error before
+// anything is installed.
+func TestAuditPolicyErrors(t *testing.T) {
+	var lib pyembed.Library
+	if err := lib.InstallAuditHook(pyembed.AuditPolicy{Jail: true}); err == nil || !strings.Contains(err.Error(), "needs a name") {
+		t.Errorf("a policy without a name: %v", err)
+	}
+	err := lib.InstallAuditHook(pyembed.AuditPolicy{Jail: true, Name: "x", ReadOnly: []string{"relative/root"}})
+	if err == nil || !strings.Contains(err.Error(), "root relative/root: not an absolute path") {
+		t.Errorf("a relative root: %v", err)
+	}
 }
