@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -56,42 +55,6 @@ a, b = socket.socketpair(); a.send(b"unix"); print("unix", b.recv(4))
 
 var networkAttemptNames = []string{"module", "libc", "child-tcp", "child-mptcp", "child-udp", "shell"}
 
-// loopbackServers start a TCP and a UDP server on 127.0.0.1 answering
-// answer to anyone, stopped with the test.
-func loopbackServers(t *testing.T, answer string) (tcpPort, udpPort int) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(answer))
-			c.Close()
-		}
-	}()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 64)
-		for {
-			_, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			pc.WriteTo([]byte(answer), addr)
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, pc.LocalAddr().(*net.UDPAddr).Port
-}
-
 // TestNoNetworkKernelLayer: with --no-network nothing reaches the
 // loopback server, also through ctypes and child processes, and the
 // program's own socket use still gets the hook's clear error; without it,
@@ -102,7 +65,7 @@ func TestNoNetworkKernelLayer(t *testing.T) {
 	}
 	bin := testenv.Binary(t)
 	answer := "ANSWER-from-the-loopback-server"
-	tcpPort, udpPort := loopbackServers(t, answer)
+	tcpPort, udpPort := testenv.Loopback(t, answer)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			env := append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+py.Library, "VIS_HOME="+t.TempDir(),

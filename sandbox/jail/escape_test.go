@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,39 +56,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(w.answer))
-			c.Close()
-		}
-	}()
-	w.tcpPort = ln.Addr().(*net.TCPAddr).Port
-
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			pc.WriteTo([]byte(w.answer), addr)
-		}
-	}()
-	w.udpPort = pc.LocalAddr().(*net.UDPAddr).Port
+	w.tcpPort, w.udpPort = testenv.Loopback(t, w.answer)
 
 	w.sleeper = exec.Command("sleep", "600")
 	if err := w.sleeper.Start(); err != nil {
@@ -218,6 +185,16 @@ print(E)`, false, "forks 0"},
 	{"libc system through ctypes", `r = libc.system(("cat " + S).encode())
 print(E if r == 0 else "refused", r)`, true, "refused"},
 	{"posix_spawn", `print(E, os.posix_spawn("/bin/cat", ["cat", S], os.environ))`, true, ""},
+	// The i386 socket call (359) through int 0x80 from a 64-bit process:
+	// a filter that checks numbers without the architecture lets it by.
+	{"i386 syscall", `import mmap, platform
+if platform.machine() != "x86_64":
+    print("refused: not x86_64")
+else:
+    m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    m.write(bytes.fromhex("53b867010000bb02000000b90100000031d2cd805bc3"))
+    fd = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()
+    print(E if fd >= 0 else "refused", fd)`, true, "refused"},
 	{"memory bomb", `b = bytes(8 << 30); print(E, len(b))`, false, "MemoryError"},
 }
 
