@@ -273,9 +273,14 @@ static int in_list(const char *event, const char *const *list, size_t n) {
 	return 0;
 }
 
-// open: (path, mode, flags); mode is None for os.open.
+// open: (path, mode, flags); mode is None for os.open. A descriptor
+// (CPython's own stdin, open(fd)) is allowed: wrapping one the process
+// already holds opens nothing new.
 static int check_open(void *args) {
-	void *mode = arg(args, 1), *flags = arg(args, 2);
+	void *path = arg(args, 0), *mode = arg(args, 1), *flags = arg(args, 2);
+	if (path == NULL || is_int(path)) {
+		return 0;
+	}
 	int write = 0;
 	if (mode != NULL && mode != p_None) {
 		const char *m = p_PyUnicode_AsUTF8(mode);
@@ -286,7 +291,7 @@ static int check_open(void *args) {
 		long f = p_PyLong_AsLong(flags);
 		write = write || (f & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
 	}
-	return check_path("open", arg(args, 0), NULL, write, 1);
+	return check_path("open", path, NULL, write, 1);
 }
 
 // sqlite3.connect: (database); a "file:" URI names its path before "?".

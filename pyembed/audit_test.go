@@ -77,6 +77,7 @@ def attempt(name, f):
         print(name + ": " + type(e).__name__ + ": " + str(e))
 open(WS + "/f", "w").write("in the workspace")
 os.symlink(os.path.dirname(S), WS + "/door")
+attempt("stdin from a file outside the roots", lambda: sys.stdin.read())
 attempt("read secret", lambda: open(S).read())
 attempt("sibling prefix", lambda: open(WS + "-sibling/f", "w"))
 attempt("relative inside", lambda: open("rel.txt", "w").write("r"))
@@ -145,6 +146,7 @@ func TestAuditHook(t *testing.T) {
 				"write outside: PermissionError: open /",
 				"write read-only root: PermissionError: open " + py.Prefix,
 				"(outside its writable roots)",
+				"stdin from a file outside the roots: ok given on stdin",
 				"read read-only root: ok True",
 				"sibling prefix: PermissionError: open " + ws + "-sibling/f: refused by the test jail (outside its writable roots)",
 				"relative inside: ok 1",
@@ -239,8 +241,19 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (string, stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	// stdin is a file outside the roots: CPython wraps the descriptor it
+	// inherited, which the hook lets through.
+	stdin := filepath.Join(t.TempDir(), "stdin")
+	if err := os.WriteFile(stdin, []byte("given on stdin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	cmd := exec.Command(os.Args[0])
-	cmd.Dir = ws
+	cmd.Dir, cmd.Stdin = ws, f
 	cmd.Env = append(os.Environ(), hookChildEnv+"="+string(data), "SECRET="+secret, "WS="+ws, "OUTSIDE="+outside)
 	raw, err := cmd.CombinedOutput()
 	out := string(raw)
