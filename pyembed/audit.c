@@ -334,6 +334,27 @@ static int thread_count(void) {
 	return n;
 }
 
+// is_unix_address: a str or bytes socket address names a unix socket.
+static int is_unix_address(void *addr) {
+	return p_PyObject_IsInstance(addr, p_UnicodeType) == 1 || p_PyObject_IsInstance(addr, p_BytesType) == 1;
+}
+
+// check_unix_socket: in the jail, a unix socket file outside the writable
+// roots is a local service outside it (a container daemon's socket);
+// abstract addresses (a leading NUL) are left to the kernel's scoping.
+static int check_unix_socket(const char *event, void *args) {
+	void *addr = arg(args, 1);
+	if (addr == NULL || addr == p_None || !is_unix_address(addr)) {
+		return 0;
+	}
+	const char *s = p_PyObject_IsInstance(addr, p_BytesType) == 1 ? p_PyBytes_AsString(addr) : p_PyUnicode_AsUTF8(addr);
+	p_PyErr_Clear();
+	if (s == NULL || s[0] == '\0') {
+		return 0;
+	}
+	return check_path(event, addr, NULL, 1, 1);
+}
+
 static int check_network(const char *event, void *args) {
 	char target[256] = "";
 	if (strcmp(event, "socket.__new__") == 0) {
@@ -352,7 +373,7 @@ static int check_network(const char *event, void *args) {
 		// connect, bind, sendto, sendmsg: a str or bytes address is a unix
 		// socket's path, anything else an internet address.
 		void *addr = arg(args, 1);
-		if (addr == NULL || p_PyObject_IsInstance(addr, p_UnicodeType) == 1 || p_PyObject_IsInstance(addr, p_BytesType) == 1) {
+		if (addr == NULL || addr == p_None || is_unix_address(addr)) {
 			return 0;
 		}
 		repr_of(addr, target, sizeof target);
@@ -386,6 +407,9 @@ static int hook(const char *event, void *args, void *data) {
 	}
 	if (strcmp(event, "open") == 0) {
 		return check_open(args);
+	}
+	if (strcmp(event, "socket.connect") == 0 || strcmp(event, "socket.bind") == 0 || strcmp(event, "socket.sendto") == 0) {
+		return check_unix_socket(event, args);
 	}
 	for (size_t i = 0; i < COUNT(file_rules); i++) {
 		const file_rule *r = &file_rules[i];

@@ -115,6 +115,8 @@ attempt("ctypes from_address", lambda: ctypes.c_int.from_address(id(1)).value)
 attempt("socket inet", lambda: socket.socket(socket.AF_INET))
 attempt("name lookup", lambda: socket.getaddrinfo("localhost", 80))
 attempt("unix socketpair", lambda: socket.socketpair()[0].family.name)
+attempt("unix socket outside", lambda: socket.socket(socket.AF_UNIX).connect(OUT + "/service.sock"))
+attempt("unix socket inside", lambda: socket.socket(socket.AF_UNIX).bind(WS + "/own.sock"))
 attempt("gc finds no policy", lambda: sum(1 for o in gc.get_objects() if "roots" in repr(o)[:200] and S in repr(o)))
 sys.addaudithook(lambda *a: None)
 builtins.open = io.open = lambda *a, **k: "swapped"
@@ -139,7 +141,7 @@ print("still usable", 6 * 7)
 func TestAuditHook(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
-			out, ws := runHookAttempts(t, py, false)
+			out, ws, outside := runHookAttempts(t, py, false)
 			want := []string{
 				"read secret: PermissionError: open /",
 				"/secret: refused by the test jail (outside its roots)",
@@ -182,6 +184,8 @@ func TestAuditHook(t *testing.T) {
 				"socket inet: PermissionError: network access is refused: the test jail (socket.__new__ family 2)",
 				"name lookup: PermissionError: network access is refused: the test jail (socket.getaddrinfo 'localhost')",
 				"unix socketpair: ok AF_UNIX",
+				"unix socket outside: PermissionError: socket.connect " + outside + "/service.sock: refused by the test jail (outside its writable roots)",
+				"unix socket inside: ok",
 				"after swaps: PermissionError: open ",
 				"gc finds no policy: ok 0",
 				"still usable 42",
@@ -205,7 +209,7 @@ func TestAuditHook(t *testing.T) {
 // and CPython starts and works under both.
 func TestAuditHookOverKernel(t *testing.T) {
 	py := testenv.First(t)
-	out, _ := runHookAttempts(t, py, true)
+	out, _, _ := runHookAttempts(t, py, true)
 	for _, w := range []string{"jail-status: kernel layer: landlock ABI", "read secret: PermissionError: open /", "sqlite inside: ok (1,)", "still usable 42"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("want %q in:\n%s", w, out)
@@ -214,11 +218,12 @@ func TestAuditHookOverKernel(t *testing.T) {
 }
 
 // runHookAttempts runs hookAttempts in a child with the test jail's hook
-// (and kernel layer), in a fresh workspace; it returns the output and the
-// workspace.
-func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (string, string) {
+// (and kernel layer), in a fresh workspace; it returns the output, the
+// workspace and the folder outside the roots.
+func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (out, ws, outside string) {
 	t.Helper()
-	secretDir, outside, ws := t.TempDir(), t.TempDir(), t.TempDir()
+	secretDir := t.TempDir()
+	outside, ws = t.TempDir(), t.TempDir()
 	// A sibling whose name extends the workspace's: roots match at '/'.
 	if err := os.Mkdir(ws+"-sibling", 0o755); err != nil {
 		t.Fatal(err)
@@ -256,7 +261,7 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (string, stri
 	cmd.Dir, cmd.Stdin = ws, f
 	cmd.Env = append(os.Environ(), hookChildEnv+"="+string(data), "SECRET="+secret, "WS="+ws, "OUTSIDE="+outside)
 	raw, err := cmd.CombinedOutput()
-	out := string(raw)
+	out = string(raw)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -270,7 +275,7 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (string, stri
 		t.Errorf("a file appeared in a sibling of the workspace")
 	}
 	os.RemoveAll(ws + "-sibling")
-	return out, ws
+	return out, ws, outside
 }
 
 // TestAuditPolicyErrors: a policy the hook cannot hold is an error before

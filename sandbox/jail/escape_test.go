@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ type world struct {
 	outside, ws        string
 	answer             string
 	tcpPort, udpPort   int
+	unixSock           string
 	sleeper            *exec.Cmd
 }
 
@@ -57,6 +59,24 @@ func newWorld(t *testing.T) *world {
 	}
 
 	w.tcpPort, w.udpPort = testenv.Loopback(t, w.answer)
+	// A local service on a unix socket file outside the roots, like a
+	// container daemon's.
+	w.unixSock = filepath.Join(t.TempDir(), "service.sock")
+	ul, err := net.Listen("unix", w.unixSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(w.answer))
+			c.Close()
+		}
+	}()
 
 	w.sleeper = exec.Command("sleep", "600")
 	if err := w.sleeper.Start(); err != nil {
@@ -70,7 +90,7 @@ func (w *world) env() []string {
 	return append(os.Environ(),
 		"SECRET="+w.secret, "OUTSIDE="+w.outside, "WS="+w.ws,
 		fmt.Sprintf("TCP_PORT=%d", w.tcpPort), fmt.Sprintf("UDP_PORT=%d", w.udpPort),
-		fmt.Sprintf("SLEEPER=%d", w.sleeper.Process.Pid))
+		fmt.Sprintf("SLEEPER=%d", w.sleeper.Process.Pid), "UNIX_SOCK="+w.unixSock)
 }
 
 // sessionPolicy is the policy a jailed session's child gets: the
@@ -147,6 +167,7 @@ if fd >= 0 and libc.connect(fd, a, len(a)) == 0: print(E, os.read(fd, 100))
 else: print("refused", os.strerror(ctypes.get_errno()))`, true, "refused"},
 	{"udp", `s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.sendto(b"hi", ("127.0.0.1", UDP)); print(E, s.recv(100))`, true, "PermissionError"},
 	{"mptcp", `s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(("127.0.0.1", TCP)); print(E, s.recv(100))`, true, "PermissionError"},
+	{"unix socket outside the roots", `s = socket.socket(socket.AF_UNIX); s.connect(os.environ["UNIX_SOCK"]); print(E, s.recv(100))`, true, "PermissionError"},
 	{"ipv6", `print(E, socket.socket(socket.AF_INET6).fileno())`, true, "PermissionError"},
 	{"raw socket", `print(E, socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).fileno())`, true, "PermissionError"},
 	{"packet socket", `print(E, socket.socket(socket.AF_PACKET, socket.SOCK_RAW).fileno())`, true, "PermissionError"},

@@ -44,7 +44,11 @@ func Apply(p Policy) (Status, error) {
 		}
 	}
 	if needsSeccomp(p) {
-		raw, err := filter(p)
+		// Without the network, a jailed process connects no socket at all
+		// where Landlock cannot confine unix socket files: a local
+		// service's socket (a container daemon's) is a way out.
+		denyConnect := p.NoNetwork && p.ConfineFiles && st.LandlockABI < abiUnixSockets
+		raw, err := filter(p, denyConnect)
 		if err != nil {
 			return st, err
 		}
@@ -155,7 +159,7 @@ func applyLandlock(p Policy, st *Status) error {
 	if p.ConfineFiles {
 		cfg.HandledAccessFS = landlock.V11.HandledAccessFS
 		var err error
-		if rules, err = rootRules(p.ReadWrite, p.ReadOnly); err != nil {
+		if rules, err = rootRules(p.ReadWrite, p.ReadOnly, st.LandlockABI); err != nil {
 			return err
 		}
 	}
@@ -185,15 +189,28 @@ func applyLandlock(p Policy, st *Status) error {
 	if p.NoNetwork && !st.TCP {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only seccomp refuses the network", st.LandlockABI))
 	}
+	if p.ConfineFiles && !p.NoNetwork && st.LandlockABI < abiUnixSockets {
+		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine connecting to unix socket files (%d+), so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))
+	}
 	if p.ScopeIPC && !st.ScopedIPC {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no signal scoping (6+), so other processes can be signalled", st.LandlockABI))
 	}
 	return nil
 }
 
+// Landlock ABI versions that matter here.
+const (
+	abiRefer       = 2 // renames and links across folders
+	abiUnixSockets = 9 // connecting to unix socket files
+)
+
 // rootRules are the Landlock rules for the roots: directories with their
 // trees, single files alone; a root that does not exist is skipped.
-func rootRules(readWrite, readOnly []string) ([]landlock.Rule, error) {
+// Writable folders may take renames and links within them (refer), and
+// unix sockets in them may be connected to. Refer is asked for only where
+// the kernel has it: go-landlock's best effort drops every rule, silently,
+// when a rule asks for refer on ABI 1.
+func rootRules(readWrite, readOnly []string, abi int) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	add := func(paths []string, dirs func(...string) landlock.FSRule, files func(...string) landlock.FSRule) error {
 		for _, path := range paths {
@@ -211,7 +228,13 @@ func rootRules(readWrite, readOnly []string) ([]landlock.Rule, error) {
 		}
 		return nil
 	}
-	rwDirs := func(p ...string) landlock.FSRule { return landlock.RWDirs(p...).WithRefer() }
+	rwDirs := func(p ...string) landlock.FSRule {
+		r := landlock.RWDirs(p...).WithResolveUnix()
+		if abi >= abiRefer {
+			r = r.WithRefer()
+		}
+		return r
+	}
 	if err := add(readWrite, rwDirs, landlock.RWFiles); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ type Policy struct {
 	// family but AF_UNIX (seccomp: UDP, MPTCP, raw and netlink sockets, and
 	// with them name lookups), io_uring, and reaching into other processes
 	// (ptrace, process_vm_*, pidfd_getfd), module loading, kexec and bpf.
+	// With ConfineFiles too, on a kernel whose Landlock cannot confine unix
+	// socket files (ABI < 9), connect is refused whatever the socket.
 	NoNetwork bool
 	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
 	// threads still start, processes do not.

@@ -54,7 +54,8 @@ func needsSeccomp(p Policy) bool { return p.NoNetwork || p.NoNewProcesses || p.D
 // "Operation not permitted"; clone3 gets ENOSYS under NoNewProcesses
 // (its flags are behind a pointer a filter cannot read), so libc falls
 // back to clone, whose flags it can.
-func filter(p Policy) ([]bpf.RawInstruction, error) {
+// denyConnect refuses connect(2) whatever the socket.
+func filter(p Policy, denyConnect bool) ([]bpf.RawInstruction, error) {
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
@@ -73,6 +74,9 @@ func filter(p Policy) ([]bpf.RawInstruction, error) {
 	if p.DropPrivileges {
 		denied = append(denied, privilegedCalls...)
 		denied = append(denied, archPrivileged...)
+	}
+	if denyConnect {
+		denied = append(denied, unix.SYS_CONNECT)
 	}
 	if p.NoNewProcesses {
 		denied = append(denied, forkCalls...)
