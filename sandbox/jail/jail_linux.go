@@ -36,14 +36,17 @@ func Apply(p Policy) (Status, error) {
 			return st, err
 		}
 	}
-	if needsSeccomp(p) || p.DropPrivileges {
+	if needsSeccomp(p) {
 		// Per thread, hence psx; seccomp needs it, and with it an exec
 		// cannot gain privileges (setuid, file capabilities, root's).
 		if _, _, errno := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); errno != 0 {
 			return st, fmt.Errorf("set no_new_privs: %w", errno)
 		}
 	}
-	if needsSeccomp(p) {
+	loaded := false
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); needsSeccomp(p) && err != nil {
+		st.Missing = append(st.Missing, "seccomp: this kernel has no seccomp filters, so socket families, new processes and administrative calls are not refused by the kernel")
+	} else if needsSeccomp(p) {
 		// Without the network, a jailed process connects no socket at all
 		// where Landlock cannot confine unix socket files: a local
 		// service's socket (a container daemon's) is a way out.
@@ -53,14 +56,12 @@ func Apply(p Policy) (Status, error) {
 			return st, err
 		}
 		if err := loadFilter(raw); err != nil {
-			if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
-				return st, fmt.Errorf("load the seccomp filter: %w", err)
-			}
-			st.Missing = append(st.Missing, "seccomp: this kernel has no seccomp filters, so socket families, new processes and administrative calls are not refused by the kernel")
+			return st, fmt.Errorf("load the seccomp filter: %w", err)
 		}
+		loaded = true
 	}
 	// Check, not trust: every thread's own view of what it holds.
-	if err := verifyThreads(p, &st); err != nil {
+	if err := verifyThreads(p, loaded, &st); err != nil {
 		return st, err
 	}
 	// Landlock last: once files are confined, /proc is out of reach.
@@ -94,9 +95,9 @@ func dropCapabilities() error {
 
 // verifyThreads reads every thread's status and sets st's seccomp,
 // no_new_privs and capability fields only when all threads show them. A
-// thread that shows less than the policy asked for is an error: it could
-// run code outside the jail.
-func verifyThreads(p Policy, st *Status) error {
+// thread that shows less than the policy and the loaded filter promise is
+// an error: it could run code outside the jail.
+func verifyThreads(p Policy, loaded bool, st *Status) error {
 	dir := fmt.Sprintf("/proc/%d/task", os.Getpid())
 	tids, err := os.ReadDir(dir)
 	if err != nil {
@@ -121,11 +122,11 @@ func verifyThreads(p Policy, st *Status) error {
 		}
 		capsAll = capsAll && noCaps && (isZeroHex(f["CapBnd"]) || nnp)
 	}
-	st.Seccomp = needsSeccomp(p) && seccompAll && len(st.Missing) == 0
+	st.Seccomp = loaded && seccompAll
 	st.NoNewPrivs = nnpAll
 	st.NoCaps = capsAll
 	switch {
-	case needsSeccomp(p) && !seccompAll && len(st.Missing) == 0:
+	case loaded && !seccompAll:
 		return errors.New("a thread of this process runs without the seccomp filter")
 	case p.DropPrivileges && !capsAll:
 		return errors.New("a thread of this process still holds capabilities")
