@@ -290,3 +290,41 @@ func TestAuditPolicyErrors(t *testing.T) {
 		t.Errorf("a relative root: %v", err)
 	}
 }
+
+// TestThreadCapWithoutJail: the cap holds without the jail too, on every
+// CPython that raises the thread-start event (3.12+).
+func TestThreadCapWithoutJail(t *testing.T) {
+	ran := false
+	for _, py := range testenv.Pythons(t) {
+		if py.Version.Less(pyembed.Version{Major: 3, Minor: 12}) {
+			continue
+		}
+		ran = true
+		req, _ := json.Marshal(hookRequest{Library: py.Library, Policy: pyembed.AuditPolicy{MaxThreads: 3, Name: "the test cap"},
+			Argv: []string{py.Executable, "-c", `import threading
+ev = threading.Event()
+ts = []
+try:
+    for _ in range(10):
+        t = threading.Thread(target=ev.wait); t.start(); ts.append(t)
+except RuntimeError as e:
+    print(e)
+ev.set(); [t.join() for t in ts]
+print("started", len(ts))
+t = threading.Thread(target=print, args=("a thread after the others ended",)); t.start(); t.join()
+`}})
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), hookChildEnv+"="+string(req))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", py.Name, err, out)
+		}
+		want := "can't start a new thread: the cap of 3 threads is reached (the test cap)\nstarted 2\na thread after the others ended\n"
+		if string(out) != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", py.Name, out, want)
+		}
+	}
+	if !ran {
+		t.Skip("no CPython 3.12+ here")
+	}
+}

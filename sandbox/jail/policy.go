@@ -53,20 +53,21 @@ var SystemReadWrite = []string{"/dev/null"}
 // refused, everything else as python has it.
 func NoNetwork() Policy { return Policy{NoNetwork: true} }
 
-// Status says which layers are in force after Apply.
+// Status says which layers are in force after Apply; its JSON form is
+// what a session shows (session.access).
 type Status struct {
 	// LandlockABI is the kernel's Landlock ABI version, 0 when it has none.
-	LandlockABI int
-	Files       bool // file roots enforced (Landlock)
-	TCP         bool // TCP bind/connect refused (Landlock ABI 4)
-	ScopedIPC   bool // signals and abstract sockets scoped (Landlock ABI 6)
-	Seccomp     bool // the seccomp filter is loaded on every thread
-	NoNewPrivs  bool
-	NoCaps      bool // no capability left in any set, bounding included
-	MemoryBytes uint64
+	LandlockABI int    `json:"landlock_abi"`
+	Files       bool   `json:"files"`        // file roots enforced (Landlock)
+	TCP         bool   `json:"tcp"`          // TCP bind/connect refused (Landlock ABI 4)
+	ScopedIPC   bool   `json:"scoped_ipc"`   // signals and abstract sockets scoped (Landlock ABI 6)
+	Seccomp     bool   `json:"seccomp"`      // the seccomp filter is loaded on every thread
+	NoNewPrivs  bool   `json:"no_new_privs"` // on every thread
+	NoCaps      bool   `json:"no_caps"`      // no capability left that an exec could use
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
 	// kernel could not enforce.
-	Missing []string
+	Missing []string `json:"missing,omitempty"`
 }
 
 // String is a one-line summary for a user.
