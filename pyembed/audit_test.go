@@ -1,6 +1,7 @@
 package pyembed_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -326,5 +328,54 @@ t = threading.Thread(target=print, args=("a thread after the others ended",)); t
 	}
 	if !ran {
 		t.Skip("no CPython 3.12+ here")
+	}
+}
+
+// TestInterruptUnderKernel: CPython running in this Go process, under the
+// hook and the kernel layer with signals scoped, is still interrupted by
+// a SIGINT from its parent (KeyboardInterrupt), as a session's child must
+// be by its host.
+func TestInterruptUnderKernel(t *testing.T) {
+	py := testenv.First(t)
+	ws := t.TempDir()
+	req, _ := json.Marshal(hookRequest{Library: py.Library,
+		Policy: pyembed.AuditPolicy{Jail: true, NoNetwork: true, Name: "the test jail", ReadWrite: []string{ws}, ReadOnly: []string{py.Prefix}},
+		Kernel: &jail.Policy{ConfineFiles: true, NoNetwork: true, NoNewProcesses: true, DropPrivileges: true, ScopeIPC: true,
+			ReadWrite: []string{ws}, ReadOnly: append([]string{py.Prefix}, jail.SystemReadOnly...)},
+		Argv: []string{py.Executable, "-u", "-c", "try:\n    print('ready')\n    while True: pass\nexcept KeyboardInterrupt:\n    print('interrupted')\n"}})
+	cmd := exec.Command(os.Args[0])
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), hookChildEnv+"="+string(req))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatal("no answer from the jailed interpreter")
+			return ""
+		}
+	}
+	if l := next(); l != "ready" {
+		t.Fatalf("got %q, want ready", l)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if l := next(); l != "interrupted" {
+		t.Fatalf("got %q after SIGINT, want interrupted", l)
 	}
 }
