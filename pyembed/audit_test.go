@@ -210,11 +210,12 @@ func TestAuditHook(t *testing.T) {
 // jailed session's child has them: the hook's clear errors come first,
 // and CPython starts and works under both.
 func TestAuditHookOverKernel(t *testing.T) {
-	py := testenv.First(t)
-	out, _, _ := runHookAttempts(t, py, true)
-	for _, w := range []string{"jail-status: kernel layer: landlock ABI", "read secret: PermissionError: open /", "sqlite inside: ok (1,)", "still usable 42"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("want %q in:\n%s", w, out)
+	for _, py := range testenv.Pythons(t) {
+		out, _, _ := runHookAttempts(t, py, true)
+		for _, w := range []string{"jail-status: kernel layer: landlock ABI", "read secret: PermissionError: open /", "sqlite inside: ok (1,)", "still usable 42"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: want %q in:\n%s", py.Name, w, out)
+			}
 		}
 	}
 }
@@ -241,8 +242,8 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (out, ws, out
 		Argv: []string{py.Executable, "-c", hookAttempts},
 	}
 	if kernel {
-		req.Kernel = &jail.Policy{ConfineFiles: true, NoNetwork: true, NoNewProcesses: true, DropPrivileges: true, ScopeIPC: true,
-			ReadWrite: append([]string{ws}, jail.SystemReadWrite...), ReadOnly: append([]string{py.Prefix}, jail.SystemReadOnly...)}
+		kernel := jail.Session([]string{ws}, []string{py.Prefix}, false, 0)
+		req.Kernel = &kernel
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
@@ -338,11 +339,10 @@ t = threading.Thread(target=print, args=("a thread after the others ended",)); t
 func TestInterruptUnderKernel(t *testing.T) {
 	py := testenv.First(t)
 	ws := t.TempDir()
-	req, _ := json.Marshal(hookRequest{Library: py.Library,
+	kernel := jail.Session([]string{ws}, []string{py.Prefix}, false, 0)
+	req, _ := json.Marshal(hookRequest{Library: py.Library, Kernel: &kernel,
 		Policy: pyembed.AuditPolicy{Jail: true, NoNetwork: true, Name: "the test jail", ReadWrite: []string{ws}, ReadOnly: []string{py.Prefix}},
-		Kernel: &jail.Policy{ConfineFiles: true, NoNetwork: true, NoNewProcesses: true, DropPrivileges: true, ScopeIPC: true,
-			ReadWrite: []string{ws}, ReadOnly: append([]string{py.Prefix}, jail.SystemReadOnly...)},
-		Argv: []string{py.Executable, "-u", "-c", "try:\n    print('ready')\n    while True: pass\nexcept KeyboardInterrupt:\n    print('interrupted')\n"}})
+		Argv:   []string{py.Executable, "-u", "-c", "try:\n    print('ready')\n    while True: pass\nexcept KeyboardInterrupt:\n    print('interrupted')\n"}})
 	cmd := exec.Command(os.Args[0])
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), hookChildEnv+"="+string(req))

@@ -93,20 +93,11 @@ func (w *world) env() []string {
 		fmt.Sprintf("SLEEPER=%d", w.sleeper.Process.Pid), "UNIX_SOCK="+w.unixSock)
 }
 
-// sessionPolicy is the policy a jailed session's child gets: the
-// workspace writable, the CPython installation and the system's libraries
-// readable, nothing else; no network, no new processes, no privileges.
+// sessionPolicy is a jailed session's policy for this world: the
+// workspace writable, the CPython installation readable, no network;
+// the Go runtime and CPython take about 1.5 GiB of the address space.
 func sessionPolicy(w *world, py testenv.Python) Policy {
-	return Policy{
-		ConfineFiles:   true,
-		ReadWrite:      append([]string{w.ws}, SystemReadWrite...),
-		ReadOnly:       append([]string{py.Prefix, py.Executable}, SystemReadOnly...),
-		NoNetwork:      true,
-		NoNewProcesses: true,
-		DropPrivileges: true,
-		ScopeIPC:       true,
-		MemoryBytes:    4 << 30, // the Go runtime and CPython take about 1.5 GiB of it
-	}
+	return Session([]string{w.ws}, []string{py.Prefix, py.Executable}, false, 4<<30)
 }
 
 // runJailed runs argv in a re-executed test binary that applies p first.

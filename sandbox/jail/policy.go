@@ -49,6 +49,23 @@ var SystemReadOnly = []string{
 // SystemReadWrite are the files every program may write: /dev/null.
 var SystemReadWrite = []string{"/dev/null"}
 
+// Session is the policy of a jailed sandbox session's child: files
+// confined to the writable and read-only roots (the system's own files
+// added), no new processes, no privileges, IPC scoped, the network as
+// asked, the address space capped at memoryBytes (0: no cap).
+func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
+	return Policy{
+		ConfineFiles:   true,
+		ReadWrite:      append(append([]string(nil), readWrite...), SystemReadWrite...),
+		ReadOnly:       append(append([]string(nil), readOnly...), SystemReadOnly...),
+		NoNetwork:      !network,
+		NoNewProcesses: true,
+		DropPrivileges: true,
+		ScopeIPC:       true,
+		MemoryBytes:    memoryBytes,
+	}
+}
+
 // NoNetwork is the policy of `vis-agent python --no-network`: the network
 // refused, everything else as python has it.
 func NoNetwork() Policy { return Policy{NoNetwork: true} }
