@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 // networkAttempts reach a loopback server in every way --no-network must
 // stop: through CPython's socket module (the audit hook), through libc
 // by ctypes, and from child processes (python, MPTCP, UDP, a shell's
-// /dev/tcp), which no audit hook sees. Each prints "reached" with the
+// /dev/tcp) and from a C extension calling libc, which no audit hook
+// sees. Each prints "reached" with the
 // server's answer when it gets through, "refused" otherwise.
 const networkAttempts = `import ctypes, os, socket, struct, subprocess, sys
 PORT, UDP = int(os.environ["TCP_PORT"]), int(os.environ["UDP_PORT"])
@@ -50,18 +52,21 @@ attempt("child-tcp", lambda: child(CHILD_TCP))
 attempt("child-mptcp", lambda: child(CHILD_MPTCP))
 attempt("child-udp", lambda: child(CHILD_UDP))
 attempt("shell", shell)
+attempt("c-extension", lambda: __import__("cnet").reach(PORT))
 a, b = socket.socketpair(); a.send(b"unix"); print("unix", b.recv(4))
 `
 
-var networkAttemptNames = []string{"module", "libc", "child-tcp", "child-mptcp", "child-udp", "shell"}
+var networkAttemptNames = []string{"module", "libc", "child-tcp", "child-mptcp", "child-udp", "shell", "c-extension"}
 
 // TestNoNetworkKernelLayer: with --no-network nothing reaches the
 // loopback server, also through ctypes and child processes, and the
 // program's own socket use still gets the hook's clear error; without it,
 // every attempt reaches the server (so the test can fail).
 func TestNoNetworkKernelLayer(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash for the /dev/tcp attempt")
+	for _, tool := range []string{"bash", "cc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s for the attempts", tool)
+		}
 	}
 	bin := testenv.Binary(t)
 	answer := "ANSWER-from-the-loopback-server"
@@ -69,7 +74,7 @@ func TestNoNetworkKernelLayer(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			env := append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+py.Library, "VIS_HOME="+t.TempDir(),
-				fmt.Sprintf("TCP_PORT=%d", tcpPort), fmt.Sprintf("UDP_PORT=%d", udpPort))
+				fmt.Sprintf("TCP_PORT=%d", tcpPort), fmt.Sprintf("UDP_PORT=%d", udpPort), "PYTHONPATH="+buildCExtension(t, py))
 			run := func(args ...string) string {
 				cmd := exec.Command(bin, append(append([]string{"python"}, args...), "-c", networkAttempts)...)
 				cmd.Env, cmd.Dir = env, t.TempDir()
@@ -102,4 +107,24 @@ func TestNoNetworkKernelLayer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildCExtension compiles testdata/cnet.c for py into a new folder and
+// returns the folder.
+func buildCExtension(t *testing.T, py testenv.Python) string {
+	t.Helper()
+	paths, err := exec.Command(py.Executable, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX'))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	include, suffix, _ := strings.Cut(strings.TrimSpace(string(paths)), "\n")
+	dir := t.TempDir()
+	src, err := filepath.Abs("testdata/cnet.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O1", "-I", include, "-o", filepath.Join(dir, "cnet"+suffix), src).CombinedOutput(); err != nil {
+		t.Fatalf("build the C extension: %v\n%s", err, out)
+	}
+	return dir
 }
