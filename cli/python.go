@@ -42,7 +42,13 @@ vis-agent options (before the program only):
   --env K=V     set an environment variable for the program (repeatable;
                 K alone sets it empty)
   --no-env      start the program with an empty environment but --env's
-  --no-network  refuse the program sockets and name lookups
+  --no-network  no network for the program and every process it starts:
+                the kernel refuses TCP connect and bind and every socket
+                but AF_UNIX (so UDP, raw sockets and DNS lookups), also
+                through ctypes and C extensions; Python code gets a
+                PermissionError naming --no-network first. Files, AF_UNIX
+                sockets and local services stay reachable; ptrace and
+                setuid programs do not work (README: The jail)
 
 Interpreter options, as python's:
   -b, -bb       warn (error) about str(bytes) and bytes/str comparison
@@ -168,6 +174,11 @@ func runPython(args []string, s Streams) int {
 	}
 	if err := setEnviron(plan.env); err != nil {
 		return fail(err)
+	}
+	if pa.Vis.NoNetwork {
+		if err := refuseNetwork(lib, stderr); err != nil {
+			return fail(err)
+		}
 	}
 	return lib.Main(append([]string{plan.argv0}, pa.Argv...), inst.Home, plan.startup)
 }
