@@ -89,14 +89,14 @@ func planRun(rc runContext) (runPlan, error) {
 	}
 	settings := rc.settings(project)
 	plan.env = childEnv(rc, settings)
-	ss := startupSettings{NoNetwork: rc.args.Vis.NoNetwork}
+	var ss startupSettings
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
 	}
 	for _, r := range append(append([]string(nil), settings.SourcePaths.Value...), roots...) {
 		ss.Roots = append(ss.Roots, fsString(r))
 	}
-	if len(ss.Roots) == 0 && ss.TLSStrict == nil && !ss.NoNetwork {
+	if len(ss.Roots) == 0 && ss.TLSStrict == nil {
 		return plan, nil
 	}
 	var err error
@@ -178,7 +178,6 @@ func setEnviron(env []string) error {
 type startupSettings struct {
 	Roots     []fsString `json:"roots,omitempty"`
 	TLSStrict *bool      `json:"tls_strict,omitempty"`
-	NoNetwork bool       `json:"no_network,omitempty"`
 }
 
 // fsString is a path as JSON gives it to Python: bytes that are not UTF-8

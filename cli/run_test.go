@@ -77,7 +77,9 @@ func TestPlanRun(t *testing.T) {
 		{name: "config: source paths and tls_strict", argv: []string{"-c", "pass"}, cwd: "plain", argv0: sharedPython,
 			settings: func(s *config.Settings) { s.SourcePaths.Value, s.TLSStrict.Value = []string{"/src/a\xff"}, false },
 			startup:  []string{`"roots":["/src/a\\udcff"]`, `"tls_strict":false`}},
-		{name: "--no-network", argv: []string{"--no-network", "-c", "pass"}, cwd: "plain", argv0: sharedPython, startup: []string{`"no_network":true`}},
+		// --no-network is the C audit hook and the kernel layer
+		// (nonetwork.go), not the start-up hook.
+		{name: "--no-network", argv: []string{"--no-network", "-c", "pass"}, cwd: "plain", argv0: sharedPython},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pa, err := ParsePythonArgs(tt.argv)

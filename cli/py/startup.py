@@ -13,15 +13,13 @@ import sys
 
 def main(settings):
     """settings is one JSON object (bytes): roots (paths, undecodable bytes
-    as lone surrogates, as os.fsdecode gives them), tls_strict and
-    no_network; a missing key keeps python's behaviour."""
+    as lone surrogates, as os.fsdecode gives them) and tls_strict; a
+    missing key keeps python's behaviour."""
     settings = _loads(settings.decode("utf-8"))
     if settings.get("roots"):
         insert_roots(settings["roots"])
     if not settings.get("tls_strict", True):
         after_import("ssl", relax_x509_strict)
-    if settings.get("no_network"):
-        refuse_network()
     chain_sitecustomize()
 
 
@@ -113,27 +111,6 @@ def relax_x509_strict(ssl):
         flags.fset(self, value & ~strict)
 
     ssl.SSLContext.verify_flags = property(flags.fget, set_flags, doc=flags.__doc__)
-
-
-_NAME_LOOKUPS = frozenset({
-    "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
-    "socket.gethostbyaddr", "socket.getnameinfo",
-})
-
-
-def refuse_network():
-    """--no-network: refuse every socket but local (AF_UNIX) ones, and every
-    name lookup, through an audit hook, which also covers C extensions that
-    use CPython's socket module. Child processes are not covered."""
-    message = "network access is refused: vis-agent python --no-network"
-
-    def hook(event, args):
-        if event == "socket.__new__" and args[1] != 1:  # 1 is AF_UNIX
-            raise PermissionError(message)
-        if event in _NAME_LOOKUPS:
-            raise PermissionError(message)
-
-    sys.addaudithook(hook)
 
 
 def chain_sitecustomize():
