@@ -25,6 +25,7 @@ func newSandboxCmd() *cobra.Command {
 		Short: "Tools of the sandbox REPL, for direct use",
 	}
 	sandbox.AddCommand(newRepairCmd())
+	addSessionCmds(sandbox)
 	return sandbox
 }
 
