@@ -286,6 +286,9 @@ class State:
         self._touched = None      # names the blocks since the last save used; None: all
         self._lost = {}
         self._counter_fd = None
+        self._helper_memo = {}    # name -> (value, its entries, record): saves a lookup per save
+        self._version = 0         # counts changes to what the blocks defined and imported
+        self._quick = None        # (names, ids, values, version, result) of the last save
 
     # ---- learning from blocks -------------------------------------------
 
@@ -306,8 +309,10 @@ class State:
                 names = set()
                 _bound(st, names)
                 for n in names:
-                    self._helpers.pop(n, None)
-                    self._imports.pop(n, None)
+                    if n in self._helpers or n in self._imports:
+                        self._helpers.pop(n, None)
+                        self._imports.pop(n, None)
+                        self._version += 1
         if self._touched is not None:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name):
@@ -331,10 +336,13 @@ class State:
             "source": text,
             "reads": global_reads(text),
         }
-        self._helpers.setdefault(node.name, {})[block] = rec
+        # a new dict, never changed in place: helpers() trusts identity
+        self._helpers[node.name] = {**self._helpers.get(node.name, {}), block: rec}
         self._imports.pop(node.name, None)
+        self._version += 1
 
     def _learn_import(self, node, block):
+        self._version += 1
         for name, text, root in _import_text(node):
             rec = {"stmt": text, "block": block, "line": node.lineno}
             if name is None:
@@ -383,12 +391,20 @@ class State:
     def helpers(self, namespace):
         """{name: record} of the helpers in namespace, in definition order."""
         out = []
+        memo, old = {}, self._helper_memo
         for name, entries in self._helpers.items():
             if name in self.protected or name not in namespace:
                 continue
-            rec = self.helper_record(name, namespace[name])
+            v = namespace[name]
+            m = old.get(name)
+            if m is not None and m[0] is v and m[1] is entries:
+                rec = m[2]
+            else:
+                rec = self.helper_record(name, v)
+            memo[name] = (v, entries, rec)
             if rec is not None:
                 out.append(rec)
+        self._helper_memo = memo
         out.sort(key=lambda r: (r["block"], r["line"]))
         return {r["name"]: r for r in out}
 
@@ -427,8 +443,8 @@ class State:
             if name in self.protected or (name.startswith("__") and name.endswith("__")):
                 continue
             if name in known:
-                helpers.append(known[name])
-            elif name in self._imports:
+                continue
+            if name in self._imports:
                 imports.extend((name, r["stmt"]) for r in self._imports[name])
             elif isinstance(v, types.ModuleType) and sys.modules.get(v.__name__) is v:
                 imports.append((name, f"import {v.__name__} as {name}"))
@@ -436,7 +452,7 @@ class State:
                 variables.append(name)
         # a canonical order, so that a restored session compares equal
         imports.sort(key=lambda i: i[0])
-        helpers.sort(key=lambda r: (r["block"], r["line"]))
+        helpers = [r for n, r in known.items() if not (n.startswith("__") and n.endswith("__"))]
         imports = [(None, r["stmt"]) for r in self._star] + imports
         return imports, helpers, sorted(variables)
 
@@ -451,6 +467,17 @@ class State:
             if touched & _INDIRECT:
                 touched = None
         self._touched = set()
+        # The quick way: the same names bound to the same objects, nothing
+        # newly defined or imported, and every value the blocks used cannot
+        # change in place: then nothing changed.
+        keys, values = list(namespace), list(namespace.values())
+        ids = list(map(id, values))
+        q = self._quick
+        if (touched is not None and q is not None and q[0] == keys and q[1] == ids and q[3] == self._version
+                and all(self._cache[n].immutable for n in touched if n in self._cache)):
+            self._write_counter()
+            r = q[4]
+            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"]}
         imports, helpers, names = self._classify(namespace)
 
         entries = {}
@@ -469,7 +496,7 @@ class State:
             entries[name] = ne
             reach |= ne.reach
         for name, e in later:
-            if e.reach and not reach.isdisjoint(e.reach):
+            if reach and e.reach and not reach.isdisjoint(e.reach):
                 e = _pickle(e.obj)
             entries[name] = e
 
@@ -504,14 +531,22 @@ class State:
         self._cache = entries
         self._status = status
 
-        helper_rows = tuple((r["name"], r["kind"], r["block"], r["line"], r["source"]) for r in helpers)
-        manifest = (tuple(imports), helper_rows, tuple(saved), tuple(spills), tuple(sorted(not_saved.items())))
+        # records are never changed in place: comparing them is mostly identity
+        manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())))
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
                   "not_saved": not_saved, "bytes": used + spilled}
+        # (values kept so that the ids stay theirs)
+        self._quick = (keys, ids, values, self._version, result)
         if manifest == self._last:
             self._write_counter()
+            return dict(result)
+        try:
+            self._write(manifest, helpers, entries)
+        except OSError as e:
+            # the old snapshot stays; the next save tries again
+            result["error"] = f"the snapshot could not be written: {e}"
+            self._quick = None
             return result
-        self._write(manifest, helpers, entries)
         self._last = manifest
         self._write_counter()
         result["changed"] = True
@@ -687,7 +722,7 @@ class State:
         def define(h):
             err = run("\n" * (h["line"] - 1) + h["source"], f"<block {h['block']}>")
             if err is None:
-                self._helpers.setdefault(h["name"], {})[h["block"]] = h
+                self._helpers[h["name"]] = {**self._helpers.get(h["name"], {}), h["block"]: h}
                 lost.pop(h["name"], None)
             return err
 
@@ -777,10 +812,9 @@ class State:
                 saved.append((name, e.data))
             else:
                 spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", len(e.raw)))
-        helper_rows = tuple((r["name"], r["kind"], r["block"], r["line"], r["source"]) for r in helpers)
         self._status = {n: (True, None, len(d)) for n, d in saved}
         self._status.update({s[0]: (True, None, s[3]) for s in spills})
-        return (tuple(imports), helper_rows, tuple(saved), tuple(spills), ())
+        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), ())
 
     def lost_reason(self, name):
         """Why name did not come back in the last restore, or None."""
