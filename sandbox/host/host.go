@@ -386,6 +386,8 @@ func humanDuration(d time.Duration) string {
 			return "1 minute"
 		}
 		return fmt.Sprintf("%d minutes", d/time.Minute)
+	case d == time.Second:
+		return "1 second"
 	case d%time.Second == 0:
 		return fmt.Sprintf("%d seconds", d/time.Second)
 	}

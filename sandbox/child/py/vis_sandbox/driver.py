@@ -308,7 +308,7 @@ class Driver:
         finally:
             self.interrupts.in_block = False
             self.interrupts.install()
-        result["error"] = self.describe_error(error) if error is not None else None
+        result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
         self.after(src, block)
@@ -328,12 +328,12 @@ class Driver:
         except Exception:
             sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
 
-    def describe_error(self, e):
+    def describe_error(self, e, filename):
         te = traceback.TracebackException(type(e), e, e.__traceback__, compact=True)
         trim(te)
         text = "".join(te.format())
         message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
-        line, column, excerpt = locate(e)
+        line, column, excerpt = locate(e, filename)
         name = getattr(e, "name", None)
         if isinstance(e, NameError) and name and self.state:
             why = self.state.lost_reason(name)
@@ -389,31 +389,30 @@ def syntax_fields(e):
 
 
 def trim(te):
-    """Drops the runtime's frames (this driver, asyncio) above the block's
-    first frame, in the exception and the ones it chains."""
+    """Drops the runtime's frames (this driver's anywhere, asyncio's above
+    the block's first frame), in the exception and the ones it chains."""
     seen = set()
     while te is not None and id(te) not in seen:
         seen.add(id(te))
-        stack = list(te.stack)
+        stack = [f for f in te.stack if f.filename != __file__]
         for i, f in enumerate(stack):
             if f.filename.startswith("<block "):
-                te.stack = traceback.StackSummary.from_list(stack[i:])
+                stack = stack[i:]
                 break
-        else:
-            if stack and stack[0].filename == __file__:
-                te.stack = traceback.StackSummary.from_list([])
+        te.stack = traceback.StackSummary.from_list(stack)
         te = te.__cause__ or te.__context__
 
 
-def locate(e):
+def locate(e, filename):
     """The line, column (1-based) and "N: line" excerpt with a caret where
-    the block failed: its innermost frame in a block."""
+    the block failed: its innermost frame in this block (filename), else
+    in an earlier one."""
     if isinstance(e, SyntaxError) and e.lineno:
         text = (e.text or "").rstrip("\n")
         return e.lineno, e.offset or 0, excerpt(e.lineno, text, e.offset or 0, 1)
     last = None
     for f in traceback.extract_tb(e.__traceback__):
-        if f.filename.startswith("<block "):
+        if f.filename == filename or (f.filename.startswith("<block ") and (last is None or last.filename != filename)):
             last = f
     if last is None:
         return 0, 0, ""
