@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,12 @@ func TestPythonUnittests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			t.Logf("%s", out)
+			// the measured figures the tests print, for the record
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "figure: ") {
+					t.Log(line)
+				}
+			}
 		})
 	}
 }

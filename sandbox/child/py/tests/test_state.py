@@ -429,7 +429,7 @@ class RestoreTest(Case):
         self.assertIn('File "<block 2>", line 13, in fail', tb)
         self.assertIn('raise ValueError("boom")', tb)
         n = out["notice"]
-        self.assertTrue(n.startswith("[Sandbox restarted] The previous sandbox process stopped: the host was stopped."), n)
+        self.assertTrue(n.startswith("[Sandbox restarted] The host was stopped.\n"), n)
         self.assertIn("helpers (2): fail, uses_fail", n)
         self.assertIn("classes (1): Counter2", n)
         self.assertIn("gen: generator cannot be pickled", n)
@@ -558,8 +558,8 @@ class NoticeTest(unittest.TestCase):
         report = {"functions": [f"f{i}" for i in range(15)], "classes": [], "variables": ["v"],
                   "imports": ["np"], "lost": {f"l{i:02}": "over the 1 MiB limit for one saved value" for i in range(14)},
                   "uses_lost": {"f1": ["l00"]}}
-        text = notice("idle for 5 minutes.", report)
-        self.assertEqual(text.splitlines()[0], "[Sandbox restarted] The previous sandbox process stopped: idle for 5 minutes.")
+        text = notice("the session was idle for 5 minutes.", report)
+        self.assertEqual(text.splitlines()[0], "[Sandbox restarted] The session was idle for 5 minutes.")
         self.assertIn("helpers (15): f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, +3 more", text)
         self.assertIn("variables (1): v; imports (1): np.", text)
         self.assertIn("Did not come back (14):", text)

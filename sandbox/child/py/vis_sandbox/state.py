@@ -255,13 +255,15 @@ def _write_atomic(path, chunks):
     _fsync_dir(folder)
 
 
-def _remove_temps(folder):
+def _remove_temps(folder, prefix=""):
+    """Deletes temp files a killed writer left (only ours: others may write
+    into the session folder too)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for n in names:
-        if ".tmp-" in n:
+        if n.startswith(prefix) and ".tmp-" in n:
             try:
                 os.unlink(os.path.join(folder, n))
             except OSError:
@@ -595,7 +597,7 @@ class State:
         chunks = [MAGIC, struct.pack("<QI", len(head), zlib.crc32(head)), head]
         chunks.extend(data for _, data in saved)
         _write_atomic(os.path.join(self.folder, SNAPSHOT), chunks)
-        _remove_temps(self.folder)
+        _remove_temps(self.folder, SNAPSHOT)
         keep = {d for _, d, _, _ in spills}
         try:
             old = os.listdir(spill_dir)
@@ -647,7 +649,7 @@ class State:
                     "error": f"an internal error stopped it: {type(e).__name__}: {e}"}
 
     def _restore(self, namespace):
-        _remove_temps(self.folder)
+        _remove_temps(self.folder, SNAPSHOT)
         _remove_temps(os.path.join(self.folder, SPILL_DIR))
         self.next_block = max(self.next_block, self._read_counter())
         if not os.path.exists(os.path.join(self.folder, SNAPSHOT)):
@@ -872,8 +874,8 @@ def _names(names, limit=12):
 
 def notice(reason, report):
     """The "[Sandbox restarted]" text the next block's output starts with."""
-    why = (reason or "it stopped").strip().rstrip(".")
-    lines = [f"[Sandbox restarted] The previous sandbox process stopped: {why}."]
+    why = (reason or "the previous sandbox process stopped").strip().rstrip(".")
+    lines = [f"[Sandbox restarted] {why[:1].upper()}{why[1:]}."]
     if not report:
         lines.append("There was no snapshot to restore.")
         return "\n".join(lines)
