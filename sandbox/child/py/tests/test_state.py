@@ -277,6 +277,16 @@ class SaveTest(Case):
         s2.run("del blob, same")
         self.assertEqual(os.listdir(spill), [])
 
+    def test_missing_spill_file(self):
+        s = self.session()
+        s.run("a = b'a' * (2 << 20)\nb = 'b' * (2 << 20)\n")
+        spill = os.path.join(self.folder, "spill")
+        gone = sorted(os.listdir(spill))[0]
+        os.unlink(os.path.join(spill, gone))
+        r = self.session().restore()
+        self.assertEqual(len(r["variables"]), 1)
+        self.assertEqual(list(r["lost"].values()), [f"could not be restored: its file spill/{gone} is missing"])
+
     def test_spill_budget(self):
         s = self.session()
         with mock.patch.object(st, "SPILL_BUDGET", 5 * MiB):

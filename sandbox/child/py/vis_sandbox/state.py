@@ -354,7 +354,8 @@ class State:
             self._helpers.pop(name, None)
             old = self._imports.get(name)
             # `import a.b` then `import a.c` both bind a: keep both.
-            if root is not None and old and all(r["stmt"].startswith(f"import {root}") and " as " not in r["stmt"] for r in old):
+            if root is not None and old and all(r["stmt"] == f"import {root}" or r["stmt"].startswith(f"import {root}.")
+                                                for r in old):
                 if text not in [r["stmt"] for r in old]:
                     old.append(rec)
             else:
@@ -769,6 +770,9 @@ class State:
                 if len(raw) != row["size"]:
                     raise ValueError(f"its spill file has {len(raw)} bytes, not {row['size']}")
                 value = raw.decode("utf-8", "surrogatepass") if row["type"] == "str" else raw
+            except FileNotFoundError:
+                lost[name] = f"could not be restored: its file {SPILL_DIR}/{row['file']} is missing"
+                continue
             except (OSError, ValueError) as e:
                 lost[name] = f"could not be restored: {e}"
                 continue
