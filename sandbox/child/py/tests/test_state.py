@@ -343,6 +343,22 @@ class SaveTest(Case):
             s2.close()
             sys.modules["__main__"] = s.module
 
+    def test_full_save_finds_changes_through_other_modules(self):
+        # A value changed through an object the blocks never name: only a
+        # full save (the driver's last save before a stop) sees it.
+        s = self.session()
+        s.run("import fractions as F\nitems = [1]\nF.stash = items\n")
+        s.run("F.stash.append(2)")
+        self.assertTrue(s.state.save(s.ns, full=True)["changed"])
+        s2 = Session(self.folder)
+        try:
+            s2.restore()
+            self.assertEqual(s2.ns["items"], [1, 2])
+        finally:
+            s2.close()
+            sys.modules["__main__"] = s.module
+            del sys.modules["fractions"].stash
+
     def test_temp_files_are_ignored_and_removed(self):
         s = self.session()
         s.run("x = 1")

@@ -4,6 +4,22 @@ The snapshot holds the session's imports, the source of its helper functions and
 classes, its picklable variables, and large str/bytes values in spill files.
 It is written atomically and only when it changed; restore runs it statement by
 statement and reports what came back and what did not, and why.
+
+Files in the session folder:
+- snapshot.bin: b"VISSNAP1", the header's length (u64 LE) and CRC-32 (u32 LE),
+  the header (JSON: imports, helper records with source, variables with offset,
+  length and CRC-32 of their pickle, spills, the reasons of what was not saved,
+  next_block), then the pickles one after another.
+- spill/<sha256>: the UTF-8 (surrogatepass) or raw bytes of one large str/bytes.
+- blocks: the next block's number, rewritten in place after every block, so
+  numbering goes on after a restart even when the snapshot did not change.
+
+Telling that nothing changed without pickling everything: a value is pickled
+again only when its name is bound to another object, or the block (or a
+session function or class it names, transitively) names it, or its last
+pickle went through an object that a re-pickled value went through (aliases).
+A change made only through objects outside the session (another module, a
+thread) is seen by the next save with full=True.
 """
 
 import ast
