@@ -132,35 +132,52 @@ func (s *Session) startHost() error {
 }
 
 // call sends one request and hands every event to fn until the final one,
-// which it returns.
+// which it returns. With start, a host that dies before it answered
+// anything (killed just before the client connected) is replaced and the
+// request sent again, once.
 func (s *Session) call(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
+	ev, answered, err := s.callOnce(req, start, fn)
+	if err != nil && start && !answered && errors.Is(err, errHostGone) {
+		for deadline := time.Now().Add(2 * time.Second); s.Folder.Running() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		ev, _, err = s.callOnce(req, start, fn)
+	}
+	return ev, err
+}
+
+var errHostGone = errors.New("the session's host stopped before it answered")
+
+func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
 	c, err := s.connect(start)
 	if err != nil {
-		return protocol.Event{}, err
+		return protocol.Event{}, false, err
 	}
 	defer c.Close()
 	req.V = protocol.Version
 	pc := protocol.NewConn(c, c)
 	if err := pc.Send(req); err != nil {
-		return protocol.Event{}, fmt.Errorf("send to the session's host: %w", err)
+		return protocol.Event{}, false, fmt.Errorf("%w: %v", errHostGone, err)
 	}
+	answered := false
 	for {
 		var ev protocol.Event
 		if err := pc.Receive(&ev); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return ev, errors.New("the session's host stopped before it answered")
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+				return ev, answered, errHostGone
 			}
-			return ev, fmt.Errorf("read from the session's host: %w", err)
+			return ev, answered, fmt.Errorf("read from the session's host: %w", err)
 		}
+		answered = true
 		switch ev.Ev {
 		case "out", "note", "wait":
 			if fn != nil {
 				fn(ev)
 			}
 		case "error":
-			return ev, errors.New(ev.Message)
+			return ev, true, errors.New(ev.Message)
 		default:
-			return ev, nil
+			return ev, true, nil
 		}
 	}
 }

@@ -138,6 +138,15 @@ func (c *proc) kill() {
 	syscall.Kill(c.pid(), syscall.SIGKILL)
 }
 
+// ping reports whether the child answers.
+func (c *proc) ping() bool {
+	if c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}) != nil {
+		return false
+	}
+	var ev protocol.Event
+	return c.conn.Receive(&ev) == nil && ev.Ev == "pong"
+}
+
 // exit asks the child to save and end, and kills it if it does not.
 func (c *proc) exit() {
 	if c.alive() {

@@ -56,7 +56,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
 	}
 	h.relieveMemory()
-	c, err := h.ensureChild()
+	c, err := h.readyChild()
 	if err != nil {
 		return blockError("SandboxError", err.Error())
 	}
@@ -205,6 +205,21 @@ func byteOffset(s string, n int) int {
 		i++
 	}
 	return len(s)
+}
+
+// readyChild is ensureChild for a block: a child that was killed a moment
+// ago may not have been reaped yet, so it is asked first whether it
+// answers, and replaced when it does not.
+func (h *Host) readyChild() (*proc, error) {
+	c, err := h.ensureChild()
+	if err != nil {
+		return nil, err
+	}
+	if c.ping() {
+		return c, nil
+	}
+	<-c.exited
+	return h.ensureChild()
 }
 
 // childLost is the result of a block whose child died under it.

@@ -40,6 +40,8 @@
 //     once), "out" events, then "result" whose Syntax is set when Python
 //     refused the block as it stands: the block did not run, and the host
 //     repairs it (asking "compile") and sends it again or reports the error.
+//   - ping: answers "pong" (the host asks before each block, so a child
+//     killed a moment ago is replaced before the block, not under it).
 //   - compile: Code; answers "compiled" with Syntax nil when it compiles.
 //   - defs: as for the client; answers "defs".
 //   - exit: the child saves its snapshot and exits.

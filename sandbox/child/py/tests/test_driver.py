@@ -73,7 +73,7 @@ class DriverTest(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.child = Child(self.tmp.name)
         self.addCleanup(self.tmp.cleanup)
-        self.addCleanup(self.child.close)
+        self.addCleanup(lambda: self.child.close())
 
     def test_ready_names_the_python(self):
         self.assertEqual(self.child.ready["ev"], "ready")
@@ -186,6 +186,37 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(self.child.receive()["ev"], "error")
         self.child.send(op="run", code="1", v=99)
         self.assertIn("version", self.child.receive()["message"])
+
+    def test_restart_restores_with_a_notice_once(self):
+        self.child.run("kept = [1, 2]\ngen = (i for i in kept)\ndef first():\n    return next(gen)\n")
+        self.child.close()
+        info = {"session": {"name": "t", "workspace": self.tmp.name}, "restart_reason": "a test restarted it"}
+        self.child = Child(self.tmp.name, info)
+        out, _, notes, ev = self.child.run("print(kept)")
+        self.assertEqual(out, "[1, 2]\n")
+        self.assertEqual(len(notes), 1)
+        self.assertTrue(notes[0].startswith("[Sandbox restarted]"), notes[0])
+        self.assertIn("test restarted it", notes[0])
+        self.assertTrue(ev["result"]["restarted"])
+        self.assertEqual(ev["result"]["notice"], notes[0])
+        out, _, notes, ev = self.child.run("print(session.restarted)\ngen")
+        self.assertEqual((out, notes), ("True\n", []))
+        err = ev["result"]["error"]
+        self.assertEqual(err["type"], "NameError")
+        self.assertIn("did not come back", err["message"])
+        self.assertIn("did not come back", err["traceback"])
+
+    def test_defs_request(self):
+        self.child.run("def helper(a, b=3):\n    'Does a thing.'\n    return a\n")
+        self.child.send(op="defs")
+        ev = self.child.receive()
+        self.assertEqual(ev["ev"], "defs")
+        self.assertIn("helper(a, b=<int>)", ev["data"])
+        self.child.send(op="defs", json=True)
+        data = json.loads(self.child.receive()["data"])
+        self.assertEqual([h["name"] for h in data["helpers"]], ["helper"])
+        self.child.send(op="defs", pattern="(")
+        self.assertEqual(self.child.receive()["ev"], "error")
 
 
 if __name__ == "__main__":

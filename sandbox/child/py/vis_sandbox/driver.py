@@ -22,11 +22,8 @@ import time
 import traceback
 import types
 
-try:
-    from vis_sandbox import defs as _defs
-    from vis_sandbox import state as _state
-except ImportError:  # the state module is written beside this one (issue 10)
-    _defs = _state = None
+from vis_sandbox import defs as _defs
+from vis_sandbox import state as _state
 
 VERSION = 1
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
@@ -238,14 +235,13 @@ class Driver:
         sys.modules["__main__"] = module
         self.ns = module.__dict__
         self.ns["__builtins__"] = builtins
-        self.state = _state.State(folder, PROTECTED) if _state else None
-        self.counter = 1
+        self.state = _state.State(folder, PROTECTED)
         self.notice = ""
         self.saved = -1
         self.protected = {}
 
     def start(self):
-        report = self.state.restore(self.ns) if self.state else {}
+        report = self.state.restore(self.ns)
         restarted = bool(report)
         if restarted:
             reason = self.info.get("restart_reason") or "the previous sandbox process stopped"
@@ -259,12 +255,8 @@ class Driver:
             self.protected[name] = __import__(name)
         for name, (mod, attr) in AUTO_NAMES.items():
             self.protected[name] = getattr(sys.modules[mod], attr)
-        if _defs:
-            self.protected["defs"] = _defs.make_defs(self.state, self.ns)
+        self.protected["defs"] = _defs.make_defs(self.state, self.ns)
         self.ns.update(self.protected)
-
-    def next_block(self):
-        return self.state.next_block if self.state else self.counter
 
     def compile(self, src, filename, echo):
         """The block's code objects: the body, then (with echo) its trailing
@@ -282,7 +274,7 @@ class Driver:
     def run(self, req):
         started = time.perf_counter()
         src = req.get("code", "")
-        block = self.next_block()
+        block = self.state.next_block
         filename = f"<block {block}>"
         try:
             codes = self.compile(src, filename, req.get("echo"))
@@ -317,9 +309,6 @@ class Driver:
         self.link.send({"ev": "result", "result": result})
 
     def after(self, src, block):
-        if not self.state:
-            self.counter = block + 1
-            return
         try:
             self.state.after_block(self.ns, src, block)
             report = self.state.save(self.ns)
@@ -335,7 +324,7 @@ class Driver:
         message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
         line, column, excerpt = locate(e, filename)
         name = getattr(e, "name", None)
-        if isinstance(e, NameError) and name and self.state:
+        if isinstance(e, NameError) and name:
             why = self.state.lost_reason(name)
             if why:
                 extra = f"{name!r} did not come back when the sandbox restarted: {why}"
@@ -352,8 +341,6 @@ class Driver:
         return {"ev": "compiled"}
 
     def defs(self, req):
-        if not self.state:
-            return {"ev": "error", "message": "this build has no defs()"}
         if req.get("json"):
             return {"ev": "defs", "data": json.dumps(self.state.describe(self.ns))}
         try:
@@ -365,11 +352,10 @@ class Driver:
         return {"ev": "defs", "data": str(text)}
 
     def finish(self):
-        if self.state:
-            try:
-                self.state.save(self.ns)
-            except Exception:
-                pass
+        try:
+            self.state.save(self.ns)
+        except Exception:
+            pass
 
 
 def run_coroutine(coro):
@@ -467,7 +453,9 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
             continue
         op = req.get("op")
-        if op == "run":
+        if op == "ping":
+            link.send({"ev": "pong"})
+        elif op == "run":
             driver.run(req)
         elif op == "compile":
             link.send(driver.compile_check(req))
