@@ -206,6 +206,27 @@ class LearnTest(Case):
         s2.restore()
         self.assertEqual(s2.state.next_block, 6)
 
+    def test_async_defs_match_bindings_and_unparsable_blocks(self):
+        s = self.session()
+        s.run("""
+            async def fetch(n):
+                return n
+            def keep():
+                return 1
+            match {"keep": 2}:
+                case {"keep": keep}:
+                    pass
+        """)
+        r = s.run("x = (")
+        self.assertIsInstance(s.error, SyntaxError)
+        self.assertTrue(r["changed"] is False)
+        s2 = self.session()
+        r = s2.restore()
+        self.assertEqual(r["functions"], ["fetch"])
+        self.assertEqual(s2.ns["keep"], 2)
+        import asyncio
+        self.assertEqual(asyncio.run(s2.ns["fetch"](3)), 3)
+
     def test_protected_names_are_neither_saved_nor_restored(self):
         s = self.session(protected=frozenset({"tool"}))
         s.ns["tool"] = lambda: 1
@@ -496,6 +517,21 @@ class RestoreTest(Case):
         self.assertEqual(r["uses_lost"], {"plain": ["gone_mod"]})
         self.assertEqual(s2.state.lost_reason("gone_mod"), r["lost"]["gone_mod"])
         self.assertIsNone(s2.state.lost_reason("n"))
+
+    def test_lost_reason_survives_a_second_restart(self):
+        s = self.session()
+        s.run("gen = (i for i in range(2))\nx = 1\n")
+        s2 = self.session()
+        s2.restore()
+        s2.run("y = 2")
+        s3 = self.session()
+        r = s3.restore()
+        self.assertEqual(r["lost"], {}, "the notice names it once")
+        self.assertIn("generator cannot be pickled", s3.state.lost_reason("gen"))
+        s3.run("gen = 5")
+        s4 = self.session()
+        s4.restore()
+        self.assertIsNone(s4.state.lost_reason("gen"))
 
     def test_variable_needing_a_later_helper(self):
         s = self.session()

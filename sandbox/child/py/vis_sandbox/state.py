@@ -551,7 +551,11 @@ class State:
         self._status = status
 
         # records are never changed in place: comparing them is mostly identity
-        manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())))
+        # names lost in a restart and not bound since: a later restart still
+        # knows why they are missing
+        lost_before = tuple(sorted((n, r) for n, r in self._lost.items() if n not in namespace))
+        manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())),
+                    lost_before)
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
                   "not_saved": not_saved, "bytes": used + spilled}
         # (values kept so that the ids stay theirs)
@@ -581,7 +585,7 @@ class State:
             pass
 
     def _write(self, manifest, helpers, entries):
-        imports, _, saved, spills, not_saved = manifest
+        imports, _, saved, spills, not_saved, lost_before = manifest
         os.makedirs(self.folder, exist_ok=True)
         spill_dir = os.path.join(self.folder, SPILL_DIR)
         if spills:
@@ -608,6 +612,7 @@ class State:
             "variables": var_rows,
             "spills": [{"name": n, "file": d, "type": k, "size": s} for n, d, k, s in spills],
             "not_saved": dict(not_saved),
+            "lost_before": dict(lost_before),
             "blob_bytes": offset,
         }
         head = json.dumps(header, separators=(",", ":")).encode()
@@ -813,7 +818,7 @@ class State:
         for h in helpers:
             if h["name"] not in lost:
                 report["functions" if h["kind"] == "function" else "classes"].append(h["name"])
-        self._lost = dict(lost)
+        self._lost = {**header.get("lost_before", {}), **lost}
         report["uses_lost"] = uses_lost({h["name"]: h.get("reads", []) for h in helpers if h["name"] not in lost},
                                         set(lost))
         self._touched = set()
@@ -836,7 +841,7 @@ class State:
                 spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", len(e.raw)))
         self._status = {n: (True, None, len(d)) for n, d in saved}
         self._status.update({s[0]: (True, None, s[3]) for s in spills})
-        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), ())
+        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), (), ())
 
     def lost_reason(self, name):
         """Why name did not come back in the last restore, or None."""
