@@ -479,3 +479,55 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	*c += countWriter(len(p))
 	return len(p), nil
 }
+
+// TestSandboxKillDuringSnapshot kills the child or the host at random
+// moments of blocks that rewrite a large snapshot (pickled values and a
+// spill file); the snapshot must always restore.
+func TestSandboxKillDuringSnapshot(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	const block = "import random\nvals = {i: random.random() for i in range(30000)}\nbig = 'q' * (2 << 20) + str(random.random())\nrounds = rounds + 1 if 'rounds' in globals() else 1"
+	sb.block("k", block, 0)
+	folder := sb.folder("k")
+	for i := 0; i < 16; i++ {
+		cmd := sb.command("run", "--session", "k", "-c", block)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i*7%60) * time.Millisecond)
+		rec := sb.record(folder)
+		victim := rec.ChildPID
+		if i%3 == 2 {
+			victim = rec.HostPID
+		}
+		if victim > 0 {
+			syscall.Kill(victim, syscall.SIGKILL)
+		}
+		cmd.Wait()
+	}
+	sb.run("stop", "--session", "k")
+	r := sb.block("k", "print(len(vals), len(big) > 2 << 20, rounds >= 1)", 0)
+	contains(t, "after the kills", r.stdout, "[Sandbox restarted]", "30000 True True\n")
+	if strings.Contains(r.stdout, "Did not come back") {
+		t.Errorf("values were lost to a kill:\n%s", r.stdout)
+	}
+}
+
+// TestSandboxBlockSources: a block from a file or standard input; the
+// hidden commands stay out of the help.
+func TestSandboxBlockSources(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	os.WriteFile(filepath.Join(sb.ws, "b.py"), []byte("print('from a file')\n"), 0o644)
+	if r := sb.run("run", "b.py"); r.stdout != "from a file\n" {
+		t.Errorf("FILE: %+v", r)
+	}
+	cmd := sb.command("run", "-")
+	cmd.Stdin = strings.NewReader("print('from stdin')\n")
+	if out, err := cmd.Output(); err != nil || string(out) != "from stdin\n" {
+		t.Errorf("stdin: %q %v", out, err)
+	}
+	help := sb.run("--help")
+	contains(t, "sandbox help", help.stdout, "run", "defs", "list", "stop", "restart", "interrupt", "rm")
+	if strings.Contains(help.stdout, "  host ") || strings.Contains(help.stdout, "  child ") {
+		t.Errorf("hidden commands in the help:\n%s", help.stdout)
+	}
+}
