@@ -815,6 +815,7 @@ class State:
             else:
                 lost[row["name"]] = err
 
+        report["variables"].sort()
         for h in helpers:
             if h["name"] not in lost:
                 report["functions" if h["kind"] == "function" else "classes"].append(h["name"])
