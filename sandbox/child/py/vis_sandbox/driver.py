@@ -15,7 +15,6 @@ import json
 import linecache
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -43,17 +42,20 @@ class Link:
     """The socket to the host: JSON lines, sent whole even when SIGINT
     arrives mid-write (the handler defers the interrupt, see Interrupts)."""
 
+    # Plain file descriptor I/O: the socket module's import costs more than
+    # the whole link needs.
     def __init__(self, fd, interrupts):
-        self.sock = socket.socket(fileno=fd)
-        self.sock.setblocking(True)
-        self.rfile = self.sock.makefile("rb", buffering=1 << 16)
+        self.fd = fd
+        self.rfile = io.open(fd, "rb", buffering=1 << 16, closefd=False)
         self.lock = threading.Lock()
         self.interrupts = interrupts
 
     def send(self, msg):
         data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogateescape")
         with self.interrupts.deferred(), self.lock:
-            self.sock.sendall(data)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view):]
 
     def receive(self):
         while True:
