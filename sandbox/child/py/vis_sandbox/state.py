@@ -33,6 +33,7 @@ import struct
 import symtable
 import sys
 import textwrap
+import threading
 import types
 import zlib
 
@@ -93,7 +94,7 @@ class _LimitedWriter:
 class _Entry:
     """What the last save learned about one variable's value."""
 
-    __slots__ = ("obj", "data", "reason", "reach", "immutable", "raw", "digest")
+    __slots__ = ("obj", "data", "reason", "reach", "immutable", "raw", "digest", "size")
 
     def __init__(self, obj, data=None, reason=None, reach=frozenset(), immutable=False):
         self.obj = obj
@@ -101,8 +102,15 @@ class _Entry:
         self.reason = reason      # why it cannot be saved at all
         self.reach = reach        # ids of mutable objects the pickle went through
         self.immutable = immutable
-        self.raw = None           # str/bytes content for a spill file, made when needed
+        self.raw = None           # str/bytes content for a spill file, while it is needed
         self.digest = None
+        self.size = None
+
+    def spill_size(self):
+        if self.size is None:
+            v = self.obj
+            self.size = len(v) if isinstance(v, bytes) or v.isascii() else len(self.spill_bytes())
+        return self.size
 
     def spill_bytes(self):
         if self.raw is None:
@@ -534,7 +542,7 @@ class State:
                 not_saved[name] = reason
                 status[name] = (False, reason, sys.getsizeof(e.obj))
                 continue
-            size = len(e.obj) if isinstance(e.obj, bytes) or e.obj.isascii() else len(e.spill_bytes())
+            size = e.spill_size()
             if size > SPILL_LIMIT:
                 reason = OVER_SPILL
             elif spilled + size > SPILL_BUDGET:
@@ -596,6 +604,7 @@ class State:
                 if not os.path.exists(path):
                     _write_atomic(path, [entries[name].spill_bytes()])
                     wrote = True
+                entries[name].raw = None  # the encoded copy is not kept in memory
             if wrote:
                 _fsync_dir(spill_dir)
         var_rows, offset = [], 0
@@ -683,6 +692,22 @@ class State:
             report["error"] = f"the snapshot could not be read: {e}"
             return report
         self.next_block = max(self.next_block, int(header.get("next_block", 1)))
+        # Spill files are read on a thread while imports run and values are
+        # unpickled (a file read lets other Python code run).
+        spill_rows = [r for r in header.get("spills", []) if r["name"] not in self.protected]
+        spilled = {}
+
+        def read_spills():
+            for row in spill_rows:
+                try:
+                    with open(os.path.join(self.folder, SPILL_DIR, row["file"]), "rb") as f:
+                        spilled[row["file"]] = f.read()
+                except OSError as e:
+                    spilled[row["file"]] = e
+
+        reader = threading.Thread(target=read_spills, name="vis-restore-spills", daemon=True)
+        if spill_rows:
+            reader.start()
         lost = report["lost"]
         lost.update(header.get("not_saved", {}))
         protected = self.protected
@@ -780,14 +805,14 @@ class State:
                 report["variables"].append(row["name"])
             else:
                 failed_vars.append((row, err))
-        for row in header.get("spills", []):
+        if spill_rows:
+            reader.join()
+        for row in spill_rows:
             name = row["name"]
-            if name in protected:
-                continue
-            path = os.path.join(self.folder, SPILL_DIR, row["file"])
             try:
-                with open(path, "rb") as f:
-                    raw = f.read()
+                raw = spilled[row["file"]]
+                if isinstance(raw, OSError):
+                    raise raw
                 if len(raw) != row["size"]:
                     raise ValueError(f"its spill file has {len(raw)} bytes, not {row['size']}")
                 value = raw.decode("utf-8", "surrogatepass") if row["type"] == "str" else raw
@@ -799,7 +824,7 @@ class State:
                 continue
             namespace[name] = value
             e = _Entry(value, immutable=True)
-            e.raw, e.digest = raw, row["file"]
+            e.digest, e.size = row["file"], row["size"]
             self._cache[name] = e
             report["variables"].append(name)
 
@@ -839,7 +864,7 @@ class State:
             if e.data is not None:
                 saved.append((name, e.data))
             else:
-                spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", len(e.raw)))
+                spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", e.spill_size()))
         self._status = {n: (True, None, len(d)) for n, d in saved}
         self._status.update({s[0]: (True, None, s[3]) for s in spills})
         return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), (), ())
