@@ -298,6 +298,20 @@ class SaveTest(Case):
         s2.run("del blob, same")
         self.assertEqual(os.listdir(spill), [])
 
+    def test_a_spilled_str_costs_no_second_copy(self):
+        import tracemalloc
+        s = self.session()
+        s.run("text = 'é' * (4 << 20)")
+        tracemalloc.start()
+        try:
+            s.run("text2 = text + 'x'")
+            grown = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        # the new str itself is 8 MiB (two bytes a character); its UTF-8
+        # copy for the spill file must not stay
+        self.assertLess(grown, 9 * MiB)
+
     def test_missing_spill_file(self):
         s = self.session()
         s.run("a = b'a' * (2 << 20)\nb = 'b' * (2 << 20)\n")
