@@ -16,14 +16,16 @@ Files in the session folder:
 
 Telling that nothing changed without pickling everything: a value is pickled
 again only when its name is bound to another object, or the block (or a
-session function or class it names, transitively) names it, or its last
-pickle went through an object that a re-pickled value went through (aliases).
+session function or class it names, transitively) names it, or it holds a
+mutable object that a re-pickled value holds too (aliases, found through the
+garbage collector's references, one C call per level of nesting).
 A change made only through objects outside the session (another module, a
 thread) is seen by the next save with full=True.
 """
 
 import ast
 import builtins
+import gc
 import hashlib
 import json
 import linecache
@@ -141,15 +143,52 @@ def _pickle(value):
         if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
             msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
         reason = f"{_defs.type_name(value)} cannot be pickled: {msg}"
-    try:
-        memo = p.memo.copy()
-    except Exception:
-        memo = {}
-    reach = frozenset(k for k, (_, o) in memo.items() if type(o) not in _IMMUTABLE)
+    if reason is not None and reason != OVER_VALUE:
+        return _Entry(value, reason=reason)
+    reach = _reach(value)
     immutable = type(value) in _IMMUTABLE and not reach
     if reason is not None:
         return _Entry(value, reason=reason, reach=reach, immutable=immutable)
     return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
+
+
+# Objects a value may hold that are not its data: a change to them is not a
+# change to the value's pickle (functions and classes pickle by name).
+_NOT_DATA = _IMMUTABLE - {tuple, frozenset} | {
+    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+    types.CodeType, types.FrameType, types.GeneratorType, types.CoroutineType}
+_THROUGH = frozenset({tuple, frozenset})  # never changed, but may hold what is
+_REACH_CAP = 1 << 20
+
+
+def _reach(value):
+    """The ids of the mutable objects in value (itself included): what a
+    change through another name would have to go through. One C call per
+    level of nesting; a Python loop only over levels that mix kinds."""
+    out, through = set(), set()
+    level = [value]
+    while level and len(out) < _REACH_CAP:
+        kinds = set(map(type, level))
+        if kinds <= _NOT_DATA:
+            break
+        ids = set(map(id, level))
+        if (kinds.isdisjoint(_NOT_DATA) and kinds.isdisjoint(_THROUGH) and len(ids) == len(level)
+                and ids.isdisjoint(out) and not any(issubclass(k, type) for k in kinds)):
+            out |= ids
+            nxt = level
+        else:
+            nxt = []
+            for o in level:
+                t = type(o)
+                if t in _NOT_DATA or isinstance(o, type):
+                    continue
+                i = id(o)
+                if i in out or i in through:
+                    continue
+                (through if t in _THROUGH else out).add(i)
+                nxt.append(o)
+        level = gc.get_referents(*nxt) if nxt else ()
+    return frozenset(out)
 
 
 def _code_names(code, out):
