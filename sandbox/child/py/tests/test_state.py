@@ -369,11 +369,18 @@ class SaveTest(Case):
                 finally:
                     s2.close()
                     sys.modules["__main__"] = s.module
+        s.run("""
+            class Holder:
+                pass
+            h = Holder()
+            h.deep = ({"k": [items]},)
+        """)
         s.run("items.append(3)")
         s2 = Session(self.folder)
         try:
             s2.restore()
             self.assertEqual(s2.ns["box"], {"items": [1, 1, 3]}, "an alias inside another value")
+            self.assertEqual(s2.ns["h"].deep, ({"k": [[1, 1, 3]]},), "an alias deep in an instance, through a tuple")
         finally:
             s2.close()
             sys.modules["__main__"] = s.module
