@@ -304,9 +304,10 @@ def _write_atomic(path, chunks):
     tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb", buffering=0) as f:
+        with os.fdopen(fd, "wb") as f:  # buffered: it writes each chunk whole
             for c in chunks:
                 f.write(c)
+            f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
