@@ -198,6 +198,32 @@ def _code_names(code, out):
             _code_names(c, out)
 
 
+def _session_code(value, namespace, found):
+    """Adds to found the names in the code that runs when value (a session
+    function, a decorated one, a session class or an instance of one) is
+    called or used."""
+    stack, done = [value], set()
+    while stack and len(done) < 10000:
+        o = stack.pop()
+        if id(o) in done:
+            continue
+        done.add(id(o))
+        if isinstance(o, types.FunctionType):
+            if o.__globals__ is namespace:
+                _code_names(o.__code__, found)
+        elif not isinstance(o, type) and getattr(type(o), "__module__", None) == "__main__":
+            stack.append(type(o))
+        if isinstance(o, type):
+            for c in o.__mro__:
+                if c.__module__ == "__main__":
+                    stack.extend(vars(c).values())
+            continue
+        for attr in ("__wrapped__", "__func__", "func", "fget", "fset", "fdel"):
+            nxt = getattr(o, attr, None)
+            if nxt is not None and not isinstance(nxt, type):
+                stack.append(nxt)
+
+
 def global_reads(source):
     """The global names a helper's source reads (decorators, defaults, bases
     and bodies), builtins left out."""
@@ -467,7 +493,10 @@ class State:
             if m is not None and m[0] is v and m[1] is entries:
                 rec = m[2]
             else:
-                rec = self.helper_record(name, v)
+                try:
+                    rec = self.helper_record(name, v)
+                except Exception:  # a value's own __getattr__ may raise anything
+                    rec = None
             memo[name] = (v, entries, rec)
             if rec is not None:
                 out.append(rec)
@@ -478,29 +507,20 @@ class State:
     # ---- saving -----------------------------------------------------------
 
     def _closure(self, namespace, names):
-        """names, plus every global the session's functions and classes that
-        they name (and those those name...) read or write."""
+        """names, plus every global that the session's functions and classes
+        they name (and those those name...) read or write; None when that
+        cannot be told (then every value is checked)."""
         todo = list(names)
         seen = set(names)
-        while todo:
-            v = namespace.get(todo.pop())
-            found = set()
-            if isinstance(v, types.FunctionType):
-                if v.__globals__ is namespace:
-                    _code_names(v.__code__, found)
-            else:
-                cls = v if isinstance(v, type) else type(v)
-                for c in getattr(cls, "__mro__", ()):
-                    if getattr(c, "__module__", None) != "__main__":
-                        continue
-                    for attr in vars(c).values():
-                        for fn in (attr, getattr(attr, "__func__", None), getattr(attr, "fget", None),
-                                   getattr(attr, "fset", None)):
-                            if isinstance(fn, types.FunctionType):
-                                _code_names(fn.__code__, found)
-            for n in found - seen:
-                seen.add(n)
-                todo.append(n)
+        try:
+            while todo:
+                found = set()
+                _session_code(namespace.get(todo.pop()), namespace, found)
+                for n in found - seen:
+                    seen.add(n)
+                    todo.append(n)
+        except Exception:  # a value's own __getattr__ may raise anything
+            return None
         return seen
 
     def _classify(self, namespace):
@@ -513,7 +533,7 @@ class State:
                 continue
             if name in self._imports:
                 imports.extend((name, r["stmt"]) for r in self._imports[name])
-            elif isinstance(v, types.ModuleType) and sys.modules.get(v.__name__) is v:
+            elif isinstance(v, types.ModuleType) and sys.modules.get(getattr(v, "__name__", None)) is v:
                 imports.append((name, f"import {v.__name__} as {name}"))
             else:
                 variables.append(name)
@@ -531,7 +551,7 @@ class State:
             touched = None
         else:
             touched = self._closure(namespace, touched)
-            if touched & _INDIRECT:
+            if touched is not None and touched & _INDIRECT:
                 touched = None
         self._touched = set()
         # The quick way: the same names bound to the same objects, nothing
