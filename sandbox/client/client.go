@@ -170,6 +170,7 @@ func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Ev
 		}
 		answered = true
 		switch ev.Ev {
+		case "started":
 		case "out", "note", "wait":
 			if fn != nil {
 				fn(ev)

@@ -16,7 +16,9 @@
 // connection. Requests by op:
 //
 //   - run: Code, TimeoutMS (0 = the default), Echo. The host answers "wait"
-//     when another block holds the session for more than a second, "note"
+//     when another block holds the session for more than a second,
+//     "started" when the block goes to the interpreter (a client that
+//     loses a host before "started" may send the block again), "note"
 //     (Kind "restart" then "repair") before the block's output, "out" events
 //     (Stream "stdout" or "stderr") while it runs, and one "result". A
 //     client that disconnects does not stop the block; its output is dropped.
