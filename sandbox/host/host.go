@@ -209,7 +209,7 @@ func (s *sink) Send(ev protocol.Event) {
 	if s.gone {
 		return
 	}
-	if err := protocol.NewConn(nil, s.w).Send(ev); err != nil {
+	if err := protocol.Write(s.w, ev); err != nil {
 		s.gone = true
 	}
 }

@@ -159,12 +159,15 @@ func NewConn(r io.Reader, w io.Writer) *Conn {
 }
 
 // Send writes one message; it is not safe for concurrent use.
-func (c *Conn) Send(v any) error {
+func (c *Conn) Send(v any) error { return Write(c.w, v) }
+
+// Write writes one message to w.
+func Write(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode a message: %w", err)
 	}
-	_, err = c.w.Write(append(b, '\n'))
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 
