@@ -452,11 +452,8 @@ func newSandboxRmCmd() *cobra.Command {
 			if err := s.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return err
 			}
-			for deadline := time.Now().Add(5 * time.Second); s.Folder.Running(); {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("session %q did not stop", s.Meta.Name)
-				}
-				time.Sleep(20 * time.Millisecond)
+			if !s.Folder.WaitStopped(5 * time.Second) {
+				return fmt.Errorf("session %q did not stop", s.Meta.Name)
 			}
 			if err := os.RemoveAll(s.Folder.Dir); err != nil {
 				return fmt.Errorf("delete the session: %w", err)

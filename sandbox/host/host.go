@@ -81,7 +81,7 @@ type Host struct {
 // Serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
 func Serve(cfg Config, ready func(error)) error {
-	alive, err := cfg.Folder.LockAlive()
+	alive, err := cfg.Folder.LockAlive(10 * time.Second)
 	if err != nil {
 		ready(err)
 		return err

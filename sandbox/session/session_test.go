@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckName(t *testing.T) {
@@ -72,18 +73,18 @@ func TestAliveLock(t *testing.T) {
 	if f.Running() {
 		t.Fatal("running before a host")
 	}
-	l, err := f.LockAlive()
+	l, err := f.LockAlive(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.LockAlive(); err == nil {
+	if _, err := f.LockAlive(50 * time.Millisecond); err == nil {
 		t.Error("a second host got the lock")
 	}
 	if !f.Running() {
 		t.Error("not running with the lock held")
 	}
 	l.Release()
-	if f.Running() {
+	if !f.WaitStopped(time.Second) || f.Running() {
 		t.Error("running after the host let go")
 	}
 }
