@@ -439,6 +439,15 @@ func TestSandboxLifecycle(t *testing.T) {
 		t.Errorf("deep VIS_HOME: %+v", r)
 	}
 
+	// No usable CPython: one clear line, status 1, at once.
+	broken := newSandbox(t, py, "VIS_PYTHON_NATIVE_PATH=/nonexistent/libpython3.12.so")
+	started := time.Now()
+	r = broken.block("b", "print(1)", 1)
+	contains(t, "without a CPython", r.stderr, "did not start", "/nonexistent/libpython3.12.so")
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || time.Since(started) > 20*time.Second {
+		t.Errorf("without a CPython: %q after %s", r.stderr, time.Since(started))
+	}
+
 	for _, args := range [][]string{
 		{"run", "--session", "bad name", "-c", "1"},
 		{"run", "--session", strings.Repeat("n", 65), "-c", "1"},
