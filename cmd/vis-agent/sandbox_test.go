@@ -383,6 +383,21 @@ func TestSandboxClients(t *testing.T) {
 	if spin.ProcessState.ExitCode() != 1 || !strings.Contains(spinErr.String(), "KeyboardInterrupt") {
 		t.Errorf("interrupted block: %d %s", spin.ProcessState.ExitCode(), spinErr.String())
 	}
+
+	// Ctrl-C on the client interrupts its block.
+	spin = sb.command("run", "--session", "race", "-c", "print('spin', flush=True)\nwhile True: pass")
+	spinErr.Reset()
+	stdout, _ = spin.StdoutPipe()
+	spin.Stderr = &spinErr
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Read(buf)
+	spin.Process.Signal(os.Interrupt)
+	spin.Wait()
+	if spin.ProcessState.ExitCode() != 1 || !strings.Contains(spinErr.String(), "KeyboardInterrupt") {
+		t.Errorf("block interrupted by Ctrl-C: %d %s", spin.ProcessState.ExitCode(), spinErr.String())
+	}
 }
 
 // TestSandboxLifecycle: idle exit, list, restart, rm, LRU eviction, a
