@@ -2,7 +2,9 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,9 +220,19 @@ func (h *Host) readyChild() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.ping() {
+	err = c.ping()
+	if err == nil {
 		return c, nil
 	}
+	// Dead, or hung between blocks (a thread of an earlier block holding
+	// the GIL): replaced either way.
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.mu.Lock()
+		c.retired = fmt.Sprintf("the Python process did not answer for %s between blocks", humanDuration(pingTimeout))
+		c.mu.Unlock()
+	}
+	c.kill()
 	<-c.exited
 	return h.ensureChild()
 }
@@ -299,8 +311,8 @@ func (h *Host) defs(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
 		return
 	}
-	var ev protocol.Event
-	if err := c.conn.Receive(&ev); err != nil {
+	ev, err := c.answer()
+	if err != nil {
 		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
 		return
 	}
