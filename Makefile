@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-registry bench lint completions install release-check clean
+.PHONY: all build uv uv-release test test-registry bench deps lint completions install release-check clean
 
 all: build
 
@@ -31,6 +31,12 @@ test: build
 test-registry: build
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Fetch|Verify' ./uvwrap
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestScripts/.*/registry_' ./cmd/vis-agent
+
+# The packages linked into the binary, whose init runs on every python
+# start: rewrite the list TestPythonStartupDeps compares with, then review
+# the diff of cmd/vis-agent/testdata/python-deps.txt.
+deps: build
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^TestPythonStartupDeps$$' ./cmd/vis-agent -update-deps
 
 # Python that runs inside the interpreter is code too: it must compile on
 # every CPython 3.10+ found and pass ruff.
@@ -59,6 +65,7 @@ completions: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
+	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
 
