@@ -148,7 +148,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 				}
 				return syntaxResult(rep)
 			}
-			code, note = rep.Source, rep.Note()
+			code, note = rep.Source, rep.NoteWhen("before running it")
 			out.Send(protocol.Event{Ev: "note", Kind: "repair", Data: note})
 			continue
 		}
