@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-registry bench deps lint completions install release-check clean
+.PHONY: all build uv uv-release test test-deps test-registry bench deps lint completions install release-check clean
 
 all: build
 
@@ -24,8 +24,14 @@ UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
 uv-release:
 	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
-test: build
+test: build test-deps
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+# Debian packages the tests use: bubblewrap, which confines the commands a
+# jailed session runs (shell(...)). Installed only when missing.
+test-deps:
+	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
+	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
 
 # The few tests that download from PyPI (uv's wheels); make test is offline.
 test-registry: build
