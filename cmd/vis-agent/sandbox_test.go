@@ -444,6 +444,14 @@ func TestSandboxLifecycle(t *testing.T) {
 			t.Errorf("list row: %v", row)
 		}
 	}
+	// A change no block names (a thread's, after its block) is in the last
+	// snapshot a stop takes.
+	sb.block("t", "import threading, time\ndata = [1]\nthreading.Timer(0.2, data.append, [2]).start()", 0)
+	time.Sleep(time.Second)
+	sb.block("t", "x = 1", 0)
+	sb.run("stop", "--session", "t")
+	contains(t, "a thread's change after stop", sb.block("t", "print(data)", 0).stdout, "[1, 2]\n")
+
 	sb.run("restart", "--session", "b")
 	contains(t, "after restart", sb.block("b", "print(v)", 0).stdout, "restarted (vis-agent sandbox restart)", "b\n")
 	if r := sb.run("rm", "--session", "b"); r.code != 0 {

@@ -361,10 +361,13 @@ class Driver:
         return {"ev": "defs", "data": str(text)}
 
     def finish(self):
+        # The last save before the host stops this child on purpose checks
+        # every value again: a change made only through another module or
+        # a thread escapes the per-block change detection.
         try:
-            self.state.save(self.ns)
+            self.state.save(self.ns, full=True)
         except Exception:
-            pass
+            sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
 
 
 def run_coroutine(coro):
