@@ -449,19 +449,7 @@ func newSandboxRmCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := s.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
-				return err
-			}
-			for deadline := time.Now().Add(5 * time.Second); s.Folder.Running(); {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("session %q did not stop", s.Meta.Name)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if err := os.RemoveAll(s.Folder.Dir); err != nil {
-				return fmt.Errorf("delete the session: %w", err)
-			}
-			return nil
+			return s.Remove(force)
 		}),
 	}
 	sf.add(cmd)
