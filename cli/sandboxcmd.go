@@ -26,6 +26,7 @@ func newSandboxCmd() *cobra.Command {
 	}
 	sandbox.AddCommand(newRepairCmd())
 	addSessionCmds(sandbox)
+	addReplCmd(sandbox)
 	return sandbox
 }
 
