@@ -55,10 +55,10 @@ type Model struct {
 	ed      editor
 	hist    *history
 	tr      transcript
-	hint    string // one line under the input: completions, questions
-	asking  string // the input whose completeness the session is asked
+	hint    string    // one line under the input: completions, questions
+	asking  string    // the input whose completeness the session is asked
 	pending []tea.Msg // keys and pastes typed meanwhile, replayed after the answer
-	confirm string // "restart" or "reset": a y/n question is open
+	confirm string    // "restart" or "reset": a y/n question is open
 
 	defs      *defsData
 	showPanel bool

@@ -15,7 +15,7 @@ type theme struct {
 	dark bool
 
 	prompt, out, errOut, err, caret, repair, restart, info, problem, fold lipgloss.Style
-	status, busy, hint, panelTitle, panelName, panelDim, panelBad, rule  lipgloss.Style
+	status, busy, hint, panelTitle, panelName, panelDim, panelBad, rule   lipgloss.Style
 
 	keyword, name, fn, str, num, comment, op lipgloss.Style
 }
