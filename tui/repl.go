@@ -325,12 +325,14 @@ func (m *Model) ctrlC() tea.Cmd {
 		return nil
 	}
 	if !m.interrupt.IsZero() && time.Since(m.interrupt) < secondInterrupt {
+		// interrupted again too (the first may have come before the
+		// block began), and asked whether to restart
 		m.confirm = "restart"
 		m.hint = "The block does not stop. Restart its Python process (restored from the snapshot)? y/n"
-		return nil
+	} else {
+		m.interrupt = time.Now()
+		m.hint = "Interrupting… (Ctrl+C again within 2 s offers to restart the Python process)"
 	}
-	m.interrupt = time.Now()
-	m.hint = "Interrupting… (Ctrl+C again within 2 s offers to restart the Python process)"
 	s := m.sess
 	return func() tea.Msg {
 		if err := s.Interrupt(); err != nil {
