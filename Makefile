@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-registry bench lint completions install release-check clean
+.PHONY: all build uv uv-release test test-registry tools-test golden bench lint completions install release-check clean
 
 all: build
 
@@ -24,8 +24,21 @@ UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
 uv-release:
 	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
-test: build
+test: build tools-test
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+# Programs the tests drive besides vis-agent: tmux, the terminal of the
+# REPL's end-to-end tests, installed with apt-get when it is missing.
+tools-test:
+	@command -v tmux >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "make: the REPL tests need tmux; install it" >&2; exit 1; }; \
+		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq tmux; }
+
+# The REPL's golden frames (tui/testdata), rewritten after a deliberate
+# change of its look.
+golden:
+	$(GO) test ./tui -run TestPanelAndLayouts -count=1 -update
 
 # The few tests that download from PyPI (uv's wheels); make test is offline.
 test-registry: build

@@ -433,11 +433,14 @@ func (m *Model) submit(src string) tea.Cmd {
 	id, s, opts := m.runID, m.sess, client.RunOptions{Timeout: m.timeout, Echo: true}
 	events := make(chan tea.Msg, 64)
 	m.events = events
-	go func() {
-		res, err := s.Run(src, opts, func(ev protocol.Event) { events <- runEventMsg{id, ev} })
-		events <- runDoneMsg{id, res, err}
-	}()
-	return tea.Batch(m.next(), m.spin.Tick)
+	start := func() tea.Msg {
+		go func() {
+			res, err := s.Run(src, opts, func(ev protocol.Event) { events <- runEventMsg{id, ev} })
+			events <- runDoneMsg{id, res, err}
+		}()
+		return <-events
+	}
+	return tea.Batch(start, m.spin.Tick)
 }
 
 // next waits for the running block's next event.

@@ -257,7 +257,13 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	}
 	e.lines = e.lines[:0]
 	for _, l := range raw {
-		e.lines = append(e.lines, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
+		if e.kind >= kindRepair {
+			// prose: wrapped between words
+			l = ansi.Wrap(l, width, "")
+		} else {
+			l = ansi.Hardwrap(l, width, true)
+		}
+		e.lines = append(e.lines, strings.Split(l, "\n")...)
 	}
 	e.width = width
 	return e.lines
