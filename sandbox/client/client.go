@@ -170,6 +170,7 @@ func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Ev
 		}
 		answered = true
 		switch ev.Ev {
+		case "started":
 		case "out", "note", "wait":
 			if fn != nil {
 				fn(ev)
@@ -230,8 +231,13 @@ func (s *Session) Status() (protocol.Status, error) {
 // Stop snapshots and stops the session (its child and host); force also
 // stops a running block.
 func (s *Session) Stop(force bool) error {
-	_, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil)
-	return err
+	if _, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil); err != nil {
+		return err
+	}
+	if !s.Folder.WaitStopped(10 * time.Second) {
+		return errors.New("the session's host did not exit after it stopped")
+	}
+	return nil
 }
 
 // Restart replaces the session's child with a new one restored from the
@@ -271,11 +277,8 @@ func (s *Session) Remove(force bool) error {
 	if err := s.Stop(force); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
-	for deadline := time.Now().Add(5 * time.Second); s.Folder.Running(); {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("session %q did not stop", s.Meta.Name)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !s.Folder.WaitStopped(5 * time.Second) {
+		return fmt.Errorf("session %q did not stop", s.Meta.Name)
 	}
 	if err := os.RemoveAll(s.Folder.Dir); err != nil {
 		return fmt.Errorf("delete the session: %w", err)
