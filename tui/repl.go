@@ -33,7 +33,9 @@ type Config struct {
 // Run runs the REPL on a terminal until the person quits; the session
 // keeps running.
 func Run(cfg Config, in io.Reader, out io.Writer) error {
-	_, err := tea.NewProgram(New(cfg), tea.WithInput(in), tea.WithOutput(out)).Run()
+	// Bubble Tea paints at most fps times a second: its most, so that a
+	// key shows within about 8 ms.
+	_, err := tea.NewProgram(New(cfg), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(120)).Run()
 	return err
 }
 

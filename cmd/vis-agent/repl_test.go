@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -110,8 +114,9 @@ func TestReplInTmux(t *testing.T) {
 	for _, py := range replPythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
-			// The pane runs the REPL twice: quitting the first opens the second.
-			script := fmt.Sprintf("%[1]s sandbox repl; echo repl-exit=$?; read line; printf '\\033[2J\\033[H'; %[1]s sandbox repl; echo repl-exit=$?; sleep 600", sb.bin)
+			// The pane runs the REPL twice: quitting the first opens the second,
+			// as `vis-agent sandbox` with no subcommand on a terminal.
+			script := fmt.Sprintf("%[1]s sandbox repl; echo repl-exit=$?; read line; printf '\\033[2J\\033[H'; %[1]s sandbox; echo repl-exit=$?; sleep 600", sb.bin)
 			tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", script)
 			tm.waitFor(">>>", "Python 3.", "nothing defined yet")
 
@@ -177,3 +182,101 @@ func TestReplNeedsTerminal(t *testing.T) {
 		t.Fatalf("repl without a terminal: status %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestReplFigures measures the REPL on a pseudo-terminal for
+// BENCHMARKS.md (make bench sets VIS_BENCH=1): keystroke to repaint while
+// idle and while a block streams 10 MB, and start to a ready prompt on a
+// warm session next to python's own `>>>`, taken alternately.
+func TestReplFigures(t *testing.T) {
+	if os.Getenv("VIS_BENCH") == "" {
+		t.Skip("make bench runs it (VIS_BENCH=1)")
+	}
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	sb.block("default", "x = 1", 0) // the session is warm
+	open := func(argv ...string) *terminal {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env, cmd.Dir = append(sb.env, "TERM=xterm-256color"), sb.ws
+		return startTerminal(t, cmd)
+	}
+
+	var repl, python []time.Duration
+	for i := 0; i < 10; i++ {
+		for _, c := range []struct {
+			argv  []string
+			ready string
+			into  *[]time.Duration
+		}{{[]string{sb.bin, "sandbox", "repl"}, "Python 3.", &repl}, {[]string{py.Executable}, ">>> ", &python}} {
+			start := time.Now()
+			term := open(c.argv...)
+			*c.into = append(*c.into, term.until(0, c.ready, start))
+			term.tty.Close()
+			term.cmd.Process.Kill()
+			term.cmd.Wait()
+		}
+	}
+	t.Logf("figure: start to a ready prompt on a warm session, CPython %s, pseudo-terminal, median of 10 alternate runs: vis-agent sandbox repl %.1f ms (until its status bar shows the session's Python), %s %.1f ms (until >>>), ratio %.2f",
+		py.Version.Short(), msOf(medianOf(repl)), filepath.Base(py.Executable), msOf(medianOf(python)), float64(medianOf(repl))/float64(medianOf(python)))
+
+	term := open(sb.bin, "sandbox", "repl")
+	term.until(0, "Python 3.", time.Now())
+	// keys types n keys, timing each until the terminal receives its
+	// repaint; the keys differ from the one before, so each is drawn
+	keys := func(n int) []time.Duration {
+		var ds []time.Duration
+		for i := 0; i < n; i++ {
+			k := string("QZXWV"[i%5])
+			off := term.mark()
+			start := time.Now()
+			term.send(k)
+			ds = append(ds, term.until(off, k, start))
+		}
+		term.send("\x03")
+		return ds
+	}
+	idle := keys(50)
+	term.send(`for i in range(400): print(("y" * 99 + "\n") * 250, end="", flush=True); time.sleep(0.01)` + "\r")
+	time.Sleep(50 * time.Millisecond)
+	term.send("\r")
+	start := term.mark()
+	term.until(start, "more lines", time.Now())
+	busy := keys(50)
+	stillRunning := !strings.Contains(ansi.Strip(term.since(start)), "snapshot")
+	t.Logf("figure: REPL keystroke to repaint on a pseudo-terminal, CPython %s: median %.2f ms idle, %.2f ms while a block streams 10 MB (the block still streaming at the last key: %v); 50 keys each",
+		py.Version.Short(), msOf(medianOf(idle)), msOf(medianOf(busy)), stillRunning)
+}
+
+// mark is how much the terminal has printed so far.
+func (term *terminal) mark() int {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.seen.Len()
+}
+
+// since is what the terminal printed after mark off.
+func (term *terminal) since(off int) string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.seen.String()[off:]
+}
+
+// until polls (every 100 µs) until the terminal, after mark off, has
+// printed text (escape sequences aside), and returns the time since start.
+func (term *terminal) until(off int, text string, start time.Time) time.Duration {
+	term.t.Helper()
+	for !strings.Contains(ansi.Strip(term.since(off)), text) {
+		if time.Since(start) > 30*time.Second {
+			term.t.Fatalf("no %q on the terminal; it shows:\n%s", text, term.since(off))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return time.Since(start)
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
