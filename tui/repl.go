@@ -560,13 +560,13 @@ func (m *Model) wide() bool { return m.w >= wideLayout }
 
 func (m *Model) inputHeight() int { return m.ed.Height(max(3, m.h/3)) }
 
-// underPanel is how many lines the panel takes under the transcript on a
-// narrow terminal.
+// underPanel is how many lines the panel (and the rule above it) takes
+// under the transcript on a narrow terminal.
 func (m *Model) underPanel() int {
 	if !m.showPanel || m.wide() {
 		return 0
 	}
-	return min(len(m.panelLines(m.w)), max(3, m.h/4))
+	return min(len(m.panelLines(m.w))+1, max(3, m.h/4))
 }
 
 func (m *Model) transcriptHeight() int {

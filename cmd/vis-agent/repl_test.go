@@ -129,6 +129,18 @@ func TestReplInTmux(t *testing.T) {
 			tm.typed("greet('ann')")
 			tm.waitFor("'hi ann'") // a trailing expression's repr
 
+			// Tab completes from the session
+			tm.tmux("send-keys", "-t", "0", "-l", "gre")
+			tm.keys("Tab")
+			tm.waitFor(">>> greet(")
+			tm.keys("C-c")
+			// a bracketed paste stays one block until Enter
+			tm.tmux("set-buffer", "a = 20\nb = 22\nprint('sum', a + b)")
+			tm.tmux("paste-buffer", "-p", "-t", "0")
+			tm.waitFor("... print('sum', a + b)")
+			tm.keys("Enter")
+			tm.waitFor("sum 42")
+
 			tm.typed(`print("hello)`)
 			tm.waitFor("Repaired this block", "\nhello ")
 
@@ -167,6 +179,17 @@ func TestReplInTmux(t *testing.T) {
 			tm.keys("C-c")
 			tm.typed(`print(greet("again"))`)
 			tm.waitFor("hi again")
+
+			tm.typed("/session other")
+			tm.waitFor("Now in session other.", " other │")
+			tm.typed("z = 5")
+			tm.waitFor("z: int")
+			tm.typed("/reset")
+			tm.waitFor("Delete session other's snapshot")
+			tm.keys("y")
+			tm.waitFor("Session other was reset")
+			tm.typed("z")
+			tm.waitFor("NameError")
 			tm.typed("/quit")
 			tm.waitFor("repl-exit=0\n")
 		})
