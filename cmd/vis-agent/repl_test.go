@@ -204,6 +204,10 @@ func TestReplNeedsTerminal(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "vis-agent sandbox run") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("repl without a terminal: status %d, stderr %q", r.code, r.stderr)
 	}
+	// `vis-agent sandbox` alone opens the REPL on a terminal only
+	if r := sb.run(); r.code != 0 || !strings.Contains(r.stdout, "repl") {
+		t.Fatalf("sandbox without a terminal: status %d, stdout %q", r.code, r.stdout)
+	}
 }
 
 // TestReplFigures measures the REPL on a pseudo-terminal for
@@ -303,3 +307,45 @@ func medianOf(ds []time.Duration) time.Duration {
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// TestReplLargeOutput: a block printing 100 MB streams through the REPL
+// without freezing it (a key typed meanwhile shows) or growing its memory
+// with the output; under NO_COLOR the screen has no colours.
+func TestReplLargeOutput(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	env := append(sb.env, "NO_COLOR=1")
+	tm := newTerm(t, env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed(`for i in range(1_000_000): print("y" * 99)`)
+	tm.keys("Enter")
+	tm.waitFor("more lines", "running")
+	tm.tmux("send-keys", "-t", "0", "-l", "typed while streaming")
+	s := tm.waitFor(">>> typed while streaming")
+	if !strings.Contains(s, "running") {
+		t.Fatalf("the block ended before the key was seen:\n%s", s)
+	}
+	tm.waitFor("… 999,975 more lines", "│ last ")
+	pid := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "0", "#{pane_pid}"))
+	children, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+	repl := strings.Fields(string(children))
+	if len(repl) != 1 {
+		t.Fatalf("the REPL's process under the pane's shell: %q", children)
+	}
+	status, err := os.ReadFile("/proc/" + repl[0] + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			var kb int
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmHWM:"), "kB")), &kb)
+			t.Logf("the REPL's peak RSS after 100 MB of output: %d MiB", kb>>10)
+			if kb > 100<<10 {
+				t.Fatalf("the REPL's peak RSS grew to %d MiB with 100 MB of output", kb>>10)
+			}
+		}
+	}
+	if colored := tm.tmux("capture-pane", "-p", "-e", "-t", "0"); strings.Contains(colored, "\x1b[38") || strings.Contains(colored, "\x1b[48") {
+		t.Fatalf("colours under NO_COLOR:\n%q", colored)
+	}
+}
