@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ func (m *Model) command(line string) tea.Cmd {
 			return nil
 		}
 		return func() tea.Msg {
-			if err := s.Restart(false); err != nil && err != client.ErrNotRunning {
+			if err := s.Restart(false); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
 			return doneMsg{text: "Restarted: the next block runs in a new Python process restored from the snapshot."}

@@ -84,9 +84,9 @@ type Model struct {
 func New(cfg Config) *Model {
 	m := &Model{cfg: cfg, sess: cfg.Session, th: newTheme(true), w: 80, h: 24, ed: newEditor(), showPanel: true,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
-	m.hist = loadHistory(historyFile(cfg.HistoryDir, cfg.Session.Meta.Workspace))
-	if cfg.HistoryDir == "" {
-		m.hist = &history{}
+	m.hist = &history{}
+	if cfg.HistoryDir != "" {
+		m.hist = loadHistory(historyFile(cfg.HistoryDir, cfg.Session.Meta.Workspace))
 	}
 	return m
 }
@@ -313,7 +313,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+l":
 		m.tr.clear()
 	default:
-		if k.Text != "" && k.Mod&^(tea.ModShift) == 0 {
+		if k.Text != "" && k.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) == 0 {
 			m.ed.Insert(k.Text)
 		}
 	}
@@ -626,7 +626,6 @@ func (m *Model) View() tea.View {
 	rows = append(rows, m.statusBar())
 	v := tea.NewView(strings.Join(rows, "\n"))
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "vis-agent sandbox: " + m.sess.Meta.Name
 	if m.confirm == "" {
 		v.Cursor = tea.NewCursor(cx, inputTop+cy)
 	}

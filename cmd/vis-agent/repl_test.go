@@ -140,6 +140,13 @@ func TestReplInTmux(t *testing.T) {
 			tm.waitFor("... print('sum', a + b)")
 			tm.keys("Enter")
 			tm.waitFor("sum 42")
+			// Ctrl+J continues the input too
+			tm.tmux("send-keys", "-t", "0", "-l", "q = 1")
+			tm.keys("C-j")
+			tm.typed("print('q is', q)")
+			tm.waitFor("... print('q is', q)", "q is 1")
+			tm.typed("/defs gre")
+			tm.waitFor("greet(name) | block 1")
 
 			tm.typed(`print("hello)`)
 			tm.waitFor("Repaired this block", "\nhello ")
