@@ -406,3 +406,33 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs (make golden rewrites it after a deliberate change):\n%s", name, got)
 	}
 }
+
+func TestTranscriptMemoryIsBounded(t *testing.T) {
+	var tr transcript
+	chunk := strings.Repeat("x\n", 2000)
+	for i := 0; i < 200; i++ { // 200 blocks of 2,000 lines each
+		tr.add(kindBlock, fmt.Sprintf("print(%d)", i))
+		tr.print(kindStdout, chunk)
+	}
+	if tr.kept > maxKept || tr.kept != 50*(headKeep+tailKeep) {
+		t.Fatalf("the transcript keeps %d lines of output", tr.kept)
+	}
+	if first := tr.entries[0]; first.kind != kindStdout && first.text != "print(150)" {
+		t.Fatalf("the oldest entry kept: %+v", first)
+	}
+}
+
+func TestTinyTerminals(t *testing.T) {
+	for _, size := range [][2]int{{0, 0}, {1, 1}, {10, 3}, {30, 6}, {200, 2}} {
+		m := newModel(t, size[0], size[1])
+		script(t, m)
+		typeText(m, "x = 1")
+		press(m, "alt+enter")
+		typeText(m, "y = 2")
+		if f := frame(m); f == "" {
+			t.Errorf("%v: an empty frame", size)
+		}
+		press(m, "f2")
+		frame(m)
+	}
+}

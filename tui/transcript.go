@@ -12,12 +12,13 @@ import (
 // Bounds of what the transcript keeps, so that any amount of output leaves
 // the REPL's memory bounded: of one output, its first and last lines, each
 // cut at maxLine bytes; of the whole transcript, the last maxEntries
-// entries.
+// entries holding at most maxKept lines of output.
 const (
 	headKeep   = 500
 	tailKeep   = 500
 	maxLine    = 1000
 	maxEntries = 2000
+	maxKept    = 50000
 	// A folded output shows its first foldHead and last foldTail lines.
 	foldAt   = 30
 	foldHead = 20
@@ -103,6 +104,8 @@ func (o *output) add(line string) {
 	}
 }
 
+func (o *output) keptLines() int { return len(o.head) + len(o.tail) }
+
 // count is how many lines were printed, the one being printed included.
 func (o *output) count() int {
 	n := len(o.head) + len(o.tail) + o.omitted
@@ -167,7 +170,7 @@ func printable(s string) string {
 // transcript is the scrollable record of the session as seen from here.
 type transcript struct {
 	entries  []*entry
-	dropped  int  // entries dropped from the start
+	kept     int  // lines of output the entries keep
 	expanded bool // long outputs shown whole
 	scroll   int  // lines scrolled back from the bottom; 0 follows
 }
@@ -178,11 +181,19 @@ func (t *transcript) add(kind entryKind, text string) {
 
 func (t *transcript) push(e *entry) {
 	if len(t.entries) >= maxEntries {
-		n := maxEntries / 10
-		t.entries = append(t.entries[:0], t.entries[n:]...)
-		t.dropped += n
+		t.drop(maxEntries / 10)
 	}
 	t.entries = append(t.entries, e)
+}
+
+// drop forgets the n oldest entries.
+func (t *transcript) drop(n int) {
+	for _, e := range t.entries[:n] {
+		if e.out != nil {
+			t.kept -= e.out.keptLines()
+		}
+	}
+	t.entries = append(t.entries[:0], t.entries[n:]...)
 }
 
 // print adds output of a running block, to the last entry when it is the
@@ -195,12 +206,17 @@ func (t *transcript) print(kind entryKind, data string) {
 		e = &entry{kind: kind, out: &output{}}
 		t.push(e)
 	}
+	before := e.out.keptLines()
 	e.out.write(data)
+	t.kept += e.out.keptLines() - before
+	for t.kept > maxKept && len(t.entries) > 1 {
+		t.drop(1)
+	}
 	e.width = 0
 }
 
 func (t *transcript) clear() {
-	t.entries, t.dropped, t.scroll = nil, 0, 0
+	t.entries, t.kept, t.scroll = nil, 0, 0
 }
 
 // toggle expands or folds every long output.
