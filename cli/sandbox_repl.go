@@ -26,6 +26,7 @@ commands. It needs a terminal; programs use vis-agent sandbox run.`,
 	}
 	sf.add(cmd)
 	sandbox.AddCommand(cmd)
+	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
 	sandbox.RunE = sessionE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()

@@ -215,6 +215,9 @@ func TestReplNeedsTerminal(t *testing.T) {
 	if r := sb.run(); r.code != 0 || !strings.Contains(r.stdout, "repl") {
 		t.Fatalf("sandbox without a terminal: status %d, stdout %q", r.code, r.stdout)
 	}
+	if r := sb.run("nosuch"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
+		t.Fatalf("sandbox nosuch: status %d, stderr %q", r.code, r.stderr)
+	}
 }
 
 // TestReplFigures measures the REPL on a pseudo-terminal for
