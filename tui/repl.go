@@ -158,7 +158,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.panelW = 0
 		}
 	case tea.KeyPressMsg:
-		if m.waiting() && !(m.running && msg.String() == "ctrl+c") {
+		// a question's answer and an interrupt never wait behind typed-ahead keys
+		if m.waiting() && m.confirm == "" && !(m.running && msg.String() == "ctrl+c") {
 			m.pending = append(m.pending, msg)
 			return m, nil
 		}
@@ -639,29 +640,31 @@ func pad(s string, w int) string {
 	return ansi.Truncate(s, w, "")
 }
 
-// statusBar is the session, workspace, Python, access, the running block
-// or the last one, and what the snapshot did.
+// statusBar is the session, the running block or the last one and what
+// the snapshot did, then Python, access and workspace: what matters most
+// first, as a narrow terminal cuts the end.
 func (m *Model) statusBar() string {
-	parts := []string{m.sess.Meta.Name, shortPath(m.sess.Meta.Workspace)}
+	parts := []string{m.sess.Meta.Name}
+	if m.running {
+		parts = append(parts, m.spin.View()+" running "+roundDur(time.Since(m.started)))
+	} else if m.lastDur > 0 || m.snapshot != "" {
+		parts = append(parts, "last "+roundDur(m.lastDur))
+		if m.snapshot != "" {
+			parts = append(parts, "snapshot "+m.snapshot)
+		}
+	}
+	if m.tr.scroll > 0 {
+		parts = append(parts, fmt.Sprintf("↑%d lines (PgDn)", m.tr.scroll))
+	}
 	switch {
 	case m.statusErr != "" && m.status.Python == "":
 		parts = append(parts, "not running")
 	case m.status.Python != "":
 		parts = append(parts, "Python "+m.status.Python, onOff("jail", m.status.Jailed)+" · "+onOff("network", m.status.Network))
 	}
-	if m.running {
-		parts = append(parts, m.spin.View()+" running "+roundDur(time.Since(m.started)))
-	} else if m.lastDur > 0 || m.snapshot != "" {
-		parts = append(parts, "last "+roundDur(m.lastDur))
-	}
-	if m.snapshot != "" && !m.running {
-		parts = append(parts, "snapshot "+m.snapshot)
-	}
+	parts = append(parts, shortPath(m.sess.Meta.Workspace))
 	if m.timeout > 0 {
 		parts = append(parts, "timeout "+m.timeout.String())
-	}
-	if m.tr.scroll > 0 {
-		parts = append(parts, fmt.Sprintf("↑%d lines (PgDn)", m.tr.scroll))
 	}
 	s := " " + strings.Join(parts, " │ ")
 	return m.th.status.Render(pad(ansi.Truncate(s, m.w, "…"), m.w))

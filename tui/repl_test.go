@@ -228,13 +228,25 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	if press(m, "ctrl+c") == nil || m.confirm != "" {
 		t.Fatal("the first Ctrl+C does not interrupt")
 	}
+	typeText(m, "1")
+	press(m, "enter") // typed ahead: waits for the block's end
 	if press(m, "ctrl+c") == nil || m.confirm != "restart" || !strings.Contains(frame(m), "Restart its Python process") {
 		t.Fatal("a second Ctrl+C does not interrupt again and offer a restart")
 	}
+	if press(m, "n"); m.confirm != "" || len(m.pending) != 1 {
+		t.Fatal("the answer waits behind a typed-ahead Enter")
+	}
+	press(m, "ctrl+c")
+	press(m, "ctrl+c")
 	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{Error: &protocol.BlockError{Type: "KeyboardInterrupt", Traceback: "KeyboardInterrupt\n"}}})
 	if m.confirm != "" {
 		t.Fatal("the restart question stays after the block ended")
 	}
+	if m.asking != "1" {
+		t.Fatalf("the typed-ahead Enter did not ask about %q after the block", "1")
+	}
+	m.Update(completeMsg{src: "1", kind: "complete"})
+	m.Update(runDoneMsg{id: m.runID})
 	typeText(m, "x")
 	if cmd := press(m, "ctrl+d"); cmd != nil {
 		t.Fatal("Ctrl+D quits with input")

@@ -359,3 +359,27 @@ func TestReplLargeOutput(t *testing.T) {
 		t.Fatalf("colours under NO_COLOR:\n%q", colored)
 	}
 }
+
+// TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
+// second Ctrl+C offers to restart its Python process, y does, and the
+// session goes on from its snapshot.
+func TestReplRestartsAStuckBlock(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("kept = 'still here'")
+	tm.waitFor("kept: str")
+	tm.tmux("send-keys", "-t", "0", "-l", "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); print('stuck')")
+	tm.keys("M-Enter")
+	tm.typed("while True: pass")
+	tm.keys("Enter")
+	tm.waitFor("\nstuck ", "running")
+	tm.keys("C-c")
+	tm.waitFor("Interrupting")
+	tm.keys("C-c")
+	tm.waitFor("Restart its Python process")
+	tm.keys("y")
+	tm.waitFor("SandboxRestarted")
+	tm.typed("print(kept)")
+	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+}
