@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,8 +220,36 @@ func blockSource(s Streams, cmd *cobra.Command, code string, args []string) (str
 	return src, nil
 }
 
+// forwardInterrupts makes Ctrl-C (SIGINT) interrupt the running block,
+// as in python; a second one leaves at once (the block goes on). It
+// returns the function that stops forwarding.
+func forwardInterrupts(s *client.Session, stderr io.Writer) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		go s.Interrupt()
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "vis-agent: left the block running in the session")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
 // runBlock runs src and reports it as people or programs (--json) read it.
 func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool, stdout, stderr io.Writer) error {
+	defer forwardInterrupts(s, stderr)()
 	var printed strings.Builder
 	res, err := s.Run(src, opts, func(ev protocol.Event) {
 		switch {

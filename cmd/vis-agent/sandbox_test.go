@@ -166,7 +166,13 @@ func TestSandboxSessions(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
-			sb := newSandbox(t, py)
+			// The shared packages are importable, as in `vis-agent python`.
+			pkgs := t.TempDir()
+			os.WriteFile(filepath.Join(pkgs, "vis_shared_mod.py"), []byte("WHERE = 'shared'\n"), 0o644)
+			sb := newSandbox(t, py, "VIS_PYTHON_PACKAGES="+pkgs)
+			if r := sb.block("pk", "import vis_shared_mod\nprint(vis_shared_mod.WHERE)", 0); r.stdout != "shared\n" {
+				t.Errorf("a shared package: %q", r.stdout)
+			}
 			r := sb.block("s", "x = 41\ndef inc(n=1):\n    \"\"\"Adds to x.\"\"\"\n    return x + n\nprint(inc())", 0)
 			if r.stdout != "42\n" {
 				t.Fatalf("first block printed %q", r.stdout)
@@ -382,6 +388,21 @@ func TestSandboxClients(t *testing.T) {
 	spin.Wait()
 	if spin.ProcessState.ExitCode() != 1 || !strings.Contains(spinErr.String(), "KeyboardInterrupt") {
 		t.Errorf("interrupted block: %d %s", spin.ProcessState.ExitCode(), spinErr.String())
+	}
+
+	// Ctrl-C on the client interrupts its block.
+	spin = sb.command("run", "--session", "race", "-c", "print('spin', flush=True)\nwhile True: pass")
+	spinErr.Reset()
+	stdout, _ = spin.StdoutPipe()
+	spin.Stderr = &spinErr
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Read(buf)
+	spin.Process.Signal(os.Interrupt)
+	spin.Wait()
+	if spin.ProcessState.ExitCode() != 1 || !strings.Contains(spinErr.String(), "KeyboardInterrupt") {
+		t.Errorf("block interrupted by Ctrl-C: %d %s", spin.ProcessState.ExitCode(), spinErr.String())
 	}
 }
 
