@@ -473,7 +473,8 @@ func (m *Model) runEvent(ev protocol.Event) {
 
 func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 	m.running, m.events = false, nil
-	if m.confirm == "restart" {
+	if m.confirm != "reset" {
+		// the interrupt's hint or its restart question ends with the block
 		m.confirm, m.hint = "", ""
 	}
 	if msg.err != nil {
