@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-registry tools-test golden bench lint completions install release-check clean
+.PHONY: all build uv uv-release test test-registry tools-test golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -45,6 +45,12 @@ test-registry: build
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Fetch|Verify' ./uvwrap
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestScripts/.*/registry_' ./cmd/vis-agent
 
+# The packages linked into the binary, whose init runs on every python
+# start: rewrite the list TestPythonStartupDeps compares with, then review
+# the diff of cmd/vis-agent/testdata/python-deps.txt.
+deps: build
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^TestPythonStartupDeps$$' ./cmd/vis-agent -update-deps
+
 # Python that runs inside the interpreter is code too: it must compile on
 # every CPython 3.10+ found and pass ruff.
 PY_SOURCES = $$(git ls-files '*.py')
@@ -72,6 +78,7 @@ completions: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
+	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
 	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
 	$(GO) run ./internal/cmdbench -bin $(BIN)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,18 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/compilecheck"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
-
-//go:embed compile_check.py
-var compileCheckSource string
 
 func newSandboxCmd(s Streams) *cobra.Command {
 	sandbox := &cobra.Command{
@@ -44,7 +38,11 @@ repair it: the repaired source goes to stdout and the note saying what
 changed to stderr, status 0. A block that parses is printed unchanged,
 status 0. A block that cannot be repaired is not printed; the error (Python's
 message, the first wrong quote, bracket or escape, the line with a caret)
-goes to stderr, status 1. --json prints the whole result as JSON instead.`,
+goes to stderr, status 1. --json prints the whole result as JSON instead.
+
+A block needing more than 4 bracket changes (or 3 on one line) is not
+repaired, and neither is a closing quote or bracket that fits at two places
+Python would both run, as in f(a + b: the error says why.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			src, err := readBlock(s, args)
@@ -55,7 +53,7 @@ goes to stderr, status 1. --json prints the whole result as JSON instead.`,
 			if err != nil {
 				return err
 			}
-			compile, err := embeddedCompiler(lib, inst)
+			compile, err := compilecheck.New(lib, inst)
 			if err != nil {
 				return err
 			}
@@ -75,7 +73,7 @@ goes to stderr, status 1. --json prints the whole result as JSON instead.`,
 			return nil
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: changed, repaired, source, fixes, problems, python_error")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: changed, repaired, source, fixes, problems (a list), python_error")
 	return cmd
 }
 
@@ -105,34 +103,6 @@ func readBlock(s Streams, args []string) (string, error) {
 		return "", fmt.Errorf("the block in %s is not UTF-8 text", name)
 	}
 	return string(data), nil
-}
-
-// embeddedCompiler asks the embedded CPython whether a block compiles.
-func embeddedCompiler(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
-	in, err := lib.Interp(inst)
-	if err != nil {
-		return nil, err
-	}
-	check, err := in.Compile(compileCheckSource, "compile_check.py")
-	if err != nil {
-		return nil, err
-	}
-	return func(src string) *repair.SyntaxError {
-		out, err := in.Call(check, src)
-		if err != nil {
-			return &repair.SyntaxError{Message: "vis-agent could not ask CPython: " + err.Error()}
-		}
-		if out == "ok" {
-			return nil
-		}
-		f := strings.SplitN(out, "\x00", 4)
-		for len(f) < 4 {
-			f = append(f, "")
-		}
-		line, _ := strconv.Atoi(f[1])
-		col, _ := strconv.Atoi(f[2])
-		return &repair.SyntaxError{Message: f[0], Line: line, Column: col, Text: f[3]}
-	}, nil
 }
 
 // writeRepair prints a result for people: the source to run on stdout, what

@@ -2,7 +2,7 @@
 // runs CPython's own command line inside this process.
 //
 // Nothing links against libpython at build time: the library is opened with
-// dlopen(RTLD_NOW|RTLD_GLOBAL) when it is first needed, so one binary serves
+// dlopen(RTLD_LAZY|RTLD_GLOBAL) when it is first needed, so one binary serves
 // every CPython from 3.10 on, and C extensions (lib-dynload and wheels, which
 // are not linked against libpython) find the C API in the global namespace.
 //
@@ -21,5 +21,12 @@
 // CPython ties its main thread to the OS thread that started it, and process
 // signals such as Ctrl-C are delivered to the main thread first, so the
 // interpreter runs on the process's main thread: init locks the main
-// goroutine to it.
+// goroutine to it. Before CPython starts, every signal gets the disposition
+// the process inherited (recorded by a C constructor before the Go runtime
+// took them over), so CPython sees what python would.
+//
+// Interp is a second use: an interpreter inside vis-agent for its own work,
+// started through PEP 741's PyInitConfig on CPython 3.14+. Python failures
+// there come back as *PyError values (type, message, formatted traceback),
+// never as text printed on stderr.
 package pyembed

@@ -7,8 +7,10 @@ package pyembed
 import "C"
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -24,7 +26,12 @@ var (
 	initErr  error
 )
 
+//go:embed format_error.py
+var formatErrorSource string
+
 // Interp starts the in-process interpreter for the installation inst, once.
+// CPython 3.14 and later start through PEP 741's PyInitConfig, older ones
+// through the global settings it replaces.
 func (l *Library) Interp(inst Install) (*Interp, error) {
 	initOnce.Do(func() {
 		program := inst.Executable
@@ -34,12 +41,16 @@ func (l *Library) Interp(inst Install) (*Interp, error) {
 			program = "python3"
 		}
 		cprogram := C.CString(program)
+		defer C.free(unsafe.Pointer(cprogram))
 		var chome *C.char
 		if inst.Home != "" {
 			chome = C.CString(inst.Home)
+			defer C.free(unsafe.Pointer(chome))
 		}
-		// CPython keeps both strings for the life of the interpreter.
-		if msg := C.vis_py_initialize(cprogram, chome); msg != nil {
+		cformat := C.CString(formatErrorSource)
+		defer C.free(unsafe.Pointer(cformat))
+		// The shim hands CPython copies of the strings it keeps.
+		if msg := C.vis_py_initialize(cprogram, chome, cformat); msg != nil {
 			initErr = fmt.Errorf("start CPython %s: %s", l.Version, C.GoString(msg))
 		}
 	})
@@ -53,32 +64,73 @@ func (l *Library) Interp(inst Install) (*Interp, error) {
 // INPUT and leaves a str in OUTPUT.
 type Func struct{ code unsafe.Pointer }
 
-// ErrPython is returned when Python code raised; CPython has printed the
-// traceback on stderr.
-var ErrPython = errors.New("the Python code raised an exception (traceback above)")
+// PyError is an exception raised by Python code the in-process interpreter
+// compiled or ran: the traceback as data rather than text on a stderr that
+// may be a socket.
+type PyError struct {
+	// Type is the exception's type as a traceback names it: "ValueError",
+	// "json.decoder.JSONDecodeError".
+	Type string
+	// Message is str() of the exception.
+	Message string
+	// Traceback is what python prints for it, ending in "Type: Message\n".
+	Traceback string
+}
 
-// Compile compiles source, which must set OUTPUT from INPUT.
+func (e *PyError) Error() string {
+	if e.Message == "" {
+		return "Python raised " + e.Type
+	}
+	return e.Type + ": " + e.Message
+}
+
+// errNoMemory is returned when the C side could not allocate.
+var errNoMemory = errors.New("out of memory in the CPython bridge")
+
+// result turns what a shim call returned into text or an error, and frees
+// the shim's buffer.
+func result(status C.int, text *C.char, n C.size_t) (string, error) {
+	if text != nil {
+		defer C.free(unsafe.Pointer(text))
+	}
+	switch status {
+	case C.VIS_PY_OK:
+		return C.GoStringN(text, C.int(n)), nil
+	case C.VIS_PY_RAISED:
+		f := strings.SplitN(C.GoStringN(text, C.int(n)), "\x00", 3)
+		for len(f) < 3 {
+			f = append(f, "")
+		}
+		return "", &PyError{Type: f[0], Message: f[1], Traceback: f[2]}
+	case C.VIS_PY_NO_OUTPUT:
+		return "", errors.New("the Python code set no OUTPUT")
+	default:
+		return "", errNoMemory
+	}
+}
+
+// Compile compiles source, which must set OUTPUT from INPUT. A SyntaxError
+// is a *PyError.
 func (in *Interp) Compile(source, filename string) (*Func, error) {
 	csrc := C.CString(source)
 	defer C.free(unsafe.Pointer(csrc))
 	cname := C.CString(filename)
 	defer C.free(unsafe.Pointer(cname))
-	code := C.vis_py_compile(csrc, cname)
-	if code == nil {
-		return nil, ErrPython
+	var code unsafe.Pointer
+	var text *C.char
+	var n C.size_t
+	if _, err := result(C.vis_py_compile(csrc, cname, &code, &text, &n), text, n); err != nil {
+		return nil, err
 	}
 	return &Func{code: code}, nil
 }
 
-// Call runs f with INPUT = input and returns OUTPUT.
+// Call runs f with INPUT = input and returns OUTPUT. An exception f raised
+// is a *PyError.
 func (in *Interp) Call(f *Func, input string) (string, error) {
 	cin := C.CString(input)
 	defer C.free(unsafe.Pointer(cin))
 	var out *C.char
 	var n C.size_t
-	if C.vis_py_run(f.code, cin, C.size_t(len(input)), &out, &n) != 0 {
-		return "", ErrPython
-	}
-	defer C.free(unsafe.Pointer(out))
-	return C.GoStringN(out, C.int(n)), nil
+	return result(C.vis_py_run(f.code, cin, C.size_t(len(input)), &out, &n), out, n)
 }

@@ -1,6 +1,7 @@
 package pyembed
 
 /*
+#cgo CFLAGS: -Wall -Wextra
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "shim.h"
@@ -150,7 +151,7 @@ func load(path string) (*Library, error) {
 	if strings.Contains(build, "free-threading") {
 		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
 	}
-	if msg := C.vis_py_resolve(); msg != nil {
+	if msg := C.vis_py_resolve(C.int(v.Minor)); msg != nil {
 		return nil, &LoadError{Path: path, Problem: C.GoString(msg)}
 	}
 	return &Library{Path: path, Version: v, Build: build}, nil
@@ -181,6 +182,12 @@ func (l *Library) Main(args []string, home, startup string) int {
 	if startup != "" {
 		cstartup = C.CString(startup)
 	}
+	// While CPython runs, Go only waits in this cgo call. With more than one
+	// P, the runtime's monitor thread leaves the P of a cgo call alone for
+	// 10 ms while another P is idle, and meanwhile wakes every 20 µs or so:
+	// some 60 wake-ups beside a `-c pass`. With one P it takes the P back
+	// at once and sleeps.
+	runtime.GOMAXPROCS(1)
 	// The strings live until the process exits: CPython keeps pointers into
 	// argv and home.
 	return int(C.vis_py_main(C.int(len(args)), &argv[0], chome, cstartup))

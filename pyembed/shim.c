@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,20 @@ static int (*p_PyDict_SetItemString)(void *, const char *, void *);
 static void *(*p_PyDict_GetItemString)(void *, const char *);
 static void *(*p_PyUnicode_FromStringAndSize)(const char *, ssize_t);
 static const char *(*p_PyUnicode_AsUTF8AndSize)(void *, ssize_t *);
-static void (*p_PyErr_Print)(void);
 static void *(*p_PyEval_GetBuiltins)(void);
+static void (*p_PyErr_Fetch)(void **, void **, void **);
+static void (*p_PyErr_NormalizeException)(void **, void **, void **);
+static int (*p_PyException_SetTraceback)(void *, void *);
+static void *(*p_PyObject_CallFunctionObjArgs)(void *, ...);
+static void (*p_PyErr_Clear)(void);
+
+// PEP 741, CPython 3.14+: configuration by option name, no struct layouts.
+static void *(*p_PyInitConfig_Create)(void);
+static void (*p_PyInitConfig_Free)(void *);
+static int (*p_PyInitConfig_SetInt)(void *, const char *, int64_t);
+static int (*p_PyInitConfig_SetStr)(void *, const char *, const char *);
+static int (*p_PyInitConfig_GetError)(void *, const char **);
+static int (*p_Py_InitializeFromInitConfig)(void *);
 
 // Prefetch: loading libpython (mapping and relocating several MB) costs
 // about as much as the Go runtime's start-up, so a constructor starts it on
@@ -147,7 +160,7 @@ const char *vis_py_open(const char *path) {
 	return NULL;
 }
 
-const char *vis_py_resolve(void) {
+const char *vis_py_resolve(int minor) {
 	RESOLVE(Py_BytesMain);
 	RESOLVE(Py_DecodeLocale);
 	RESOLVE(Py_SetPythonHome);
@@ -157,42 +170,70 @@ const char *vis_py_resolve(void) {
 	RESOLVE(Py_CompileString);
 	RESOLVE(PyEval_EvalCode);
 	RESOLVE(Py_DecRef);
-	RESOLVE(Py_SetProgramName);
-	RESOLVE(Py_InitializeEx);
 	RESOLVE(PyDict_New);
 	RESOLVE(PyDict_SetItemString);
 	RESOLVE(PyDict_GetItemString);
 	RESOLVE(PyUnicode_FromStringAndSize);
 	RESOLVE(PyUnicode_AsUTF8AndSize);
-	RESOLVE(PyErr_Print);
 	RESOLVE(PyEval_GetBuiltins);
+	RESOLVE(PyErr_Fetch);
+	RESOLVE(PyErr_NormalizeException);
+	RESOLVE(PyException_SetTraceback);
+	RESOLVE(PyObject_CallFunctionObjArgs);
+	RESOLVE(PyErr_Clear);
+	if (minor >= 14) {
+		RESOLVE(PyInitConfig_Create);
+		RESOLVE(PyInitConfig_Free);
+		RESOLVE(PyInitConfig_SetInt);
+		RESOLVE(PyInitConfig_SetStr);
+		RESOLVE(PyInitConfig_GetError);
+		RESOLVE(Py_InitializeFromInitConfig);
+	} else {
+		RESOLVE(Py_SetProgramName);
+		RESOLVE(Py_InitializeEx);
+	}
 	return NULL;
 }
 
 const char *vis_py_version(void) { return p_Py_GetVersion(); }
 
-// Give every signal the Go runtime took back its default disposition, as a
-// fresh python process has it: CPython then installs its own SIGINT handler
-// (KeyboardInterrupt), SIG_IGN for SIGPIPE and SIGXFSZ, and a fault kills the
-// process the way it kills python instead of printing a Go stack dump.
-// Signals ignored at start (nohup) stay ignored. SIGURG stays with Go, which
-// uses it to preempt goroutines; 32 and 33 belong to glibc.
-static void reset_signals(void) {
-	struct sigaction old, dfl;
-	memset(&dfl, 0, sizeof dfl);
-	sigemptyset(&dfl.sa_mask);
-	dfl.sa_handler = SIG_DFL;
+// The dispositions this process inherited, read by a constructor before the
+// Go runtime installs its handlers: after exec a signal is either ignored or
+// default. Go installs its own handler for most signals even when they were
+// ignored (it respects an inherited SIG_IGN only for SIGHUP and SIGINT).
+static unsigned char inherited_ignored[NSIG];
+// The inherited mask of blocked signals, which the Go runtime trims.
+static sigset_t inherited_mask;
+
+__attribute__((constructor)) static void vis_record_signals(void) {
+	pthread_sigmask(SIG_BLOCK, NULL, &inherited_mask);
+	struct sigaction sa;
 	for (int sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGURG) {
+		inherited_ignored[sig] = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+	}
+}
+
+// Give every signal the disposition python would have inherited: ignored
+// stays ignored (nohup, `trap '' TERM`, the SIGINT and SIGQUIT of a
+// background job), everything else is default. CPython then installs its own
+// SIGINT handler (KeyboardInterrupt) and SIG_IGN for SIGPIPE and SIGXFSZ,
+// reads SIG_DFL or SIG_IGN for every other signal (signal.getsignal), and a
+// fault kills the process the way it kills python instead of printing a Go
+// stack dump. That includes SIGURG, which Go uses to preempt goroutines:
+// while CPython runs, goroutines are only preempted at their own safe
+// points. 32 and 33 belong to glibc, which refuses them.
+static void reset_signals(void) {
+	struct sigaction old, want;
+	memset(&want, 0, sizeof want);
+	sigemptyset(&want.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) != 0) {
 			continue;
 		}
-		if (sigaction(sig, NULL, &old) != 0) {
-			continue;
+		want.sa_handler = inherited_ignored[sig] ? SIG_IGN : SIG_DFL;
+		if (old.sa_handler != want.sa_handler) {
+			sigaction(sig, &want, NULL);
 		}
-		if (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL) {
-			continue;
-		}
-		sigaction(sig, &dfl, NULL);
 	}
 }
 
@@ -267,16 +308,24 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 	if (home != NULL) {
 		// CPython keeps the pointer: it must outlive the interpreter.
 		wchar_t *whome = p_Py_DecodeLocale(home, NULL);
-		if (whome != NULL) {
-			p_Py_SetPythonHome(whome);
+		if (whome == NULL) {
+			fprintf(stderr, "vis-agent: cannot decode the Python home %s\n", home);
+			return 1;
 		}
+		p_Py_SetPythonHome(whome);
 	}
 	if (startup != NULL) {
 		startup_source = startup;
 		p_PyImport_AppendInittab("sitecustomize", startup_init);
 	}
 	reset_signals();
+	// CPython's main thread, and the threads it starts, block what python's
+	// would. Go's own threads keep their masks: a process-directed signal
+	// python blocks can still reach one of them.
+	sigset_t go_mask;
+	pthread_sigmask(SIG_SETMASK, &inherited_mask, &go_mask);
 	int status = p_Py_BytesMain(argc, argv);
+	pthread_sigmask(SIG_SETMASK, &go_mask, NULL);
 	// Some exits (--version, --help-env, option errors) print with C stdio
 	// and return without finalizing it; python's exit() flushes it, Go's
 	// os.Exit does not.
@@ -286,7 +335,72 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 
 // In-process use (vis-agent's own commands): an interpreter without site,
 // environment variables or signal handlers, initialized once.
-const char *vis_py_initialize(const char *program, const char *home) {
+
+// format_error is the function format_error.py defines; it lives as long as
+// the interpreter.
+static void *format_error;
+
+// copy_text copies len bytes of text into a new NUL-terminated buffer.
+static char *copy_text(const char *text, size_t len, size_t *out_len) {
+	char *out = malloc(len + 1);
+	if (out == NULL) {
+		return NULL;
+	}
+	memcpy(out, text, len);
+	out[len] = '\0';
+	*out_len = len;
+	return out;
+}
+
+// take_error clears the exception CPython has set and returns it as
+// "type\0message\0traceback" (malloc'd, *len bytes), or NULL when memory ran
+// out. The text is what format_error.py makes of it.
+static char *take_error(size_t *len) {
+	static const char unformatted[] = "SystemError\0vis-agent could not format the exception\0";
+	void *type = NULL, *value = NULL, *tb = NULL;
+	p_PyErr_Fetch(&type, &value, &tb);
+	p_PyErr_NormalizeException(&type, &value, &tb);
+	if (value != NULL && tb != NULL) {
+		p_PyException_SetTraceback(value, tb);
+	}
+	char *out = NULL;
+	void *text = NULL;
+	if (format_error != NULL && value != NULL) {
+		text = p_PyObject_CallFunctionObjArgs(format_error, value, NULL);
+	}
+	if (text != NULL) {
+		ssize_t n = 0;
+		const char *utf8 = p_PyUnicode_AsUTF8AndSize(text, &n);
+		if (utf8 != NULL) {
+			out = copy_text(utf8, (size_t)n, len);
+		}
+		p_Py_DecRef(text);
+	}
+	if (out == NULL) {
+		p_PyErr_Clear();
+		out = copy_text(unformatted, sizeof unformatted - 1, len);
+	}
+	p_Py_DecRef(type);
+	p_Py_DecRef(value);
+	p_Py_DecRef(tb);
+	return out;
+}
+
+// new_namespace is a module namespace holding __builtins__: imports from C
+// (PyImport_Import, as the \N{...} escape does for unicodedata) look it up
+// in the globals.
+static void *new_namespace(void) {
+	void *globals = p_PyDict_New();
+	if (globals != NULL && p_PyDict_SetItemString(globals, "__builtins__", p_PyEval_GetBuiltins()) != 0) {
+		p_Py_DecRef(globals);
+		return NULL;
+	}
+	return globals;
+}
+
+// start_legacy is how 3.10-3.13 start: the global flags and setters PEP 741
+// replaces.
+static const char *start_legacy(const char *program, const char *home) {
 	int *no_site = dlsym(lib, "Py_NoSiteFlag");
 	int *ignore_env = dlsym(lib, "Py_IgnoreEnvironmentFlag");
 	if (no_site != NULL) {
@@ -295,6 +409,7 @@ const char *vis_py_initialize(const char *program, const char *home) {
 	if (ignore_env != NULL) {
 		*ignore_env = 1;
 	}
+	// CPython keeps both strings for the life of the interpreter.
 	wchar_t *wprogram = p_Py_DecodeLocale(program, NULL);
 	if (wprogram == NULL) {
 		return "cannot decode the program name";
@@ -302,58 +417,104 @@ const char *vis_py_initialize(const char *program, const char *home) {
 	p_Py_SetProgramName(wprogram);
 	if (home != NULL) {
 		wchar_t *whome = p_Py_DecodeLocale(home, NULL);
-		if (whome != NULL) {
-			p_Py_SetPythonHome(whome);
+		if (whome == NULL) {
+			return "cannot decode the Python home";
 		}
+		p_Py_SetPythonHome(whome);
 	}
 	p_Py_InitializeEx(0);
 	return NULL;
 }
 
-int vis_py_run(void *code, const char *input, size_t input_len, char **output, size_t *output_len) {
-	void *globals = p_PyDict_New();
-	if (globals == NULL) {
-		return -1;
+// start_config is how 3.14+ start (PEP 741). PyInitConfig_Create begins
+// from the isolated configuration: no environment variables, no user site,
+// no signal handlers. Strings are UTF-8 and copied; UTF-8 mode makes
+// CPython turn the paths back into the same bytes.
+static const char *start_config(const char *program, const char *home) {
+	void *config = p_PyInitConfig_Create();
+	if (config == NULL) {
+		return "out of memory";
 	}
-	int status = -1;
-	void *in = p_PyUnicode_FromStringAndSize(input, (ssize_t)input_len);
-	// __builtins__ as a module namespace has it: imports from C
-	// (PyImport_Import, as the \N{...} escape does for unicodedata) look
-	// it up in the globals.
-	if (in == NULL || p_PyDict_SetItemString(globals, "INPUT", in) != 0 ||
-	    p_PyDict_SetItemString(globals, "__builtins__", p_PyEval_GetBuiltins()) != 0) {
-		goto done;
+	const char *msg = NULL;
+	if (p_PyInitConfig_SetInt(config, "site_import", 0) != 0 ||
+	    p_PyInitConfig_SetInt(config, "use_environment", 0) != 0 ||
+	    p_PyInitConfig_SetInt(config, "install_signal_handlers", 0) != 0 ||
+	    p_PyInitConfig_SetInt(config, "utf8_mode", 1) != 0 ||
+	    p_PyInitConfig_SetStr(config, "program_name", program) != 0 ||
+	    (home != NULL && p_PyInitConfig_SetStr(config, "home", home) != 0) ||
+	    p_Py_InitializeFromInitConfig(config) != 0) {
+		if (p_PyInitConfig_GetError(config, &msg) != 1 || msg == NULL) {
+			msg = "unknown error";
+		}
+		// The message lives in config, which is freed below.
+		snprintf(errbuf, sizeof errbuf, "%s", msg);
+		msg = errbuf;
 	}
-	void *result = p_PyEval_EvalCode(code, globals, globals);
-	if (result == NULL) {
-		goto done;
+	p_PyInitConfig_Free(config);
+	return msg;
+}
+
+const char *vis_py_initialize(const char *program, const char *home, const char *formatter) {
+	// vis_py_resolve found the PEP 741 functions for 3.14+ only.
+	const char *msg = p_PyInitConfig_Create != NULL ? start_config(program, home) : start_legacy(program, home);
+	if (msg != NULL) {
+		return msg;
 	}
+	// The formatter is vis-agent's own code: if it cannot load, nothing can
+	// explain why in Python terms.
+	void *globals = new_namespace();
+	void *code = globals == NULL ? NULL : p_Py_CompileString(formatter, "format_error.py", VIS_PY_FILE_INPUT);
+	void *result = code == NULL ? NULL : p_PyEval_EvalCode(code, globals, globals);
+	format_error = result == NULL ? NULL : p_PyDict_GetItemString(globals, "format_error"); // borrowed from globals, kept
 	p_Py_DecRef(result);
-	void *out = p_PyDict_GetItemString(globals, "OUTPUT"); // borrowed
-	ssize_t n = 0;
-	const char *utf8 = out == NULL ? NULL : p_PyUnicode_AsUTF8AndSize(out, &n);
-	if (utf8 == NULL) {
-		goto done;
+	p_Py_DecRef(code);
+	if (format_error == NULL) {
+		p_PyErr_Clear();
+		p_Py_DecRef(globals);
+		return "cannot load format_error.py";
 	}
-	*output = malloc((size_t)n + 1);
-	memcpy(*output, utf8, (size_t)n + 1);
-	*output_len = (size_t)n;
-	status = 0;
-done:
-	if (status != 0) {
-		p_PyErr_Print();
+	return NULL;
+}
+
+int vis_py_run(void *code, const char *input, size_t input_len, char **output, size_t *output_len) {
+	*output = NULL;
+	void *globals = new_namespace();
+	void *in = globals == NULL ? NULL : p_PyUnicode_FromStringAndSize(input, (ssize_t)input_len);
+	void *result = NULL;
+	if (in != NULL && p_PyDict_SetItemString(globals, "INPUT", in) == 0) {
+		result = p_PyEval_EvalCode(code, globals, globals);
 	}
-	if (in != NULL) {
-		p_Py_DecRef(in);
+	int status = VIS_PY_RAISED;
+	if (result != NULL) {
+		void *out = p_PyDict_GetItemString(globals, "OUTPUT"); // borrowed
+		ssize_t n = 0;
+		// Not a str: AsUTF8AndSize raises TypeError.
+		const char *utf8 = out == NULL ? NULL : p_PyUnicode_AsUTF8AndSize(out, &n);
+		if (out == NULL) {
+			status = VIS_PY_NO_OUTPUT;
+		} else if (utf8 != NULL) {
+			*output = copy_text(utf8, (size_t)n, output_len);
+			status = *output == NULL ? VIS_PY_NOMEM : VIS_PY_OK;
+		}
+		p_Py_DecRef(result);
 	}
+	if (status == VIS_PY_RAISED) {
+		*output = take_error(output_len);
+		if (*output == NULL) {
+			status = VIS_PY_NOMEM;
+		}
+	}
+	p_Py_DecRef(in);
 	p_Py_DecRef(globals);
 	return status;
 }
 
-void *vis_py_compile(const char *source, const char *filename) {
-	void *code = p_Py_CompileString(source, filename, VIS_PY_FILE_INPUT);
-	if (code == NULL) {
-		p_PyErr_Print();
+int vis_py_compile(const char *source, const char *filename, void **code, char **err, size_t *err_len) {
+	*err = NULL;
+	*code = p_Py_CompileString(source, filename, VIS_PY_FILE_INPUT);
+	if (*code != NULL) {
+		return VIS_PY_OK;
 	}
-	return code;
+	*err = take_error(err_len);
+	return *err == NULL ? VIS_PY_NOMEM : VIS_PY_RAISED;
 }

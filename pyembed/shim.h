@@ -17,8 +17,8 @@ const char *vis_py_prefetched(void);
 const char *vis_py_open(const char *path);
 
 // vis_py_resolve finds the other entry points vis-agent calls, once the
-// version is known to be supported; NULL or what is missing.
-const char *vis_py_resolve(void);
+// version (3.minor) is known to be supported; NULL or what is missing.
+const char *vis_py_resolve(int minor);
 
 // vis_py_version is Py_GetVersion() of the loaded library.
 const char *vis_py_version(void);
@@ -30,16 +30,27 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup);
 
 // vis_py_initialize starts an interpreter in this process for vis-agent's
 // own use: no site, no environment variables, no signal handlers. program
-// is the python CPython computes its paths from; home may be NULL.
-const char *vis_py_initialize(const char *program, const char *home);
+// is the python CPython computes its paths from; home may be NULL;
+// formatter is the source of format_error.py. NULL on success, else what
+// went wrong.
+const char *vis_py_initialize(const char *program, const char *home, const char *formatter);
 
-// vis_py_compile compiles Python source (file mode); NULL after printing
-// the error.
-void *vis_py_compile(const char *source, const char *filename);
+// What vis_py_compile and vis_py_run return.
+#define VIS_PY_OK 0
+// The code raised: the text is "type\0message\0traceback" (malloc'd).
+#define VIS_PY_RAISED 1
+// vis_py_run's code left no OUTPUT.
+#define VIS_PY_NO_OUTPUT 2
+// Memory ran out.
+#define VIS_PY_NOMEM (-1)
 
-// vis_py_run runs compiled code in a fresh namespace holding the str INPUT
-// and returns the str the code left in OUTPUT (malloc'd UTF-8, to free).
-// It returns -1 after printing the error when the code raised.
+// vis_py_compile compiles Python source (file mode) into *code, or sets
+// *err (malloc'd, *err_len bytes) to the exception.
+int vis_py_compile(const char *source, const char *filename, void **code, char **err, size_t *err_len);
+
+// vis_py_run runs compiled code in a fresh namespace holding the str INPUT.
+// *output (malloc'd, *output_len bytes, to free) is the str the code left
+// in OUTPUT, or the exception when it raised.
 int vis_py_run(void *code, const char *input, size_t input_len, char **output, size_t *output_len);
 
 #endif

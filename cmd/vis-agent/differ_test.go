@@ -56,6 +56,32 @@ type pyCase struct {
 	// drive, when set, runs the started command instead of a plain wait:
 	// for signals and early-closing readers.
 	drive func(t *testing.T, cmd *exec.Cmd) run
+	// inherit, when set, starts both commands with every catchable signal
+	// in this disposition (inheritIgnored or inheritDefault), or default
+	// and blocked (inheritBlocked).
+	inherit string
+}
+
+// The dispositions a command can inherit, and the variable that asks the
+// test binary to set them and exec the command in its arguments: how
+// `trap ” TERM; exec prog`, nohup or a background job starts a program.
+const (
+	inheritEnv     = "VIS_TEST_INHERIT_SIGNALS"
+	inheritIgnored = "ignored"
+	inheritDefault = "default"
+	inheritBlocked = "blocked"
+)
+
+// init is the exec helper: it runs before any test when inheritEnv is set.
+func init() {
+	mode := os.Getenv(inheritEnv)
+	if mode == "" {
+		return
+	}
+	if err := execInheriting(mode, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "signal exec helper:", err)
+		os.Exit(127)
+	}
 }
 
 // userEnv is the environment both commands get: the test's own, minus
@@ -137,9 +163,18 @@ func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string,
 	testenv.WriteTree(t, work, c.files)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
+	env := c.env
+	if c.inherit != "" {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv = append([]string{self}, argv...)
+		env = append(env[:len(env):len(env)], inheritEnv+"="+c.inherit)
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = work
-	cmd.Env = userEnv(py, home, c.env)
+	cmd.Env = userEnv(py, home, env)
 	if c.drive != nil {
 		return c.drive(t, cmd)
 	}

@@ -2,9 +2,15 @@ package main
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
@@ -189,5 +195,105 @@ func TestPythonMatchesReference(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// showSignals prints the disposition CPython read for every signal, sends
+// the process each signal it ignores, and says it survived.
+const showSignals = `import os, signal
+for s in range(1, signal.NSIG):
+    try:
+        h = signal.getsignal(s)
+    except ValueError as e:
+        h = e
+    print(s, int(h) if isinstance(h, int) else getattr(h, "__name__", h))
+for s in sorted(signal.valid_signals()):
+    if signal.getsignal(s) == signal.SIG_IGN:
+        os.kill(os.getpid(), s)
+print("survived")
+`
+
+// showMask prints the signals blocked in the main thread and in a thread
+// the program starts.
+const showMask = `import signal, threading
+def blocked():
+    return sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+print("main", blocked())
+t = threading.Thread(target=lambda: print("thread", blocked()))
+t.start(); t.join()
+`
+
+// signalCases are the signal dispositions a program inherits and how it
+// dies of each signal.
+func signalCases() []pyCase {
+	cases := []pyCase{
+		{name: "inherited default", args: []string{"-c", showSignals}, inherit: inheritDefault},
+		{name: "inherited ignored", args: []string{"-c", showSignals}, inherit: inheritIgnored},
+		{name: "inherited blocked", args: []string{"-c", showMask}, inherit: inheritBlocked},
+		{name: "inherited unblocked", args: []string{"-c", showMask}, inherit: inheritDefault},
+		{name: "kill TERM ignored", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
+			inherit: inheritIgnored, drive: signalWhenReady(syscall.SIGTERM)},
+		{name: "kill TERM default", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
+			inherit: inheritDefault, drive: signalWhenReady(syscall.SIGTERM)},
+	}
+	// With its default disposition each signal ends the program as it ends
+	// python (or not at all); the stop signals would stop it instead.
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		switch sig {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, 32, 33:
+			continue
+		}
+		cases = append(cases, pyCase{
+			name:    fmt.Sprintf("self kill %d %s", int(sig), sig),
+			args:    []string{"-c", fmt.Sprintf("import os\nprint('before', flush=True)\nos.kill(os.getpid(), %d)\nprint('survived')", int(sig))},
+			inherit: inheritDefault,
+		})
+	}
+	return cases
+}
+
+// signalWhenReady waits for the program's first line, sends it sig, then
+// lets it read a line and finish if it is still alive.
+func signalWhenReady(sig syscall.Signal) func(t *testing.T, cmd *exec.Cmd) run {
+	return func(t *testing.T, cmd *exec.Cmd) run {
+		t.Helper()
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		stdout, errb := startPiped(t, cmd)
+		r := bufio.NewReader(stdout)
+		first, _ := r.ReadString('\n')
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		// A signal that kills arrives before the line: the kernel discards
+		// an ignored signal or marks the process for death when it is sent.
+		io.WriteString(stdin, "go\n")
+		stdin.Close()
+		rest, _ := io.ReadAll(r)
+		err = cmd.Wait()
+		return run{first + string(rest), errb.String(), status(t, cmd, err)}
+	}
+}
+
+// TestSignalsMatchReference compares, on every CPython, the signal
+// dispositions a program sees and how signals end it, when it inherits
+// every signal default and every signal ignored.
+func TestSignalsMatchReference(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the exec helper sets dispositions with Linux's system calls")
+	}
+	bin := testenv.Binary(t)
+	for _, py := range testenv.Pythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range signalCases() {
+				t.Run(c.name, func(t *testing.T) {
+					compare(t, bin, py, c, false)
+				})
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ type repairJSON struct {
 	Problems    []json.RawMessage `json:"problems"`
 	PythonError *struct {
 		Message string `json:"message"`
+		Text    string `json:"text"`
 	} `json:"python_error"`
 }
 
@@ -55,6 +56,12 @@ func TestRepairCorpus(t *testing.T) {
 					var res repairJSON
 					if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
 						t.Fatalf("output is not JSON (%v): %s\nstderr: %s", jerr, out.String(), errb.String())
+					}
+					if res.Problems == nil || res.Fixes == nil {
+						t.Fatalf("problems and fixes must be lists, never null: %s", out.String())
+					}
+					if res.PythonError != nil && strings.HasSuffix(res.PythonError.Text, "\n") {
+						t.Errorf("python_error.text ends with a line ending: %q", res.PythonError.Text)
 					}
 					perr := w.Compile(c.In)
 					switch {

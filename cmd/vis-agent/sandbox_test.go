@@ -390,6 +390,18 @@ func TestSandboxClients(t *testing.T) {
 		t.Errorf("interrupted block: %d %s", spin.ProcessState.ExitCode(), spinErr.String())
 	}
 
+	// A thread of an earlier block that keeps printing between blocks
+	// does not confuse the next requests.
+	sb.block("race", "import threading\ndef chatter():\n    while True:\n        print('tick')\n        time.sleep(0.001)\nthreading.Thread(target=chatter, daemon=True).start()", 0)
+	time.Sleep(500 * time.Millisecond)
+	if r := sb.block("race", "print('next')", 0); !strings.Contains(r.stdout, "next\n") {
+		t.Errorf("after a chattering thread: %q", r.stdout)
+	}
+	if d := sb.run("defs", "--session", "race"); d.code != 0 || !strings.Contains(d.stdout, "chatter") {
+		t.Errorf("defs after a chattering thread: %+v", d)
+	}
+	sb.run("restart", "--session", "race")
+
 	// Ctrl-C on the client interrupts its block.
 	spin = sb.command("run", "--session", "race", "-c", "print('spin', flush=True)\nwhile True: pass")
 	spinErr.Reset()

@@ -146,13 +146,37 @@ func (c *proc) kill() {
 	syscall.Kill(c.pid(), syscall.SIGKILL)
 }
 
-// ping reports whether the child answers.
-func (c *proc) ping() bool {
-	if c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}) != nil {
-		return false
+// pingTimeout bounds how long a child between blocks may take to answer.
+const pingTimeout = 10 * time.Second
+
+// ping asks whether the child answers, in time: nil when it does.
+func (c *proc) ping() error {
+	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}); err != nil {
+		return err
 	}
-	var ev protocol.Event
-	return c.conn.Receive(&ev) == nil && ev.Ev == "pong"
+	c.link.SetReadDeadline(time.Now().Add(pingTimeout))
+	defer c.link.SetReadDeadline(time.Time{})
+	ev, err := c.answer()
+	if err == nil && ev.Ev != "pong" {
+		err = fmt.Errorf("the Python process answered %q to ping", ev.Ev)
+	}
+	return err
+}
+
+// answer reads the child's answer to a request made between blocks,
+// passing over output that threads of an earlier block printed since (it
+// goes to the host's log).
+func (c *proc) answer() (protocol.Event, error) {
+	for {
+		var ev protocol.Event
+		if err := c.conn.Receive(&ev); err != nil {
+			return ev, err
+		}
+		if ev.Ev != "out" {
+			return ev, nil
+		}
+		c.stderr.logStray(ev.Data)
+	}
 }
 
 // exit asks the child to save and end, and kills it if it does not.
@@ -215,8 +239,8 @@ func (c *proc) compiler() repair.Compiler {
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "compile", Code: src}); err != nil {
 			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
-		var ev protocol.Event
-		if err := c.conn.Receive(&ev); err != nil {
+		ev, err := c.answer()
+		if err != nil {
 			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
 		if ev.Syntax == nil {
@@ -277,6 +301,17 @@ func (f *forwarder) loop() {
 			f.r.Close()
 			return
 		}
+	}
+}
+
+// logStray writes output no block is waiting for to the host's log,
+// within the same bound.
+func (f *forwarder) logStray(data string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.logged < maxLogged {
+		f.logged += len(data)
+		io.WriteString(f.log, data)
 	}
 }
 

@@ -2,7 +2,9 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +148,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 				}
 				return syntaxResult(rep)
 			}
-			code, note = rep.Source, rep.Note()
+			code, note = rep.Source, rep.NoteWhen("before running it")
 			out.Send(protocol.Event{Ev: "note", Kind: "repair", Data: note})
 			continue
 		}
@@ -218,9 +220,19 @@ func (h *Host) readyChild() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.ping() {
+	err = c.ping()
+	if err == nil {
 		return c, nil
 	}
+	// Dead, or hung between blocks (a thread of an earlier block holding
+	// the GIL): replaced either way.
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.mu.Lock()
+		c.retired = fmt.Sprintf("the Python process did not answer for %s between blocks", humanDuration(pingTimeout))
+		c.mu.Unlock()
+	}
+	c.kill()
 	<-c.exited
 	return h.ensureChild()
 }
@@ -300,8 +312,8 @@ func (h *Host) ask(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
 		return
 	}
-	var ev protocol.Event
-	if err := c.conn.Receive(&ev); err != nil {
+	ev, err := c.answer()
+	if err != nil {
 		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
 		return
 	}

@@ -50,10 +50,15 @@
 //     refused the block as it stands: the block did not run, and the host
 //     repairs it (asking "compile") and sends it again or reports the error.
 //   - ping: answers "pong" (the host asks before each block, so a child
-//     killed a moment ago is replaced before the block, not under it).
+//     killed a moment ago, or one that does not answer within 10 s, is
+//     replaced before the block, not under it).
 //   - compile: Code; answers "compiled" with Syntax nil when it compiles.
 //   - defs, is_complete, completions: as for the client, one answer each.
 //   - exit: the child saves its snapshot and exits.
+//
+// Threads a block started may go on printing after it: their "out" events
+// may come before the answer to any later request; the host passes them to
+// the block that runs, or to its log between blocks.
 //
 // Interrupts are a real SIGINT to the child's process (KeyboardInterrupt at
 // the next bytecode); a stuck child gets SIGUSR1 (faulthandler writes every

@@ -89,7 +89,7 @@ func checkRepairShape(t *testing.T, res Result, minor int) {
 		}
 	}
 	note := res.Note()
-	if want := "Repaired this block before running it. Python refused it with " + res.PythonError.Message; !strings.HasPrefix(note, want) {
+	if want := "Repaired this block. Python refused it with " + res.PythonError.Message; !strings.HasPrefix(note, want) {
 		t.Errorf("Note() = %q, want prefix %q", note, want)
 	}
 	if ps := Scan(res.Source, minor); len(ps) != 0 {

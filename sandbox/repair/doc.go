@@ -4,5 +4,8 @@
 // an f-string, an escape Python rejects) and explains each change. It scans
 // the block with a tokenizer modelled on CPython's, proposes small edits,
 // keeps only those that leave fewer problems, and accepts a repair only when
-// Python compiles the result; otherwise it refuses with a precise message.
+// Python compiles the result and no other place for the same closing quote
+// or bracket compiles too, unless the block says which one was meant;
+// otherwise it refuses with a precise message, as a repair that runs but
+// means something else is worse than a refusal.
 package repair

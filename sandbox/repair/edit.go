@@ -16,6 +16,7 @@ type change struct {
 	edits []edit
 	notes []note
 	cost  int
+	place *place // what the change closes, when it inserts one closer
 }
 
 // note explains one part of a change. Its offsets are in the text the

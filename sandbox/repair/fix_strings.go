@@ -8,7 +8,6 @@ import (
 // closeString proposes ways to end a string that runs to its line end.
 func closeString(src string, p Problem) []change {
 	lit := p.d.lit
-	q := string(lit.q)
 	eol := trimRightSpace(src, lit.body, p.d.end)
 	var out []change
 	closeAt := func(at, cost int) {
@@ -17,7 +16,8 @@ func closeString(src string, p Problem) []change {
 		}
 		// Text ending in an escaped quote, like "dir\"", was meant to
 		// end there; see closeAtEscapedQuote.
-		if at >= lit.body+2 && src[at-1] == lit.q && src[at-2] == '\\' {
+		if at >= lit.body+2 && src[at-1] == lit.q && src[at-2] == '\\' ||
+			lit.raw && strings.Contains(src[lit.body:at], `\`+string(lit.q)) {
 			cost += 3
 		}
 		// A closer without its opener in the text most likely belongs
@@ -25,27 +25,22 @@ func closeString(src string, p Problem) []change {
 		if strayCloser(src[lit.body:at]) {
 			cost += 4
 		}
-		out = append(out, change{cost: cost, edits: []edit{insert(at, q)}, notes: []note{{kind: "close-string", at: at,
-			text: func(pos posFunc) string {
-				_, c := pos(at)
-				return fmt.Sprintf("added the missing closing %s at column %d", q, c)
-			}}}})
+		c := closeStringAt(at, lit.q)
+		c.cost = cost
+		c.place = &place{lit: &lit, end: p.d.end, inBrkt: p.d.inBrkt}
+		out = append(out, c)
 	}
-	// The string may have been closed with the other quote: "hello').
-	alt := otherQuote(lit.q)
-	if k := strings.LastIndexByte(src[lit.body:eol], alt); k >= 0 && onlyClosersAfter(src, lit.body+k+1, eol) && !lit.triple {
-		at := lit.body + k
-		out = append(out, change{cost: 1, edits: []edit{replace(at, at+1, q)}, notes: []note{{kind: "replace-quote", at: at,
-			text: func(pos posFunc) string {
-				_, c := pos(at)
-				return fmt.Sprintf("replaced the %c at column %d with %s to match the quote that opens the string", alt, c, q)
-			}}}})
+	// The string may have been closed with the other quote, as in
+	// "hello') or "b' in mode: a lone quote of the other kind, followed
+	// by code, is where it ends.
+	if at := swappedQuote(src, lit, eol); at >= 0 {
+		out = append(out, swapQuote(at, lit.q))
 	}
 	// Closed at its line end inside brackets, the string would run into a
 	// string on a later line by implicit concatenation, which only fits
 	// when it already continues one.
 	if strings.TrimSpace(src[lit.body:eol]) != "" && !(p.d.inBrkt && !p.d.joined && nextIsString(src, p.d.end)) {
-		closeAt(eol, 2)
+		closeAt(textEnd(src, lit.body, p.d.end), 2) // trailing spaces belong to the text
 	}
 	// Close it before the closers and separators it swallowed.
 	for k, n := eol, 0; k > lit.body && n < 6; k-- {
@@ -73,7 +68,97 @@ func closeString(src string, p Problem) []change {
 	if c, ok := makeTriple(src, p); ok {
 		out = append(out, c)
 	}
+	if c, ok := unescapeBackslash(src, lit); ok {
+		out = append(out, c)
+	}
+	if c, ok := quoteBeforeCloser(src, p, eol); ok {
+		out = append(out, c)
+	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
+}
+
+// closeStringAt inserts the closing quote q at at.
+func closeStringAt(at int, q byte) change {
+	return change{cost: 1, edits: []edit{insert(at, string(q))}, notes: []note{{kind: "close-string", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("added the missing closing %c at column %d", q, c)
+		}}}}
+}
+
+// swappedQuote returns the offset of the quote of the other kind that
+// most likely closed lit, whose text runs to eol: the only one in the
+// text, or the last of an odd number when only closers follow it; else -1.
+func swappedQuote(src string, lit strLit, eol int) int {
+	if lit.triple {
+		return -1
+	}
+	text := src[lit.body:eol]
+	alt := otherQuote(lit.q)
+	k := strings.LastIndexByte(text, alt)
+	n := strings.Count(text, string(alt))
+	if k < 0 || n > 1 && (n%2 == 0 || !onlyClosersAfter(src, lit.body+k+1, eol)) {
+		return -1 // quotes that pair up, as in "x, end=' '), quote a string inside
+	}
+	if text == string(alt) {
+		return -1 // '" is most likely the string " without its closing quote
+	}
+	return lit.body + k
+}
+
+// swapQuote replaces the quote at at with q, the one the string opened with.
+func swapQuote(at int, q byte) change {
+	return change{cost: 1, edits: []edit{replace(at, at+1, string(q))}, notes: []note{{kind: "replace-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("replaced the %c at column %d with %c to match the quote that opens the string", otherQuote(q), c, q)
+		}}}}
+}
+
+// unescapeBackslash handles a string left open by a quote that was meant
+// to be escaped but follows an escaped backslash instead, as in
+// "say \"hi\\" now": the string before ended at that quote, and this one
+// opened at the quote meant to close it. One backslash less makes the
+// quote text again.
+func unescapeBackslash(src string, lit strLit) (change, bool) {
+	start := lineStartOf(src, lit.quote)
+	k := strings.LastIndexByte(src[start:lit.quote], lit.q)
+	if k < 0 {
+		return change{}, false
+	}
+	y := start + k
+	n := 0
+	for j := y - 1; j >= start && src[j] == '\\'; j-- {
+		n++
+	}
+	if n < 2 || n%2 == 1 {
+		return change{}, false
+	}
+	at := y - 1
+	return change{cost: 1, edits: []edit{replace(at, y, "")}, notes: []note{{kind: "escape-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("removed the backslash at column %d so the %c after it is escaped rather than a backslash", c, lit.q)
+		}}}}, true
+}
+
+// quoteBeforeCloser handles a quote that ends the text of a triple-quoted
+// string right before its closer, as in """Say "hi""""": the first three
+// quotes of the run closed the string, and the last one opened this one,
+// which runs to the line end. Escaping the first quote of the run makes it
+// text again.
+func quoteBeforeCloser(src string, p Problem, eol int) (change, bool) {
+	lit := p.d.lit
+	q := lit.q
+	at := lit.quote - 3
+	if !p.d.joined || lit.start != lit.quote || at < 1 || src[at-1] == q || !hasTriple(src, at, q) || !onlyClosersAfter(src, lit.body, eol) {
+		return change{}, false
+	}
+	return change{cost: 0, edits: []edit{insert(at, `\`)}, notes: []note{{kind: "escape-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("escaped the %c at column %d, which ended the triple-quoted string early", q, c)
+		}}}}, true
 }
 
 // makeTriple turns a string whose text runs on to a later line into a
@@ -87,6 +172,12 @@ func makeTriple(src string, p Problem) (change, bool) {
 	j := p.d.end + k
 	if src[j-1] == '\\' || j+1 < len(src) && src[j+1] == lit.q || strings.Contains(src[lit.body:j], strings.Repeat(string(lit.q), 3)) {
 		return change{}, false
+	}
+	// Text does not run on over a line of code, as in a = "one / b = "two.
+	for i := p.d.end + 1; i < j; i = lineEndFrom(src, i) + 1 {
+		if line := strings.TrimSpace(src[i:lineEndFrom(src, i)]); line != "" && looksLikeCode(line) {
+			return change{}, false
+		}
 	}
 	qq := string([]byte{lit.q, lit.q})
 	return change{cost: 3,
@@ -135,7 +226,13 @@ func closeAtEscapedQuote(src string, p Problem, eol int) []change {
 		for k := lit.body; k < i; k++ {
 			if src[k] == '\\' {
 				edits = append(edits, insert(k, `\`))
+				if src[k+1] == lit.q && k+1 < i {
+					edits = append(edits, insert(k+1, `\`)) // r"a\"b" holds a backslash and a quote
+				}
 			}
+		}
+		if cost > 1 {
+			cost = 2 // a raw string ends at a backslash and a quote rather than take them as text
 		}
 		out = append(out, change{cost: cost, edits: edits, notes: []note{{kind: "unraw", at: lit.start,
 			text: func(pos posFunc) string {
@@ -156,7 +253,7 @@ const maxTripleLines = 16
 func closeTriple(src string, p Problem) []change {
 	lit := p.d.lit
 	indent := indentOf(src, lit.start)
-	var out []change
+	out := swapTripleCloser(src, lit)
 	start := lit.body
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
@@ -172,12 +269,33 @@ func closeTriple(src string, p Problem) []change {
 		end := lineEndFrom(src, start)
 		e := trimRightSpace(src, start, end)
 		next := end + 1
+		if e > start && next < len(src) {
+			if at, ok := continuationLine(src, next); ok {
+				// The closer stood at the start of a line that goes on
+				// with the expression, as in ''', re.VERBOSE).
+				if c, ok := closeTripleAt(src, lit, next, at, 1); ok {
+					out = append(out, c)
+				}
+				break
+			}
+			if cs, ce, ok := closerLine(src, next, indent); ok {
+				// The line left where the closer stood on its own:
+				// close it there, keeping the string's last line break.
+				if c, ok := closeTripleAt(src, lit, cs, ce, 1); ok {
+					out = append(out, c)
+				}
+				break
+			}
+		}
 		if e > start {
 			cost := 2 + n
-			if next >= len(src) || nextLineIsCode(src, next, indent) {
+			// The line after a doctest prompt is its output, not code.
+			prompt := strings.HasPrefix(strings.TrimLeft(src[start:e], " \t"), ">>>")
+			if next >= len(src) || !prompt && nextLineIsCode(src, next, indent) {
 				cost = 1
 			}
-			if c, ok := closeTripleAt(src, lit, start, e, cost); ok {
+			// Spaces before the line end belong to the text.
+			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, end), cost); ok {
 				out = append(out, c)
 			}
 			if cost == 1 {
@@ -187,6 +305,73 @@ func closeTriple(src string, p Problem) []change {
 		start = next
 	}
 	return out
+}
+
+// continuationLine reports whether the line starting at i goes on with an
+// expression, starting (after its indentation) with a comma, a closer or
+// an attribute, and returns where that starts.
+func continuationLine(src string, i int) (int, bool) {
+	k := i
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	return k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
+		k+1 < len(src) && src[k] == '.' && isIdentStart(src[k+1])
+}
+
+// closerLine looks at the blank lines from from, the start of a line, for
+// the one a closing quote on its own line was dropped from: the last one
+// holding exactly the string's indentation (at least one space) when code
+// at that indentation follows them, or the last one when only the end of
+// the block does. It returns that line's start and end.
+func closerLine(src string, from, indent int) (start, end int, ok bool) {
+	last, lastEnd, own, ownEnd := -1, 0, -1, 0
+	i := from
+	for ; i < len(src); i = lastEnd + 1 {
+		e := lineEndFrom(src, i)
+		text := strings.TrimRight(src[i:e], "\r")
+		if strings.Trim(text, " \t") != "" {
+			break
+		}
+		if len(text) == indent && indent > 0 {
+			own, ownEnd = i, e
+		}
+		last, lastEnd = i, e
+	}
+	switch {
+	case last >= 0 && i >= len(src):
+		return last, lastEnd, true
+	case own >= 0 && nextLineIsCode(src, i, indent):
+		return own, ownEnd, true
+	}
+	return 0, 0, false
+}
+
+// swapTripleCloser proposes replacing the first closer of the other quote
+// kind ending a line of the text, as in """Done.”', with the right one.
+func swapTripleCloser(src string, lit strLit) []change {
+	other := strings.Repeat(string(otherQuote(lit.q)), 3)
+	k := strings.Index(src[lit.body:], other)
+	if k < 0 {
+		return nil
+	}
+	at := lit.body + k
+	for at+3 < len(src) && src[at+3] == other[0] {
+		at++ // the last three of a longer run, as in 'name''''
+	}
+	if at > lit.body && src[at-1] == '\\' {
+		return nil
+	}
+	cost := 2
+	if onlyClosersAfter(src, at+3, trimRightSpace(src, at+3, lineEndFrom(src, at+3))) {
+		cost = 1
+	}
+	qqq := lit.quoteText()
+	return []change{{cost: cost, edits: []edit{replace(at, at+3, qqq)}, notes: []note{{kind: "replace-quote", at: at,
+		text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("replaced the %s at column %d with %s to match the quotes that open the string", other, c, qqq)
+		}}}}}
 }
 
 // closeTripleAt closes lit at e, the end of the text of the line that
@@ -249,6 +434,9 @@ func looksLikeCode(line string) bool {
 	if line[0] == '@' || line[0] == '#' {
 		return true
 	}
+	if strings.HasSuffix(line, ".") && !strings.HasSuffix(line, "...") {
+		return false // a sentence, as in "len(b) is less if not all was sent."
+	}
 	w := line[:wordEnd(line, 0)]
 	if statementKeywords[w] || colonKeywords[w] || w == "print" {
 		return w != ""
@@ -266,6 +454,8 @@ func looksLikeCode(line string) bool {
 		return true
 	case rest[0] == '=' && !strings.HasPrefix(rest, "=="):
 		return true
+	case rest[0] == ',' && strings.Contains(rest, " = "):
+		return true // a, b = pair
 	case len(rest) > 1 && rest[1] == '=' && strings.ContainsRune("+-*/%&|^", rune(rest[0])):
 		return true
 	}

@@ -74,6 +74,75 @@ func doubleBackslash(src string, p Problem) change {
 		}}}}
 }
 
+// wholeString makes every backslash of a string text when one of them is
+// an invalid escape and the string reads as a Windows path or a regular
+// expression ("C:\Users\name\x", "\d+\x"): doubling the bad escapes alone
+// would leave "\n" in "\name" a newline. The string becomes raw, or, when
+// it holds escaped backslashes or quotes or ends in a backslash, each lone
+// backslash is doubled.
+func wholeString(src string, lit strLit) (change, bool) {
+	end := literalEnd(src, lit)
+	text := src[lit.body:end]
+	if lit.raw || !strings.Contains(text, ":\\") && !unknownEscape(text) {
+		return change{}, false
+	}
+	at := lit.start
+	if strings.Contains(text, `\\`) || strings.Contains(text, `\`+string(lit.q)) || oddBackslashes(src, lit.body, end) {
+		var edits []edit
+		for k := lit.body; k < end; k++ {
+			if src[k] == '\\' {
+				if k+1 < end && (src[k+1] == '\\' || src[k+1] == lit.q) {
+					k++
+					continue
+				}
+				edits = append(edits, insert(k, `\`))
+			}
+		}
+		return change{cost: 1, edits: edits, notes: []note{{kind: "escape-backslash", at: at, text: func(pos posFunc) string {
+			_, c := pos(at)
+			return fmt.Sprintf("doubled each lone backslash in the string at column %d so all of them stay text, as in a Windows path or a regular expression", c)
+		}}}}, true
+	}
+	e := insert(lit.start, "r")
+	if u := strings.IndexAny(src[lit.start:lit.quote], "uU"); u >= 0 {
+		e = replace(lit.start+u, lit.start+u+1, "r")
+	}
+	return change{cost: 1, edits: []edit{e}, notes: []note{{kind: "raw-string", at: at, text: func(pos posFunc) string {
+		_, c := pos(at)
+		return fmt.Sprintf("made the string at column %d raw so all its backslashes stay text, as in a Windows path or a regular expression", c)
+	}}}}, true
+}
+
+// literalEnd returns the offset of the quote closing lit, or where its
+// text stops: the line end for a one-line string, else the end of src.
+func literalEnd(src string, lit strLit) int {
+	for k := lit.body; k < len(src); k++ {
+		switch {
+		case src[k] == '\\':
+			k++
+		case src[k] == '\n' && !lit.triple:
+			return trimRightSpace(src, lit.body, k)
+		case lit.closesAt(src, k):
+			return k
+		}
+	}
+	return len(src)
+}
+
+// unknownEscape reports whether text holds a backslash before a character
+// that starts no escape, as \d in a regular expression or \D in a path do.
+func unknownEscape(text string) bool {
+	for k := 0; k+1 < len(text); k++ {
+		if text[k] == '\\' {
+			if !strings.ContainsRune("\n\r\\'\"abfnrtv01234567xNuU", rune(text[k+1])) {
+				return true
+			}
+			k++
+		}
+	}
+	return false
+}
+
 // asciiQuotes replaces a typographic quote, alone or with a later one of
 // the same family on its line, by the ASCII quote that does not clash with
 // the text between them.
@@ -152,6 +221,9 @@ func asciiQuotesAll(src string, probs []Problem) (change, bool) {
 // a backslash stays in a raw string's value.
 func escapeEarlyQuote(src string, p Problem) []change {
 	lit, at, next := p.d.lit, p.off, p.d.other
+	if lit.triple {
+		return tripleEndsEarly(src, lit, at+1)
+	}
 	escCost := 1
 	if lit.raw {
 		escCost = 4
@@ -162,7 +234,26 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			return fmt.Sprintf("escaped the %c at column %d, which ended the string early", lit.q, c)
 		}}
 	}
-	out := []change{{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}}}
+	// A quote after a space or an opening bracket or separator opens the
+	// next string: the string before it lost its own closing quote, or
+	// was closed with the other quote.
+	var out []change
+	if opensString(src, at) {
+		escCost += 3
+		if k := swappedQuote(src, lit, at); k >= 0 {
+			out = append(out, swapQuote(k, lit.q))
+		} else if e := trimRightSpace(src, lit.body, at); e > lit.body && strings.IndexByte(",:", src[e-1]) >= 0 {
+			c := closeStringAt(e-1, lit.q)
+			c.place = &place{lit: &lit, end: at, inBrkt: true}
+			out = append(out, c)
+		} else if src[lit.body] == ' ' {
+			// An empty string lost a quote: "" if n == 1 else "s".
+			c := closeStringAt(lit.body, lit.q)
+			c.place = &place{lit: &lit, end: at, inBrkt: true}
+			out = append(out, c)
+		}
+	}
+	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})
 	if next < 0 {
 		return out
 	}
@@ -173,6 +264,9 @@ func escapeEarlyQuote(src string, p Problem) []change {
 		if lit.raw {
 			cost = 1
 		}
+		if opensString(src, at) {
+			cost += 3
+		}
 		a := string(alt)
 		out = append(out, change{cost: cost, edits: []edit{replace(lit.quote, lit.quote+1, a), replace(next, next+1, a)},
 			notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
@@ -182,6 +276,41 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			}}}})
 	}
 	return out
+}
+
+// tripleEndsEarly gives a triple-quoted string that a quoted word inside
+// it closed early, as in """Say """hi""" now""", the other quotes, when
+// its line ends it with the same quotes and holds none of the other kind.
+func tripleEndsEarly(src string, lit strLit, early int) []change {
+	qqq := lit.quoteText()
+	eol := lineEndFrom(src, early)
+	k := strings.LastIndex(src[early:eol], qqq)
+	if k < 0 {
+		return nil
+	}
+	last := early + k
+	other := strings.Repeat(string(otherQuote(lit.q)), 3)
+	if strings.Contains(src[lit.body:last], other) || strings.Count(src[early:last+3], qqq)%2 == 1 {
+		return nil
+	}
+	return []change{{cost: 1, edits: []edit{replace(lit.quote, lit.quote+3, other), replace(last, last+3, other)},
+		notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
+			_, c := pos(lit.quote)
+			_, c2 := pos(last)
+			return fmt.Sprintf("changed the quotes at columns %d and %d to %s so the %s inside the text no longer end the string", c, c2, other, qqq)
+		}}}}}
+}
+
+// removeBOM deletes the byte order mark that starts the block.
+func removeBOM() change {
+	return change{cost: 1, edits: []edit{replace(0, len(bom), "")}, notes: []note{{kind: "remove-bom", at: 0,
+		text: func(posFunc) string { return "removed the byte order mark (U+FEFF) that starts the block" }}}}
+}
+
+// opensString reports whether the quote at i follows a space, an opening
+// bracket, a separator or an operator, as the quote opening a string does.
+func opensString(src string, i int) bool {
+	return i > 0 && strings.IndexByte(" \t([{,=:+%", src[i-1]) >= 0
 }
 
 // isApostrophe reports whether the typographic quote at i sits between

@@ -45,6 +45,13 @@ func (s *scanner) fstring(lit strLit, depth int) (int, bool) {
 				i += 2
 				continue
 			}
+			if e := quantifierEnd(src, i); lit.raw && e > 0 {
+				// {2,3} in a raw f-string is a regular expression's
+				// count, not a tuple to format.
+				s.add(Problem{Kind: KindFStringBrace, off: i, d: detail{sub: subTextField, lit: lit, end: e}})
+				i = e + 1
+				continue
+			}
 			end, st := s.field(lit, i, depth, modeNormal)
 			switch st {
 			case fieldEndedString:
@@ -73,6 +80,25 @@ func (s *scanner) fstring(lit strLit, depth int) (int, bool) {
 	}
 	s.unterminated(lit, len(src))
 	return len(src), false
+}
+
+// quantifierEnd returns the offset of the '}' of a regular expression
+// count at i, {n}, {n,}, {,m} or {n,m}, or -1.
+func quantifierEnd(src string, i int) int {
+	digits, commas := 0, 0
+	for k := i + 1; k < len(src); k++ {
+		switch c := src[k]; {
+		case isDigit(c):
+			digits++
+		case c == ',' && commas == 0:
+			commas++
+		case c == '}' && digits > 0:
+			return k
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // field reads the replacement field whose '{' is at open: an expression,

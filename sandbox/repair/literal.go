@@ -133,7 +133,7 @@ func (s *scanner) escape(lit strLit, i int) int {
 			s.badEscape(lit, i, subHex8)
 		}
 	case c == 'N' && !lit.bytes:
-		if end := nameEscapeEnd(src, i+2); end > 0 {
+		if end := nameEscapeEnd(src, i+2); end > 0 && !(lit.fmt && isLowerName(src[i+3:end-1])) {
 			return end
 		}
 		s.badEscape(lit, i, subName)
@@ -143,6 +143,16 @@ func (s *scanner) escape(lit strLit, i int) int {
 
 func (s *scanner) badEscape(lit strLit, i int, sub subKind) {
 	s.add(Problem{Kind: KindInvalidEscape, off: i, d: detail{sub: sub, lit: lit}})
+}
+
+// isLowerName reports whether name is a lower-case identifier, as a field
+// of an f-string is and the name of a character is not: f"\N{name}" was
+// meant as a backslash, N and a field.
+func isLowerName(name string) bool {
+	if name == "" || wordEnd(name, 0) != len(name) || isDigit(name[0]) {
+		return false
+	}
+	return strings.ToLower(name) == name
 }
 
 // hexRun reports whether src[i:i+n] is n hex digits.

@@ -17,6 +17,11 @@ const (
 	KindTypographicQuote   = "typographic-quote"
 	KindStringEndsEarly    = "string-ends-early"
 	KindTooDeep            = "nesting-too-deep"
+	KindByteOrderMark      = "byte-order-mark"
+
+	// Kinds that say why a repair Python would run was not made.
+	KindTooManyBracketChanges = "too-many-bracket-changes"
+	KindAmbiguous             = "ambiguous-repair"
 )
 
 // Problem is one wrong quote, bracket, brace or escape found by Scan.
@@ -115,6 +120,8 @@ func describe(p Problem, idx *lineIndex, minor int) string {
 		return fmt.Sprintf("'%s' is a typographic quote, which Python does not accept as a string delimiter", idx.src[p.off:p.d.end])
 	case KindStringEndsEarly:
 		return fmt.Sprintf("the string ends at this %c right before %q; a quote inside the text probably ended it early", p.d.lit.q, idx.src[p.off+1:p.d.end])
+	case KindByteOrderMark:
+		return "the block starts with a byte order mark (U+FEFF), which Python skips at the start of a file but refuses in source text"
 	case KindTooDeep:
 		return "brackets or f-strings are nested too deeply to check"
 	}

@@ -37,11 +37,17 @@ func propose(src string, probs []Problem, minor int) []change {
 		case KindFStringQuote:
 			out = append(out, swapNestedQuotes(src, p, minor)...)
 		case KindInvalidEscape:
-			out = append(out, doubleBackslash(src, p))
+			if c, ok := wholeString(src, p.d.lit); ok {
+				out = append(out, c)
+			} else {
+				out = append(out, doubleBackslash(src, p))
+			}
 		case KindTypographicQuote:
 			out = append(out, asciiQuotes(src, p)...)
 		case KindStringEndsEarly:
 			out = append(out, escapeEarlyQuote(src, p)...)
+		case KindByteOrderMark:
+			out = append(out, removeBOM())
 		}
 	}
 	if len(unclosed) > 0 {

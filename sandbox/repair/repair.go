@@ -1,6 +1,9 @@
 package repair
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SyntaxError is Python's report on source that does not compile.
 type SyntaxError struct {
@@ -63,22 +66,31 @@ func Repair(src string, opts Options) (res Result) {
 
 // repair is Repair without the guard against panics, so tests see them.
 func repair(src string, opts Options) Result {
-	res := Result{Source: src, Fixes: []Fix{}, Problems: []Problem{}}
+	res := Result{Source: src, Fixes: []Fix{}, Problems: []Problem{}} // lists, never null in JSON
 	if opts.Compile == nil {
 		res.Problems = listed(scanRaw(src, opts.Minor, maxListed), src, opts.Minor)
 		return res
 	}
-	res.PythonError = opts.Compile(src)
-	if res.PythonError == nil {
+	perr := opts.Compile(src)
+	if perr == nil {
 		return res
 	}
+	e := *perr
+	e.Text = strings.TrimRight(e.Text, "\r\n")
+	res.PythonError = &e
 	// maxListed > maxProblems, so this finds out whether there are too
 	// many to try, and enough to list if so.
 	probs := scanRaw(src, opts.Minor, maxListed)
+	var refusal *Problem
 	if len(probs) > 0 && len(probs) <= maxProblems {
 		s := newSearcher(src, opts)
 		if s.search(src, probs, 0) && s.result != src && s.noted() {
-			if fixes := s.fixes(src); plausible(fixes) {
+			refusal = s.settle(src)
+			fixes := s.fixes(src)
+			if refusal == nil {
+				refusal = implausible(fixes)
+			}
+			if refusal == nil {
 				res.Changed, res.Repaired = true, true
 				res.Source, res.Fixes = s.result, fixes
 				return res
@@ -86,6 +98,10 @@ func repair(src string, opts Options) Result {
 		}
 	}
 	res.Problems = listed(probs, src, opts.Minor)
+	if refusal != nil {
+		// Why a repair that Python would run was not made comes first.
+		res.Problems = append([]Problem{*refusal}, res.Problems[:min(len(res.Problems), maxListed-1)]...)
+	}
 	return res
 }
 
@@ -100,8 +116,9 @@ const (
 	maxBracketFixesPerLine = 3
 )
 
-// plausible reports whether a repair stays within those bounds.
-func plausible(fixes []Fix) bool {
+// implausible returns the problem that refuses a repair going beyond
+// those bounds, or nil when it stays within them.
+func implausible(fixes []Fix) *Problem {
 	total := 0
 	perLine := map[int]int{}
 	for _, f := range fixes {
@@ -109,19 +126,25 @@ func plausible(fixes []Fix) bool {
 		case fixInsertCloser, fixReplaceCloser, fixRemoveCloser:
 			total++
 			if perLine[f.Line]++; perLine[f.Line] > maxBracketFixesPerLine {
-				return false
+				return &Problem{Kind: KindTooManyBracketChanges, Line: f.Line, Column: f.Column,
+					Message: fmt.Sprintf("more than %d bracket changes needed on one line; not repaired", maxBracketFixesPerLine)}
+			}
+			if total > maxBracketFixes {
+				return &Problem{Kind: KindTooManyBracketChanges, Line: f.Line, Column: f.Column,
+					Message: fmt.Sprintf("more than %d bracket changes needed; not repaired", maxBracketFixes)}
 			}
 		}
 	}
-	return total <= maxBracketFixes
+	return nil
 }
 
-// listed finishes the problems a Result shows, at most maxListed.
+// listed finishes the problems a Result shows, at most maxListed, as a
+// list even when there are none.
 func listed(probs []Problem, src string, minor int) []Problem {
 	if len(probs) > maxListed {
 		probs = probs[:maxListed]
 	}
-	return finish(probs, newLineIndex(src), minor)
+	return append([]Problem{}, finish(probs, newLineIndex(src), minor)...)
 }
 
 func lineMessage(line int, text string) string {

@@ -2,6 +2,7 @@ package repair
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,9 @@ func TestFixMessages(t *testing.T) {
 			`line 1: replaced the typographic quotes “ at column 13 and ” at column 16 with "`,
 			`line 1: added ')' at column 17 to close '(' from line 1`}},
 		{`s = 'It's'`, []string{`line 1: escaped the ' at column 8, which ended the string early`}},
-		{`p = "C:\Users"`, []string{`line 1: doubled the backslash at column 8 so '\U' is kept as text rather than read as an invalid escape`}},
+		{`p = "C:\Users"`, []string{`line 1: made the string at column 5 raw so all its backslashes stay text, as in a Windows path or a regular expression`}},
+		{`p = "Total\x"`, []string{`line 1: doubled the backslash at column 11 so '\x' is kept as text rather than read as an invalid escape`}},
+		{"\ufeffprint(1)\n", []string{`line 1: removed the byte order mark (U+FEFF) that starts the block`}},
 		{"x = (1))\n", []string{`line 1: removed the unmatched ')' at column 8`}},
 	}
 	for _, tt := range tests {
@@ -49,8 +52,11 @@ func TestNote(t *testing.T) {
 	src := "a = “1”\nb = “2”\nc = “3”\nd = “4”\ne = “5”\nf = “6”\ng = “7”\n"
 	res := repaired(t, src, 12)
 	lines := strings.Split(res.Note(), "\n")
-	if lines[0] != "Repaired this block before running it. Python refused it with invalid syntax" {
+	if lines[0] != "Repaired this block. Python refused it with invalid syntax" {
 		t.Errorf("first line %q", lines[0])
+	}
+	if first, _, _ := strings.Cut(res.NoteWhen("before running it"), "\n"); first != "Repaired this block before running it. Python refused it with invalid syntax" {
+		t.Errorf("NoteWhen: first line %q", first)
 	}
 	if len(lines) != 7 || lines[6] != "  and 2 more" || !strings.HasPrefix(lines[1], "  line 1: ") {
 		t.Errorf("note:\n%s", res.Note())
@@ -158,5 +164,43 @@ func TestScanColumnsCountCharacters(t *testing.T) {
 	ps := Scan("s = 'é' + “x”\n", 12)
 	if len(ps) != 2 || ps[0].Column != 11 || ps[1].Column != 13 || ps[0].Line != 1 {
 		t.Errorf("%+v", ps)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	tests := []struct{ src, kind, message string }{
+		{"a = (1\nb = [2\nc = {3\nd = (4\ne = [5\n", KindTooManyBracketChanges,
+			"more than 4 bracket changes needed; not repaired"},
+		{"x = (]][[(\n", KindTooManyBracketChanges, "more than 3 bracket changes needed on one line; not repaired"},
+		{"x = f(a + b\n", KindAmbiguous, "'(' could be closed by ')' at column 8 or 12, and Python runs both; not repaired"},
+		{`print("Hello, world)`, KindAmbiguous,
+			`the string opened here could be closed by '"' at column 13 or 20, and Python runs both; not repaired`},
+	}
+	for _, tt := range tests {
+		res := Repair(tt.src, Options{Minor: 12, Compile: failOriginal(tt.src)})
+		if res.Repaired || len(res.Problems) == 0 {
+			t.Errorf("%q: not refused: %+v", tt.src, res)
+			continue
+		}
+		p := res.Problems[0]
+		if p.Kind != tt.kind || p.Message != tt.message || p.Line < 1 || p.Column < 1 {
+			t.Errorf("%q: first problem %+v, want %s: %s", tt.src, p, tt.kind, tt.message)
+		}
+		if !strings.Contains(res.Error(), "column "+strconv.Itoa(p.Column)+": "+tt.message) {
+			t.Errorf("%q: Error() =\n%s", tt.src, res.Error())
+		}
+	}
+}
+
+// TestJSONShape: problems is a list even when none was found, and
+// python_error.text is the line without its line ending.
+func TestJSONShape(t *testing.T) {
+	src := "x = 1\nif x = 2:\n\tpass\n"
+	res := Repair(src, Options{Minor: 12, Compile: func(string) *SyntaxError {
+		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\r\n"}
+	}})
+	data, _ := json.Marshal(res)
+	if want := `"problems":[],"python_error":{"message":"invalid syntax","line":2,"column":6,"text":"if x = 2:"}}`; !strings.HasSuffix(string(data), want) {
+		t.Errorf("JSON %s\nwant suffix %s", data, want)
 	}
 }

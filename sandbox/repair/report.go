@@ -8,14 +8,23 @@ import (
 // maxNoted is how many fixes the note spells out before summing up.
 const maxNoted = 5
 
-// Note is the note shown before a repaired block's output, or "" when the
-// block was not repaired.
-func (r Result) Note() string {
+// Note says what was repaired: "Repaired this block.", Python's refusal
+// and each fix; "" when the block was not repaired.
+func (r Result) Note() string { return r.NoteWhen("") }
+
+// NoteWhen is Note with when, such as "before running it", added to its
+// first sentence: "Repaired this block before running it." The caller
+// says when, as only it knows what it does with the block.
+func (r Result) NoteWhen(when string) string {
 	if !r.Repaired {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("Repaired this block before running it.")
+	b.WriteString("Repaired this block")
+	if when != "" {
+		b.WriteString(" " + when)
+	}
+	b.WriteString(".")
 	if r.PythonError != nil {
 		fmt.Fprintf(&b, " Python refused it with %s", r.PythonError.Message)
 	}

@@ -8,6 +8,9 @@ import (
 	"unicode/utf8"
 )
 
+// bom is the UTF-8 byte order mark.
+const bom = "\ufeff"
+
 // maxDepth bounds how deeply f-strings and their fields may nest before the
 // scanner gives up; CPython itself refuses far shallower nesting.
 const maxDepth = 100
@@ -81,6 +84,11 @@ func (s *scanner) checkLimit() {
 // reads literals, and keeps the stack of open brackets.
 func (s *scanner) run() {
 	src := s.src
+	if strings.HasPrefix(src, bom) {
+		// A file may start with a byte order mark; source text may not.
+		s.add(Problem{Kind: KindByteOrderMark, off: 0, d: detail{end: len(bom)}})
+		s.pos = len(bom)
+	}
 	atLineStart := true
 	for s.pos < len(src) && !s.stop {
 		if atLineStart {
@@ -166,17 +174,20 @@ loop:
 	if i >= len(src) || src[i] == '\n' || src[i] == '\r' || src[i] == '#' {
 		return
 	}
+	prevIndent := s.indent
 	s.indent = width
 	if len(s.stack) > 0 {
-		s.checkStatement(i, width)
+		s.checkStatement(i, width, prevIndent)
 	}
 }
 
 // checkStatement reports a line inside open brackets that can only be a new
 // statement: it starts with a statement keyword, or a name follows a
-// complete operand at or left of the indentation of an open bracket's line.
-// The brackets the statement cuts off are treated as closed from here on.
-func (s *scanner) checkStatement(i, width int) {
+// complete operand at or left of the indentation of an open bracket's line,
+// or a line that reads as a statement follows a comma there, dedented from
+// the line before, as after the items of a dict never closed. The brackets
+// the statement cuts off are treated as closed from here on.
+func (s *scanner) checkStatement(i, width, prevIndent int) {
 	src := s.src
 	end := wordEnd(src, i)
 	if end == i {
@@ -194,7 +205,8 @@ func (s *scanner) checkStatement(i, width int) {
 		if e := codeEnd(src, i); e > i && src[e-1] == ':' {
 			from = 0
 		}
-	case !keywords[w] && s.prev == tokOperand:
+	case !keywords[w] && (s.prev == tokOperand ||
+		width < prevIndent && s.lastEnd > 0 && src[s.lastEnd-1] == ',' && looksLikeCode(src[i:lineEndFrom(src, i)])):
 		for k, b := range s.stack {
 			if b.indent >= width {
 				from = k
@@ -266,7 +278,7 @@ func (s *scanner) codeString(start, quote int) {
 	s.pos = end
 	s.operand()
 	s.prevStr = true
-	if closed && !lit.triple {
+	if closed {
 		s.checkEndsEarly(lit, end)
 	}
 }

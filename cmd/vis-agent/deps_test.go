@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// The start-up path: every package linked into vis-agent runs its init on
+// every `vis-agent python -c pass`, so what the binary links is part of
+// python's start-up time. depsFile lists the packages; a change to it shows
+// in review as a diff.
+const depsFile = "testdata/python-deps.txt"
+
+var updateDeps = flag.Bool("update-deps", false, "rewrite "+depsFile+" from go list and the built binary (make deps)")
+
+const depsHeader = `# The packages linked into vis-agent (go list -deps ./cmd/vis-agent, the
+# standard library without its internal packages). Each one's init runs on
+# every "vis-agent python -c pass"; "init" marks those with init work
+# (GODEBUG=inittrace=1). TestPythonStartupDeps compares; after a reviewed
+# change, regenerate with: make deps
+`
+
+// TestPythonStartupDeps fails when the packages linked into the binary, or
+// those of them with init work, differ from depsFile.
+func TestPythonStartupDeps(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the list is of the linux/amd64 build")
+	}
+	bin := testenv.Binary(t)
+	got := depsHeader + strings.Join(startupDeps(t, bin), "\n") + "\n"
+	if *updateDeps {
+		if err := os.WriteFile(depsFile, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(depsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(data); got != want {
+		added, removed := lineDiff(strings.Split(want, "\n"), strings.Split(got, "\n"))
+		t.Errorf("the packages on the python start-up path changed (%s):\nadded:\n  %s\nremoved:\n  %s\n"+
+			"Every linked package's init runs on each vis-agent python start. If the change is meant, run make deps and commit %s.",
+			depsFile, strings.Join(added, "\n  "), strings.Join(removed, "\n  "), depsFile)
+	}
+}
+
+// startupDeps lists the linked packages, sorted, each followed by " init"
+// when it has init work.
+func startupDeps(t *testing.T, bin string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if .Standard}}std {{end}}{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	var pkgs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, std := strings.CutPrefix(line, "std ")
+		if std && stdInternal(path) {
+			continue
+		}
+		pkgs = append(pkgs, path)
+	}
+	inits, _ := initTrace(t, bin)
+	var lines []string
+	for _, p := range pkgs {
+		if _, ok := inits[p]; ok {
+			p += " init"
+		}
+		lines = append(lines, p)
+	}
+	for p := range inits {
+		if !slices.Contains(pkgs, p) && !stdInternal(p) {
+			t.Fatalf("%s runs an init but go list does not list it: is VIS_AGENT_BIN=%s built from this tree?", p, bin)
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// stdInternal reports whether a standard library package is one of its
+// internals, which change with every Go release.
+func stdInternal(path string) bool {
+	return strings.HasPrefix(path, "vendor/") || path == "internal" || strings.HasPrefix(path, "internal/") ||
+		strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal")
+}
+
+var initLine = regexp.MustCompile(`^init (\S+) @[0-9.]+ ms, ([0-9.]+) ms clock`)
+
+// initTrace runs `vis-agent python -c pass` with GODEBUG=inittrace=1 and
+// returns each package's init time and their total.
+func initTrace(t *testing.T, bin string) (map[string]time.Duration, time.Duration) {
+	t.Helper()
+	py := testenv.First(t)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "python", "-c", "pass")
+	cmd.Env = userEnv(py, t.TempDir(), []string{"GODEBUG=inittrace=1"})
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	inits := map[string]time.Duration{}
+	var total time.Duration
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		m := initLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ms, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		d := time.Duration(ms * float64(time.Millisecond))
+		inits[m[1]] += d
+		total += d
+	}
+	if len(inits) == 0 {
+		t.Fatalf("no inittrace lines on stderr:\n%s", stderr.String())
+	}
+	return inits, total
+}
+
+// initBound is what all package inits together may take on the python
+// start-up path. Today they take about 0.5 ms over some 50 packages, and
+// python -c pass itself 10-15 ms; make bench's goal (vis-agent python at
+// most 1.10 times python) leaves 1-1.5 ms for everything vis-agent adds, so
+// init work growing past 2 ms is a regression worth stopping. The best of up
+// to 20 runs is compared: on a loaded 2-core machine one run can lose a
+// scheduler slice of several ms, twenty in a row do not.
+const initBound = 2 * time.Millisecond
+
+// TestPythonStartupInitTime bounds the time package inits take on the
+// python start-up path.
+func TestPythonStartupInitTime(t *testing.T) {
+	bin := testenv.Binary(t)
+	best := time.Duration(1<<63 - 1)
+	var slowest string
+	for i := 0; i < 20 && best > initBound; i++ {
+		inits, total := initTrace(t, bin)
+		if total < best {
+			best = total
+			slowest = slowestInits(inits, 5)
+		}
+	}
+	if best > initBound {
+		t.Errorf("package inits take %v on the python start-up path (best of 20 runs), more than %v; the slowest: %s", best, initBound, slowest)
+	}
+}
+
+// slowestInits names the n packages whose init took longest.
+func slowestInits(inits map[string]time.Duration, n int) string {
+	var pkgs []string
+	for p := range inits {
+		pkgs = append(pkgs, p)
+	}
+	slices.SortFunc(pkgs, func(a, b string) int { return int(inits[b] - inits[a]) })
+	var parts []string
+	for _, p := range pkgs[:min(n, len(pkgs))] {
+		parts = append(parts, fmt.Sprintf("%s %v", p, inits[p]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lineDiff lists the lines only in b (added) and only in a (removed).
+func lineDiff(a, b []string) (added, removed []string) {
+	for _, l := range b {
+		if !slices.Contains(a, l) {
+			added = append(added, l)
+		}
+	}
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			removed = append(removed, l)
+		}
+	}
+	return added, removed
+}

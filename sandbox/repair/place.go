@@ -1,0 +1,493 @@
+package repair
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A dropped closing quote or bracket can often be put back at more than
+// one place, each giving a program Python compiles: "w in mode can end
+// after w or at the line end, f(a + b after a or b. The search takes the
+// first place that compiles; settle then compiles the other places, and
+// keeps the repair only when no other place compiles, or when the block
+// itself says which one was meant. A wrong program that runs is worse
+// than a refusal.
+
+// place is what a change closing a string or a bracket closes: the string
+// lit, or the bracket at opener, and the end of the text where the closer
+// may go.
+type place struct {
+	lit    *strLit // nil for a bracket
+	opener int
+	end    int
+	inBrkt bool // the string sits inside brackets
+}
+
+// maxPlaces bounds the compiler calls settle makes.
+const maxPlaces = 8
+
+// settle checks the repair found, when it is one change closing a string
+// or a bracket, against the other places the closer could go. It returns
+// nil when the repair stands, after moving the closer when the block says
+// where it belongs, or the problem that refuses it.
+func (s *searcher) settle(src string) *Problem {
+	if len(s.path) != 1 || s.path[0].place == nil {
+		return nil
+	}
+	c := s.path[0]
+	at := c.edits[0].off
+	pl := c.place
+	var alts []edit
+	if pl.lit != nil {
+		alts = stringPlaces(src, pl)
+	} else {
+		alts = bracketPlaces(src, pl)
+	}
+	budget := maxPlaces
+	var runs []edit // the other places Python compiles
+	for _, e := range alts {
+		// Text with a bracket it does not close, or closing one it did not
+		// open, reads as code cut off, as in ",.) for w in text.split(".
+		if pl.lit != nil && e.off > pl.lit.body && e.off <= pl.end && balanced(src[pl.lit.body:at]) && !balanced(src[pl.lit.body:e.off]) {
+			continue
+		}
+		next := apply(src, []edit{e})
+		if next == s.result || len(scanRaw(next, s.minor, 1)) > 0 {
+			continue
+		}
+		if budget == 0 {
+			return ambiguous(src, pl, "", at, e.off)
+		}
+		budget--
+		if s.compile(next) == nil {
+			if pl.lit == nil || !ownClose(pl, e) {
+				return ambiguous(src, pl, e.text, at, e.off)
+			}
+			runs = append(runs, e)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	offs := []int{at}
+	for _, e := range runs {
+		offs = append(offs, e.off)
+	}
+	first, last := slices.Min(offs), slices.Max(offs)
+	// A reading where the string is a format that % fills, or the
+	// receiver of a method, as in '%s' % name or ''.join(parts), is the
+	// one meant when it is the only such reading.
+	var strong []int
+	for _, p := range offs {
+		if formatOrMethod(src, pl.lit.body, p) {
+			strong = append(strong, p)
+		}
+	}
+	pick := -1
+	switch {
+	case len(strong) == 1:
+		pick = strong[0]
+	// Else, of two readings, a string that is one word, like '__name__'
+	// in getattr(obj, '__name__, None), most likely ends where code
+	// starts, when that code holds only names the block knows. Text with
+	// spaces may be a message holding a comma, like "Hello, world", and an
+	// empty string may be one quote of '', so there the block does not say.
+	case len(runs) == 1 && first > pl.lit.body && isWord(src[pl.lit.body:first]) && knownNames(src, first, last):
+		pick = first
+	default:
+		return ambiguous(src, pl, string(pl.lit.q), first, last)
+	}
+	if pick != at {
+		moved := closeStringAt(pick, pl.lit.q)
+		moved.place = pl
+		s.path[0] = moved
+		s.result = apply(src, moved.edits)
+	}
+	return nil
+}
+
+// formatOrMethod reports whether the string whose text is src[body:p],
+// closed at p, is a %-format followed by the % operator, or a word (or
+// nothing) followed by a method call.
+func formatOrMethod(src string, body, p int) bool {
+	text, rest := src[body:p], src[p:lineEndFrom(src, p)]
+	if strings.HasPrefix(rest, " % ") {
+		for k := 0; k+1 < len(text); k++ {
+			if text[k] == '%' && strings.IndexByte("sdrifxXeEgGc(*-0123456789.", text[k+1]) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if len(rest) > 1 && rest[0] == '.' && isWord(text) {
+		e := wordEnd(rest, 1)
+		return e > 1 && e < len(rest) && rest[e] == '('
+	}
+	return false
+}
+
+// ownClose reports whether e closes the string of pl inside its own text.
+func ownClose(pl *place, e edit) bool {
+	return e.off == e.end && e.text == string(pl.lit.q) && e.off >= pl.lit.body && e.off <= pl.end
+}
+
+// ambiguous is the problem refusing a closer that fits at a and at b.
+func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
+	idx := newLineIndex(src)
+	a, b = min(a, b), max(a, b)
+	la, ca := idx.pos(a)
+	lb, cb := idx.pos(b)
+	where := fmt.Sprintf("at line %d, column %d or at line %d, column %d", la, ca, lb, cb)
+	if la == lb {
+		where = fmt.Sprintf("at column %d or %d", ca, cb)
+	}
+	if closer == "" {
+		where = "at more places than were checked"
+	}
+	p := Problem{Kind: KindAmbiguous, off: pl.opener}
+	what := fmt.Sprintf("'%c'", src[pl.opener])
+	if pl.lit != nil {
+		p.off = pl.lit.start
+		what = "the string opened here"
+	}
+	p.Line, p.Column = idx.pos(p.off)
+	p.Message = fmt.Sprintf("%s could be closed by '%s' %s, and Python runs both; not repaired", what, closer, where)
+	return &p
+}
+
+// balanced reports whether the brackets in text pair up.
+func balanced(text string) bool {
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
+// isWord reports whether text has no spaces but trailing ones, or only
+// spaces, as a name, a prompt or a separator does.
+func isWord(text string) bool {
+	return !strings.ContainsAny(strings.TrimRight(text, " \t"), " \t") || strings.Trim(text, " \t") == ""
+}
+
+// knownNames reports whether every name in the code src[from:to] is a
+// keyword, a builtin, an attribute or keyword argument, or a name the
+// block uses on another line.
+func knownNames(src string, from, to int) bool {
+	lineStart, lineEnd := lineStartOf(src, from), lineEndFrom(src, to)
+	for i := from; i < to; {
+		if src[i] == '#' {
+			return true // a comment holds text, not names
+		}
+		e := wordEnd(src, i)
+		if e == i || isDigit(src[i]) {
+			i = max(e, i+1)
+			continue
+		}
+		w := src[i:e]
+		attr := i > 0 && src[i-1] == '.'
+		kwarg := e < to && src[e] == '=' && (e+1 >= to || src[e+1] != '=')
+		if !keywords[w] && !builtins[w] && !attr && !kwarg &&
+			!usesName(src[:lineStart], w) && !usesName(src[lineEnd:], w) {
+			return false
+		}
+		i = e
+	}
+	return true
+}
+
+// usesName reports whether name occurs in text as a whole word.
+func usesName(text, name string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], name)
+		if k < 0 {
+			return false
+		}
+		s, e := i+k, i+k+len(name)
+		if (s == 0 || !isIdentChar(text[s-1])) && (e == len(text) || !isIdentChar(text[e])) {
+			return true
+		}
+		i = e
+	}
+}
+
+// builtins are names every block knows.
+var builtins = setOf("abs", "all", "any", "bool", "bytes", "dict", "enumerate", "filter", "float",
+	"format", "getattr", "hasattr", "int", "isinstance", "len", "list", "map", "max", "min",
+	"object", "open", "print", "range", "repr", "reversed", "self", "set", "setattr",
+	"sorted", "str", "sum", "super", "tuple", "type", "zip")
+
+// stringPlaces lists the other ways to end the string of pl: its closing
+// quote before each spot in its text where code could start, or at the
+// line end after any trailing spaces (which only a string holds); its
+// lone quote of the other kind made its own; and, for the strings before
+// it on its line, whose quotes a dropped one shifts, a closing quote
+// inside their text or their own lone quote of the other kind made right.
+func stringPlaces(src string, pl *place) []edit {
+	lit := pl.lit
+	out := closePlaces(src, lit.body, textEnd(src, lit.body, pl.end), lit.q, pl.inBrkt)
+	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
+		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
+	}
+	for i := lineStartOf(src, lit.start); i < lit.start; i++ {
+		switch c := src[i]; {
+		case c == '#':
+			return out
+		case isQuote(c):
+			close := skipString(src, i, lit.start) - 1
+			if hasTriple(src, i, c) || close <= i || src[close] != c {
+				return out
+			}
+			out = append(out, closePlaces(src, i+1, close, c, pl.inBrkt)...)
+			if text := src[i+1 : close]; strings.Count(text, string(otherQuote(c))) == 1 {
+				k := i + 1 + strings.IndexByte(text, otherQuote(c))
+				out = append(out, replace(k, k+1, string(c)))
+			}
+			i = close
+		}
+	}
+	return out
+}
+
+// textEnd is where the text of a string that runs to end stops: before
+// the line's '\r', keeping trailing spaces, when end is the line end, else
+// before the spaces at end.
+func textEnd(src string, body, end int) int {
+	if end == len(src) || src[end] == '\n' {
+		if end > body && src[end-1] == '\r' {
+			end--
+		}
+		return end
+	}
+	return trimRightSpace(src, body, end)
+}
+
+// closePlaces lists a closing quote q at end and before each spot in the
+// text src[body:end] where code could start.
+func closePlaces(src string, body, end int, q byte, inBrkt bool) []edit {
+	out := []edit{insert(end, string(q))}
+	for p := body; p < end; p++ {
+		if src[p] == '\\' {
+			p++
+			continue
+		}
+		// An empty string only before a method, a comma or a closer, as
+		// in '.join(parts) or f(x, ').
+		if codeStartsAt(src, p, end, inBrkt) && (p > body || strings.IndexByte(".,)]}", src[p]) >= 0) {
+			out = append(out, insert(p, string(q)))
+		}
+	}
+	return out
+}
+
+// codeStartsAt reports whether src[i:end] could be the code after a
+// string: a separator, a closer, an operator, an attribute or subscript,
+// or a keyword after a space.
+func codeStartsAt(src string, i, end int, inBrkt bool) bool {
+	switch c := src[i]; c {
+	case ',':
+		return inBrkt
+	case ')', ']', '}', ':', '%', '*', '+', '[', '=', '!', '<', '>':
+		return true
+	case '.':
+		// A method call, as in "-".join(parts); "example".com is text.
+		e := wordEnd(src, i+1)
+		return e > i+1 && e < end && src[e] == '('
+
+	case ' ':
+		rest := strings.TrimLeft(src[i:end], " ")
+		if rest == "" || strings.HasPrefix(rest, ".") {
+			return false
+		}
+		if rest[0] == '#' {
+			return src[i-1] != ' ' // a comment, from the first space before it
+		}
+		if src[i+1] == ' ' {
+			return false // code after a string leaves one space before an operator
+		}
+		w := rest[:wordEnd(rest, 0)]
+		return w == "in" || w == "not" || w == "and" || w == "or" || w == "if" || w == "else" || w == "is" || w == "for" ||
+			w == "" && strings.ContainsRune("%*+=!<>", rune(rest[0]))
+	}
+	return false
+}
+
+// bracketPlaces lists the other places a closer could go to close the
+// bracket pl.opener, or a bracket opened inside it (whose own closer then
+// closes the outer one), nearest to the chosen place first: after an
+// operand where an attribute, a subscript, an operator, a keyword or
+// (inside brackets, between items that are not all literals) a comma
+// follows; at a line end where the next line is indented no deeper than
+// the bracket's; right after it for a call left open at its line end.
+// Nothing before a keyword argument: it belongs to its call.
+func bracketPlaces(src string, pl *place) []edit {
+	o, end := pl.opener, pl.end
+	type level struct {
+		opener             int
+		grouping, literals bool
+		compound           bool
+		commas             []edit
+	}
+	open := func(at int) level {
+		call := src[at] == '(' && at > 0 && (isIdentChar(src[at-1]) || strings.IndexByte(")]", src[at-1]) >= 0)
+		return level{opener: at, grouping: src[at] == '(' && !call, literals: true}
+	}
+	var out []edit
+	if c := src[o]; c == '(' && !open(o).grouping && strings.TrimSpace(src[o+1:lineEndFrom(src, o)]) == "" {
+		out = append(out, insert(o+1, ")"))
+	}
+	stack := []level{open(o)}
+	nested := bracketDepth(src, o) > 0
+	// afterCloser: the operand just read ends with a bracket, as a call
+	// or subscript does; only its result, as in read(4)[0] or
+	// fstat(f).size, is a likely place for a closer before a trailer.
+	afterOperand, afterCloser := false, false
+	indent := indentOf(src, o)
+	add := func(at int) {
+		top := stack[len(stack)-1]
+		out = append(out, insert(at, string(closerOf(src[top.opener]))))
+	}
+	for i := o + 1; i < end && len(stack) > 0; i++ {
+		c := src[i]
+		top := &stack[len(stack)-1]
+		closed, afterNumber := afterCloser, i > o+1 && isDigit(src[i-1])
+		afterCloser = false
+		switch {
+		case isQuote(c):
+			i = skipString(src, i, end) - 1
+			afterOperand = true
+		case c == '#':
+			i = lineEndFrom(src, i) - 1
+		case c == '(' || c == '[' || c == '{':
+			if c == '[' && (closed || afterNumber) {
+				add(i) // before a subscript of the content
+			}
+			top.literals = false
+			stack = append(stack, open(i))
+			afterOperand = false
+		case c == ')' || c == ']' || c == '}':
+			if !top.literals {
+				out = append(out, top.commas...)
+			}
+			stack = stack[:len(stack)-1]
+			afterOperand, afterCloser = true, true
+		case c == ' ' || c == '\t' || c == '\r':
+			afterCloser = closed
+		case c == '\n':
+			if afterOperand && len(stack) == 1 && nextLineIndent(src, i+1) <= indent {
+				add(trimRightSpace(src, o, i))
+			}
+		case isDigit(c):
+			i = numberEnd(src, i) - 1
+			afterOperand = true
+		case isIdentChar(c):
+			e := max(wordEnd(src, i), i+1) // a byte of no letter still moves on
+			w := src[i:e]
+			if afterOperand && keywords[w] && !operandKeywords[w] {
+				if !top.grouping || top.compound {
+					add(trimRightSpace(src, o, i))
+				}
+				top.compound = true
+			}
+			if !(e < end && isQuote(src[e])) { // not a string prefix
+				top.literals = false
+			}
+			afterOperand = !keywords[w] || operandKeywords[w]
+			i = e - 1
+		case c == ',':
+			if afterOperand && (nested || len(stack) > 1) {
+				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
+			}
+			if len(stack) == 1 && !nested {
+				// A place before would leave this comma outside any
+				// bracket, making a tuple of the statement.
+				out = out[:0]
+			}
+			top.compound = true
+			afterOperand = false
+		case c == '.' && (closed || afterOperand && strings.HasPrefix(src[i+1:end], "__")):
+			// A call's result, or a dunder, as in type(self).__name__.
+			add(i)
+			afterOperand = false
+		case c == '=' && (i+1 >= end || src[i+1] != '=') && !strings.ContainsRune("=!<>:+-*/%&|^@", rune(src[i-1])):
+			// A keyword argument: nothing since its bracket opened.
+			out = slices.DeleteFunc(out, func(e edit) bool { return e.off > top.opener })
+			top.commas = nil
+			afterOperand = false
+		case strings.IndexByte("+-*/%<>!&|^@=", c) >= 0:
+			if afterOperand && (!top.grouping || top.compound) {
+				add(trimRightSpace(src, o, i))
+			}
+			top.compound = true
+			afterOperand = false
+		default:
+			afterOperand = false
+		}
+	}
+	if len(stack) > 0 && !stack[0].literals {
+		out = append(out, stack[0].commas...)
+	}
+	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
+	return out
+}
+
+// skipString returns the offset after the string literal whose quote is at
+// i, or end when it does not close before end.
+func skipString(src string, i, end int) int {
+	q := src[i]
+	n := 1
+	if hasTriple(src, i, q) {
+		n = 3
+	}
+	for k := i + n; k < end; k++ {
+		switch {
+		case src[k] == '\\':
+			k++
+		case src[k] == q && (n == 1 || hasTriple(src, k, q)):
+			return k + n
+		case src[k] == '\n' && n == 1:
+			return k
+		}
+	}
+	return end
+}
+
+// bracketDepth returns how many brackets are open at i, reading src from
+// its start.
+func bracketDepth(src string, i int) int {
+	depth := 0
+	for k := 0; k < i; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, i) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return depth
+}
+
+// nextLineIndent returns the indentation of the next non-blank line from i,
+// or 0 at the end of src.
+func nextLineIndent(src string, i int) int {
+	for i < len(src) {
+		end := lineEndFrom(src, i)
+		if strings.TrimSpace(src[i:end]) != "" {
+			return indentOf(src, i+len(src[i:end])-len(strings.TrimLeft(src[i:end], " \t")))
+		}
+		i = end + 1
+	}
+	return 0
+}
