@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
@@ -446,5 +447,24 @@ func TestTinyTerminals(t *testing.T) {
 		}
 		press(m, "f2")
 		frame(m)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	mark := func(tag string) lipgloss.Style {
+		return lipgloss.NewStyle().Transform(func(s string) string { return tag + "<" + s + ">" })
+	}
+	th := &theme{keyword: mark("k"), fn: mark("f"), str: mark("s"), num: mark("n"), comment: mark("c"), op: mark("o"), name: lipgloss.NewStyle()}
+	src := "@cache\ndef f(x=1.5e-3):  # doc\n    s = rb'a\\'b' + \"\"\"x\ny\"\"\"\n    return len(s) if x else None\n\"open"
+	want := []string{
+		"f<@cache>",
+		"k<def> f<f>o<(>xo<=>n<1.5e-3>o<)>o<:>  c<# doc>",
+		"    s o<=> s<rb'a\\'b'> o<+> s<\"\"\"x>",
+		"s<y\"\"\">",
+		"    k<return> f<len>o<(>so<)> k<if> x k<else> k<None>",
+		"s<\"open>",
+	}
+	if got := th.highlight(src); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("highlight:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,12 +1,6 @@
 package tui
 
-import (
-	"strings"
-
-	"charm.land/lipgloss/v2"
-	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
-)
+import "charm.land/lipgloss/v2"
 
 // theme is the REPL's styles for a light or a dark terminal. Colours are
 // written out in full; Bubble Tea lowers them to what the terminal shows
@@ -56,52 +50,4 @@ func newTheme(dark bool) *theme {
 		comment: col("#8a8a8a", "#808080").Italic(true),
 		op:      col("#5f5f5f", "#bcbcbc"),
 	}
-}
-
-var pythonLexer = chroma.Coalesce(lexers.Get("python"))
-
-// highlight is src as coloured lines, one per line of src.
-func (t *theme) highlight(src string) []string {
-	want := strings.Count(src, "\n") + 1
-	it, err := pythonLexer.Tokenise(nil, src)
-	if err != nil {
-		return strings.Split(src, "\n")
-	}
-	lines := make([]string, 0, want)
-	var cur strings.Builder
-	for tok := it(); tok != chroma.EOF; tok = it() {
-		st := t.token(tok.Type)
-		for i, part := range strings.Split(tok.Value, "\n") {
-			if i > 0 {
-				lines = append(lines, cur.String())
-				cur.Reset()
-			}
-			if part != "" {
-				cur.WriteString(st.Render(part))
-			}
-		}
-	}
-	lines = append(lines, cur.String())
-	for len(lines) < want {
-		lines = append(lines, "")
-	}
-	return lines[:want]
-}
-
-func (t *theme) token(tt chroma.TokenType) lipgloss.Style {
-	switch {
-	case tt.InCategory(chroma.Keyword), tt == chroma.OperatorWord:
-		return t.keyword
-	case tt == chroma.NameFunction, tt == chroma.NameClass, tt == chroma.NameBuiltin, tt == chroma.NameDecorator:
-		return t.fn
-	case tt.InSubCategory(chroma.LiteralString):
-		return t.str
-	case tt.InSubCategory(chroma.LiteralNumber):
-		return t.num
-	case tt.InCategory(chroma.Comment):
-		return t.comment
-	case tt.InCategory(chroma.Operator), tt == chroma.Punctuation:
-		return t.op
-	}
-	return t.name
 }
