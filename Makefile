@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-registry tools-test golden bench deps lint completions install release-check clean
+.PHONY: all build uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -24,16 +24,17 @@ UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
 uv-release:
 	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
-test: build tools-test
+test: build test-deps
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
 
-# Programs the tests drive besides vis-agent: tmux, the terminal of the
-# REPL's end-to-end tests, installed with apt-get when it is missing.
-tools-test:
-	@command -v tmux >/dev/null 2>&1 || { \
-		command -v apt-get >/dev/null 2>&1 || { echo "make: the REPL tests need tmux; install it" >&2; exit 1; }; \
-		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq tmux; }
+# Debian packages the tests use: bubblewrap, which confines the commands a
+# jailed session runs (shell(...)), and tmux, the terminal of the REPL's
+# end-to-end tests. Installed only when missing.
+test-deps:
+	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
+	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
+	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
+	@command -v tmux >/dev/null || { echo "make test-deps: tmux could not be installed (apt-get install tmux)"; exit 1; }
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.

@@ -64,7 +64,7 @@ func TestCompletePython(t *testing.T) {
 		return out.String()
 	}
 	got := complete("-B", "-")
-	for _, want := range []string{"-c\trun code", "--shared\t", "--env\t", "--no-env\t", "--no-network\t", "-V\t", "-h\t", "--help-env\t"} {
+	for _, want := range []string{"-c\trun code", "--shared\t", "--active\t", "--env\t", "--no-env\t", "--no-network\t", "-V\t", "-h\t", "--help-env\t"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%q not among the completions:\n%s", want, got)
 		}

@@ -27,6 +27,9 @@ type VisOptions struct {
 	Env       []string // K=V or K, in order
 	NoEnv     bool
 	NoNetwork bool
+	// Active is --active: the activated environment (VIRTUAL_ENV), also
+	// inside a uv project, as uv's --active.
+	Active bool
 }
 
 // PythonArgs is a parsed `vis-agent python` command line.
@@ -110,6 +113,9 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 			continue
 		case a == "--no-network":
 			p.Vis.NoNetwork = true
+			continue
+		case a == "--active":
+			p.Vis.Active = true
 			continue
 		case a == "--env":
 			if i+1 >= len(args) {

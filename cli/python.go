@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -26,16 +28,27 @@ Program (the first one ends the options; all that follows goes to the program):
   -             read the program from standard input; with no program, a
                 non-terminal stdin is read too, a terminal gets the prompt
   uv ARG…       run the bundled uv with the embedded CPython (right after
-                python, or after --shared for uv sync)
+                python, or after --shared for uv sync and uv pip, or
+                --active for uv pip); uv pip acts on the environment a
+                run here uses
 
 vis-agent options (before the program only):
-  --shared      use the shared packages (~/.vis/python/packages), also
+  --shared      use the shared packages of this CPython version
+                (~/.vis/python/packages/3.X, a virtual environment), also
                 inside a project; --shared -m pip installs into them, and
                 --shared uv sync installs a uv project's locked packages
+  --active      use the activated environment (VIRTUAL_ENV), also inside
+                a uv project
   --env K=V     set an environment variable for the program (repeatable;
                 K alone sets it empty)
   --no-env      start the program with an empty environment but --env's
-  --no-network  refuse the program sockets and name lookups
+  --no-network  no network for the program and every process it starts:
+                the kernel refuses TCP connect and bind and every socket
+                but AF_UNIX (so UDP, raw sockets and DNS lookups), also
+                through ctypes and C extensions; Python code gets a
+                PermissionError naming --no-network first. Files, AF_UNIX
+                sockets and local services stay reachable; ptrace and
+                setuid programs do not work (README: The jail)
 
 Interpreter options, as python's:
   -b, -bb       warn (error) about str(bytes) and bytes/str comparison
@@ -61,13 +74,17 @@ Interpreter options, as python's:
                 CPython's own help on environment variables and -X options
   -h, --help    this help
 
-Inside a uv project (a pyproject.toml here or above), the project's .venv
-is used, made for this CPython version; elsewhere, the shared packages.
+Inside a uv project (a pyproject.toml here or above with a .venv or
+uv.lock beside it, or UV_PROJECT_ENVIRONMENT set), the project's .venv is
+used, made from this CPython; elsewhere the activated environment
+(VIRTUAL_ENV), else the shared packages.
 
 Environment:
   VIS_PYTHON_NATIVE_PATH  libpython file (or folder holding one) to load
   VIS_PYTHON_HOME         installation folder the interpreter runs from
-  VIS_PYTHON_PACKAGES     the shared packages folder
+  VIS_PYTHON_PACKAGES     holds the shared packages, one environment per
+                          CPython version (3.11/, 3.12/, …)
+  VIRTUAL_ENV             the activated environment, as for python
   VIS_HOME                vis-agent's own folder (default ~/.vis)
   UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
@@ -103,7 +120,7 @@ var pythonOptions = []string{
 	"--version\tprint the CPython version", "-V\tprint the CPython version", "--help\tshow help", "-h\tshow help",
 	"--help-env\tCPython's environment variables", "--help-xoptions\tCPython's -X options", "--help-all\tall of CPython's help",
 	"--check-hash-based-pycs\tpyc validation",
-	"--shared\tuse the shared packages", "--env\tset a variable for the program", "--no-env\tempty environment",
+	"--shared\tuse the shared packages", "--active\tuse the activated environment", "--env\tset a variable for the program", "--no-env\tempty environment",
 	"--no-network\tno sockets or name lookups",
 }
 
@@ -131,28 +148,38 @@ func runPython(args []string, s Streams) int {
 	if pa.Mode == ModeUV {
 		return runUV(pa, s)
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+		return 1
+	}
 	cwd := s.Dir
 	if cwd == "" {
-		fmt.Fprintln(stderr, "vis-agent python: the working folder cannot be read (was it removed?)")
-		return 1
+		return fail(errors.New("the working folder cannot be read (was it removed?)"))
 	}
-	project, err := packages.FindProject(cwd)
-	if err != nil && !pa.Vis.Shared {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", oneLine(err))
-		return 1
-	}
-	settings := runSettings(s, project)
 	lib, _, inst, err := loadRuntime(s)
 	if err != nil {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	plan, err := planRun(runContext{args: pa, cwd: cwd, project: project, settings: settings, lib: lib, inst: inst, layout: s.layout(), getenv: s.Getenv})
+	l := s.layout()
+	plan, err := planRun(runContext{
+		args: pa, cwd: cwd, environ: os.Environ(), inst: inst, version: lib.Version,
+		sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
+		settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	applyEnv(pa.Vis, plan.setenv)
+	for _, m := range plan.messages {
+		fmt.Fprintf(stderr, "vis-agent python: %s\n", m)
+	}
+	if err := setEnviron(plan.env); err != nil {
+		return fail(err)
+	}
+	if pa.Vis.NoNetwork {
+		if err := refuseNetwork(lib, stderr); err != nil {
+			return fail(err)
+		}
+	}
 	return lib.Main(append([]string{plan.argv0}, pa.Argv...), inst.Home, plan.startup)
 }
 

@@ -4,149 +4,215 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/config"
-	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
-//go:embed startup.py
+//go:embed py/startup.py
 var startupSource string
 
 // runPlan is how a python run starts: which python CPython takes its paths
-// from, the start-up hook, and the environment changes.
+// from, the start-up hook, the program's environment, and what to tell the
+// user first.
 type runPlan struct {
 	argv0   string
 	startup string
-	// setenv is applied after --no-env and --env: settings vis-agent passes
-	// to the program (pip's index).
-	setenv map[string]string
+	// env is the program's whole environment, NAME=VALUE.
+	env []string
+	// messages are warnings and notes, one line each.
+	messages []string
 }
 
-// runContext is what a plan is made from.
+// runContext is what a plan is made from: the command line, the process's
+// environment and working folder, the loaded CPython, and where vis-agent
+// keeps its files: the shared environment of this CPython version and the
+// start-up module. settings reads the configuration for the project the
+// run found (nil: none).
 type runContext struct {
-	args     PythonArgs
-	cwd      string
-	project  *packages.Project
-	settings config.Settings
-	lib      *pyembed.Library
-	inst     pyembed.Install
-	layout   paths.Layout
-	getenv   func(string) string
+	args       PythonArgs
+	cwd        string
+	environ    []string
+	inst       pyembed.Install
+	version    pyembed.Version
+	sharedDir  string
+	startupDir string
+	settings   func(*packages.Project) config.Settings
 }
 
-// planRun decides the environment a run uses: a project's environment, or
-// the shared packages (always with --shared, and outside a project), and
-// pip routed to the shared packages.
+func (rc runContext) getenv(name string) string { return lookup(rc.environ, name) }
+
+// lookup is the last value of name in environ, as getenv finds it.
+func lookup(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// planRun decides how a run starts. Which environment it uses is
+// packages.Resolve's answer; a run that only prints CPython's version or
+// help needs none and works anywhere.
 func planRun(rc runContext) (runPlan, error) {
-	plan := runPlan{argv0: rc.inst.Executable, setenv: map[string]string{}}
+	plan := runPlan{argv0: rc.inst.Executable}
 	if plan.argv0 == "" {
 		plan.argv0, _ = os.Executable()
 	}
-	sa := startupArgs{tlsStrict: rc.settings.TLSStrict.Value, noNetwork: rc.args.Vis.NoNetwork}
-	uvEnv := rc.getenv("UV_PROJECT_ENVIRONMENT")
-	if rc.args.Vis.Shared || (rc.project == nil && uvEnv == "") {
-		pkgs := rc.layout.SharedPackages()
-		if isPip(rc.args) {
-			if err := preparePip(rc, pkgs); err != nil {
-				return plan, err
-			}
-			env, err := packages.SharedEnvironment(rc.layout.Python(), pkgs, rc.inst, rc.lib.Version)
-			if err != nil {
-				return plan, err
-			}
-			pipHome, err := packages.PipHome(rc.layout.Python(), rc.inst, rc.lib.Version)
-			if err != nil {
-				return plan, err
-			}
-			// pip runs outside the environment (see pip_on_shared in
-			// startup.py); scripts it writes start the environment's python.
-			sa.pip = &pipArgs{shared: pkgs, home: pipHome, python: env.Python}
-			if rc.settings.IndexURL.Value != "" && !packages.UserChoseIndex(rc.args.Program, rc.getenv) {
-				plan.setenv["PIP_INDEX_URL"] = rc.settings.IndexURL.Value
-			}
-		} else if info, err := os.Stat(pkgs); err == nil && info.IsDir() {
-			env, err := packages.SharedEnvironment(rc.layout.Python(), pkgs, rc.inst, rc.lib.Version)
-			if err != nil {
-				return plan, err
-			}
-			plan.argv0 = env.Python
-		}
-	} else {
-		env, err := packages.ProjectEnvironment(packages.EnvironmentDir(rc.project, uvEnv, rc.cwd), rc.lib.Version)
+	var (
+		project *packages.Project
+		roots   []string
+	)
+	if !informational(rc.args) {
+		choice, err := packages.Resolve(packages.Request{
+			Cwd: rc.cwd, Getenv: rc.getenv, Shared: rc.args.Vis.Shared, Active: rc.args.Vis.Active,
+			SharedDir: rc.sharedDir, Install: rc.inst, Version: rc.version,
+		})
 		if err != nil {
 			return plan, err
 		}
-		plan.argv0 = env.Python
+		for _, w := range choice.Warnings {
+			plan.messages = append(plan.messages, "warning: "+w)
+		}
+		plan.messages = append(plan.messages, choice.Notes...)
+		plan.argv0 = choice.Env.Python
+		project, roots = choice.Project, choice.Roots
 	}
-	sa.roots = append(append([]string(nil), rc.settings.SourcePaths.Value...), packages.Roots(rc.project)...)
+	settings := rc.settings(project)
+	plan.env = childEnv(rc, settings)
+	ss := startupSettings{NoNetwork: rc.args.Vis.NoNetwork}
+	if !settings.TLSStrict.Value {
+		ss.TLSStrict = new(bool)
+	}
+	for _, r := range append(append([]string(nil), settings.SourcePaths.Value...), roots...) {
+		ss.Roots = append(ss.Roots, fsString(r))
+	}
+	if len(ss.Roots) == 0 && ss.TLSStrict == nil && !ss.NoNetwork {
+		return plan, nil
+	}
 	var err error
-	plan.startup, err = startupCode(rc.layout, sa)
+	plan.startup, err = startupCode(ss, rc.startupDir)
 	return plan, err
 }
 
-// isPip: `-m pip` runs pip on the active environment's packages.
-func isPip(pa PythonArgs) bool { return pa.Mode == ModeModule && pa.Target == "pip" }
-
-// preparePip makes the shared packages folder when pip is about to change
-// it, and refuses in one line when it cannot be written.
-func preparePip(rc runContext, pkgs string) error {
-	if len(rc.args.Program) > 0 && (rc.args.Program[0] == "install" || rc.args.Program[0] == "uninstall") {
-		return packages.EnsureFolder(pkgs)
+// informational: -V, --version and --help-* print and exit before any
+// program runs.
+func informational(pa PythonArgs) bool {
+	for _, o := range pa.Interp {
+		switch o.Name {
+		case "-V", "--version", "--help-env", "--help-xoptions", "--help-all":
+			return true
+		}
 	}
-	// Reading commands (list, show, freeze) only need the folder to exist.
-	os.MkdirAll(pkgs, 0o755)
+	return false
+}
+
+// childEnv is the program's environment: the process's, or none with
+// --no-env; then --env's values (NAME alone sets an empty one); then, unless
+// --no-env, vis-agent's own settings: python.index_url as pip's index when
+// the user did not choose one.
+func childEnv(rc runContext, s config.Settings) []string {
+	var env []string
+	if !rc.args.Vis.NoEnv {
+		env = append(env, rc.environ...)
+	}
+	set := func(k, v string) {
+		env = append(env, k+"="+v)
+	}
+	for _, kv := range rc.args.Vis.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		set(k, v)
+	}
+	if !rc.args.Vis.NoEnv && s.IndexURL.Value != "" {
+		var pipArgs []string
+		if rc.args.Mode == ModeModule && rc.args.Target == "pip" {
+			pipArgs = rc.args.Program
+		}
+		if !packages.UserChoseIndex(pipArgs, func(k string) string { return lookup(env, k) }) {
+			set("PIP_INDEX_URL", s.IndexURL.Value)
+		}
+	}
+	return dedupEnv(env)
+}
+
+// dedupEnv keeps the last value of each name, in the order names first
+// came.
+func dedupEnv(env []string) []string {
+	at := map[string]int{}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[k]; ok {
+			out[i] = kv
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// setEnviron makes env the process's environment, which the embedded
+// CPython reads as its own.
+func setEnviron(env []string) error {
+	os.Clearenv()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("set %s: %w", k, err)
+		}
+	}
 	return nil
 }
 
-// startupArgs are the settings startup.py's main takes.
-type startupArgs struct {
-	roots     []string
-	pip       *pipArgs
-	tlsStrict bool
-	noNetwork bool
+// startupSettings is the JSON value startup.py's main takes.
+type startupSettings struct {
+	Roots     []fsString `json:"roots,omitempty"`
+	TLSStrict *bool      `json:"tls_strict,omitempty"`
+	NoNetwork bool       `json:"no_network,omitempty"`
 }
 
-// pipArgs route pip to the shared packages folder.
-type pipArgs struct {
-	shared string // the folder
-	home   string // holds the pip package
-	python string // the shared environment's python, for scripts
-}
+// fsString is a path as JSON gives it to Python: bytes that are not UTF-8
+// become lone surrogates (\udc80–\udcff), as os.fsdecode decodes them, so
+// undecodable file names survive.
+type fsString string
 
-// startupCode is the sitecustomize hook for a run, or "" when the run
-// needs none and CPython starts exactly as python does. The hook imports
-// startup.py from a vis-owned folder rather than carrying it: compiling
-// it on every start would cost milliseconds, importing it uses CPython's
-// bytecode cache.
-func startupCode(l paths.Layout, sa startupArgs) (string, error) {
-	var args []string
-	if len(sa.roots) > 0 {
-		quoted := make([]string, len(sa.roots))
-		for i, r := range sa.roots {
-			quoted[i] = pyembed.BytesLiteral(r)
+func (s fsString) MarshalJSON() ([]byte, error) {
+	b := []byte{'"'}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(string(s[i:]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = fmt.Appendf(b, `\udc%02x`, s[i])
+		case r < 0x20 || r == '"' || r == '\\':
+			b = fmt.Appendf(b, `\u%04x`, r)
+		default:
+			b = append(b, s[i:i+size]...)
 		}
-		args = append(args, "roots=["+strings.Join(quoted, ", ")+"]")
+		i += size
 	}
-	if sa.pip != nil {
-		args = append(args, "pip_shared="+pyembed.BytesLiteral(sa.pip.shared), "pip_home="+pyembed.BytesLiteral(sa.pip.home), "pip_python="+pyembed.BytesLiteral(sa.pip.python))
+	return append(b, '"'), nil
+}
+
+// startupCode is the sitecustomize hook for a run: it imports startup.py
+// from dir rather than carrying it (compiling it on every start would cost
+// milliseconds, importing it uses CPython's bytecode cache) and hands it
+// the settings.
+func startupCode(ss startupSettings, dir string) (string, error) {
+	settings, err := json.Marshal(ss)
+	if err != nil {
+		return "", err
 	}
-	if !sa.tlsStrict {
-		args = append(args, "tls_strict=False")
-	}
-	if sa.noNetwork {
-		args = append(args, "no_network=True")
-	}
-	if len(args) == 0 {
-		return "", nil
-	}
-	dir, err := startupModuleDir(l)
+	dir, err = startupModuleDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -159,14 +225,14 @@ func startupCode(l paths.Layout, sa startupArgs) (string, error) {
 		"try:\n    import _vis_startup\n" +
 		"finally:\n    del sys.path[0]\n    sys.dont_write_bytecode = dont_write\n" +
 		"del dont_write\n" +
-		"_vis_startup.main(" + strings.Join(args, ", ") + ")\n", nil
+		"_vis_startup.main(" + pyembed.BytesLiteral(string(settings)) + ")\n", nil
 }
 
-// startupModuleDir holds startup.py as _vis_startup.py, in a folder named
-// by its content, written once.
-func startupModuleDir(l paths.Layout) (string, error) {
+// startupModuleDir holds startup.py as _vis_startup.py, in a folder under
+// parent named by its content, written once.
+func startupModuleDir(parent string) (string, error) {
 	sum := sha256.Sum256([]byte(startupSource))
-	dir := filepath.Join(l.Startup(), hex.EncodeToString(sum[:6]))
+	dir := filepath.Join(parent, hex.EncodeToString(sum[:6]))
 	file := filepath.Join(dir, "_vis_startup.py")
 	if _, err := os.Stat(file); err == nil {
 		return dir, nil
@@ -175,23 +241,4 @@ func startupModuleDir(l paths.Layout) (string, error) {
 		return "", fmt.Errorf("write the start-up module: %w", err)
 	}
 	return dir, nil
-}
-
-// applyEnv gives the program its environment: --no-env empties it, --env
-// sets values (NAME alone sets an empty one), then vis-agent's own
-// settings, which --no-env leaves out.
-func applyEnv(vis VisOptions, setenv map[string]string) {
-	if vis.NoEnv {
-		os.Clearenv()
-	}
-	for _, kv := range vis.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
-	if vis.NoEnv {
-		return
-	}
-	for k, v := range setenv {
-		os.Setenv(k, v)
-	}
 }

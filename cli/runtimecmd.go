@@ -38,6 +38,7 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(w, "home:       %s\n", inst.Home)
 			}
 			fmt.Fprintf(w, "record:     %s\n", recordState(record, choice))
+			fmt.Fprintf(w, "shared:     %s\n", s.layout().SharedEnvironment(lib.Version.Short()))
 			return nil
 		}),
 	}

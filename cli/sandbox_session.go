@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
@@ -553,19 +554,25 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := json.Unmarshal([]byte(info), &ci); err != nil {
 				return fmt.Errorf("read --info: %w", err)
 			}
-			cwd := s.Dir
-			project, _ := packages.FindProject(cwd)
-			settings := runSettings(s, project)
 			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
 			}
-			// The same environment as `vis-agent python` here: the
-			// project's .venv or the shared packages.
+			// The same environment as `vis-agent python -c` here: the
+			// project's, or the shared packages of this CPython.
 			l := s.layout()
-			plan, err := planRun(runContext{args: PythonArgs{Mode: ModeCode}, cwd: cwd, project: project, settings: settings,
-				lib: lib, inst: inst, layout: l, getenv: s.Getenv})
+			plan, err := planRun(runContext{
+				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: os.Environ(), inst: inst, version: lib.Version,
+				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
+				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			})
 			if err != nil {
+				return err
+			}
+			for _, m := range plan.messages {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
+			}
+			if err := setEnviron(plan.env); err != nil {
 				return err
 			}
 			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))

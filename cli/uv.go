@@ -7,17 +7,27 @@ import (
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/packages"
+	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
-// runUV runs `vis-agent python [--shared] uv ARGS`: the pinned uv, with the
-// embedded CPython as its interpreter, and returns the exit status.
+// runUV runs `vis-agent python [--shared|--active] uv ARGS`: the pinned uv,
+// with the embedded CPython as its interpreter, and returns the exit
+// status. `uv pip` acts on the environment a python run here would use
+// (the project's, the activated one, or the shared one), never on the
+// installation itself unless the user passes uv's own --system or
+// --python.
 func runUV(pa PythonArgs, s Streams) int {
 	stdout, stderr := s.Out, s.Err
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "vis-agent python: "+format+"\n", a...)
 		return code
 	}
+	sub := ""
+	if len(pa.Program) > 0 {
+		sub = pa.Program[0]
+	}
+	sharedSync := pa.Vis.Shared && sub == "sync"
 	switch {
 	case len(pa.Vis.Env) > 0:
 		return fail(2, "--env does not apply to uv; set the variable in uv's environment instead")
@@ -25,10 +35,10 @@ func runUV(pa PythonArgs, s Streams) int {
 		return fail(2, "--no-env does not apply to uv")
 	case pa.Vis.NoNetwork:
 		return fail(2, "--no-network does not apply to uv; use uv's --offline")
-	}
-	sharedSync := pa.Vis.Shared && len(pa.Program) > 0 && pa.Program[0] == "sync"
-	if pa.Vis.Shared && !sharedSync {
-		return fail(2, "--shared applies to uv sync only (vis-agent python --shared uv sync)")
+	case pa.Vis.Shared && !sharedSync && sub != "pip":
+		return fail(2, "--shared applies to uv sync and uv pip only (vis-agent python --shared uv sync)")
+	case pa.Vis.Active && sub != "pip":
+		return fail(2, "--active applies to uv pip only; uv's project commands take uv's own --active")
 	}
 	var sa uvwrap.SyncArgs
 	if sharedSync {
@@ -43,12 +53,8 @@ func runUV(pa PythonArgs, s Streams) int {
 	}
 	uv, err := locateUV(s)
 	if err == nil {
-		err = uvwrap.Verify(uv)
+		err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
 	}
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	lib, _, inst, err := loadRuntime(s)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -56,31 +62,86 @@ func runUV(pa PythonArgs, s Streams) int {
 	if cwd == "" {
 		return fail(1, "the working folder cannot be read (was it removed?)")
 	}
-	project, _ := packages.FindProject(cwd)
-	settings := runSettings(s, project)
-	python := inst.Executable
-	if python == "" {
-		return fail(1, "CPython %s at %s has no python executable for uv to use", lib.Version, inst.Prefix)
+	var (
+		python  string
+		project *packages.Project
+	)
+	if sharedSync || (sub == "pip" && !hasAnyArg(pa.Program[1:], "--system", "--python", "-p")) {
+		choice, err := uvEnvironment(pa, s)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		for _, w := range choice.Warnings {
+			fmt.Fprintf(stderr, "vis-agent python: warning: %s\n", w)
+		}
+		for _, n := range choice.Notes {
+			fmt.Fprintf(stderr, "vis-agent python: %s\n", n)
+		}
+		python, project = choice.Env.Python, choice.Project
+	} else {
+		inst, err := locateRuntime(s)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		if python = inst.Executable; python == "" {
+			return fail(1, "the CPython at %s has no python executable for uv to use", inst.Prefix)
+		}
+		project, _ = packages.FindProject(cwd)
 	}
+	settings := runSettings(s, project)
 	env := uvwrap.Environ(os.Environ(), python, settings.IndexURL.Value)
 	if !sharedSync {
 		return fail(1, "%v", uvwrap.Exec(uv, pa.Program, env))
 	}
-	shared := s.layout().SharedPackages()
-	if err := packages.EnsureFolder(shared); err != nil {
-		return fail(1, "%v", err)
-	}
-	base := cwd
-	if sa.Directory != "" {
-		base = filepath.Join(cwd, sa.Directory)
-	}
-	root := filepath.Join(base, sa.Project)
+	base, root := sa.Dirs(cwd)
 	if p, err := packages.FindProject(root); err == nil && p != nil {
 		root = p.Root
 	}
-	code, err := uvwrap.SharedSync(uv, python, shared, base, root, sa, env)
+	code, err := uvwrap.SharedSync(uv, python, base, root, sa, env)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	return code
+}
+
+// uvEnvironment is the environment `uv pip` and `--shared uv sync` act on:
+// the one a python run in the same folder would use.
+func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
+	lib, _, inst, err := loadRuntime(s)
+	if err != nil {
+		return packages.Choice{}, err
+	}
+	return packages.Resolve(packages.Request{
+		Cwd: s.Dir, Getenv: s.Getenv, Shared: pa.Vis.Shared, Active: pa.Vis.Active,
+		SharedDir: s.layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
+	})
+}
+
+// locateRuntime finds the installation of the CPython a run would load,
+// from the library's file name, without loading it: uv needs only its
+// python.
+func locateRuntime(s Streams) (pyembed.Install, error) {
+	choice, err := pyembed.Find(runtimeOptions(s))
+	if err != nil {
+		return pyembed.Install{}, err
+	}
+	v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
+	if !ok {
+		_, _, inst, err := loadRuntime(s)
+		return inst, err
+	}
+	return pyembed.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
+}
+
+// hasAnyArg reports whether args hold one of the options, alone or as
+// --name=value.
+func hasAnyArg(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n || (len(a) > len(n) && a[:len(n)+1] == n+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }

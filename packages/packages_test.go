@@ -60,7 +60,9 @@ func TestFindProject(t *testing.T) {
 	if p, err := FindProject(filepath.Join(root, "none", "x")); err != nil || (p != nil && strings.HasPrefix(p.Dir, root)) {
 		t.Errorf("FindProject(none) = %+v, %v", p, err)
 	}
-	if _, err := FindProject(filepath.Join(root, "broken")); err == nil || !strings.Contains(err.Error(), "pyproject.toml") {
+	// One line: the file, the line, the way out.
+	if _, err := FindProject(filepath.Join(root, "broken")); err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.HasPrefix(err.Error(), filepath.Join(root, "broken", "pyproject.toml")+":") || !strings.HasSuffix(err.Error(), "; fix it, or use --shared") {
 		t.Errorf("a broken pyproject.toml: %v", err)
 	}
 }
@@ -68,17 +70,14 @@ func TestFindProject(t *testing.T) {
 func TestEnvironmentDir(t *testing.T) {
 	p := &Project{Dir: "/w/a", Root: "/w"}
 	for _, tt := range []struct {
-		p          *Project
-		uvEnv, cwd string
-		want       string
+		uvEnv, want string
 	}{
-		{p, "", "/w/a/x", "/w/.venv"},
-		{p, "/elsewhere/env", "/w/a", "/elsewhere/env"},
-		{p, "envs/dev", "/w/a", "/w/envs/dev"},
-		{nil, "envs/dev", "/cwd", "/cwd/envs/dev"},
+		{"", "/w/.venv"},
+		{"/elsewhere/env", "/elsewhere/env"},
+		{"envs/dev", "/w/envs/dev"},
 	} {
-		if got := EnvironmentDir(tt.p, tt.uvEnv, tt.cwd); got != tt.want {
-			t.Errorf("EnvironmentDir(%v, %q, %q) = %s, want %s", tt.p, tt.uvEnv, tt.cwd, got, tt.want)
+		if got := EnvironmentDir(p, tt.uvEnv); got != tt.want {
+			t.Errorf("EnvironmentDir(%q) = %s, want %s", tt.uvEnv, got, tt.want)
 		}
 	}
 }
@@ -131,107 +130,188 @@ func TestRoots(t *testing.T) {
 	}
 }
 
-func TestProjectEnvironment(t *testing.T) {
+func TestCheckEnvironment(t *testing.T) {
 	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	inst := pyembed.Install{Prefix: "/usr", Executable: "/usr/bin/python3.12"}
 	root := tree(t, map[string]string{
 		"ok/pyvenv.cfg":        "home = /usr/bin\nimplementation = CPython\nversion_info = 3.12.4\n",
 		"ok/bin/python":        "",
 		"stdlib/pyvenv.cfg":    "home = /usr/bin\nversion = 3.12.1\n",
 		"stdlib/bin/python":    "",
+		"nohome/pyvenv.cfg":    "version = 3.12.1\n",
+		"nohome/bin/python":    "",
 		"other/pyvenv.cfg":     "home = /usr/bin\nversion_info = 3.11.9\n",
+		"otherinst/pyvenv.cfg": "home = /opt/py/bin\nversion_info = 3.12.1\n",
+		"otherinst/bin/python": "",
 		"nocfg/bin/python":     "",
 		"noversion/pyvenv.cfg": "home = /usr/bin\n",
 		"nopython/pyvenv.cfg":  "version = 3.12.0\n",
 	})
-	for _, ok := range []string{"ok", "stdlib"} {
-		env, err := ProjectEnvironment(filepath.Join(root, ok), v)
+	for _, ok := range []string{"ok", "stdlib", "nohome"} {
+		env, err := checkEnvironment("the project environment", filepath.Join(root, ok), projectHint, inst, v)
 		if err != nil || env.Python != filepath.Join(root, ok, "bin", "python") {
-			t.Errorf("ProjectEnvironment(%s) = %+v, %v", ok, env, err)
+			t.Errorf("checkEnvironment(%s) = %+v, %v", ok, env, err)
 		}
 	}
 	for dir, problem := range map[string]string{
 		"missing":   "does not exist",
 		"other":     "is for CPython 3.11",
+		"otherinst": "was made from the CPython in /opt/py/bin, not the one vis-agent loads (/usr/bin/python3.12)",
 		"nocfg":     "is not a virtual environment (no pyvenv.cfg)",
 		"noversion": "does not say which CPython it is for",
 		"nopython":  "has no bin/python",
 	} {
-		_, err := ProjectEnvironment(filepath.Join(root, dir), v)
+		_, err := checkEnvironment("the project environment", filepath.Join(root, dir), projectHint, inst, v)
 		if err == nil {
-			t.Errorf("ProjectEnvironment(%s) accepted", dir)
+			t.Errorf("checkEnvironment(%s) accepted", dir)
 			continue
 		}
 		msg := err.Error()
 		lines := strings.Split(msg, "\n")
-		if len(lines) != 2 || !strings.Contains(lines[0], filepath.Join(root, dir)+" "+problem) ||
+		if len(lines) != 2 || !strings.Contains(lines[0], "the project environment "+filepath.Join(root, dir)+" "+problem) ||
 			!strings.Contains(lines[0], "vis-agent embeds CPython 3.12.1") ||
-			!strings.Contains(lines[1], "vis-agent python uv sync --python 3.12") ||
-			!strings.Contains(lines[1], "vis-agent python uv run --no-sync python") {
-			t.Errorf("ProjectEnvironment(%s) error:\n%s", dir, msg)
+			!strings.Contains(lines[1], "`vis-agent python uv sync`") || !strings.Contains(lines[1], "--shared") {
+			t.Errorf("checkEnvironment(%s) error:\n%s", dir, msg)
 		}
 	}
 }
 
+// fakeInstall is an installation with a python and a linkable pip, for
+// tests that make environments without running them.
+func fakeInstall(t *testing.T, short string) pyembed.Install {
+	prefix := tree(t, map[string]string{
+		"bin/python" + short: "#!/bin/sh\n",
+		"lib/python" + short + "/site-packages/pip/__init__.py": "",
+	})
+	return pyembed.Install{Prefix: prefix, Executable: filepath.Join(prefix, "bin", "python"+short)}
+}
+
 func TestSharedEnvironment(t *testing.T) {
 	py := testenv.First(t)
-	state, pkgs, pkgs2 := t.TempDir(), t.TempDir(), t.TempDir()
+	root := filepath.Join(t.TempDir(), "packages")
 	inst, err := pyembed.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.WriteTree(t, pkgs, map[string]string{"hook.pth": "import sys; sys.HOOKED = getattr(sys, 'HOOKED', 0) + 1\n"})
-	env, err := SharedEnvironment(state, pkgs, inst, py.Version)
-	if err != nil {
-		t.Fatal(err)
+	env, notes, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), inst, py.Version)
+	if err != nil || len(notes) != 0 {
+		t.Fatal(err, notes)
+	}
+	if env.Dir != filepath.Join(root, py.Version.Short()) {
+		t.Errorf("environment in %s", env.Dir)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(env.Dir, "pyvenv.cfg"))
 	if !strings.Contains(string(cfg), "include-system-site-packages = false") || !strings.Contains(string(cfg), "home = "+filepath.Dir(inst.Executable)) {
 		t.Errorf("pyvenv.cfg:\n%s", cfg)
 	}
-	// The environment's python sees the folder, its .pth files run once,
-	// and the installation's own site-packages come after it.
-	out, err := exec.Command(env.Python, "-c", `import sys, site
-print(sys.HOOKED)
-print(sys.path.index(sys.argv[1]) < sys.path.index(site.getsitepackages([sys.base_prefix])[0]))`, pkgs).CombinedOutput()
-	if err != nil || strings.Fields(string(out))[0] != "1" || strings.Fields(string(out))[1] != "True" {
+	// A real virtual environment: its site-packages alone, pip in it, the
+	// installation's site-packages nowhere.
+	out, err := exec.Command(env.Python, "-c", `import sys, site, pip
+print(site.getsitepackages() == [sys.argv[1]], pip.__file__.startswith(sys.argv[1]))
+print(any(p.startswith(sys.base_prefix) and p.endswith("-packages") for p in sys.path))`,
+		filepath.Join(env.Dir, "lib", "python"+py.Version.Short(), "site-packages")).CombinedOutput()
+	if err != nil || strings.Join(strings.Fields(string(out)), " ") != "True True False" {
 		t.Errorf("the shared environment's python: %v\n%s", err, out)
 	}
-	// Asking again changes nothing; another packages folder is followed.
-	again, err := SharedEnvironment(state, pkgs, inst, py.Version)
+	again, _, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), inst, py.Version)
 	if err != nil || again != env {
 		t.Errorf("second call = %+v, %v", again, err)
 	}
-	if _, err := SharedEnvironment(state, pkgs2, inst, py.Version); err != nil {
-		t.Fatal(err)
-	}
-	out, err = exec.Command(env.Python, "-c", "import sys; print(sys.argv[1] in sys.path)", pkgs2).CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "True" {
-		t.Errorf("after the folder moved: %v\n%s", err, out)
-	}
-	if _, err := SharedEnvironment(state, pkgs, pyembed.Install{Prefix: "/x"}, py.Version); err == nil {
+	if _, _, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), pyembed.Install{Prefix: "/x"}, py.Version); err == nil {
 		t.Error("an installation without python made an environment")
 	}
 }
 
-func TestPipHome(t *testing.T) {
+func TestSharedEnvironmentFollowsInstallation(t *testing.T) {
+	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	root := t.TempDir()
+	a, b := fakeInstall(t, "3.12"), fakeInstall(t, "3.12")
+	env, _, err := SharedEnvironment(filepath.Join(root, "3.12"), a, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WriteTree(t, filepath.Join(env.Dir, "lib/python3.12/site-packages"), map[string]string{"kept.py": ""})
+	if _, _, err := SharedEnvironment(filepath.Join(root, "3.12"), b, v); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(env.Dir, "pyvenv.cfg"))
+	if target, _ := os.Readlink(env.Python); target != b.Executable || !strings.Contains(string(cfg), "home = "+filepath.Dir(b.Executable)+"\n") {
+		t.Errorf("not pointed at the other installation: %s, %s", target, cfg)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, "lib/python3.12/site-packages/kept.py")); err != nil {
+		t.Error("packages lost when the environment was pointed elsewhere")
+	}
+	// Versions never share an environment.
+	env13, _, err := SharedEnvironment(filepath.Join(root, "3.13"), fakeInstall(t, "3.13"), pyembed.Version{Major: 3, Minor: 13})
+	if err != nil || env13.Dir == env.Dir {
+		t.Errorf("3.13: %+v, %v", env13, err)
+	}
+}
+
+func TestSharedEnvironmentMigrates(t *testing.T) {
+	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	inst := fakeInstall(t, "3.12")
+	root := tree(t, map[string]string{
+		"old_pkg/__init__.py":            "",
+		"old_pkg-1.0.dist-info/METADATA": "",
+		"hook.pth":                       "import x\n",
+		"bin/tool":                       "#!/home/u/.vis/python/envs/3.12-abcd/bin/python3.12\nimport old_pkg\n",
+		"bin/sh-tool":                    "#!/bin/sh\necho hi\n",
+		"share/tool/README":              "data",
+		"pip/__init__.py":                "user's pip",
+	})
+	if err := os.Chmod(filepath.Join(root, "bin/tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env, notes, err := SharedEnvironment(filepath.Join(root, "3.12"), inst, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "moved the shared packages") || !strings.Contains(notes[0], env.Dir) {
+		t.Errorf("notes: %q", notes)
+	}
+	site := filepath.Join(env.Dir, "lib/python3.12/site-packages")
+	for _, f := range []string{
+		filepath.Join(site, "old_pkg/__init__.py"), filepath.Join(site, "old_pkg-1.0.dist-info/METADATA"),
+		filepath.Join(site, "hook.pth"), filepath.Join(env.Dir, "share/tool/README"),
+		filepath.Join(env.Dir, "vis-migration-conflicts/pip/__init__.py"),
+	} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("not migrated: %v", err)
+		}
+	}
+	script, _ := os.ReadFile(filepath.Join(env.Dir, "bin/tool"))
+	if string(script) != "#!"+env.Python+"\nimport old_pkg\n" {
+		t.Errorf("script not pointed at the environment:\n%s", script)
+	}
+	if info, err := os.Stat(filepath.Join(env.Dir, "bin/tool")); err != nil || info.Mode()&0o111 == 0 {
+		t.Errorf("script not executable: %v", err)
+	}
+	sh, _ := os.ReadFile(filepath.Join(env.Dir, "bin/sh-tool"))
+	if string(sh) != "#!/bin/sh\necho hi\n" {
+		t.Errorf("a shell script was changed:\n%s", sh)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 || entries[0].Name() != "3.12" {
+		t.Errorf("left in the root: %v", entries)
+	}
+	// Once only.
+	if _, notes, err := SharedEnvironment(filepath.Join(root, "3.12"), inst, v); err != nil || len(notes) != 0 {
+		t.Errorf("second call: %q, %v", notes, err)
+	}
+}
+
+func TestInstallPip(t *testing.T) {
 	py := testenv.First(t)
 	inst, err := pyembed.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, err := PipHome(t.TempDir(), inst, py.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(home)
-	if len(entries) != 1 || entries[0].Name() != "pip" {
-		t.Errorf("pip home holds %v, want pip alone", entries)
-	}
-	// An installation without pip gets the ensurepip wheel's, unpacked.
 	wheel := ensurepipWheel(inst.Prefix, "python"+py.Version.Short())
 	if wheel == "" {
 		t.Skipf("%s ships no ensurepip wheel", inst.Prefix)
 	}
+	// From the ensurepip wheel: pip with its metadata and scripts.
 	bare := tree(t, map[string]string{"lib/python3.99/ensurepip/_bundled/": ""})
 	data, err := os.ReadFile(wheel)
 	if err != nil {
@@ -241,14 +321,30 @@ func TestPipHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := pyembed.Version{Major: 3, Minor: 99}
-	home, err = PipHome(t.TempDir(), pyembed.Install{Prefix: bare}, v)
-	if err != nil {
+	site, bin := t.TempDir(), t.TempDir()
+	if err := installPip(site, bin, "/env/bin/python3.99", pyembed.Install{Prefix: bare}, v); err != nil {
 		t.Fatal(err)
 	}
-	if info, err := os.Lstat(filepath.Join(home, "pip", "__init__.py")); err != nil || !info.Mode().IsRegular() {
-		t.Errorf("no unpacked pip in %s: %v", home, err)
+	if info, err := os.Lstat(filepath.Join(site, "pip", "__init__.py")); err != nil || !info.Mode().IsRegular() {
+		t.Errorf("no unpacked pip in %s: %v", site, err)
 	}
-	if _, err := PipHome(t.TempDir(), pyembed.Install{Prefix: t.TempDir()}, v); err == nil || !strings.Contains(err.Error(), "has no pip, and no ensurepip wheel") {
+	if m, _ := filepath.Glob(filepath.Join(site, "pip-*.dist-info", "INSTALLER")); len(m) != 1 {
+		t.Errorf("no pip metadata in %s", site)
+	}
+	script, _ := os.ReadFile(filepath.Join(bin, "pip3.99"))
+	if !strings.HasPrefix(string(script), "#!/env/bin/python3.99\n") {
+		t.Errorf("pip script:\n%s", script)
+	}
+	// Without a wheel, the installation's own pip package is linked.
+	fake := fakeInstall(t, "3.99")
+	site = t.TempDir()
+	if err := installPip(site, t.TempDir(), "/env/bin/python3.99", fake, v); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(site, "pip")); err != nil || !strings.HasPrefix(target, fake.Prefix) {
+		t.Errorf("pip not linked: %s, %v", target, err)
+	}
+	if err := installPip(t.TempDir(), t.TempDir(), "/p", pyembed.Install{Prefix: t.TempDir()}, v); err == nil || !strings.Contains(err.Error(), "has no pip, and no ensurepip wheel") {
 		t.Errorf("no pip at all: %v", err)
 	}
 }

@@ -14,39 +14,42 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
-// PipHome returns a vis-owned folder holding nothing but a `pip` package
-// for the CPython at inst, for pip runs on the shared packages: the
-// installation's own pip, linked, when it has one; else pip unpacked from
-// the wheel CPython ships for ensurepip. Nothing is written into the
-// installation. The folder holds no metadata, so pip does not list itself
-// among the shared packages.
-func PipHome(stateDir string, inst pyembed.Install, v pyembed.Version) (string, error) {
-	home := filepath.Join(stateDir, "pip", v.Short()+"-"+shortHash(inst.Prefix))
-	link := filepath.Join(home, "pip")
-	if fsutil.IsFile(filepath.Join(link, "__init__.py")) {
-		return home, nil
-	}
+// installPip installs pip into the environment whose site-packages is
+// site, as venv does: from the wheel CPython ships for ensurepip, with its
+// metadata, so pip lists, upgrades and uninstalls itself there, and its
+// scripts in bin, started by python. Without such a wheel, the
+// installation's own pip package is linked in (pip then runs but does not
+// list itself). Nothing is written into the installation.
+func installPip(site, bin, python string, inst pyembed.Install, v pyembed.Version) error {
 	short := "python" + v.Short()
-	for _, site := range []string{
+	if wheel := ensurepipWheel(inst.Prefix, short); wheel != "" {
+		if err := unpackWheel(wheel, site); err != nil {
+			return fmt.Errorf("install pip from %s: %w", wheel, err)
+		}
+		for _, name := range []string{"pip", "pip3", "pip" + v.Short()} {
+			if err := writeScript(filepath.Join(bin, name), python, "pip._internal.cli.main", "main"); err != nil {
+				return fmt.Errorf("install pip: %w", err)
+			}
+		}
+		return nil
+	}
+	for _, dir := range []string{
 		filepath.Join(inst.Prefix, "lib", short, "site-packages"),
 		filepath.Join(inst.Prefix, "lib", "python3", "dist-packages"), // Debian
 		filepath.Join(inst.Prefix, "local", "lib", short, "dist-packages"),
 	} {
-		if own := filepath.Join(site, "pip"); fsutil.IsFile(filepath.Join(own, "__init__.py")) {
-			if err := replaceSymlink(own, link); err != nil {
-				return "", fmt.Errorf("provide pip: %w", err)
-			}
-			return home, nil
+		if own := filepath.Join(dir, "pip"); fsutil.IsFile(filepath.Join(own, "__init__.py")) {
+			return os.Symlink(own, filepath.Join(site, "pip"))
 		}
 	}
-	wheel := ensurepipWheel(inst.Prefix, short)
-	if wheel == "" {
-		return "", fmt.Errorf("CPython %s at %s has no pip, and no ensurepip wheel to provide one from; install pip for it, or use `vis-agent python uv pip …`", v, inst.Prefix)
-	}
-	if err := unpackPip(wheel, home); err != nil {
-		return "", fmt.Errorf("provide pip from %s: %w", wheel, err)
-	}
-	return home, nil
+	return fmt.Errorf("CPython %s at %s has no pip, and no ensurepip wheel to provide one from; install pip for it, or use `vis-agent python uv pip …`", v, inst.Prefix)
+}
+
+// writeScript writes a console script as pip writes them.
+func writeScript(file, python, module, function string) error {
+	script := "#!" + python + "\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom " + module + " import " + function + "\n" +
+		"if __name__ == \"__main__\":\n    sys.argv[0] = re.sub(r\"(-script\\.pyw|\\.exe)?$\", \"\", sys.argv[0])\n    sys.exit(" + function + "())\n"
+	return os.WriteFile(file, []byte(script), 0o755)
 }
 
 // ensurepipWheel finds the newest pip wheel CPython ships for ensurepip:
@@ -88,35 +91,32 @@ func wheelVersion(name string) [3]int {
 	return v
 }
 
-// unpackPip extracts the pip/ tree of a wheel into home/pip, whole or not
-// at all.
-func unpackPip(wheel, home string) error {
+// unpackWheel extracts every file of a pure-Python wheel into site, with
+// an INSTALLER file as installers write.
+func unpackWheel(wheel, site string) error {
 	zr, err := zip.OpenReader(wheel)
 	if err != nil {
 		return err
 	}
 	defer zr.Close()
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(home, ".unpack-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
 	for _, f := range zr.File {
-		if !strings.HasPrefix(f.Name, "pip/") || strings.HasSuffix(f.Name, "/") {
+		if strings.HasSuffix(f.Name, "/") {
 			continue
 		}
-		dst := filepath.Join(tmp, filepath.FromSlash(f.Name))
-		if !strings.HasPrefix(dst, tmp+string(filepath.Separator)) {
+		dst := filepath.Join(site, filepath.FromSlash(f.Name))
+		if !strings.HasPrefix(dst, site+string(filepath.Separator)) {
 			return fmt.Errorf("unsafe path %q in the wheel", f.Name)
 		}
 		if err := extract(f, dst); err != nil {
 			return err
 		}
+		if dir, ok := strings.CutSuffix(f.Name, ".dist-info/WHEEL"); ok {
+			if err := os.WriteFile(filepath.Join(site, filepath.FromSlash(dir)+".dist-info", "INSTALLER"), []byte("vis-agent\n"), 0o644); err != nil {
+				return err
+			}
+		}
 	}
-	return os.Rename(filepath.Join(tmp, "pip"), filepath.Join(home, "pip"))
+	return nil
 }
 
 func extract(f *zip.File, dst string) error {

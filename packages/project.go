@@ -101,9 +101,10 @@ func FindProject(dir string) (*Project, error) {
 	if projectDir == "" {
 		return nil, nil
 	}
-	meta, err := ReadPyproject(filepath.Join(projectDir, "pyproject.toml"))
+	file := filepath.Join(projectDir, "pyproject.toml")
+	meta, err := ReadPyproject(file)
 	if err != nil {
-		return nil, err
+		return nil, pyprojectError(file, err)
 	}
 	p := &Project{Dir: projectDir, Root: projectDir, Meta: meta}
 	if meta.Tool.UV.Workspace != nil {
@@ -150,19 +151,15 @@ func isMember(root, dir string, members, exclude []string) bool {
 	return match(members) && !match(exclude)
 }
 
-// EnvironmentDir is where uv keeps the environment of p (nil: no project):
-// UV_PROJECT_ENVIRONMENT when set (relative to the workspace root, or to
-// the working folder without a project), else <workspace root>/.venv.
-func EnvironmentDir(p *Project, uvProjectEnvironment, cwd string) string {
-	base := cwd
-	if p != nil {
-		base = p.Root
-	}
+// EnvironmentDir is where uv keeps the environment of p:
+// UV_PROJECT_ENVIRONMENT when set (relative to the workspace root), else
+// <workspace root>/.venv.
+func EnvironmentDir(p *Project, uvProjectEnvironment string) string {
 	if uvProjectEnvironment != "" {
 		if filepath.IsAbs(uvProjectEnvironment) {
 			return filepath.Clean(uvProjectEnvironment)
 		}
-		return filepath.Join(base, uvProjectEnvironment)
+		return filepath.Join(p.Root, uvProjectEnvironment)
 	}
-	return filepath.Join(base, ".venv")
+	return filepath.Join(p.Root, ".venv")
 }

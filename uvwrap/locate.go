@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
@@ -160,4 +161,30 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.buf = append(c.buf, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
+}
+
+// VerifyCached is Verify, run once per uv binary: a successful check is
+// remembered in the file record with the binary's path, size and
+// modification time and the pinned version, and while they are unchanged
+// uv is not run again. Running `uv --version` on every call would cost
+// more than many uv commands themselves. A record that cannot be written
+// only costs the next call a check.
+func VerifyCached(path, record string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("uv at %s: %v", path, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("uv at %s: %v", display(abs), fsutil.Cause(err))
+	}
+	key := fmt.Sprintf("%s\n%d\n%d\n%s\n", abs, info.Size(), info.ModTime().UnixNano(), Pinned().Version)
+	if data, err := os.ReadFile(record); err == nil && string(data) == key {
+		return nil
+	}
+	if err := Verify(abs); err != nil {
+		return err
+	}
+	_ = atomicfile.Write(record, []byte(key))
+	return nil
 }

@@ -225,3 +225,42 @@ func TestVerifyTimesOut(t *testing.T) {
 		t.Errorf("Verify took %s to give up", d)
 	}
 }
+
+// TestVerifyCached: the pin is checked once per binary, and again when
+// the binary changes.
+func TestVerifyCached(t *testing.T) {
+	skipOnWindows(t)
+	dir := t.TempDir()
+	uv, record, count := filepath.Join(dir, "uv"), filepath.Join(dir, "state", "uv-verified"), filepath.Join(dir, "runs")
+	// The fake counts its runs.
+	writeExe(t, uv, "echo run >> '"+count+"'\necho 'uv "+Pinned().Version+"'\n")
+	runs := func() int {
+		data, _ := os.ReadFile(count)
+		return strings.Count(string(data), "run")
+	}
+	for i := 0; i < 3; i++ {
+		if err := VerifyCached(uv, record); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs() != 1 {
+		t.Errorf("uv ran %d times for three checks", runs())
+	}
+	// Another binary in its place (another size): checked again, and
+	// refused when it is not the pinned uv.
+	writeExe(t, uv, "echo run >> '"+count+"'\necho 'uv 0.0.1-other'\n")
+	if err := VerifyCached(uv, record); err == nil || !strings.Contains(err.Error(), "is uv 0.0.1-other") {
+		t.Errorf("a changed binary: %v", err)
+	}
+	if err := VerifyCached(uv, record); err == nil || runs() != 3 {
+		t.Errorf("a refused binary is not remembered: %v, %d runs", err, runs())
+	}
+	// A record that cannot be written costs a check each time, no error.
+	writeExe(t, uv, "echo 'uv "+Pinned().Version+"'\n")
+	if err := VerifyCached(uv, filepath.Join(dir, "runs", "x")); err != nil {
+		t.Errorf("unwritable record: %v", err)
+	}
+	if err := VerifyCached(filepath.Join(dir, "missing"), record); err == nil {
+		t.Error("a missing uv passed")
+	}
+}

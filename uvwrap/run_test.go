@@ -66,3 +66,21 @@ func TestParseSyncArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncDirs(t *testing.T) {
+	for _, tt := range []struct {
+		directory, project, base, root string
+	}{
+		{"", "", "/cwd", "/cwd"},
+		{"sub", "", "/cwd/sub", "/cwd/sub"},
+		{"", "app", "/cwd", "/cwd/app"},
+		{"/abs", "app", "/abs", "/abs/app"},
+		{"sub", "/abs/app", "/cwd/sub", "/abs/app"},
+		{"/abs/", "/abs/app/", "/abs", "/abs/app"},
+	} {
+		base, root := SyncArgs{Directory: tt.directory, Project: tt.project}.Dirs("/cwd")
+		if base != tt.base || root != tt.root {
+			t.Errorf("--directory %q --project %q: %s %s, want %s %s", tt.directory, tt.project, base, root, tt.base, tt.root)
+		}
+	}
+}

@@ -11,11 +11,11 @@ import (
 const SyncHelp = `usage: vis-agent python --shared uv sync [OPTIONS]
 
 Install a uv project's locked dependencies, and the project itself (editable
-unless --no-editable), into the shared packages folder, with the embedded
-CPython. The project's .venv and unrelated shared packages are left alone.
+unless --no-editable), into the shared environment of the embedded CPython's
+version. The project's .venv and unrelated shared packages are left alone.
 It runs uv export to a temporary requirements file, then uv pip install
---target <shared folder> --no-deps with it; the file is removed afterwards,
-also when a step fails.
+--python <shared environment's python> --no-deps with it; the file is
+removed afterwards, also when a step fails.
 
 Project and selection (as uv sync):
   --project DIR        the project (default: found from the working folder)
@@ -72,6 +72,21 @@ type SyncArgs struct {
 	Project string
 }
 
+// Dirs are where the two uv steps run, from the working folder cwd: base,
+// the working folder or --directory, and the project folder, --project
+// (relative to base) or base. Absolute options are taken as they are.
+func (sa SyncArgs) Dirs(cwd string) (base, project string) {
+	base = joinAbs(cwd, sa.Directory)
+	return base, joinAbs(base, sa.Project)
+}
+
+func joinAbs(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
 // ParseSyncArgs reads the options after `--shared uv sync`, as
 // --flag VALUE or --flag=VALUE; anything else is refused by name.
 func ParseSyncArgs(args []string) (SyncArgs, error) {
@@ -119,13 +134,13 @@ func ParseSyncArgs(args []string) (SyncArgs, error) {
 	return sa, nil
 }
 
-// SharedSync installs the locked packages of a uv project into the shared
-// folder: uv export, run in base (the working folder, or --directory), to a
-// temporary requirements file, then uv pip install --target shared
-// --no-deps from it, run in root, the workspace root uv writes the file's
+// SharedSync installs the locked packages of a uv project into the
+// environment of python, the shared one: uv export, run in base (the
+// working folder, or --directory), to a temporary requirements file, then
+// uv pip install --python python --no-deps from it, run in root, the workspace root uv writes the file's
 // relative paths (the project's editable "-e .") against. It returns uv's
 // exit status; the temporary folder is gone when it returns.
-func SharedSync(uv, python, shared, base, root string, sa SyncArgs, env []string) (int, error) {
+func SharedSync(uv, python, base, root string, sa SyncArgs, env []string) (int, error) {
 	tmp, err := os.MkdirTemp("", "vis-agent-sync-")
 	if err != nil {
 		return 0, fmt.Errorf("make a temporary folder: %w", err)
@@ -139,7 +154,7 @@ func SharedSync(uv, python, shared, base, root string, sa SyncArgs, env []string
 	if code, err := Run(uv, base, export, env); err != nil || code != 0 {
 		return code, err
 	}
-	install := append([]string{"pip", "install", "--python", python, "--target", shared, "--no-deps", "--requirements", reqs}, sa.Install...)
+	install := append([]string{"pip", "install", "--python", python, "--no-deps", "--requirements", reqs}, sa.Install...)
 	return Run(uv, root, install, env)
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -100,10 +101,10 @@ func userEnv(py testenv.Python, home string, extra []string) []string {
 }
 
 // compare runs c with both commands in the same fresh folder and fails on
-// any difference a user could see. The reference is py's own python; with
-// shared set, VIS_HOME holds a shared packages folder, vis-agent runs in
-// the shared environment, and the reference is that environment's python.
-func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool) {
+// any difference a user could see. vis-agent runs in the shared
+// environment of py's version, and the reference is that environment's
+// python.
+func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
 	t.Helper()
 	if c.minMinor > py.Version.Minor {
 		t.Skipf("needs CPython 3.%d+", c.minMinor)
@@ -111,10 +112,7 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool)
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	home := filepath.Join(dir, "vishome")
-	reference := py.Executable
-	if shared {
-		reference = sharedPython(t, py, home)
-	}
+	reference := sharedPython(t, py, home)
 	ref := execIn(t, work, c, py, home, append([]string{reference}, c.args...))
 	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
 	if c.scrub != nil {
@@ -131,20 +129,15 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase, shared bool)
 	}
 }
 
-// sharedPython makes the shared packages folder under home and returns the
-// python of the shared environment vis-agent python then runs in.
+// sharedPython makes the shared environment under home and returns its
+// python, which vis-agent python then runs as.
 func sharedPython(t *testing.T, py testenv.Python, home string) string {
 	t.Helper()
-	state := filepath.Join(home, "python")
-	pkgs := filepath.Join(state, "packages")
-	if err := os.MkdirAll(pkgs, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	inst, err := pyembed.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := packages.SharedEnvironment(state, pkgs, inst, py.Version)
+	env, _, err := packages.SharedEnvironment(paths.New(func(k string) string { return map[string]string{"VIS_HOME": home}[k] }).SharedEnvironment(py.Version.Short()), inst, py.Version)
 	if err != nil {
 		t.Fatal(err)
 	}

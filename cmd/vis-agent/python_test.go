@@ -174,27 +174,20 @@ func manyArgs() []string {
 	return args
 }
 
-// TestPythonMatchesReference runs every case on every CPython twice: with
-// no shared packages, against the installation's own python; and with a
-// shared packages folder, when vis-agent python runs in the shared
-// environment, against that environment's python.
+// TestPythonMatchesReference runs every case on every CPython against the
+// python vis-agent python runs as outside a project: that of the shared
+// environment, a virtual environment of the same CPython.
 func TestPythonMatchesReference(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
-		for _, shared := range []bool{false, true} {
-			name := py.Name
-			if shared {
-				name += "-shared"
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range pythonCases {
+				t.Run(c.name, func(t *testing.T) {
+					compare(t, bin, py, c)
+				})
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				for _, c := range pythonCases {
-					t.Run(c.name, func(t *testing.T) {
-						compare(t, bin, py, c, shared)
-					})
-				}
-			})
-		}
+		})
 	}
 }
 
@@ -291,7 +284,7 @@ func TestSignalsMatchReference(t *testing.T) {
 			t.Parallel()
 			for _, c := range signalCases() {
 				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c, false)
+					compare(t, bin, py, c)
 				})
 			}
 		})

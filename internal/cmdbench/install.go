@@ -18,8 +18,9 @@ const (
 	benchModules = 25
 )
 
-// sharedInstall times installing one locked set into an empty shared folder
-// with --shared uv sync and with --shared -m pip install, alternately.
+// sharedInstall times installing one locked set into an empty shared
+// environment with --shared uv sync and with --shared -m pip install,
+// alternately.
 func sharedInstall(bin string, runs int) error {
 	py := testenv.FindPythons()[0]
 	tmp, err := os.MkdirTemp("", "cmdbench-")
@@ -70,13 +71,28 @@ func sharedInstall(bin string, runs int) error {
 	}
 	uv := []string{bin, "python", "--shared", "uv", "sync", "--frozen", "--offline", "--find-links", wheels}
 	pip := []string{bin, "python", "--shared", "-m", "pip", "install", "--no-index", "--find-links", wheels, "--no-deps", "--requirement", reqs}
+	// Each install goes into an empty shared environment, made beforehand
+	// (untimed): making it (pip unpacked into it) is the same for both.
+	prepared := func(home string) ([]string, error) {
+		e := env(home)
+		_, err := timeIn(app, e, []string{bin, "python", "--shared", "-c", "pass"})
+		return e, err
+	}
 	var us, ps []sample
 	for i := 0; i <= runs; i++ {
-		u, err := timeIn(app, env(fmt.Sprintf("uv-%d", i)), uv)
+		ue, err := prepared(fmt.Sprintf("uv-%d", i))
 		if err != nil {
 			return err
 		}
-		p, err := timeIn(app, env(fmt.Sprintf("pip-%d", i)), pip)
+		u, err := timeIn(app, ue, uv)
+		if err != nil {
+			return err
+		}
+		pe, err := prepared(fmt.Sprintf("pip-%d", i))
+		if err != nil {
+			return err
+		}
+		p, err := timeIn(app, pe, pip)
 		if err != nil {
 			return err
 		}

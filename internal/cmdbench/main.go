@@ -2,12 +2,15 @@
 // references, as a user would run them, and prints the median ratios that
 // BENCHMARKS.md records. `make bench` runs it.
 //
-//   - start-up: python3 -c pass against vis-agent python -c pass, on every
-//     CPython found, with the same library;
+//   - start-up: python3 -c pass and a plain venv's python -c pass against
+//     vis-agent python -c pass (which runs in the shared environment, a
+//     venv of its own), on every CPython found, with the same library;
+//
+//   - uv pass-through: uv --version against vis-agent python uv --version;
 //
 //   - shared install: vis-agent python --shared uv sync against --shared -m
 //     pip install of the same locked set of wheels, from one local
-//     wheelhouse, into an empty shared folder.
+//     wheelhouse, into an empty shared environment.
 //
 //     go run ./internal/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
 package main
@@ -42,52 +45,90 @@ func main() {
 		fmt.Fprintf(os.Stderr, "cmdbench: %v\n", err)
 		os.Exit(1)
 	}
+	if err := uvPassthrough(*bin, *runs); err != nil {
+		fmt.Fprintf(os.Stderr, "cmdbench: uv pass-through: %v\n", err)
+		os.Exit(1)
+	}
 	if err := sharedInstall(*bin, *installs); err != nil {
 		fmt.Fprintf(os.Stderr, "cmdbench: shared install: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// startup times `-c pass` under python and vis-agent python.
+// startup times `-c pass` under python, a plain venv's python and
+// vis-agent python, in a VIS_HOME of its own whose shared environment
+// exists (made by a first run).
 func startup(bin string, runs int) error {
 	pythons := testenv.FindPythons()
 	if len(pythons) == 0 {
 		return fmt.Errorf("no CPython 3.10+ shared library found")
 	}
-	fmt.Printf("start-up: median of %d runs each, taken alternately\n", runs)
-	fmt.Printf("%-14s %-46s %10s %10s %7s %12s\n", "cpython", "reference (vis-agent python: same library)", "python", "vis-agent", "ratio", "peak RSS +")
+	tmp, err := os.MkdirTemp("", "cmdbench-startup-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Printf("start-up: median of %d runs each, taken alternately; vis-agent python runs in its shared environment\n", runs)
+	fmt.Printf("%-14s %-40s %9s %9s %9s %7s %7s %11s\n", "cpython", "reference (vis-agent python: same library)", "python", "venv", "vis-agent", "/python", "/venv", "peak RSS +")
 	for _, py := range pythons {
-		env := append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+py.Library)
+		venv := filepath.Join(tmp, "venv-"+py.Name)
+		if out, err := exec.Command(py.Executable, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s -m venv: %w\n%s", py.Executable, err, out)
+		}
+		env := append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+py.Library, "VIS_HOME="+filepath.Join(tmp, "vis"), "VIS_PYTHON_PACKAGES=")
 		ref := []string{py.Executable, "-c", "pass"}
+		plain := []string{filepath.Join(venv, "bin", "python"), "-c", "pass"}
 		vis := []string{bin, "python", "-c", "pass"}
-		r, v, err := alternate(runs, env, ref, vis)
+		samples, err := alternate(runs, env, ref, plain, vis)
 		if err != nil {
 			return fmt.Errorf("%s: %w", py.Name, err)
 		}
-		fmt.Printf("%-14s %-46s %8.2fms %8.2fms %7.3f %8d KiB\n", py.Name, py.Executable+" -c pass",
-			ms(median(r).wall), ms(median(v).wall), float64(median(v).wall)/float64(median(r).wall),
-			median(v).maxRSS-median(r).maxRSS)
+		r, p, v := median(samples[0]), median(samples[1]), median(samples[2])
+		fmt.Printf("%-14s %-40s %7.2fms %7.2fms %7.2fms %7.3f %7.3f %7d KiB\n", py.Name, py.Executable+" -c pass",
+			ms(r.wall), ms(p.wall), ms(v.wall), float64(v.wall)/float64(r.wall), float64(v.wall)/float64(p.wall),
+			v.maxRSS-r.maxRSS)
 	}
 	return nil
 }
 
-// alternate runs a and b one after the other, n times after a warm-up, so
-// both see the same machine load.
-func alternate(n int, env []string, a, b []string) (as, bs []sample, err error) {
+// uvPassthrough times uv --version run directly and through vis-agent
+// python uv, which checks the pin once per uv binary.
+func uvPassthrough(bin string, runs int) error {
+	uv := filepath.Join(filepath.Dir(bin), "vis-agent-python", "uv")
+	tmp, err := os.MkdirTemp("", "cmdbench-uv-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	env := append(os.Environ(), "VIS_HOME="+tmp)
+	samples, err := alternate(runs, env, []string{uv, "--version"}, []string{bin, "python", "uv", "--version"})
+	if err != nil {
+		return err
+	}
+	u, v := median(samples[0]).wall, median(samples[1]).wall
+	fmt.Printf("\nuv pass-through, median of %d runs each, taken alternately:\n", runs)
+	fmt.Printf("  %-46s %8.2fms\n", "uv --version", ms(u))
+	fmt.Printf("  %-46s %8.2fms\n", "vis-agent python uv --version", ms(v))
+	fmt.Printf("  ratio %.3f\n", float64(v)/float64(u))
+	return nil
+}
+
+// alternate runs the commands one after the other, n times after a
+// warm-up, so all see the same machine load.
+func alternate(n int, env []string, cmds ...[]string) ([][]sample, error) {
+	out := make([][]sample, len(cmds))
 	for i := 0; i < n+3; i++ {
-		sa, err := timeOne(env, a)
-		if err != nil {
-			return nil, nil, err
-		}
-		sb, err := timeOne(env, b)
-		if err != nil {
-			return nil, nil, err
-		}
-		if i >= 3 {
-			as, bs = append(as, sa), append(bs, sb)
+		for j, argv := range cmds {
+			s, err := timeOne(env, argv)
+			if err != nil {
+				return nil, err
+			}
+			if i >= 3 {
+				out[j] = append(out[j], s)
+			}
 		}
 	}
-	return as, bs, nil
+	return out, nil
 }
 
 func timeOne(env, argv []string) (sample, error) {

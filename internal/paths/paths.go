@@ -8,7 +8,9 @@
 //	  python/                     what vis-agent keeps about CPython
 //	    runtime.json              the machine's CPython, once found
 //	    packages/                 the shared packages (VIS_PYTHON_PACKAGES)
-//	    envs/ pip/ startup/ uv    environments, pip, start-up module, uv
+//	      3.11/ 3.12/ …           one virtual environment per CPython version
+//	    startup/ uv               start-up module, uv
+//	    uv-verified               the uv binary whose pin was checked
 //	  sandbox/
 //	    sessions/<id>/            one folder per session (0700)
 //	    history/                  the REPL's input history, per workspace
@@ -73,12 +75,23 @@ func (l Layout) SharedPackages() string {
 	return filepath.Join(l.Python(), "packages")
 }
 
+// SharedEnvironment is the shared environment of CPython version short
+// ("3.11"): a virtual environment whose site-packages are the shared
+// packages of that version.
+func (l Layout) SharedEnvironment(short string) string {
+	return filepath.Join(l.SharedPackages(), short)
+}
+
 // Startup holds the start-up module of `vis-agent python` runs.
 func (l Layout) Startup() string { return filepath.Join(l.Python(), "startup") }
 
 // Uv is where `make install` puts the pinned uv when no release bundle
 // sits beside the binary.
 func (l Layout) Uv() string { return filepath.Join(l.Python(), "uv") }
+
+// UVVerified remembers the uv binary (path, size, modification time)
+// whose version was checked against the pin.
+func (l Layout) UVVerified() string { return filepath.Join(l.Python(), "uv-verified") }
 
 // Sandbox holds the sandbox's sessions, history and attachments.
 func (l Layout) Sandbox() string { return filepath.Join(l.Home(), "sandbox") }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"syscall"
 	"time"
@@ -23,11 +22,16 @@ import (
 // DefaultName is the session a command uses without --session.
 const DefaultName = "default"
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// CheckName refuses a session name outside [A-Za-z0-9._-]{1,64}.
+// CheckName refuses a session name outside [A-Za-z0-9._-]{1,64} (by hand:
+// a package-level regular expression would be compiled on every vis-agent
+// start, python runs included).
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) || name == "." || name == ".." {
+	ok := len(name) >= 1 && len(name) <= 64 && name != "." && name != ".."
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("invalid session name %q: use 1 to 64 of A-Z a-z 0-9 . _ -", name)
 	}
 	return nil

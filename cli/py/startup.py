@@ -1,8 +1,8 @@
 """vis-agent's start-up module, imported by its sitecustomize hook.
 
 vis-agent python's sitecustomize imports this module (from a vis-owned
-folder, so CPython caches its bytecode) and calls main(...) with the
-settings of the run. It runs after site has put the environment's
+folder, so CPython caches its bytecode) and calls main() with the settings
+of the run as one JSON value. It runs after site has put the environment's
 site-packages on sys.path and before the program's sys.path[0] is inserted.
 It imports nothing beyond what CPython has already loaded, so a run pays for
 what it uses only.
@@ -11,33 +11,41 @@ what it uses only.
 import sys
 
 
-def main(roots=(), pip_shared=None, pip_home=None, pip_python=None, tls_strict=True, no_network=False):
-    if roots:
-        insert_roots([_fsdecode(r) for r in roots])
-    if pip_shared is not None:
-        try:
-            pip_on_shared(_fsdecode(pip_shared), _fsdecode(pip_home), _fsdecode(pip_python))
-        except BaseException as e:
-            # pip must not run unrouted: it would change the installation's
-            # own packages.
-            sys.stderr.write("vis-agent python: cannot route pip to the shared packages folder: %r\n" % (e,))
-            sys.stderr.flush()
-            import os
-
-            os._exit(1)
-    if not tls_strict:
+def main(settings):
+    """settings is one JSON object (bytes): roots (paths, undecodable bytes
+    as lone surrogates, as os.fsdecode gives them), tls_strict and
+    no_network; a missing key keeps python's behaviour."""
+    settings = _loads(settings.decode("utf-8"))
+    if settings.get("roots"):
+        insert_roots(settings["roots"])
+    if not settings.get("tls_strict", True):
         after_import("ssl", relax_x509_strict)
-    if no_network:
+    if settings.get("no_network"):
         refuse_network()
     chain_sitecustomize()
 
 
-def _fsdecode(b):
-    # Paths arrive as bytes literals: undecodable file names survive as
-    # surrogate escapes, as os.fsdecode gives them everywhere else.
-    import os
+class _Decoding:
+    """What json's C scanner asks of its decoder."""
 
-    return os.fsdecode(b)
+    strict = True
+    object_hook = object_pairs_hook = parse_constant = None
+    parse_float, parse_int = float, int
+
+
+def _loads(text):
+    """json.loads without importing json, whose import of re would cost a
+    run several milliseconds: json's own C scanner, from _json."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        import json
+
+        return json.loads(text)
+    value, end = make_scanner(_Decoding)(text, 0)
+    if text[end:].strip():
+        raise ValueError("extra data after the settings")
+    return value
 
 
 def insert_roots(roots):
@@ -54,59 +62,6 @@ def insert_roots(roots):
     at = next((i for i, p in enumerate(sys.path) if p.endswith(stdlib_zip) or p == stdlib), len(sys.path))
     new = [r for r in roots if r not in sys.path[:at]]
     sys.path[at:at] = new
-
-
-def pip_on_shared(shared, pip_home, python):
-    """Make pip in this interpreter act on the shared packages folder alone.
-
-    The interpreter runs outside any virtual environment: pip changes only
-    what lies under sys.prefix of an environment, and the shared folder is
-    shared by the environments of several CPythons, so it is under none.
-    What pip sees installed is what sys.path holds: the standard library
-    and the shared folder (with its .pth files), not the installation's own
-    site-packages or the user's. Where it installs is the default scheme of
-    sysconfig, here pointed at the shared folder as pip --target lays it
-    out (scripts in bin/). Scripts start the shared environment's python,
-    which sees the shared folder. pip itself comes last, from pip_home, so a
-    pip installed into the shared folder wins.
-    """
-    import os
-    import site
-    import sysconfig
-
-    site_dirs = set(site.getsitepackages())
-    site_dirs.add(site.getusersitepackages())
-    cut = next((i for i, p in enumerate(sys.path) if p in site_dirs), len(sys.path))
-    del sys.path[cut:]
-    site.addsitedir(shared)
-    sys.path.append(pip_home)
-
-    layout = {
-        "purelib": shared,
-        "platlib": shared,
-        "scripts": os.path.join(shared, "bin"),
-        "data": shared,
-        "include": os.path.join(shared, "include"),
-        "platinclude": os.path.join(shared, "include"),
-    }
-    default = sysconfig.get_default_scheme()
-    get_paths = sysconfig.get_paths
-
-    def get_shared_paths(scheme=default, vars=None, expand=True):
-        # Explicit locations (pip's --target, --prefix, --user) are kept.
-        # Decided before the call: sysconfig fills a vars dict it is given.
-        shared_scheme = expand and not vars and scheme == default
-        paths = get_paths(scheme, vars, expand)
-        if shared_scheme:
-            paths.update(layout)
-        return paths
-
-    sysconfig.get_paths = get_shared_paths
-    sys.executable = python
-    # PEP 668 protects the installation's own packages, which pip does not
-    # touch here.
-    if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")):
-        os.environ.setdefault("PIP_BREAK_SYSTEM_PACKAGES", "1")
 
 
 class _AfterImport:

@@ -17,6 +17,7 @@ def run(code, *args, env=None):
     first entry)."""
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (HERE, env.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the sources
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
                           capture_output=True, text=True, env=env)
 
@@ -52,27 +53,36 @@ class AfterImport(unittest.TestCase):
         del json.PATCHED_NOW
 
 
-class PipOnShared(unittest.TestCase):
-    def test_sees_and_installs_into_shared(self):
-        with tempfile.TemporaryDirectory() as shared, tempfile.TemporaryDirectory() as home:
-            with open(os.path.join(shared, "hook.pth"), "w") as f:
-                f.write("import builtins; builtins.SHARED_PTH = True\n")
-            out = run("""
-                import sys, site, sysconfig, builtins
-                import startup
-                startup.pip_on_shared(sys.argv[1], sys.argv[2], "/envs/bin/python3")
-                site_dirs = set(site.getsitepackages()) | {site.getusersitepackages()}
-                print(not site_dirs & set(sys.path), sys.path[-2:] == [sys.argv[1], sys.argv[2]], builtins.SHARED_PTH)
-                print(sysconfig.get_path("purelib") == sys.argv[1], sysconfig.get_paths()["scripts"] == sys.argv[1] + "/bin")
-                # pip asks with an empty vars dict, which sysconfig fills.
-                print(sysconfig.get_paths(scheme=sysconfig.get_default_scheme(), vars={})["platlib"] == sys.argv[1])
-                print(sysconfig.get_path("stdlib") != sys.argv[1])
-                # Explicit locations stay as asked.
-                print(sysconfig.get_paths(vars={"base": "/t", "platbase": "/t"})["purelib"].startswith("/t/"))
-                print(sysconfig.get_paths(scheme="posix_user")["purelib"] != sys.argv[1])
-                print(sys.executable)
-            """, shared, home)
-            self.assertEqual(out.stdout.split(), ["True"] * 9 + ["/envs/bin/python3"], out.stderr)
+class Main(unittest.TestCase):
+    def test_settings_as_json(self):
+        # A root with a byte that is not UTF-8 arrives as a lone surrogate.
+        out = run(r"""
+            import os, sys, startup
+            startup.main(b'{"roots": ["/r1", "/r\\udcff", "/\xc3\xa9"], "no_network": true}')
+            print(os.fsdecode(b"/r\xff") in sys.path, "/r1" in sys.path, "/\u00e9" in sys.path)
+            import socket
+            try:
+                socket.socket(socket.AF_INET)
+            except PermissionError:
+                print("refused")
+        """)
+        self.assertEqual(out.stdout.split(), ["True", "True", "True", "refused"], out.stderr)
+
+    def test_bad_settings_are_refused(self):
+        import startup
+
+        with self.assertRaises(ValueError):
+            startup._loads('{"roots": []} extra')
+
+    def test_empty_settings_change_nothing(self):
+        out = run("""
+            import sys
+            before = list(sys.path)
+            import startup
+            startup.main(b"{}")
+            print(sys.path == before)
+        """)
+        self.assertEqual(out.stdout.split(), ["True"], out.stderr)
 
 
 class RelaxX509Strict(unittest.TestCase):

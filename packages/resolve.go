@@ -1,0 +1,149 @@
+package packages
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/vis-agent/vis-agent/pyembed"
+)
+
+// Request is what decides the environment of a run.
+type Request struct {
+	// Cwd is the working folder; Getenv reads the run's environment
+	// (VIRTUAL_ENV, UV_PROJECT_ENVIRONMENT).
+	Cwd    string
+	Getenv func(string) string
+	// Shared is --shared: the shared environment, also inside a project.
+	Shared bool
+	// Active is --active: the active environment (VIRTUAL_ENV), also inside
+	// a project, as uv's --active.
+	Active bool
+	// SharedDir is the shared environment of this CPython version
+	// (~/.vis/python/packages/3.11).
+	SharedDir string
+	// Install and Version are the CPython vis-agent loaded.
+	Install pyembed.Install
+	Version pyembed.Version
+}
+
+// Kind says which environment a run uses.
+type Kind int
+
+const (
+	KindShared  Kind = iota // the shared environment of the CPython version
+	KindProject             // a uv project's environment
+	KindActive              // the activated environment, VIRTUAL_ENV
+)
+
+func (k Kind) String() string {
+	return [...]string{"shared", "project", "active"}[k]
+}
+
+// Choice is the environment a run uses and what comes with it.
+type Choice struct {
+	Kind Kind
+	Env  Environment
+	// Project is the pyproject.toml found at or above the working folder,
+	// managed by uv or not; nil without one (or with --shared and one that
+	// cannot be read).
+	Project *Project
+	// Roots are the project's import roots (see Roots).
+	Roots []string
+	// Warnings and Notes are for the user, once each: Warnings about the
+	// choice (an active environment passed over), Notes about what was done
+	// (the earlier shared folder moved).
+	Warnings, Notes []string
+}
+
+// Resolve decides the environment of a run, the way uv decides for its
+// project commands: with --shared, the shared environment; in a folder uv
+// manages (a pyproject.toml with a .venv or a uv.lock beside it, or with
+// UV_PROJECT_ENVIRONMENT set), the project's environment, unless --active
+// picks the activated one; else the activated environment (VIRTUAL_ENV),
+// else the shared one. A project or active environment must be made from
+// the loaded CPython; the shared one is made or updated as needed.
+func Resolve(r Request) (Choice, error) {
+	var c Choice
+	project, err := FindProject(r.Cwd)
+	if err != nil && !r.Shared {
+		return c, err
+	}
+	c.Project = project
+	c.Roots = Roots(project)
+	uvEnv := r.Getenv("UV_PROJECT_ENVIRONMENT")
+	venv := r.Getenv("VIRTUAL_ENV")
+	if venv != "" && !filepath.IsAbs(venv) {
+		venv = filepath.Join(r.Cwd, venv)
+	}
+	if r.Active && venv == "" {
+		return c, errors.New("--active needs an activated environment, and VIRTUAL_ENV is not set")
+	}
+	managed := project != nil && project.managed(uvEnv)
+	switch {
+	case r.Shared:
+	case managed && !r.Active:
+		dir := EnvironmentDir(project, uvEnv)
+		if venv != "" && filepath.Clean(venv) != dir {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("`VIRTUAL_ENV=%s` does not match the project environment path `%s` and will be ignored; use `--active` to target the active environment instead",
+				r.Getenv("VIRTUAL_ENV"), displayRel(project.Root, dir)))
+		}
+		c.Kind = KindProject
+		c.Env, err = checkEnvironment("the project environment", dir, projectHint, r.Install, r.Version)
+		return c, err
+	case venv != "":
+		c.Kind = KindActive
+		c.Env, err = checkEnvironment("the active environment", venv, activeHint(venv), r.Install, r.Version)
+		return c, err
+	}
+	c.Kind = KindShared
+	c.Env, c.Notes, err = SharedEnvironment(r.SharedDir, r.Install, r.Version)
+	return c, err
+}
+
+// projectHint: uv sync remakes an environment that is missing, or made
+// from another CPython than UV_PYTHON, which vis-agent sets to the embedded
+// one.
+const projectHint = "run `vis-agent python uv sync` to make it with the embedded CPython, or use `vis-agent python --shared …` to run with the shared packages"
+
+func activeHint(dir string) string {
+	return "run `deactivate`, or remake it with `vis-agent python uv venv --clear " + dir + "`"
+}
+
+// displayRel is dir relative to root when it is inside it, as uv shows
+// the project environment.
+func displayRel(root, dir string) string {
+	if rel, err := filepath.Rel(root, dir); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return dir
+}
+
+// managed reports whether uv manages the project: an environment or a
+// lock file at its workspace root, or UV_PROJECT_ENVIRONMENT set. A
+// pyproject.toml alone (a package developed with pip, tox or hatch, a tool
+// configuration) is not a uv project for vis-agent.
+func (p *Project) managed(uvProjectEnvironment string) bool {
+	if uvProjectEnvironment != "" {
+		return true
+	}
+	for _, f := range []string{".venv", "uv.lock"} {
+		if _, err := os.Stat(filepath.Join(p.Root, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pyprojectError is a pyproject.toml that is not TOML: one line naming the
+// file and the line, and the way out.
+func pyprojectError(file string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: not valid TOML: %s; fix it, or use --shared", file, pe.Position.Line, pe.Message)
+	}
+	return fmt.Errorf("%w; fix it, or use --shared", err)
+}

@@ -1,0 +1,80 @@
+package pyembed
+
+/*
+#include <stdlib.h>
+#include "audit.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// AuditPolicy is what the C audit hook refuses. The hook runs for every
+// audit event CPython raises, from before the first line of Python; its
+// policy lives in C memory, out of Python's reach, and is fixed once
+// installed.
+type AuditPolicy struct {
+	// Jail confines files to the roots (reads to ReadWrite and ReadOnly,
+	// writes to ReadWrite), and refuses new processes, signals to other
+	// processes and foreign libraries (ctypes).
+	Jail      bool
+	ReadWrite []string
+	ReadOnly  []string
+	// NoNetwork refuses sockets but AF_UNIX, internet addresses and name
+	// lookups, also without the jail.
+	NoNetwork bool
+	// MaxThreads caps the interpreter's Python threads (a RuntimeError
+	// naming the cap), also without the jail; 0 or less: no cap. CPython
+	// 3.10 and 3.11 raise no event when a thread starts, so there the cap
+	// is not enforced (ThreadCapHeld says so).
+	MaxThreads int
+	// Name names the policy in every refusal: "the sandbox jail",
+	// "vis-agent python --no-network".
+	Name string
+}
+
+// ThreadCapHeld reports whether this CPython raises the audit event the
+// thread cap needs (3.12+).
+func (l *Library) ThreadCapHeld() bool { return !l.Version.Less(Version{3, 12, 0}) }
+
+// InstallAuditHook installs the hook with policy p, before the
+// interpreter starts (Main or Interp); a process installs it once.
+func (l *Library) InstallAuditHook(p AuditPolicy) error {
+	if p.Name == "" {
+		return errors.New("the audit policy needs a name for its refusals")
+	}
+	for _, roots := range []struct {
+		paths    []string
+		writable C.int
+	}{{p.ReadWrite, 1}, {p.ReadOnly, 0}} {
+		for _, r := range roots.paths {
+			cr := C.CString(r)
+			msg := C.vis_audit_add_root(cr, roots.writable)
+			C.free(unsafe.Pointer(cr))
+			if msg != nil {
+				return fmt.Errorf("audit hook: %s", C.GoString(msg))
+			}
+		}
+	}
+	maxThreads := C.int(-1)
+	if p.MaxThreads > 0 {
+		maxThreads = C.int(p.MaxThreads)
+	}
+	network := C.int(1)
+	if p.NoNetwork {
+		network = 0
+	}
+	jail := C.int(0)
+	if p.Jail {
+		jail = 1
+	}
+	name := C.CString(p.Name)
+	defer C.free(unsafe.Pointer(name))
+	if msg := C.vis_audit_install(jail, network, maxThreads, name); msg != nil {
+		return fmt.Errorf("audit hook: %s", C.GoString(msg))
+	}
+	return nil
+}

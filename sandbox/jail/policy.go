@@ -1,0 +1,118 @@
+package jail
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policy is what the kernel layer enforces. The zero value restricts
+// nothing; each field turns one restriction on.
+type Policy struct {
+	// ConfineFiles limits file access to ReadWrite and ReadOnly (plus the
+	// system files in SystemReadOnly and SystemReadWrite, which the caller
+	// adds when it wants them). Roots that do not exist are skipped.
+	ConfineFiles bool
+	ReadWrite    []string
+	ReadOnly     []string
+	// NoNetwork refuses TCP bind and connect (Landlock), every socket
+	// family but AF_UNIX (seccomp: UDP, MPTCP, raw and netlink sockets, and
+	// with them name lookups), io_uring, and reaching into other processes
+	// (ptrace, process_vm_*, pidfd_getfd), module loading, kexec and bpf.
+	// With ConfineFiles too, on a kernel whose Landlock cannot confine unix
+	// socket files (ABI < 9), connect is refused whatever the socket.
+	NoNetwork bool
+	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
+	// threads still start, processes do not.
+	NoNewProcesses bool
+	// DropPrivileges drops every capability (effective, permitted,
+	// inheritable, ambient and the bounding set), so a process running as
+	// root cannot chroot, mount, open raw sockets, ptrace, raise an rlimit
+	// or change owners, and an exec cannot give them back; it also refuses
+	// those and the other administrative system calls with seccomp.
+	DropPrivileges bool
+	// ScopeIPC keeps signals and abstract unix sockets inside the jail: a
+	// jailed process cannot signal or connect to a process outside it,
+	// while the parent can still signal it (Landlock ABI 6).
+	ScopeIPC bool
+	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
+	// hard): an allocation past it fails (MemoryError in Python).
+	MemoryBytes uint64
+}
+
+// SystemReadOnly are the files every program on this system reads: shared
+// libraries, the loader's cache, time zones and random devices.
+var SystemReadOnly = []string{
+	"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache",
+	"/etc/localtime", "/usr/share/zoneinfo", "/dev/urandom", "/dev/random", "/dev/zero",
+}
+
+// SystemReadWrite are the files every program may write: /dev/null.
+var SystemReadWrite = []string{"/dev/null"}
+
+// Session is the policy of a jailed sandbox session's child: files
+// confined to the writable and read-only roots (the system's own files
+// added), no new processes, no privileges, IPC scoped, the network as
+// asked, the address space capped at memoryBytes (0: no cap).
+func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
+	return Policy{
+		ConfineFiles:   true,
+		ReadWrite:      append(append([]string(nil), readWrite...), SystemReadWrite...),
+		ReadOnly:       append(append([]string(nil), readOnly...), SystemReadOnly...),
+		NoNetwork:      !network,
+		NoNewProcesses: true,
+		DropPrivileges: true,
+		ScopeIPC:       true,
+		MemoryBytes:    memoryBytes,
+	}
+}
+
+// NoNetwork is the policy of `vis-agent python --no-network`: the network
+// refused, everything else as python has it.
+func NoNetwork() Policy { return Policy{NoNetwork: true} }
+
+// Status says which layers are in force after Apply; its JSON form is
+// what a session shows (session.access).
+type Status struct {
+	// LandlockABI is the kernel's Landlock ABI version, 0 when it has none.
+	LandlockABI int    `json:"landlock_abi"`
+	Files       bool   `json:"files"`        // file roots enforced (Landlock)
+	TCP         bool   `json:"tcp"`          // TCP bind/connect refused (Landlock ABI 4)
+	ScopedIPC   bool   `json:"scoped_ipc"`   // signals and abstract sockets scoped (Landlock ABI 6)
+	Seccomp     bool   `json:"seccomp"`      // the seccomp filter is loaded on every thread
+	NoNewPrivs  bool   `json:"no_new_privs"` // on every thread
+	NoCaps      bool   `json:"no_caps"`      // no capability left that an exec could use
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	// Missing names, one sentence each, what the policy asked for and the
+	// kernel could not enforce.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// String is a one-line summary for a user.
+func (s Status) String() string {
+	var on []string
+	add := func(ok bool, name string) {
+		if ok {
+			on = append(on, name)
+		}
+	}
+	if s.LandlockABI > 0 {
+		on = append(on, fmt.Sprintf("landlock ABI %d", s.LandlockABI))
+	}
+	add(s.Files, "file roots")
+	add(s.TCP, "no TCP")
+	add(s.ScopedIPC, "scoped signals")
+	add(s.Seccomp, "seccomp")
+	add(s.NoNewPrivs, "no_new_privs")
+	add(s.NoCaps, "no capabilities")
+	if s.MemoryBytes > 0 {
+		on = append(on, fmt.Sprintf("address space %d MiB", s.MemoryBytes>>20))
+	}
+	text := "kernel layer: " + strings.Join(on, ", ")
+	if len(on) == 0 {
+		text = "kernel layer: none"
+	}
+	if len(s.Missing) > 0 {
+		text += "; missing: " + strings.Join(s.Missing, "; ")
+	}
+	return text
+}
