@@ -7,7 +7,7 @@ GOFLAGS_BUILD := -trimpath
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-deps test-registry bench deps lint completions install release-check clean
+.PHONY: all build uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -28,10 +28,18 @@ test: build test-deps
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
 
 # Debian packages the tests use: bubblewrap, which confines the commands a
-# jailed session runs (shell(...)). Installed only when missing.
+# jailed session runs (shell(...)), and tmux, the terminal of the REPL's
+# end-to-end tests. Installed only when missing.
 test-deps:
 	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
 	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
+	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
+	@command -v tmux >/dev/null || { echo "make test-deps: tmux could not be installed (apt-get install tmux)"; exit 1; }
+
+# The REPL's golden frames (tui/testdata), rewritten after a deliberate
+# change of its look.
+golden:
+	$(GO) test ./tui -run TestPanelAndLayouts -count=1 -update
 
 # The few tests that download from PyPI (uv's wheels); make test is offline.
 test-registry: build
@@ -72,6 +80,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
+	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
+	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
 

@@ -23,6 +23,7 @@ func newSandboxCmd(s Streams) *cobra.Command {
 	}
 	sandbox.AddCommand(newRepairCmd(s))
 	addSessionCmds(sandbox, s)
+	addReplCmd(sandbox, s)
 	return sandbox
 }
 

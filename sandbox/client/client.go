@@ -252,3 +252,36 @@ func (s *Session) Interrupt() error {
 	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
 	return err
 }
+
+// IsComplete says whether Enter runs code or continues it, by the rules of
+// python's REPL as the session's CPython applies them: "complete",
+// "incomplete" or "invalid" (which runs, to be repaired or reported).
+func (s *Session) IsComplete(code string) (string, error) {
+	ev, err := s.call(protocol.Request{Op: "is_complete", Code: code}, true, nil)
+	return ev.Kind, err
+}
+
+// Completions are the names that complete word (a name, or a dotted
+// attribute path) in the session, by rlcompleter's rules.
+func (s *Session) Completions(word string) ([]string, error) {
+	ev, err := s.call(protocol.Request{Op: "completions", Code: word}, true, nil)
+	if err != nil || ev.Data == "" {
+		return nil, err
+	}
+	return strings.Split(ev.Data, "\n"), nil
+}
+
+// Remove deletes the session: it is stopped (force: also while a block
+// runs), then its folder, snapshot and spill files are deleted.
+func (s *Session) Remove(force bool) error {
+	if err := s.Stop(force); err != nil && !errors.Is(err, ErrNotRunning) {
+		return err
+	}
+	if !s.Folder.WaitStopped(5 * time.Second) {
+		return fmt.Errorf("session %q did not stop", s.Meta.Name)
+	}
+	if err := os.RemoveAll(s.Folder.Dir); err != nil {
+		return fmt.Errorf("delete the session: %w", err)
+	}
+	return nil
+}

@@ -28,6 +28,7 @@ type proc struct {
 	conn    *protocol.Conn
 	version string
 	minor   int
+	access  child.Access
 	started time.Time
 	stacks  *tail
 	stdout  *forwarder
@@ -73,8 +74,9 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
+	access := child.Access{Network: true}
 	info, _ := json.Marshal(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Network: true}},
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: access},
 		RestartReason: reason,
 	})
 	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
@@ -120,7 +122,7 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		}
 		return nil, fmt.Errorf("the Python process did not start: %s", msg)
 	}
-	c.version, c.minor = ev.Data, ev.Line
+	c.version, c.minor, c.access = ev.Data, ev.Line, access
 	return c, nil
 }
 

@@ -170,8 +170,8 @@ func (h *Host) serveConn(conn net.Conn) {
 	switch req.Op {
 	case "run":
 		h.run(req, out)
-	case "defs":
-		h.defs(req, out)
+	case "defs", "is_complete", "completions":
+		h.ask(req, out)
 	case "status":
 		st := h.status()
 		out.Send(protocol.Event{Ev: "status", Status: &st})
@@ -254,6 +254,7 @@ func (h *Host) status() protocol.Status {
 	if h.child != nil && h.child.alive() {
 		st.ChildPID = h.child.pid()
 		st.Python = h.child.version
+		st.Jailed, st.Network = h.child.access.IsJailed, h.child.access.Network
 	}
 	return st
 }

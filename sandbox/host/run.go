@@ -294,8 +294,9 @@ func writeFile0600(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
-// defs answers `vis-agent sandbox defs` with the child's listing.
-func (h *Host) defs(req protocol.Request, out *sink) {
+// ask answers a request the child answers in one event: defs,
+// is_complete, completions.
+func (h *Host) ask(req protocol.Request, out *sink) {
 	if !h.acquire(out) {
 		out.Send(protocol.Event{Ev: "error", Message: "the session stopped"})
 		return
@@ -306,7 +307,7 @@ func (h *Host) defs(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
 		return
 	}
-	req.V, req.Op = protocol.Version, "defs"
+	req.V = protocol.Version
 	if err := c.conn.Send(req); err != nil {
 		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
 		return

@@ -12,7 +12,8 @@
 // # Client and host (the session's unix socket)
 //
 // A client connects, writes one Request and reads Events until the final one
-// ("result", "defs", "status", "ok" or "error"), then the host closes the
+// ("result", "defs", "is_complete", "completions", "status", "ok" or
+// "error"), then the host closes the
 // connection. Requests by op:
 //
 //   - run: Code, TimeoutMS (0 = the default), Echo. The host answers "wait"
@@ -24,6 +25,12 @@
 //     client that disconnects does not stop the block; its output is dropped.
 //   - defs: Name, Pattern, Limit, Offset, Details, JSON: the listing as
 //     Data (text, or the JSON of the session's describe() when JSON is set).
+//   - is_complete: Code; answers "is_complete" with Kind "complete",
+//     "incomplete" (codeop's rules, as python's REPL decides whether Enter
+//     runs the input or continues it) or "invalid".
+//   - completions: Code, the word before a cursor; answers "completions"
+//     with the names completing it (rlcompleter's rules), one per line in
+//     Data.
 //   - status: the host's Status.
 //   - interrupt: SIGINT to the running block, if any; "ok".
 //   - evict: another session's host frees memory: the child is
@@ -46,7 +53,7 @@
 //     killed a moment ago, or one that does not answer within 10 s, is
 //     replaced before the block, not under it).
 //   - compile: Code; answers "compiled" with Syntax nil when it compiles.
-//   - defs: as for the client; answers "defs".
+//   - defs, is_complete, completions: as for the client, one answer each.
 //   - exit: the child saves its snapshot and exits.
 //
 // Threads a block started may go on printing after it: their "out" events
@@ -116,6 +123,9 @@ type Result struct {
 	Notice     string      `json:"notice"`
 	TimedOut   bool        `json:"timed_out"`
 	DurationMS int64       `json:"duration_ms"`
+	// Snapshot is what the save after the block did: "saved",
+	// "unchanged", or "" when it failed or did not run.
+	Snapshot string `json:"snapshot,omitempty"`
 	// Saved is how many names the snapshot holds after the block (child
 	// to host only; -1 when unknown).
 	Saved int `json:"saved,omitempty"`
@@ -150,6 +160,10 @@ type Status struct {
 	Busy      bool   `json:"busy"`
 	IdleSec   int64  `json:"idle_seconds"`
 	Python    string `json:"python"`
+	// Jailed and Network are the running child's access, as its session
+	// sees it (session.access).
+	Jailed  bool `json:"jailed"`
+	Network bool `json:"network"`
 }
 
 // Conn reads and writes messages on one link.

@@ -223,6 +223,33 @@ class DriverTest(unittest.TestCase):
         self.child.send(op="defs", pattern="(")
         self.assertEqual(self.child.receive()["ev"], "error")
 
+    def test_result_says_what_the_save_did(self):
+        self.assertEqual(self.child.run("x = 1")[3]["result"]["snapshot"], "saved")
+        self.assertEqual(self.child.run("y = x")[3]["result"]["snapshot"], "saved")
+        self.assertEqual(self.child.run("print(x)")[3]["result"]["snapshot"], "unchanged")
+
+    def test_is_complete_follows_the_repl(self):
+        cases = {"x = 1": "complete", "def f():": "incomplete", "def f():\n    return 1": "incomplete",
+                 "def f():\n    return 1\n": "complete", "while True: pass": "incomplete",
+                 "print((1)": "incomplete", "s = '''a": "incomplete", "x = 1\ny = 2": "complete",
+                 "await g()": "complete", "print('a": "invalid", "": "complete"}
+        for src, want in cases.items():
+            self.child.send(op="is_complete", code=src)
+            self.assertEqual(self.child.receive(), {"ev": "is_complete", "kind": want}, src)
+
+    def test_completions_of_names_and_attributes(self):
+        self.child.run("class Box:\n    @property\n    def noisy(self):\n        print('side effect')\n        return 1\nbox_one = Box()\nbox_two = 2")
+        self.child.send(op="completions", code="box_")
+        self.assertEqual(sorted(self.child.receive()["data"].split("\n")), ["box_one", "box_two"])
+        self.child.send(op="completions", code="box_one.no")
+        self.assertEqual(self.child.receive(), {"ev": "completions", "data": "box_one.noisy"})
+        self.child.send(op="completions", code="pri")
+        self.assertIn("print(", self.child.receive()["data"].split("\n"))
+        self.child.send(op="completions", code="")
+        self.assertEqual(self.child.receive(), {"ev": "completions", "data": ""})
+        out, _, _, ev = self.child.run("print('next')")
+        self.assertEqual(out, "next\n")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -312,19 +312,23 @@ class Driver:
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
-        self.after(src, block)
+        result["snapshot"] = self.after(src, block)
         result["saved"] = self.saved
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
     def after(self, src, block):
+        """Records the block and saves the snapshot: "saved", "unchanged", or
+        "" when the save failed."""
         try:
             self.state.after_block(self.ns, src, block)
             report = self.state.save(self.ns)
             if report.get("changed") or self.saved < 0:
                 self.saved = len(report.get("saved", ()))
+            return "saved" if report.get("changed") else "unchanged"
         except Exception:
             sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
+            return ""
 
     def describe_error(self, e, filename):
         te = traceback.TracebackException(type(e), e, e.__traceback__, compact=True)
@@ -348,6 +352,48 @@ class Driver:
         except (SyntaxError, ValueError) as e:
             return {"ev": "compiled", "syntax": syntax_fields(e)}
         return {"ev": "compiled"}
+
+    def is_complete(self, req):
+        """Whether Enter runs the input, by the rules of python's REPL (codeop,
+        one statement at a time), or continues it; several statements that
+        compile together are complete too (a pasted block)."""
+        import codeop
+        src = req.get("code", "")
+        cc = codeop.CommandCompiler()
+        cc.compiler.flags |= _TOP_LEVEL_AWAIT
+        try:
+            kind = "complete" if cc(src, "<input>", "single") is not None else "incomplete"
+        except (SyntaxError, ValueError, OverflowError):
+            try:
+                compile(src, "<input>", "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)
+                kind = "complete"
+            except (SyntaxError, ValueError, OverflowError):
+                kind = "invalid"
+        return {"ev": "is_complete", "kind": kind}
+
+    def completions(self, req):
+        """The names completing a word in the session (rlcompleter's rules:
+        globals, builtins and keywords; attributes after a dot). What an
+        attribute's code prints meanwhile is dropped: the link carries one
+        answer."""
+        import rlcompleter
+        text = req.get("code", "")
+        names = []
+        if text.strip():
+            completer = rlcompleter.Completer(self.ns)
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = io.StringIO()
+            try:
+                for i in range(1000):
+                    name = completer.complete(text, i)
+                    if name is None:
+                        break
+                    names.append(name)
+            except Exception:
+                pass
+            finally:
+                sys.stdout, sys.stderr = saved
+        return {"ev": "completions", "data": "\n".join(names)}
 
     def defs(self, req):
         if req.get("json"):
@@ -473,6 +519,10 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send(driver.compile_check(req))
         elif op == "defs":
             link.send(driver.defs(req))
+        elif op == "is_complete":
+            link.send(driver.is_complete(req))
+        elif op == "completions":
+            link.send(driver.completions(req))
         else:
             link.send({"ev": "error", "message": f"unknown request {op!r}"})
     driver.finish()

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/tui"
+)
+
+// addReplCmd adds `vis-agent sandbox repl`, which `vis-agent sandbox` with
+// no subcommand opens on a terminal.
+func addReplCmd(sandbox *cobra.Command, s Streams) {
+	sf := sessionFlags{s: s}
+	cmd := &cobra.Command{
+		Use:   "repl [--session S] [--workspace D]",
+		Short: "Work in a persistent sandbox session interactively",
+		Long: `Open the sandbox REPL on a session (started when none runs): type blocks,
+see their output, repair notes and restart notices, and the session's helpers
+and variables beside them. Ctrl+D on an empty input or /quit leaves; the
+session keeps running until its idle time. F1 or /help lists keys and
+commands. It needs a terminal; programs use vis-agent sandbox run.`,
+		Args: cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error { return runRepl(sf) }),
+	}
+	sf.add(cmd)
+	sandbox.AddCommand(cmd)
+	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
+	sandbox.RunE = sessionE(func(cmd *cobra.Command, args []string) error {
+		if !s.InTerminal || !s.OutTerminal {
+			return cmd.Help()
+		}
+		return runRepl(sessionFlags{s: s, name: sf.name})
+	})
+}
+
+func runRepl(sf sessionFlags) error {
+	s := sf.s
+	if !s.InTerminal || !s.OutTerminal {
+		return errors.New("the sandbox REPL needs a terminal; run blocks with vis-agent sandbox run")
+	}
+	c, err := sf.open()
+	if err != nil {
+		return err
+	}
+	open := func(name string) (*client.Session, error) {
+		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
+		return other.open()
+	}
+	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History()}, s.In, s.Out)
+}

@@ -1,0 +1,385 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// term is a private tmux server showing one command at a fixed size, for
+// driving the REPL as a person does: keys in, the screen read back.
+type term struct {
+	t    *testing.T
+	sock string
+}
+
+var termCount atomic.Int32
+
+// newTerm starts argv in a tmux window w×h in dir, with env as the
+// environment; the server is killed when the test ends.
+func newTerm(t *testing.T, env []string, dir string, w, h int, argv ...string) *term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is missing (make test installs it)")
+	}
+	tm := &term{t: t, sock: fmt.Sprintf("vis-repl-test-%d-%d", os.Getpid(), termCount.Add(1))}
+	args := append([]string{"-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "--"}, argv...)
+	cmd := exec.Command("tmux", args...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("start tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	return tm
+}
+
+func (tm *term) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names (Enter, C-c, Up, ...).
+func (tm *term) keys(keys ...string) { tm.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...) }
+
+// typed sends text as typed, then Enter.
+func (tm *term) typed(text string) {
+	tm.tmux("send-keys", "-t", "0", "-l", text)
+	tm.keys("Enter")
+}
+
+func (tm *term) screen() string { return tm.tmux("capture-pane", "-p", "-t", "0") }
+
+// waitFor polls the screen until it shows every one of want.
+func (tm *term) waitFor(want ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := tm.screen()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the screen does not show %q:\n%s", missing, s)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// waitForGone polls the screen until it no longer shows text.
+func (tm *term) waitForGone(text string) {
+	tm.t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); strings.Contains(tm.screen(), text); time.Sleep(25 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the screen still shows %q:\n%s", text, tm.screen())
+		}
+	}
+}
+
+// replPythons are the CPythons the REPL is driven on: the oldest and the
+// newest found.
+func replPythons(t *testing.T) []testenv.Python {
+	all := testenv.Pythons(t)
+	if len(all) == 1 {
+		return all
+	}
+	return []testenv.Python{all[0], all[len(all)-1]}
+}
+
+// TestReplInTmux drives `vis-agent sandbox repl` in a real terminal: a
+// function and a call with the defs panel, a repaired block, an
+// interrupted endless loop, a restart, a narrow terminal, and quitting and
+// reopening with history and state kept.
+func TestReplInTmux(t *testing.T) {
+	for _, py := range replPythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			sb := newSandbox(t, py)
+			// The pane runs the REPL twice: quitting the first opens the second,
+			// as `vis-agent sandbox` with no subcommand on a terminal.
+			script := fmt.Sprintf("%[1]s sandbox repl; echo repl-exit=$?; read line; printf '\\033[2J\\033[H'; %[1]s sandbox; echo repl-exit=$?; sleep 600", sb.bin)
+			tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", script)
+			tm.waitFor(">>>", "Python 3.", "nothing defined yet")
+
+			tm.typed("def greet(name):")
+			tm.typed(`"""Say hello."""`)
+			tm.typed(`return "hi " + name`)
+			tm.keys("Enter")
+			tm.typed(`print(greet("bob"))`)
+			tm.waitFor("hi bob", "greet(name)", "Say hello.")
+			tm.typed("greet('ann')")
+			tm.waitFor("'hi ann'") // a trailing expression's repr
+
+			// Tab completes from the session
+			tm.tmux("send-keys", "-t", "0", "-l", "gre")
+			tm.keys("Tab")
+			tm.waitFor(">>> greet(")
+			tm.keys("C-c")
+			// a bracketed paste stays one block until Enter
+			tm.tmux("set-buffer", "a = 20\nb = 22\nprint('sum', a + b)")
+			tm.tmux("paste-buffer", "-p", "-t", "0")
+			tm.waitFor("... print('sum', a + b)")
+			tm.keys("Enter")
+			tm.waitFor("sum 42")
+			// Ctrl+J continues the input too
+			tm.tmux("send-keys", "-t", "0", "-l", "q = 1")
+			tm.keys("C-j")
+			tm.typed("print('q is', q)")
+			tm.waitFor("... print('q is', q)", "q is 1")
+			tm.typed("/defs gre")
+			tm.waitFor("greet(name) | block 1")
+
+			tm.typed(`print("hello)`)
+			tm.waitFor("Repaired this block", "\nhello ")
+
+			// Alt+Enter continues the input; the print shows the loop runs
+			tm.tmux("send-keys", "-t", "0", "-l", `print("spinning")`)
+			tm.keys("M-Enter")
+			tm.typed("while True: pass")
+			tm.keys("Enter")
+			tm.waitFor("\nspinning ", "running")
+			tm.keys("C-c")
+			tm.waitFor("KeyboardInterrupt")
+			tm.typed("print(6 * 7)")
+			tm.waitFor("42")
+
+			tm.typed("/restart")
+			tm.waitFor("Restarted:")
+			tm.typed(`print("after")`)
+			tm.waitFor("[Sandbox restarted]", "after")
+
+			tm.tmux("resize-window", "-t", "0", "-x", "60", "-y", "24")
+			s := tm.waitFor(strings.Repeat("─", 60))
+			for _, l := range strings.Split(s, "\n") {
+				if strings.HasPrefix(l, "defs ") {
+					goto narrow
+				}
+			}
+			t.Fatalf("at 60 columns the panel is not under the transcript:\n%s", s)
+		narrow:
+			tm.keys("C-d")
+			tm.waitFor("repl-exit=0")
+			tm.keys("Enter")
+			tm.waitForGone("repl-exit=0")
+			tm.waitFor(">>>", "greet(name)")
+			tm.keys("Up")
+			tm.waitFor(`>>> print("after")`)
+			tm.keys("C-c")
+			tm.typed(`print(greet("again"))`)
+			tm.waitFor("hi again")
+
+			tm.typed("/session other")
+			tm.waitFor("Now in session other.", " other │")
+			tm.typed("z = 5")
+			tm.waitFor("z: int")
+			tm.typed("/reset")
+			tm.waitFor("Delete session other's snapshot")
+			tm.keys("y")
+			tm.waitFor("Session other was reset")
+			tm.typed("z")
+			tm.waitFor("NameError")
+			tm.typed("/quit")
+			tm.waitFor("repl-exit=0\n")
+		})
+	}
+}
+
+// TestReplNeedsTerminal: without a terminal the REPL refuses in one line
+// that points to `sandbox run`.
+func TestReplNeedsTerminal(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	r := sb.run("repl")
+	if r.code != 1 || !strings.Contains(r.stderr, "vis-agent sandbox run") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("repl without a terminal: status %d, stderr %q", r.code, r.stderr)
+	}
+	// `vis-agent sandbox` alone opens the REPL on a terminal only
+	if r := sb.run(); r.code != 0 || !strings.Contains(r.stdout, "repl") {
+		t.Fatalf("sandbox without a terminal: status %d, stdout %q", r.code, r.stdout)
+	}
+	if r := sb.run("nosuch"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
+		t.Fatalf("sandbox nosuch: status %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestReplFigures measures the REPL on a pseudo-terminal for
+// BENCHMARKS.md (make bench sets VIS_BENCH=1): keystroke to repaint while
+// idle and while a block streams 10 MB, and start to a ready prompt on a
+// warm session next to python's own `>>>`, taken alternately.
+func TestReplFigures(t *testing.T) {
+	if os.Getenv("VIS_BENCH") == "" {
+		t.Skip("make bench runs it (VIS_BENCH=1)")
+	}
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	sb.block("default", "x = 1", 0) // the session is warm
+	open := func(argv ...string) *terminal {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env, cmd.Dir = append(sb.env, "TERM=xterm-256color"), sb.ws
+		return startTerminal(t, cmd)
+	}
+
+	var repl, python []time.Duration
+	for i := 0; i < 10; i++ {
+		for _, c := range []struct {
+			argv  []string
+			ready string
+			into  *[]time.Duration
+		}{{[]string{sb.bin, "sandbox", "repl"}, "Python 3.", &repl}, {[]string{py.Executable}, ">>> ", &python}} {
+			start := time.Now()
+			term := open(c.argv...)
+			*c.into = append(*c.into, term.until(0, c.ready, start))
+			term.tty.Close()
+			term.cmd.Process.Kill()
+			term.cmd.Wait()
+		}
+	}
+	t.Logf("figure: start to a ready prompt on a warm session, CPython %s, pseudo-terminal, median of 10 alternate runs: vis-agent sandbox repl %.1f ms (until its status bar shows the session's Python), %s %.1f ms (until >>>), ratio %.2f",
+		py.Version.Short(), msOf(medianOf(repl)), filepath.Base(py.Executable), msOf(medianOf(python)), float64(medianOf(repl))/float64(medianOf(python)))
+
+	term := open(sb.bin, "sandbox", "repl")
+	term.until(0, "Python 3.", time.Now())
+	// keys types n keys, timing each until the terminal receives its
+	// repaint; the keys differ from the one before, so each is drawn
+	keys := func(n int) []time.Duration {
+		var ds []time.Duration
+		for i := 0; i < n; i++ {
+			k := string("QZXWV"[i%5])
+			off := term.mark()
+			start := time.Now()
+			term.send(k)
+			ds = append(ds, term.until(off, k, start))
+		}
+		term.send("\x03")
+		return ds
+	}
+	idle := keys(50)
+	term.send(`for i in range(400): print(("y" * 99 + "\n") * 250, end="", flush=True); time.sleep(0.01)` + "\r")
+	time.Sleep(50 * time.Millisecond)
+	term.send("\r")
+	start := term.mark()
+	term.until(start, "more lines", time.Now())
+	busy := keys(50)
+	stillRunning := !strings.Contains(ansi.Strip(term.since(start)), "snapshot")
+	t.Logf("figure: REPL keystroke to repaint on a pseudo-terminal, CPython %s: median %.2f ms idle, %.2f ms while a block streams 10 MB (the block still streaming at the last key: %v); 50 keys each",
+		py.Version.Short(), msOf(medianOf(idle)), msOf(medianOf(busy)), stillRunning)
+}
+
+// mark is how much the terminal has printed so far.
+func (term *terminal) mark() int {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.seen.Len()
+}
+
+// since is what the terminal printed after mark off.
+func (term *terminal) since(off int) string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.seen.String()[off:]
+}
+
+// until polls (every 100 µs) until the terminal, after mark off, has
+// printed text (escape sequences aside), and returns the time since start.
+func (term *terminal) until(off int, text string, start time.Time) time.Duration {
+	term.t.Helper()
+	for !strings.Contains(ansi.Strip(term.since(off)), text) {
+		if time.Since(start) > 30*time.Second {
+			term.t.Fatalf("no %q on the terminal; it shows:\n%s", text, term.since(off))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return time.Since(start)
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// TestReplLargeOutput: a block printing 100 MB streams through the REPL
+// without freezing it (a key typed meanwhile shows) or growing its memory
+// with the output; under NO_COLOR the screen has no colours.
+func TestReplLargeOutput(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	env := append(sb.env, "NO_COLOR=1")
+	tm := newTerm(t, env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed(`for i in range(1_000_000): print("y" * 99)`)
+	tm.keys("Enter")
+	tm.waitFor("more lines", "running")
+	tm.tmux("send-keys", "-t", "0", "-l", "typed while streaming")
+	s := tm.waitFor(">>> typed while streaming")
+	if !strings.Contains(s, "running") {
+		t.Fatalf("the block ended before the key was seen:\n%s", s)
+	}
+	tm.waitFor("… 999,975 more lines", "│ last ")
+	pid := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "0", "#{pane_pid}"))
+	children, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+	repl := strings.Fields(string(children))
+	if len(repl) != 1 {
+		t.Fatalf("the REPL's process under the pane's shell: %q", children)
+	}
+	status, err := os.ReadFile("/proc/" + repl[0] + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			var kb int
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmHWM:"), "kB")), &kb)
+			t.Logf("the REPL's peak RSS after 100 MB of output: %d MiB", kb>>10)
+			if kb > 100<<10 {
+				t.Fatalf("the REPL's peak RSS grew to %d MiB with 100 MB of output", kb>>10)
+			}
+		}
+	}
+	if colored := tm.tmux("capture-pane", "-p", "-e", "-t", "0"); strings.Contains(colored, "\x1b[38") || strings.Contains(colored, "\x1b[48") {
+		t.Fatalf("colours under NO_COLOR:\n%q", colored)
+	}
+}
+
+// TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
+// second Ctrl+C offers to restart its Python process, y does, and the
+// session goes on from its snapshot.
+func TestReplRestartsAStuckBlock(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("kept = 'still here'")
+	tm.waitFor("kept: str")
+	tm.tmux("send-keys", "-t", "0", "-l", "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); print('stuck')")
+	tm.keys("M-Enter")
+	tm.typed("while True: pass")
+	tm.keys("Enter")
+	tm.waitFor("\nstuck ", "running")
+	tm.keys("C-c")
+	tm.waitFor("Interrupting")
+	tm.keys("C-c")
+	tm.waitFor("Restart its Python process")
+	tm.keys("y")
+	tm.waitFor("SandboxRestarted")
+	tm.typed("print(kept)")
+	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+}

@@ -1,0 +1,90 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/host"
+)
+
+const helpText = `Keys
+  Enter            run the input when it is complete (as python's REPL decides), else a new line
+  Alt+Enter, Ctrl+J  a new line
+  Tab              indent, or complete a name or attribute from the session
+  Up / Down        move between lines; at the first or last, walk the history
+  Ctrl+C           interrupt the running block (twice within 2 s: offer to restart); else clear the input
+  Ctrl+D           quit on an empty input (the session keeps running)
+  PgUp / PgDn, wheel  scroll the transcript      Ctrl+O  show or fold long outputs
+  F2               hide or show the defs panel    F1      this help     Ctrl+L  clear the transcript
+Commands
+  /defs [pattern]  list helpers and variables     /restart  restart the Python process (state restored)
+  /reset           delete the session's state     /session NAME  switch to another session
+  /timeout DUR     time blocks out after DUR      /clear  clear the transcript
+  /help            this help                      /quit   leave (the session keeps running)`
+
+// command runs a /command line.
+func (m *Model) command(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+	arg = strings.TrimSpace(arg)
+	s := m.sess
+	switch name {
+	case "/help":
+		m.tr.add(kindInfo, helpText)
+	case "/quit", "/exit":
+		return tea.Quit
+	case "/clear":
+		m.tr.clear()
+	case "/defs":
+		return func() tea.Msg {
+			text, err := s.Defs(client.DefsOptions{Pattern: arg, Limit: 100})
+			return doneMsg{text: text, err: err}
+		}
+	case "/restart":
+		if m.running {
+			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
+			return nil
+		}
+		return func() tea.Msg {
+			if err := s.Restart(false); err != nil && !errors.Is(err, client.ErrNotRunning) {
+				return doneMsg{err: fmt.Errorf("restart: %w", err)}
+			}
+			return doneMsg{text: "Restarted: the next block runs in a new Python process restored from the snapshot."}
+		}
+	case "/reset":
+		m.confirm = "reset"
+		m.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
+	case "/session":
+		if arg == "" {
+			m.tr.add(kindInfo, "This is session "+s.Meta.Name+"; /session NAME switches.")
+			return nil
+		}
+		if m.running {
+			m.tr.add(kindProblem, "a block is running: wait for it or interrupt it first (Ctrl+C)")
+			return nil
+		}
+		open := m.cfg.Open
+		return func() tea.Msg {
+			ns, err := open(arg)
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{text: "Now in session " + arg + ".", sess: ns}
+		}
+	case "/timeout":
+		d, err := time.ParseDuration(arg)
+		if err != nil || d <= 0 {
+			m.tr.add(kindProblem, "give a duration such as /timeout 30s or /timeout 5m")
+			return nil
+		}
+		m.timeout = host.ClampTimeout(d)
+		m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+".")
+	default:
+		m.tr.add(kindProblem, "unknown command "+name+"; /help lists them")
+	}
+	return nil
+}

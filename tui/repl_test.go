@@ -1,0 +1,470 @@
+package tui
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// -update rewrites the golden frames (make golden).
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// newModel is a REPL at w×h on a dark terminal. Its session is never
+// dialled: these tests hand the model the session's answers as messages,
+// the way the commands it returns would (the tmux tests in cmd/vis-agent
+// drive it against real sessions).
+func newModel(t *testing.T, w, h int) *Model {
+	t.Helper()
+	s := &client.Session{Meta: session.Meta{Name: "default", Workspace: "/home/u/work/proj"}}
+	m := New(Config{Session: s, HistoryDir: t.TempDir()})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	m.Update(statusMsg{st: protocol.Status{Name: "default", Python: "3.12.1", Network: true}})
+	return m
+}
+
+func press(m *Model, keys ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		cmd = m.Update2(key(k))
+	}
+	return cmd
+}
+
+// Update2 is Update for tests that want only the command.
+func (m *Model) Update2(msg tea.Msg) tea.Cmd {
+	_, cmd := m.Update(msg)
+	return cmd
+}
+
+// key is the key press tmux or a terminal would send for a name.
+func key(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "alt+enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "f2":
+		return tea.KeyPressMsg{Code: tea.KeyF2}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "ctrl+c", "ctrl+d", "ctrl+o", "ctrl+u":
+		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		m.Update(key(string(r)))
+	}
+}
+
+func frame(m *Model) string { return ansi.Strip(m.View().Content) }
+
+// run submits src as complete and finishes it with the given events.
+func run(t *testing.T, m *Model, src string, res protocol.Result, events ...protocol.Event) {
+	t.Helper()
+	typeText(m, src)
+	if press(m, "enter") == nil || m.asking != src {
+		t.Fatalf("Enter did not ask the session about %q", src)
+	}
+	m.Update(completeMsg{src: src, kind: "complete"})
+	if !m.running {
+		t.Fatalf("%q did not run", src)
+	}
+	for _, ev := range events {
+		m.Update(runEventMsg{m.runID, ev})
+	}
+	m.Update(runDoneMsg{id: m.runID, res: res})
+}
+
+func TestEditorIndentsAndDedents(t *testing.T) {
+	e := newEditor()
+	e.Insert("def f(x):")
+	e.Newline()
+	e.Insert("if x:  ")
+	e.Newline()
+	e.Insert("return 1")
+	e.Newline()
+	if got, want := e.Value(), "def f(x):\n    if x:  \n        return 1\n        "; got != want {
+		t.Fatalf("auto-indent: %q, want %q", got, want)
+	}
+	e.Backspace()
+	e.Insert("pass")
+	if got := e.Value(); !strings.HasSuffix(got, "\n    pass") {
+		t.Fatalf("backspace in indentation dedents one level: %q", got)
+	}
+	e.Insert("\tq\x07\r\nz")
+	if got := e.Value(); !strings.HasSuffix(got, "\n    pass    q\nz") {
+		t.Fatalf("tabs, controls and CRLF in typed text: %q", got)
+	}
+	e.SetValue("a\nb")
+	e.Up()
+	e.Home()
+	e.Backspace() // nothing before the first line
+	e.Right()
+	e.Delete() // joins b
+	if got := e.Value(); got != "ab" {
+		t.Fatalf("join lines: %q", got)
+	}
+}
+
+func TestEditorViewScrollsToTheCursor(t *testing.T) {
+	e := newEditor()
+	var lines []string
+	for i := 0; i < 500; i++ {
+		lines = append(lines, fmt.Sprintf("x%d = %d", i, i))
+	}
+	e.SetValue(strings.Join(lines, "\n"))
+	view, cx, cy := e.View(40, 5, ">>> ", "... ")
+	if len(view) != 5 || view[4] != "... x499 = 499" || cy != 4 || cx != len("... x499 = 499") {
+		t.Fatalf("view at the end: %q cursor %d,%d", view, cx, cy)
+	}
+	for e.Up() {
+	}
+	view, _, cy = e.View(40, 5, ">>> ", "... ")
+	if view[0] != ">>> x0 = 0" || cy != 0 {
+		t.Fatalf("view at the start: %q", view)
+	}
+	e.SetValue(strings.Repeat("y", 100))
+	view, cx, _ = e.View(40, 1, ">>> ", "... ")
+	if ansi.StringWidth(view[0]) > 40 || cx >= 40 {
+		t.Fatalf("a long line scrolls: %q cursor %d", view[0], cx)
+	}
+}
+
+func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
+	m := newModel(t, 100, 30)
+	typeText(m, "def f():")
+	if press(m, "enter") == nil {
+		t.Fatal("Enter did not ask the session")
+	}
+	typeText(m, "return 2") // typed before the answer
+	m.Update(completeMsg{src: "def f():", kind: "incomplete"})
+	if got := m.ed.Value(); got != "def f():\n    return 2" {
+		t.Fatalf("after an incomplete answer: %q", got)
+	}
+	press(m, "enter")
+	m.Update(completeMsg{src: "def f():\n    return 2", kind: "incomplete"})
+	press(m, "enter")
+	if m.asking != "def f():\n    return 2\n    " {
+		t.Fatalf("asked about %q", m.asking)
+	}
+	m.Update(completeMsg{src: m.asking, kind: "complete"})
+	if !m.running || !m.ed.Empty() || m.hist.entries[0] != "def f():\n    return 2" {
+		t.Fatalf("the block did not run whole: running %v, input %q, history %q", m.running, m.ed.Value(), m.hist.entries)
+	}
+	// typed while it runs: the Enter waits for the block's end
+	typeText(m, "f()")
+	press(m, "enter")
+	typeText(m, "x")
+	if m.ed.Value() != "f()" {
+		t.Fatalf("keys after an Enter typed ahead went to the input: %q", m.ed.Value())
+	}
+	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{DurationMS: 3, Snapshot: "saved"}})
+	if m.asking != "f()" || len(m.pending) != 1 {
+		t.Fatalf("after the block: asking %q, pending %d", m.asking, len(m.pending))
+	}
+}
+
+func TestSlashCommandsAndCtrlKeys(t *testing.T) {
+	m := newModel(t, 100, 30)
+	typeText(m, "/timeout 2h")
+	press(m, "enter")
+	if m.timeout.String() != "35m0s" || !strings.Contains(frame(m), "Blocks now time out after 35m0s.") {
+		t.Fatalf("/timeout is clamped: %v\n%s", m.timeout, frame(m))
+	}
+	typeText(m, "/nope")
+	press(m, "enter")
+	typeText(m, "/help")
+	press(m, "enter")
+	f := frame(m)
+	if !strings.Contains(f, "unknown command /nope; /help lists them") || !strings.Contains(f, "/reset") {
+		t.Fatalf("unknown command and help:\n%s", f)
+	}
+	typeText(m, "/reset")
+	press(m, "enter")
+	if m.confirm != "reset" || !strings.Contains(frame(m), "Delete session default's snapshot") {
+		t.Fatal("/reset does not ask first")
+	}
+	press(m, "n")
+	if m.confirm != "" || !strings.Contains(frame(m), "(cancelled)") {
+		t.Fatal("n does not cancel /reset")
+	}
+	typeText(m, "/clear")
+	press(m, "enter")
+	if strings.Contains(frame(m), "cancelled") {
+		t.Fatal("/clear kept the transcript")
+	}
+
+	typeText(m, "half typed")
+	press(m, "ctrl+c")
+	if !m.ed.Empty() {
+		t.Fatal("Ctrl+C does not clear the input")
+	}
+	run(t, m, "while True: pass", protocol.Result{})
+	m.running = true // as if the block had not ended yet
+	if press(m, "ctrl+c") == nil || m.confirm != "" {
+		t.Fatal("the first Ctrl+C does not interrupt")
+	}
+	typeText(m, "1")
+	press(m, "enter") // typed ahead: waits for the block's end
+	if press(m, "ctrl+c") == nil || m.confirm != "restart" || !strings.Contains(frame(m), "Restart its Python process") {
+		t.Fatal("a second Ctrl+C does not interrupt again and offer a restart")
+	}
+	if press(m, "n"); m.confirm != "" || len(m.pending) != 1 {
+		t.Fatal("the answer waits behind a typed-ahead Enter")
+	}
+	press(m, "ctrl+c")
+	press(m, "ctrl+c")
+	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{Error: &protocol.BlockError{Type: "KeyboardInterrupt", Traceback: "KeyboardInterrupt\n"}}})
+	if m.confirm != "" {
+		t.Fatal("the restart question stays after the block ended")
+	}
+	if m.asking != "1" {
+		t.Fatalf("the typed-ahead Enter did not ask about %q after the block", "1")
+	}
+	m.Update(completeMsg{src: "1", kind: "complete"})
+	m.Update(runDoneMsg{id: m.runID})
+	typeText(m, "x")
+	if cmd := press(m, "ctrl+d"); cmd != nil {
+		t.Fatal("Ctrl+D quits with input")
+	}
+	press(m, "ctrl+u")
+	if cmd := press(m, "ctrl+d"); cmd == nil || fmt.Sprintf("%T", cmd()) != "tea.QuitMsg" {
+		t.Fatal("Ctrl+D on an empty input does not quit")
+	}
+}
+
+func TestHistoryWalksWholeEntriesAndSurvives(t *testing.T) {
+	dir := t.TempDir()
+	path := historyFile(dir, "/w")
+	h := loadHistory(path)
+	for _, s := range []string{"a = 1", "def f():\n    return 1", "def f():\n    return 1", "b = 2"} {
+		if err := h.add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a torn last line, as a kill in the middle of a write leaves
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`"torn`)
+	f.Close()
+	h = loadHistory(path)
+	if got := strings.Join(h.entries, "|"); got != "a = 1|def f():\n    return 1|b = 2" {
+		t.Fatalf("reloaded history: %q", got)
+	}
+	if other := loadHistory(historyFile(dir, "/elsewhere")); len(other.entries) != 0 {
+		t.Fatal("another workspace shares the history")
+	}
+
+	m := newModel(t, 100, 30)
+	m.hist = h
+	typeText(m, "draft")
+	press(m, "up")
+	press(m, "up")
+	if m.ed.Value() != "def f():\n    return 1" {
+		t.Fatalf("Up twice: %q", m.ed.Value())
+	}
+	press(m, "up") // within the entry: to its first line
+	press(m, "up")
+	if m.ed.Value() != "a = 1" {
+		t.Fatalf("Up walks within a multi-line entry, then on: %q", m.ed.Value())
+	}
+	press(m, "down", "down")
+	if m.ed.Value() != "b = 2" {
+		t.Fatalf("Down: %q", m.ed.Value())
+	}
+	press(m, "down")
+	if m.ed.Value() != "draft" {
+		t.Fatalf("Down past the newest: %q", m.ed.Value())
+	}
+}
+
+func TestLongOutputIsFoldedAndBounded(t *testing.T) {
+	m := newModel(t, 100, 40)
+	typeText(m, "big()")
+	press(m, "enter")
+	m.Update(completeMsg{src: "big()", kind: "complete"})
+	chunk := strings.Repeat("line of output\n", 4000)
+	for i := 0; i < 25; i++ { // 100,000 lines
+		m.Update(runEventMsg{m.runID, protocol.Event{Ev: "out", Stream: "stdout", Data: chunk}})
+	}
+	m.Update(runEventMsg{m.runID, protocol.Event{Ev: "out", Stream: "stdout", Data: strings.Repeat("z", 5000) + "\n"}})
+	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{}})
+	out := m.tr.entries[len(m.tr.entries)-1].out
+	if len(out.head) != headKeep || len(out.tail) != tailKeep || out.count() != 100001 {
+		t.Fatalf("kept %d+%d lines of %d", len(out.head), len(out.tail), out.count())
+	}
+	f := frame(m)
+	if !strings.Contains(f, "… 99,976 more lines (Ctrl+O shows them)") || !strings.Contains(f, "… (+4000 bytes)") {
+		t.Fatalf("folded output:\n%s", f)
+	}
+	press(m, "ctrl+o")
+	press(m, "pgup")
+	if f := frame(m); strings.Contains(f, "more lines") {
+		t.Fatalf("Ctrl+O does not expand:\n%s", f)
+	}
+	m.tr.scroll = 1 << 30
+	if f := frame(m); !strings.Contains(f, ">>> big()") {
+		t.Fatalf("scrolled to the top:\n%s", f)
+	}
+	if !strings.Contains(m.statusBar(), "(PgDn)") {
+		t.Fatal("the status bar does not say the transcript is scrolled back")
+	}
+}
+
+const defsJSON = `{"helpers":[{"name":"greet","kind":"function","signature":"greet(name, punct=<str>)","block":1,"lines":3,"doc":"Say hello."}],
+"variables":[{"name":"gen","type":"generator","size":104,"saved":false,"reason":"generator cannot be pickled"},{"name":"n","type":"int","size":28,"saved":true,"reason":null}]}`
+
+// script is what the golden frames show: a helper, a call with its echo,
+// a repaired block, an error with its caret, a restart notice.
+func script(t *testing.T, m *Model) {
+	run(t, m, "def greet(name, punct='!'):\n    \"\"\"Say hello.\"\"\"\n    return 'hi ' + name + punct", protocol.Result{DurationMS: 2, Snapshot: "saved"})
+	run(t, m, "greet('bob')", protocol.Result{DurationMS: 1, Snapshot: "unchanged"},
+		protocol.Event{Ev: "out", Stream: "stdout", Data: "'hi bob!'\n"})
+	run(t, m, `print("hello)`, protocol.Result{Repaired: true, DurationMS: 4, Snapshot: "unchanged"},
+		protocol.Event{Ev: "note", Kind: "repair", Data: "Repaired this block before running it.\n  line 1: added the missing closing \" at column 13"},
+		protocol.Event{Ev: "out", Stream: "stdout", Data: "hello\n"})
+	run(t, m, "1/0", protocol.Result{DurationMS: 1, Error: &protocol.BlockError{Type: "ZeroDivisionError", Message: "division by zero",
+		Excerpt: "1: 1/0\n   ^^^", Traceback: "Traceback (most recent call last):\n  File \"<block 4>\", line 1, in <module>\nZeroDivisionError: division by zero\n"}})
+	run(t, m, "n = 2", protocol.Result{Restarted: true, DurationMS: 310, Snapshot: "saved"},
+		protocol.Event{Ev: "note", Kind: "restart", Data: "[Sandbox restarted] The session was restarted (vis-agent sandbox restart).\nRestored helpers (1): greet."})
+	m.Update(defsMsg{data: defsJSON})
+}
+
+func TestPanelAndLayouts(t *testing.T) {
+	m := newModel(t, 120, 30)
+	script(t, m)
+	wide := frame(m)
+	for _, want := range []string{"│ greet(name, punct=<str>)", "Say hello.", "gen: generator, 104 B · not saved: gen…",
+		"n: int, 28 B · saved", "Python 3.12.1", "jail off · network on", "last 310 ms", "snapshot saved", "\n1: 1/0 ", "\n   ^^^ "} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("the wide frame lacks %q", want)
+		}
+	}
+	press(m, "f2")
+	if strings.Contains(frame(m), "(F2 hides)") {
+		t.Error("F2 does not hide the panel")
+	}
+	press(m, "f2")
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 30})
+	narrow := frame(m)
+	lines := strings.Split(narrow, "\n")
+	if len(lines) != 30 {
+		t.Fatalf("the frame is %d lines high, not 30", len(lines))
+	}
+	under := false
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 60 {
+			t.Fatalf("a line wider than 60 columns: %q", l)
+		}
+		under = under || strings.HasPrefix(l, "defs  (F2 hides)")
+	}
+	if !under {
+		t.Fatalf("the panel is not under the transcript at 60 columns:\n%s", narrow)
+	}
+	if *update {
+		t.Log("golden frames rewritten")
+	}
+	golden(t, "wide.golden", wide)
+	golden(t, "narrow.golden", narrow)
+	// colours pinned: the dark theme lowered to 256 colours
+	var b bytes.Buffer
+	w := &colorprofile.Writer{Forward: &b, Profile: colorprofile.ANSI256}
+	w.Write([]byte(m.View().Content))
+	golden(t, "narrow-256.golden", b.String())
+	m.Update(tea.BackgroundColorMsg{Color: ansi.White})
+	if m.th.dark {
+		t.Fatal("a light background keeps the dark theme")
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (make golden writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (make golden rewrites it after a deliberate change):\n%s", name, got)
+	}
+}
+
+func TestTranscriptMemoryIsBounded(t *testing.T) {
+	var tr transcript
+	chunk := strings.Repeat("x\n", 2000)
+	for i := 0; i < 200; i++ { // 200 blocks of 2,000 lines each
+		tr.add(kindBlock, fmt.Sprintf("print(%d)", i))
+		tr.print(kindStdout, chunk)
+	}
+	if tr.kept > maxKept || tr.kept != 50*(headKeep+tailKeep) {
+		t.Fatalf("the transcript keeps %d lines of output", tr.kept)
+	}
+	if first := tr.entries[0]; first.kind != kindStdout && first.text != "print(150)" {
+		t.Fatalf("the oldest entry kept: %+v", first)
+	}
+}
+
+func TestTinyTerminals(t *testing.T) {
+	for _, size := range [][2]int{{0, 0}, {1, 1}, {10, 3}, {30, 6}, {200, 2}} {
+		m := newModel(t, size[0], size[1])
+		script(t, m)
+		typeText(m, "x = 1")
+		press(m, "alt+enter")
+		typeText(m, "y = 2")
+		if f := frame(m); f == "" {
+			t.Errorf("%v: an empty frame", size)
+		}
+		press(m, "f2")
+		frame(m)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	mark := func(tag string) lipgloss.Style {
+		return lipgloss.NewStyle().Transform(func(s string) string { return tag + "<" + s + ">" })
+	}
+	th := &theme{keyword: mark("k"), fn: mark("f"), str: mark("s"), num: mark("n"), comment: mark("c"), op: mark("o"), name: lipgloss.NewStyle()}
+	src := "@cache\ndef f(x=1.5e-3):  # doc\n    s = rb'a\\'b' + \"\"\"x\ny\"\"\"\n    return len(s) if x else None\n\"open"
+	want := []string{
+		"f<@cache>",
+		"k<def> f<f>o<(>xo<=>n<1.5e-3>o<)>o<:>  c<# doc>",
+		"    s o<=> s<rb'a\\'b'> o<+> s<\"\"\"x>",
+		"s<y\"\"\">",
+		"    k<return> f<len>o<(>so<)> k<if> x k<else> k<None>",
+		"s<\"open>",
+	}
+	if got := th.highlight(src); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("highlight:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,355 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Bounds of what the transcript keeps, so that any amount of output leaves
+// the REPL's memory bounded: of one output, its first and last lines, each
+// cut at maxLine bytes; of the whole transcript, the last maxEntries
+// entries holding at most maxKept lines of output.
+const (
+	headKeep   = 500
+	tailKeep   = 500
+	maxLine    = 1000
+	maxEntries = 2000
+	maxKept    = 50000
+	// A folded output shows its first foldHead and last foldTail lines.
+	foldAt   = 30
+	foldHead = 20
+	foldTail = 5
+)
+
+type entryKind int
+
+const (
+	kindBlock   entryKind = iota // a block as typed
+	kindStdout                   // what it printed
+	kindStderr                   // what it printed on stderr
+	kindError                    // how it failed
+	kindRepair                   // the repair note
+	kindRestart                  // the [Sandbox restarted] notice
+	kindInfo                     // answers of the REPL's commands
+	kindProblem                  // the REPL's own trouble (the session did not answer)
+)
+
+type entry struct {
+	kind  entryKind
+	text  string
+	out   *output // stdout and stderr entries
+	lines []string
+	width int // the width lines were rendered for; 0: render again
+}
+
+// output is what one block printed on one stream, bounded: the first
+// headKeep lines, the last tailKeep, and a count of those between.
+type output struct {
+	head      []string
+	tail      []string // a ring once full
+	tailStart int
+	omitted   int
+	partial   strings.Builder // the line being printed
+	cut       int             // bytes cut from it
+}
+
+func (o *output) write(data string) {
+	for data != "" {
+		i := strings.IndexByte(data, '\n')
+		seg := data
+		if i >= 0 {
+			seg = data[:i]
+		}
+		if room := maxLine - o.partial.Len(); len(seg) > room {
+			if room > 0 {
+				o.partial.WriteString(seg[:room])
+			}
+			o.cut += len(seg) - max(room, 0)
+		} else {
+			o.partial.WriteString(seg)
+		}
+		if i < 0 {
+			return
+		}
+		o.add(o.finish())
+		data = data[i+1:]
+	}
+}
+
+// finish is the partial line made printable.
+func (o *output) finish() string {
+	s := printable(o.partial.String())
+	if o.cut > 0 {
+		s += fmt.Sprintf(" … (+%d bytes)", o.cut)
+	}
+	o.partial.Reset()
+	o.cut = 0
+	return s
+}
+
+func (o *output) add(line string) {
+	switch {
+	case len(o.head) < headKeep:
+		o.head = append(o.head, line)
+	case len(o.tail) < tailKeep:
+		o.tail = append(o.tail, line)
+	default:
+		o.tail[o.tailStart] = line
+		o.tailStart = (o.tailStart + 1) % tailKeep
+		o.omitted++
+	}
+}
+
+func (o *output) keptLines() int { return len(o.head) + len(o.tail) }
+
+// count is how many lines were printed, the one being printed included.
+func (o *output) count() int {
+	n := len(o.head) + len(o.tail) + o.omitted
+	if o.partial.Len() > 0 {
+		n++
+	}
+	return n
+}
+
+// kept is every line kept, in order, with -1 standing for the omitted
+// ones when there are any.
+func (o *output) kept() (lines []string, gap int) {
+	lines = append(lines, o.head...)
+	gap = -1
+	if o.omitted > 0 {
+		gap = len(lines)
+	}
+	lines = append(lines, o.tail[o.tailStart:]...)
+	lines = append(lines, o.tail[:o.tailStart]...)
+	if o.partial.Len() > 0 {
+		s := printable(o.partial.String())
+		if o.cut > 0 {
+			s += fmt.Sprintf(" … (+%d bytes)", o.cut)
+		}
+		lines = append(lines, s)
+	}
+	return lines, gap
+}
+
+// printable is a line of output as the transcript shows it: what follows
+// its last carriage return (a progress bar's last state), tabs expanded,
+// escape sequences and other control characters dropped.
+func printable(s string) string {
+	if i := strings.LastIndexByte(s, '\r'); i >= 0 {
+		s = s[i+1:]
+	}
+	if strings.IndexByte(s, '\x1b') >= 0 {
+		s = ansi.Strip(s)
+	}
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case !unicode.IsControl(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// transcript is the scrollable record of the session as seen from here.
+type transcript struct {
+	entries  []*entry
+	kept     int  // lines of output the entries keep
+	expanded bool // long outputs shown whole
+	scroll   int  // lines scrolled back from the bottom; 0 follows
+}
+
+func (t *transcript) add(kind entryKind, text string) {
+	t.push(&entry{kind: kind, text: strings.TrimRight(text, "\n")})
+}
+
+func (t *transcript) push(e *entry) {
+	if len(t.entries) >= maxEntries {
+		t.drop(maxEntries / 10)
+	}
+	t.entries = append(t.entries, e)
+}
+
+// drop forgets the n oldest entries.
+func (t *transcript) drop(n int) {
+	for _, e := range t.entries[:n] {
+		if e.out != nil {
+			t.kept -= e.out.keptLines()
+		}
+	}
+	t.entries = append(t.entries[:0], t.entries[n:]...)
+}
+
+// print adds output of a running block, to the last entry when it is the
+// same stream.
+func (t *transcript) print(kind entryKind, data string) {
+	var e *entry
+	if n := len(t.entries); n > 0 && t.entries[n-1].kind == kind {
+		e = t.entries[n-1]
+	} else {
+		e = &entry{kind: kind, out: &output{}}
+		t.push(e)
+	}
+	before := e.out.keptLines()
+	e.out.write(data)
+	t.kept += e.out.keptLines() - before
+	for t.kept > maxKept && len(t.entries) > 1 {
+		t.drop(1)
+	}
+	e.width = 0
+}
+
+func (t *transcript) clear() {
+	t.entries, t.kept, t.scroll = nil, 0, 0
+}
+
+// toggle expands or folds every long output.
+func (t *transcript) toggle() {
+	t.expanded = !t.expanded
+	t.invalidate()
+}
+
+func (t *transcript) invalidate() {
+	for _, e := range t.entries {
+		e.width = 0
+	}
+}
+
+// render is e's lines at width, cached until e changes.
+func (t *transcript) render(th *theme, e *entry, width int) []string {
+	if e.width == width {
+		return e.lines
+	}
+	var raw []string
+	switch e.kind {
+	case kindBlock:
+		for i, l := range th.highlight(e.text) {
+			p := "... "
+			if i == 0 {
+				p = ">>> "
+			}
+			raw = append(raw, th.prompt.Render(p)+l)
+		}
+	case kindStdout, kindStderr:
+		raw = t.renderOutput(th, e)
+	case kindError:
+		for _, l := range strings.Split(e.text, "\n") {
+			if isCaretLine(l) {
+				raw = append(raw, th.caret.Render(l))
+			} else {
+				raw = append(raw, th.err.Render(l))
+			}
+		}
+	case kindRepair, kindRestart:
+		st := th.repair
+		if e.kind == kindRestart {
+			st = th.restart
+		}
+		for _, l := range strings.Split(e.text, "\n") {
+			raw = append(raw, st.Render("▌ "+l))
+		}
+	case kindInfo:
+		for _, l := range strings.Split(e.text, "\n") {
+			raw = append(raw, th.info.Render(l))
+		}
+	case kindProblem:
+		raw = append(raw, th.problem.Render(e.text))
+	}
+	e.lines = e.lines[:0]
+	for _, l := range raw {
+		if e.kind >= kindRepair {
+			// prose: wrapped between words
+			l = ansi.Wrap(l, width, "")
+		} else {
+			l = ansi.Hardwrap(l, width, true)
+		}
+		e.lines = append(e.lines, strings.Split(l, "\n")...)
+	}
+	e.width = width
+	return e.lines
+}
+
+func (t *transcript) renderOutput(th *theme, e *entry) []string {
+	st := th.out
+	if e.kind == kindStderr {
+		st = th.errOut
+	}
+	lines, gap := e.out.kept()
+	n := e.out.count()
+	var raw []string
+	if !t.expanded && n > foldAt {
+		for _, l := range lines[:foldHead] {
+			raw = append(raw, st.Render(l))
+		}
+		raw = append(raw, th.fold.Render(fmt.Sprintf("… %s more lines (Ctrl+O shows them)", thousands(n-foldHead-foldTail))))
+		for _, l := range lines[len(lines)-foldTail:] {
+			raw = append(raw, st.Render(l))
+		}
+		return raw
+	}
+	for i, l := range lines {
+		if i == gap {
+			raw = append(raw, th.fold.Render(fmt.Sprintf("… %s lines not kept (the first %d and last %d are)", thousands(e.out.omitted), headKeep, tailKeep)))
+		}
+		raw = append(raw, st.Render(l))
+	}
+	return raw
+}
+
+// thousands is n with thousands separators: 98,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// view is height lines of the transcript at width, scrolled back t.scroll
+// lines from the bottom; it renders only the entries on screen (all of
+// them when scrolled, to know where the top is).
+func (t *transcript) view(th *theme, width, height int) []string {
+	if t.scroll > 0 {
+		total := 0
+		for _, e := range t.entries {
+			total += len(t.render(th, e, width))
+		}
+		t.scroll = max(0, min(t.scroll, total-height))
+	}
+	need := height + t.scroll
+	var chunks [][]string
+	got := 0
+	for i := len(t.entries) - 1; i >= 0 && got < need; i-- {
+		l := t.render(th, t.entries[i], width)
+		chunks = append(chunks, l)
+		got += len(l)
+	}
+	out := make([]string, 0, got)
+	for i := len(chunks) - 1; i >= 0; i-- {
+		out = append(out, chunks[i]...)
+	}
+	out = out[:max(0, len(out)-t.scroll)]
+	if len(out) > height {
+		out = out[len(out)-height:]
+	}
+	if pad := height - len(out); pad > 0 {
+		out = append(make([]string, pad), out...)
+	}
+	return out
+}
