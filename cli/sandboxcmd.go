@@ -24,7 +24,7 @@ func newSandboxCmd() *cobra.Command {
 		Use:   "sandbox",
 		Short: "Tools of the sandbox REPL, for direct use",
 	}
-	sandbox.AddCommand(newRepairCmd())
+	sandbox.AddCommand(newRepairCmd(), newSandboxMCPCmd())
 	addSessionCmds(sandbox)
 	return sandbox
 }
