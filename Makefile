@@ -48,6 +48,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	$(GO) run ./internal/cmdbench -bin $(BIN)
+	$(GO) run ./internal/sandboxbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser
 $(GORELEASER):

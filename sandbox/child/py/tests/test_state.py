@@ -352,12 +352,27 @@ class SaveTest(Case):
             class Reg:
                 def put(self):
                     registry.append(1)
+                @staticmethod
+                def zap():
+                    registry.clear()
             r = Reg()
+            import functools
+            def logged(fn):
+                @functools.wraps(fn)
+                def wrapper(*a):
+                    return fn(*a)
+                return wrapper
+            @logged
+            def mark():
+                registry.append("m")
         """)
         cases = [
             ("add_twice(1)", "items", [1, 1]),
             ("r.put()", "registry", [1]),
+            ("mark()", "registry", [1, "m"]),
+            ("Reg.zap(); r.put()", "registry", [1]),
             ("globals()['registry'].append(2)", "registry", [1, 2]),
+            ("Reg.zap()", "registry", []),
         ]
         for block, name, want in cases:
             with self.subTest(block=block):
@@ -369,11 +384,18 @@ class SaveTest(Case):
                 finally:
                     s2.close()
                     sys.modules["__main__"] = s.module
+        s.run("""
+            class Holder:
+                pass
+            h = Holder()
+            h.deep = ({"k": [items]},)
+        """)
         s.run("items.append(3)")
         s2 = Session(self.folder)
         try:
             s2.restore()
             self.assertEqual(s2.ns["box"], {"items": [1, 1, 3]}, "an alias inside another value")
+            self.assertEqual(s2.ns["h"].deep, ({"k": [[1, 1, 3]]},), "an alias deep in an instance, through a tuple")
         finally:
             s2.close()
             sys.modules["__main__"] = s.module

@@ -16,14 +16,16 @@ Files in the session folder:
 
 Telling that nothing changed without pickling everything: a value is pickled
 again only when its name is bound to another object, or the block (or a
-session function or class it names, transitively) names it, or its last
-pickle went through an object that a re-pickled value went through (aliases).
+session function or class it names, transitively) names it, or it holds a
+mutable object that a re-pickled value holds too (aliases, found through the
+garbage collector's references, one C call per level of nesting).
 A change made only through objects outside the session (another module, a
 thread) is seen by the next save with full=True.
 """
 
 import ast
 import builtins
+import gc
 import hashlib
 import json
 import linecache
@@ -141,15 +143,52 @@ def _pickle(value):
         if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
             msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
         reason = f"{_defs.type_name(value)} cannot be pickled: {msg}"
-    try:
-        memo = p.memo.copy()
-    except Exception:
-        memo = {}
-    reach = frozenset(k for k, (_, o) in memo.items() if type(o) not in _IMMUTABLE)
+    if reason is not None and reason != OVER_VALUE:
+        return _Entry(value, reason=reason)
+    reach = _reach(value)
     immutable = type(value) in _IMMUTABLE and not reach
     if reason is not None:
         return _Entry(value, reason=reason, reach=reach, immutable=immutable)
     return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
+
+
+# Objects a value may hold that are not its data: a change to them is not a
+# change to the value's pickle (functions and classes pickle by name).
+_NOT_DATA = _IMMUTABLE - {tuple, frozenset} | {
+    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+    types.CodeType, types.FrameType, types.GeneratorType, types.CoroutineType}
+_THROUGH = frozenset({tuple, frozenset})  # never changed, but may hold what is
+_REACH_CAP = 1 << 20
+
+
+def _reach(value):
+    """The ids of the mutable objects in value (itself included): what a
+    change through another name would have to go through. One C call per
+    level of nesting; a Python loop only over levels that mix kinds."""
+    out, through = set(), set()
+    level = [value]
+    while level and len(out) < _REACH_CAP:
+        kinds = set(map(type, level))
+        if kinds <= _NOT_DATA:
+            break
+        ids = set(map(id, level))
+        if (kinds.isdisjoint(_NOT_DATA) and kinds.isdisjoint(_THROUGH) and len(ids) == len(level)
+                and ids.isdisjoint(out) and not any(issubclass(k, type) for k in kinds)):
+            out |= ids
+            nxt = level
+        else:
+            nxt = []
+            for o in level:
+                t = type(o)
+                if t in _NOT_DATA or isinstance(o, type):
+                    continue
+                i = id(o)
+                if i in out or i in through:
+                    continue
+                (through if t in _THROUGH else out).add(i)
+                nxt.append(o)
+        level = gc.get_referents(*nxt) if nxt else ()
+    return frozenset(out)
 
 
 def _code_names(code, out):
@@ -157,6 +196,32 @@ def _code_names(code, out):
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _code_names(c, out)
+
+
+def _session_code(value, namespace, found):
+    """Adds to found the names in the code that runs when value (a session
+    function, a decorated one, a session class or an instance of one) is
+    called or used."""
+    stack, done = [value], set()
+    while stack and len(done) < 10000:
+        o = stack.pop()
+        if id(o) in done:
+            continue
+        done.add(id(o))
+        if isinstance(o, types.FunctionType):
+            if o.__globals__ is namespace:
+                _code_names(o.__code__, found)
+        elif not isinstance(o, type) and getattr(type(o), "__module__", None) == "__main__":
+            stack.append(type(o))
+        if isinstance(o, type):
+            for c in o.__mro__:
+                if c.__module__ == "__main__":
+                    stack.extend(vars(c).values())
+            continue
+        for attr in ("__wrapped__", "__func__", "func", "fget", "fset", "fdel"):
+            nxt = getattr(o, attr, None)
+            if nxt is not None and not isinstance(nxt, type):
+                stack.append(nxt)
 
 
 def global_reads(source):
@@ -265,9 +330,10 @@ def _write_atomic(path, chunks):
     tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb", buffering=0) as f:
+        with os.fdopen(fd, "wb") as f:  # buffered: it writes each chunk whole
             for c in chunks:
                 f.write(c)
+            f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -427,7 +493,10 @@ class State:
             if m is not None and m[0] is v and m[1] is entries:
                 rec = m[2]
             else:
-                rec = self.helper_record(name, v)
+                try:
+                    rec = self.helper_record(name, v)
+                except Exception:  # a value's own __getattr__ may raise anything
+                    rec = None
             memo[name] = (v, entries, rec)
             if rec is not None:
                 out.append(rec)
@@ -438,29 +507,20 @@ class State:
     # ---- saving -----------------------------------------------------------
 
     def _closure(self, namespace, names):
-        """names, plus every global the session's functions and classes that
-        they name (and those those name...) read or write."""
+        """names, plus every global that the session's functions and classes
+        they name (and those those name...) read or write; None when that
+        cannot be told (then every value is checked)."""
         todo = list(names)
         seen = set(names)
-        while todo:
-            v = namespace.get(todo.pop())
-            found = set()
-            if isinstance(v, types.FunctionType):
-                if v.__globals__ is namespace:
-                    _code_names(v.__code__, found)
-            else:
-                cls = v if isinstance(v, type) else type(v)
-                for c in getattr(cls, "__mro__", ()):
-                    if getattr(c, "__module__", None) != "__main__":
-                        continue
-                    for attr in vars(c).values():
-                        for fn in (attr, getattr(attr, "__func__", None), getattr(attr, "fget", None),
-                                   getattr(attr, "fset", None)):
-                            if isinstance(fn, types.FunctionType):
-                                _code_names(fn.__code__, found)
-            for n in found - seen:
-                seen.add(n)
-                todo.append(n)
+        try:
+            while todo:
+                found = set()
+                _session_code(namespace.get(todo.pop()), namespace, found)
+                for n in found - seen:
+                    seen.add(n)
+                    todo.append(n)
+        except Exception:  # a value's own __getattr__ may raise anything
+            return None
         return seen
 
     def _classify(self, namespace):
@@ -473,7 +533,7 @@ class State:
                 continue
             if name in self._imports:
                 imports.extend((name, r["stmt"]) for r in self._imports[name])
-            elif isinstance(v, types.ModuleType) and sys.modules.get(v.__name__) is v:
+            elif isinstance(v, types.ModuleType) and sys.modules.get(getattr(v, "__name__", None)) is v:
                 imports.append((name, f"import {v.__name__} as {name}"))
             else:
                 variables.append(name)
@@ -491,7 +551,7 @@ class State:
             touched = None
         else:
             touched = self._closure(namespace, touched)
-            if touched & _INDIRECT:
+            if touched is not None and touched & _INDIRECT:
                 touched = None
         self._touched = set()
         # The quick way: the same names bound to the same objects, nothing
