@@ -81,16 +81,14 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, in Pytho
 		notes []string
 		out   = newCapture(sv.maxOutput)
 	)
-	done := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		sv.watch(ctx, req, done, func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return out.total
-		})
-	}()
+	// A cancelled call (or a client gone) interrupts the block; its result
+	// still arrives, and is dropped with the request.
+	stopCancel := context.AfterFunc(ctx, func() { sv.s.Interrupt() })
+	stopProgress := sv.progress(ctx, req, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.total
+	})
 	res, err := sv.s.Run(in.Code, client.RunOptions{Timeout: timeout}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -101,8 +99,8 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, in Pytho
 			out.write(ev.Data)
 		}
 	})
-	close(done)
-	<-watched
+	stopCancel()
+	stopProgress()
 	if err != nil {
 		return nil, PythonResult{}, fmt.Errorf("the session could not run the block: %w", err)
 	}
@@ -134,31 +132,40 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 	return b.String()
 }
 
-// watch reports progress while a block runs longer than a second, and
-// interrupts the block when the request is cancelled.
-func (sv *server) watch(ctx context.Context, req *mcp.CallToolRequest, done <-chan struct{}, printed func() int) {
+// progress reports progress every second while a block runs, when the
+// client asked for it (a progress token); the returned func stops it.
+// Timers rather than a goroutine: a call that ends within the second
+// costs no extra wake-up.
+func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, printed func() int) (stop func()) {
 	token := req.Params.GetProgressToken()
+	if token == nil {
+		return func() {}
+	}
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
 	started := time.Now()
-	tick := time.NewTicker(progressEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			// The client cancelled the call (or went away): stop the block.
-			// Its result still arrives, and is dropped with the request.
-			sv.s.Interrupt()
-			<-done
-			return
-		case <-tick.C:
-			if token == nil {
-				continue
-			}
-			secs := time.Since(started).Seconds()
-			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: secs,
-				Message: fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, printed())})
+	var tick func()
+	tick = func() {
+		secs := time.Since(started).Seconds()
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: secs,
+			Message: fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, printed())})
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t = time.AfterFunc(progressEvery, tick)
 		}
+	}
+	mu.Lock()
+	t = time.AfterFunc(progressEvery, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
 	}
 }
 

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,44 +26,123 @@ const maxMessage = mcp.DefaultMaxLineLength
 //     connection closes (`printf '…' | vis-agent sandbox mcp` gets its
 //     answers); a client that will not wait sends SIGTERM.
 func Stdio(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
-	w := &lockedWriter{w: out, pending: map[jsonrpc.ID]bool{}}
-	w.idle = sync.NewCond(&w.mu)
-	pr, pw := io.Pipe()
-	go filter(in, pw, w)
-	return &mcp.IOTransport{Reader: pr, Writer: w}
+	return stdio{in, out}
 }
 
-// lockedWriter writes whole messages from the SDK and from filter without
-// mixing them, and keeps the requests not answered yet.
-type lockedWriter struct {
-	mu      sync.Mutex
-	w       io.WriteCloser
+type stdio struct {
+	in  io.ReadCloser
+	out io.WriteCloser
+}
+
+func (s stdio) Connect(context.Context) (mcp.Connection, error) {
+	c := &conn{in: s.in, out: s.out, msgs: make(chan jsonrpc.Message, 16), closed: make(chan struct{}),
+		pending: map[jsonrpc.ID]bool{}}
+	c.idle = sync.NewCond(&c.mu)
+	go c.read()
+	return c, nil
+}
+
+// conn is one connection: a goroutine reads lines (a blocked read of
+// standard input cannot be interrupted, so Close does not wait for it),
+// writes are whole messages under a lock.
+type conn struct {
+	in        io.ReadCloser
+	out       io.WriteCloser
+	msgs      chan jsonrpc.Message // closed when in ends
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu      sync.Mutex // guards out, pending and shut
 	pending map[jsonrpc.ID]bool
-	idle    *sync.Cond // signalled when pending empties
+	idle    *sync.Cond // signalled when pending empties or the conn closes
+	shut    bool
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if m, err := jsonrpc.DecodeMessage(p); err == nil {
-		if r, ok := m.(*jsonrpc.Response); ok {
-			l.settle(r.ID)
+func (c *conn) SessionID() string { return "" }
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m, ok := <-c.msgs:
+		if ok {
+			c.track(m)
+			return m, nil
+		}
+		c.drain()
+		return nil, io.EOF
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *conn) Write(ctx context.Context, m jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return fmt.Errorf("encode a message: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.settle(r.ID)
+	}
+	_, err = c.out.Write(append(data, '\n'))
+	return err
+}
+
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		c.shut = true
+		c.idle.Broadcast()
+		c.mu.Unlock()
+		c.in.Close()
+	})
+	return nil
+}
+
+// read hands in's JSON-RPC messages to Read and answers the other lines
+// itself, until in ends or the connection closes.
+func (c *conn) read() {
+	defer close(c.msgs)
+	r := bufio.NewReaderSize(c.in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r)
+		if len(line) > 0 || tooLong {
+			m, reply := check(line, tooLong)
+			if reply != nil {
+				c.mu.Lock()
+				_, werr := c.out.Write(reply)
+				c.mu.Unlock()
+				if werr != nil {
+					return
+				}
+			} else {
+				select {
+				case c.msgs <- m:
+				case <-c.closed:
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
 		}
 	}
-	return l.w.Write(p)
 }
 
 // track notes a message read from the client: a request to answer, or the
 // cancellation of one (which may get no answer).
-func (l *lockedWriter) track(m jsonrpc.Message) {
+func (c *conn) track(m jsonrpc.Message) {
 	r, ok := m.(*jsonrpc.Request)
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if r.IsCall() {
-		l.pending[r.ID] = true
+		c.pending[r.ID] = true
 		return
 	}
 	if r.Method == "notifications/cancelled" {
@@ -71,66 +151,31 @@ func (l *lockedWriter) track(m jsonrpc.Message) {
 		}
 		if json.Unmarshal(r.Params, &p) == nil {
 			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-				l.settle(id)
+				c.settle(id)
 			}
 		}
 	}
 }
 
-func (l *lockedWriter) settle(id jsonrpc.ID) {
-	delete(l.pending, id)
-	if len(l.pending) == 0 {
-		l.idle.Broadcast()
+func (c *conn) settle(id jsonrpc.ID) {
+	delete(c.pending, id)
+	if len(c.pending) == 0 {
+		c.idle.Broadcast()
 	}
 }
 
-// drain waits until every request read has been answered.
-func (l *lockedWriter) drain() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.pending) > 0 {
-		l.idle.Wait()
+// drain waits until every request read has been answered, or the
+// connection closes.
+func (c *conn) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.pending) > 0 && !c.shut {
+		c.idle.Wait()
 	}
 }
 
-func (l *lockedWriter) Close() error { return l.w.Close() }
-
-// filter passes in's JSON-RPC messages to the SDK through pw, answers the
-// rest itself, and closes pw when in ends (the SDK then ends the session).
-// It stops when the SDK stops reading.
-func filter(in io.ReadCloser, pw *io.PipeWriter, out *lockedWriter) {
-	defer in.Close()
-	r := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, tooLong, err := readLine(r)
-		if len(line) > 0 || tooLong {
-			msg := line
-			if tooLong {
-				msg = nil
-			}
-			m, reply := check(msg, tooLong)
-			if reply != nil {
-				if _, err := out.Write(reply); err != nil {
-					pw.CloseWithError(err)
-					return
-				}
-			} else {
-				out.track(m)
-				if _, err := pw.Write(append(line, '\n')); err != nil {
-					return // the SDK closed the connection
-				}
-			}
-		}
-		if err != nil {
-			out.drain()
-			pw.Close()
-			return
-		}
-	}
-}
-
-// readLine reads one line without its end; a line longer than maxMessage is
-// read to its end and dropped, with tooLong set.
+// readLine reads one line without its end and surrounding blanks; a line
+// longer than maxMessage is read to its end and dropped, with tooLong set.
 func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		frag, err := r.ReadSlice('\n')
@@ -143,18 +188,16 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
-			line = line[:len(line)-1]
-		}
-		return trimSpace(line), tooLong, err
+		return trimBlanks(line), tooLong, err
 	}
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+func trimBlanks(b []byte) []byte {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && blank(b[0]) {
 		b = b[1:]
 	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+	for len(b) > 0 && blank(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b
