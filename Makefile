@@ -49,6 +49,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
+	$(GO) run ./internal/mcpbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser
 $(GORELEASER):
