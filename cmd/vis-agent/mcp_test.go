@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
@@ -24,6 +25,9 @@ type mcpClient struct {
 	cs       *mcp.ClientSession
 	mu       sync.Mutex
 	progress []string
+	// output is the python tool's output schema, once tools are listed:
+	// every structured result must satisfy it.
+	output *jsonschema.Resolved
 }
 
 func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
@@ -74,6 +78,11 @@ func (c *mcpClient) call(ctx context.Context, tool string, args map[string]any, 
 	if res.StructuredContent != nil {
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &structured)
+		if c.output != nil && tool == "python" {
+			if err := c.output.Validate(structured); err != nil {
+				c.t.Errorf("structured result against the output schema: %v\n%s", err, b)
+			}
+		}
 	}
 	return text.String(), structured, res.IsError, nil
 }
@@ -129,6 +138,14 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 		if tl.Name == "python" {
+			var sc jsonschema.Schema
+			b, _ := json.Marshal(tl.OutputSchema)
+			if err := json.Unmarshal(b, &sc); err != nil {
+				t.Fatal(err)
+			}
+			if c.output, err = sc.Resolve(nil); err != nil {
+				t.Fatalf("python's output schema: %v", err)
+			}
 			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "No confinement",
 				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws)
 		}
@@ -328,9 +345,14 @@ func TestMCPMalformedInput(t *testing.T) {
 	if m := next("unknown method"); m["id"] != 11.0 || errorCode(m) != -32601 {
 		t.Errorf("unknown method: %v", m)
 	}
-	send(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"python","arguments":{"code":5}}}`)
-	if m := next("bad arguments"); m["id"] != 12.0 || !strings.Contains(strings.ToLower(toJSON(m)), "code") {
-		t.Errorf("python with a number for code: %v", m)
+	for i, args := range []string{`{"code":5}`, `{}`, `{"code":"x = 1","cod":"y"}`, `{"code":"x = 1","timeout_s":-1}`} {
+		send(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"python","arguments":` + args + `}}`)
+		m := next("bad arguments")
+		res, _ := m["result"].(map[string]any)
+		want := []string{"code", "code", "cod", "timeout_s"}[i]
+		if m["id"] != 12.0 || res["isError"] != true || !strings.Contains(toJSON(res["content"]), want) {
+			t.Errorf("python with arguments %s: %v", args, m)
+		}
 	}
 	// Standard input closes right after a request: it is answered, then
 	// the server exits.
