@@ -32,10 +32,22 @@ test-registry: build
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Fetch|Verify' ./uvwrap
 	VIS_TEST_REGISTRY=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'TestScripts/.*/registry_' ./cmd/vis-agent
 
-lint:
+# Python that runs inside the interpreter is code too: it must compile on
+# every CPython 3.10+ found and pass ruff.
+PY_SOURCES = $$(git ls-files '*.py')
+RUFF_VERSION := 0.17.5
+RUFF := bin/tools/ruff-$(RUFF_VERSION)/bin/ruff
+$(RUFF):
+	python3 -m pip install --quiet --no-deps --target bin/tools/ruff-$(RUFF_VERSION) ruff==$(RUFF_VERSION)
+
+lint: $(RUFF)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	for py in $$(ls -d /root/.pyenv/versions/3.1[0-9]*/bin/python3 2>/dev/null) python3; do \
+		$$py -B -c 'import ast, sys; [ast.parse(open(f, "rb").read(), f) for f in sys.argv[1:]]' $(PY_SOURCES) || exit 1; \
+	done
+	$(RUFF) check --no-cache $(PY_SOURCES)
 
 completions: build
 	$(BIN) completion bash > completions/vis-agent.bash

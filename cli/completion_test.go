@@ -2,10 +2,30 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+// testStreams runs commands on buffers, in a temporary working folder,
+// with an environment of the test's own.
+func testStreams(t *testing.T, env map[string]string) (Streams, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if env == nil {
+		env = map[string]string{}
+	}
+	if _, ok := env["VIS_HOME"]; !ok {
+		env["VIS_HOME"] = t.TempDir()
+	}
+	return Streams{
+		In: strings.NewReader(""), Out: &out, Err: &errOut,
+		Getenv: func(k string) string { return env[k] },
+		Dir:    t.TempDir(),
+	}, &out, &errOut
+}
 
 // The generated scripts in completions/ are what `vis-agent completion`
 // prints now: `make completions` refreshes them.
@@ -13,12 +33,9 @@ func TestCompletionsUpToDate(t *testing.T) {
 	for shell, file := range map[string]string{
 		"bash": "vis-agent.bash", "zsh": "_vis-agent", "fish": "vis-agent.fish", "powershell": "vis-agent.ps1",
 	} {
-		root := newRoot()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetArgs([]string{"completion", shell})
-		if err := root.Execute(); err != nil {
-			t.Fatalf("completion %s: %v", shell, err)
+		s, out, errOut := testStreams(t, nil)
+		if code := Main(context.Background(), []string{"completion", shell}, s); code != 0 {
+			t.Fatalf("completion %s: status %d: %s", shell, code, errOut)
 		}
 		committed, err := os.ReadFile(filepath.Join("..", "completions", file))
 		if err != nil {
@@ -30,23 +47,37 @@ func TestCompletionsUpToDate(t *testing.T) {
 	}
 }
 
+func TestCompletionUnknownShell(t *testing.T) {
+	s, out, errOut := testStreams(t, nil)
+	code := Main(context.Background(), []string{"completion", "tcsh"}, s)
+	if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), `unknown shell "tcsh"`) {
+		t.Errorf("completion tcsh: status %d, stdout %q, stderr %q; want status 2 and one line naming the shell", code, out, errOut)
+	}
+}
+
 func TestCompletePython(t *testing.T) {
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"__complete", "python", "-B", "-"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
+	complete := func(args ...string) string {
+		s, out, _ := testStreams(t, nil)
+		if code := Main(context.Background(), append([]string{"__complete", "python"}, args...), s); code != 0 {
+			t.Fatalf("__complete %v: status %d", args, code)
+		}
+		return out.String()
 	}
-	if !bytes.Contains(out.Bytes(), []byte("-c\trun code")) {
-		t.Errorf("no -c among the completions:\n%s", out.String())
+	got := complete("-B", "-")
+	for _, want := range []string{"-c\trun code", "--shared\t", "--env\t", "--no-env\t", "--no-network\t", "-V\t", "-h\t", "--help-env\t"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q not among the completions:\n%s", want, got)
+		}
 	}
-	out.Reset()
-	root.SetArgs([]string{"__complete", "python", "-c", "pass", "-"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
+	if got := complete("-c", "pass", "-"); strings.Contains(got, "-c\trun code") {
+		t.Errorf("options completed after the program selector:\n%s", got)
 	}
-	if bytes.Contains(out.Bytes(), []byte("-c\trun code")) {
-		t.Errorf("options completed after the program selector:\n%s", out.String())
+}
+
+// `vis-agent help python` is the same full help as `vis-agent python -h`.
+func TestHelpPython(t *testing.T) {
+	s, out, _ := testStreams(t, nil)
+	if code := Main(context.Background(), []string{"help", "python"}, s); code != 0 || out.String() != pythonHelp {
+		t.Errorf("help python: status %d, output:\n%s", code, out)
 	}
 }

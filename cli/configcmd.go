@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/vis-agent/vis-agent/packages"
 )
 
-func newConfigCmd() *cobra.Command {
+func newConfigCmd(s Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
 		Short: "Show the merged configuration and where each setting comes from",
@@ -21,32 +20,31 @@ comes from. Entries that are ignored are listed on stderr, and the status is
 then 1.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			cwd, err := os.Getwd()
-			if err != nil {
-				return err
+			if s.Dir == "" {
+				return fmt.Errorf("the working folder cannot be read (was it removed?)")
 			}
-			project, err := packages.FindProject(cwd)
+			project, err := packages.FindProject(s.Dir)
 			if err != nil {
 				// Without the project, its vis.toml cannot be placed; say so
 				// and show the user's settings.
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", oneLine(err))
 			}
-			s := loadSettings(project, cwd)
+			settings := loadSettings(s, project)
 			w := cmd.OutOrStdout()
-			quoted := make([]string, len(s.SourcePaths.Value))
-			for i, p := range s.SourcePaths.Value {
+			quoted := make([]string, len(settings.SourcePaths.Value))
+			for i, p := range settings.SourcePaths.Value {
 				quoted[i] = strconv.Quote(p)
 			}
-			fmt.Fprintf(w, "python.source_paths = [%s]  # %s\n", strings.Join(quoted, ", "), s.SourcePaths.From)
-			fmt.Fprintf(w, "python.index_url = %s  # %s\n", strconv.Quote(s.IndexURL.Value), s.IndexURL.From)
-			fmt.Fprintf(w, "python.tls_strict = %t  # %s\n", s.TLSStrict.Value, s.TLSStrict.From)
-			for _, f := range s.Files {
+			fmt.Fprintf(w, "python.source_paths = [%s]  # %s\n", strings.Join(quoted, ", "), settings.SourcePaths.From)
+			fmt.Fprintf(w, "python.index_url = %s  # %s\n", strconv.Quote(settings.IndexURL.Value), settings.IndexURL.From)
+			fmt.Fprintf(w, "python.tls_strict = %t  # %s\n", settings.TLSStrict.Value, settings.TLSStrict.From)
+			for _, f := range settings.Files {
 				fmt.Fprintf(w, "# read %s\n", f)
 			}
-			for _, p := range s.Problems {
+			for _, p := range settings.Problems {
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", p)
 			}
-			if len(s.Problems) > 0 || err != nil {
+			if len(settings.Problems) > 0 || err != nil {
 				return exitError{1}
 			}
 			return nil

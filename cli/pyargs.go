@@ -221,6 +221,11 @@ func (p *PythonArgs) addEnv(kv string) error {
 	if name == "" || strings.ContainsRune(name, 0) {
 		return usageErr("--env needs NAME=VALUE, got %q", kv)
 	}
+	if strings.HasPrefix(name, "-") {
+		// `--env -c 'print(1)'`: the value was forgotten, and the program
+		// selector taken for a name.
+		return usageErr("--env needs NAME=VALUE, got the option %q (a name cannot start with -)", kv)
+	}
 	p.Vis.Env = append(p.Vis.Env, kv)
 	return nil
 }

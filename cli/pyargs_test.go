@@ -57,6 +57,7 @@ func TestParsePythonArgs(t *testing.T) {
 		{args: []string{"-BX"}, wantErr: "option -X needs an argument"},
 		{args: []string{"--env"}, wantErr: "--env needs a value"},
 		{args: []string{"--env", "=v"}, wantErr: "--env needs NAME=VALUE"},
+		{args: []string{"--env", "-c", "print(1)"}, wantErr: "a name cannot start with -"},
 		{args: []string{"--check-hash-based-pycs"}, wantErr: "needs a value"},
 	}
 	for _, tt := range tests {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
@@ -72,21 +72,24 @@ Environment:
   UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
 
-func newPythonCmd() *cobra.Command {
-	return &cobra.Command{
+func newPythonCmd(s Streams) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "python " + pythonUsage[len("vis-agent python "):],
 		Short: "Run Python programs with the embedded CPython, as python does",
 		// python's command line is not a cobra command line: options after
 		// the program belong to the program.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := runPython(args, os.Stdout, os.Stderr); code != 0 {
+			if code := runPython(args, s); code != 0 {
 				return exitError{code}
 			}
 			return nil
 		},
 		ValidArgsFunction: completePython,
 	}
+	// `vis-agent help python` shows the same help as `vis-agent python -h`.
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { io.WriteString(c.OutOrStdout(), pythonHelp) })
+	return cmd
 }
 
 // pythonOptions are what a shell completes after `vis-agent python -`.
@@ -97,7 +100,11 @@ var pythonOptions = []string{
 	"-q\tno banner", "-s\tno user site", "-S\tdon't import site", "-u\tunbuffered output",
 	"-v\ttrace imports", "-W\twarning control", "-X\timplementation option", "-b\tbytes warnings",
 	"-d\tparser debug", "-i\tinspect after running", "-x\tskip the first line",
-	"--version\tprint the CPython version", "--help\tshow help", "--check-hash-based-pycs\tpyc validation",
+	"--version\tprint the CPython version", "-V\tprint the CPython version", "--help\tshow help", "-h\tshow help",
+	"--help-env\tCPython's environment variables", "--help-xoptions\tCPython's -X options", "--help-all\tall of CPython's help",
+	"--check-hash-based-pycs\tpyc validation",
+	"--shared\tuse the shared packages", "--env\tset a variable for the program", "--no-env\tempty environment",
+	"--no-network\tno sockets or name lookups",
 }
 
 // completePython completes options while the program selector has not come
@@ -110,7 +117,8 @@ func completePython(cmd *cobra.Command, args []string, toComplete string) ([]str
 }
 
 // runPython runs `vis-agent python ARGS` and returns the exit status.
-func runPython(args []string, stdout, stderr io.Writer) int {
+func runPython(args []string, s Streams) int {
+	stdout, stderr := s.Out, s.Err
 	pa, err := ParsePythonArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v (see vis-agent python --help)\n", err)
@@ -121,11 +129,11 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if pa.Mode == ModeUV {
-		return runUV(pa, stdout, stderr)
+		return runUV(pa, s)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
+	cwd := s.Dir
+	if cwd == "" {
+		fmt.Fprintln(stderr, "vis-agent python: the working folder cannot be read (was it removed?)")
 		return 1
 	}
 	project, err := packages.FindProject(cwd)
@@ -133,13 +141,13 @@ func runPython(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", oneLine(err))
 		return 1
 	}
-	settings := runSettings(stderr, project, cwd)
-	lib, _, inst, err := loadRuntime()
+	settings := runSettings(s, project)
+	lib, _, inst, err := loadRuntime(s)
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
 	}
-	plan, err := planRun(runContext{args: pa, cwd: cwd, project: project, settings: settings, lib: lib, inst: inst, getenv: os.Getenv})
+	plan, err := planRun(runContext{args: pa, cwd: cwd, project: project, settings: settings, lib: lib, inst: inst, layout: s.layout(), getenv: s.Getenv})
 	if err != nil {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
@@ -156,24 +164,24 @@ func oneLine(err error) string {
 }
 
 // runtimeOptions says where this run looks for CPython.
-func runtimeOptions() pyembed.Options {
+func runtimeOptions(s Streams) pyembed.Options {
 	return pyembed.Options{
-		NativePath: os.Getenv("VIS_PYTHON_NATIVE_PATH"),
-		ExeDir:     exeDir(),
-		StateDir:   stateDir(),
+		NativePath: s.Getenv("VIS_PYTHON_NATIVE_PATH"),
+		ExeDir:     paths.ExeDir(),
+		StateDir:   s.layout().Python(),
 	}
 }
 
 // loadRuntime finds, loads and locates the CPython this run uses.
-func loadRuntime() (*pyembed.Library, pyembed.Choice, pyembed.Install, error) {
-	lib, choice, err := pyembed.Open(runtimeOptions())
+func loadRuntime(s Streams) (*pyembed.Library, pyembed.Choice, pyembed.Install, error) {
+	lib, choice, err := pyembed.Open(runtimeOptions(s))
 	if err != nil {
 		var le *pyembed.LoadError
 		if choice.Source == pyembed.SourceRecord && errors.As(err, &le) {
-			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, runtimeRecord())
+			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.layout().RuntimeRecord())
 		}
 		return nil, choice, pyembed.Install{}, err
 	}
-	inst, err := pyembed.Locate(lib.Path, lib.Version, os.Getenv("VIS_PYTHON_HOME"))
+	inst, err := pyembed.Locate(lib.Path, lib.Version, s.Getenv("VIS_PYTHON_HOME"))
 	return lib, choice, inst, err
 }

@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
+
+// Version is vis-agent's version; release builds set it with -ldflags
+// "-X github.com/vis-agent/vis-agent/cli.Version=…".
+var Version = ""
 
 // exitError carries an exit status out of a command without cobra printing
 // anything more.
@@ -32,37 +38,107 @@ func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 	}
 }
 
-func newRoot() *cobra.Command {
+func newRoot(s Streams) *cobra.Command {
+	var showVersion bool
 	root := &cobra.Command{
 		Use:           "vis-agent",
 		Short:         "An embedded-CPython python for agent sandboxes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showVersion {
+				printVersion(s)
+				return nil
+			}
+			return cmd.Help()
+		},
 	}
-	root.AddCommand(newPythonCmd(), newRuntimeCmd(), newConfigCmd(), newSandboxCmd())
+	root.Flags().BoolVar(&showVersion, "version", false, "print the versions of vis-agent, the CPython it loads and the pinned uv")
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.AddCommand(newPythonCmd(s), newRuntimeCmd(s), newConfigCmd(s), newSandboxCmd(s))
+	fixCompletionCmd(root)
 	return root
 }
 
-// Execute runs the vis-agent command line and exits.
-func Execute() {
-	if len(os.Args) > 1 && os.Args[1] == "python" {
+// fixCompletionCmd makes `vis-agent completion SHELL` refuse a shell it
+// does not know (cobra's own command prints its help and succeeds).
+func fixCompletionCmd(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return fmt.Errorf("completion: unknown shell %q (choose bash, zsh, fish or powershell)", args[0])
+		}
+	}
+}
+
+// versionLine is vis-agent's own version: the one a release sets, else
+// the module's, else the commit it was built from.
+func versionLine() string {
+	if Version != "" {
+		return Version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, kv := range info.Settings {
+		if kv.Key == "vcs.revision" && len(kv.Value) >= 12 && (v == "" || v == "(devel)") {
+			v = "devel-" + kv.Value[:12]
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	return v
+}
+
+// Main runs the vis-agent command line args (without the program name) on
+// the streams s and returns the exit status: 0, 1 when a command could not
+// do its work, 2 for a command line it refuses.
+func Main(ctx context.Context, args []string, s Streams) int {
+	if len(args) > 0 && args[0] == "python" {
 		// The hot path: start-up is most of what a short python run costs,
 		// and python's command line is not a cobra command line anyway.
-		os.Exit(runPython(os.Args[2:], os.Stdout, os.Stderr))
+		return runPython(args[1:], s)
 	}
-	err := newRoot().Execute()
+	root := newRoot(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
 	var ee exitError
 	var f failure
 	switch {
 	case err == nil:
-		os.Exit(0)
+		return 0
 	case errors.As(err, &ee):
-		os.Exit(ee.code)
+		return ee.code
 	case errors.As(err, &f):
-		fmt.Fprintf(os.Stderr, "vis-agent: %v\n", err)
-		os.Exit(1)
+		fmt.Fprintf(s.Err, "vis-agent: %v\n", err)
+		return 1
 	default:
-		fmt.Fprintf(os.Stderr, "vis-agent: %v\n", err)
-		os.Exit(2)
+		fmt.Fprintf(s.Err, "vis-agent: %v\n", err)
+		return 2
 	}
+}
+
+// printVersion prints vis-agent's version, the CPython a run would load
+// (or why none loads) and the pinned uv.
+func printVersion(s Streams) {
+	fmt.Fprintf(s.Out, "vis-agent %s\n", versionLine())
+	if lib, _, inst, err := loadRuntime(s); err != nil {
+		fmt.Fprintf(s.Out, "CPython:   none (%v)\n", err)
+	} else {
+		fmt.Fprintf(s.Out, "CPython:   %s (%s)\n", lib.Version, inst.Prefix)
+	}
+	io.WriteString(s.Out, "uv:        "+pinnedUV(s)+"\n")
 }

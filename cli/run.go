@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
@@ -32,9 +34,10 @@ type runContext struct {
 	args     PythonArgs
 	cwd      string
 	project  *packages.Project
-	settings Settings
+	settings config.Settings
 	lib      *pyembed.Library
 	inst     pyembed.Install
+	layout   paths.Layout
 	getenv   func(string) string
 }
 
@@ -49,16 +52,16 @@ func planRun(rc runContext) (runPlan, error) {
 	sa := startupArgs{tlsStrict: rc.settings.TLSStrict.Value, noNetwork: rc.args.Vis.NoNetwork}
 	uvEnv := rc.getenv("UV_PROJECT_ENVIRONMENT")
 	if rc.args.Vis.Shared || (rc.project == nil && uvEnv == "") {
-		pkgs := sharedPackagesDir(rc.getenv)
+		pkgs := rc.layout.SharedPackages()
 		if isPip(rc.args) {
 			if err := preparePip(rc, pkgs); err != nil {
 				return plan, err
 			}
-			env, err := packages.SharedEnvironment(stateDir(), pkgs, rc.inst, rc.lib.Version)
+			env, err := packages.SharedEnvironment(rc.layout.Python(), pkgs, rc.inst, rc.lib.Version)
 			if err != nil {
 				return plan, err
 			}
-			pipHome, err := packages.PipHome(stateDir(), rc.inst, rc.lib.Version)
+			pipHome, err := packages.PipHome(rc.layout.Python(), rc.inst, rc.lib.Version)
 			if err != nil {
 				return plan, err
 			}
@@ -69,7 +72,7 @@ func planRun(rc runContext) (runPlan, error) {
 				plan.setenv["PIP_INDEX_URL"] = rc.settings.IndexURL.Value
 			}
 		} else if info, err := os.Stat(pkgs); err == nil && info.IsDir() {
-			env, err := packages.SharedEnvironment(stateDir(), pkgs, rc.inst, rc.lib.Version)
+			env, err := packages.SharedEnvironment(rc.layout.Python(), pkgs, rc.inst, rc.lib.Version)
 			if err != nil {
 				return plan, err
 			}
@@ -84,7 +87,7 @@ func planRun(rc runContext) (runPlan, error) {
 	}
 	sa.roots = append(append([]string(nil), rc.settings.SourcePaths.Value...), packages.Roots(rc.project)...)
 	var err error
-	plan.startup, err = startupCode(sa)
+	plan.startup, err = startupCode(rc.layout, sa)
 	return plan, err
 }
 
@@ -100,17 +103,6 @@ func preparePip(rc runContext, pkgs string) error {
 	// Reading commands (list, show, freeze) only need the folder to exist.
 	os.MkdirAll(pkgs, 0o755)
 	return nil
-}
-
-// sharedPackagesDir is VIS_PYTHON_PACKAGES, else ~/.vis/python/packages.
-func sharedPackagesDir(getenv func(string) string) string {
-	if d := getenv("VIS_PYTHON_PACKAGES"); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	return filepath.Join(stateDir(), "packages")
 }
 
 // startupArgs are the settings startup.py's main takes.
@@ -133,7 +125,7 @@ type pipArgs struct {
 // startup.py from a vis-owned folder rather than carrying it: compiling
 // it on every start would cost milliseconds, importing it uses CPython's
 // bytecode cache.
-func startupCode(sa startupArgs) (string, error) {
+func startupCode(l paths.Layout, sa startupArgs) (string, error) {
 	var args []string
 	if len(sa.roots) > 0 {
 		quoted := make([]string, len(sa.roots))
@@ -154,7 +146,7 @@ func startupCode(sa startupArgs) (string, error) {
 	if len(args) == 0 {
 		return "", nil
 	}
-	dir, err := startupModuleDir()
+	dir, err := startupModuleDir(l)
 	if err != nil {
 		return "", err
 	}
@@ -172,9 +164,9 @@ func startupCode(sa startupArgs) (string, error) {
 
 // startupModuleDir holds startup.py as _vis_startup.py, in a folder named
 // by its content, written once.
-func startupModuleDir() (string, error) {
+func startupModuleDir(l paths.Layout) (string, error) {
 	sum := sha256.Sum256([]byte(startupSource))
-	dir := filepath.Join(stateDir(), "startup", hex.EncodeToString(sum[:6]))
+	dir := filepath.Join(l.Startup(), hex.EncodeToString(sum[:6]))
 	file := filepath.Join(dir, "_vis_startup.py")
 	if _, err := os.Stat(file); err == nil {
 		return dir, nil

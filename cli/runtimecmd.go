@@ -7,21 +7,24 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/pyembed"
 )
 
-func newRuntimeCmd() *cobra.Command {
+func newRuntimeCmd(s Streams) *cobra.Command {
 	var forget bool
 	cmd := &cobra.Command{
 		Use:   "runtime",
 		Short: "Show which CPython vis-agent python loads, and from where",
 		Args:  cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			record := s.layout().RuntimeRecord()
 			if forget {
-				if err := os.Remove(runtimeRecord()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return fmt.Errorf("forget the recorded runtime: %w", err)
 				}
 			}
-			lib, choice, inst, err := loadRuntime()
+			lib, choice, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
 			}
@@ -34,10 +37,30 @@ func newRuntimeCmd() *cobra.Command {
 			if inst.Home != "" {
 				fmt.Fprintf(w, "home:       %s\n", inst.Home)
 			}
-			fmt.Fprintf(w, "record:     %s\n", runtimeRecord())
+			fmt.Fprintf(w, "record:     %s\n", recordState(record, choice))
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&forget, "forget", false, "forget the recorded runtime and find the machine's CPython again")
 	return cmd
+}
+
+// recordState says what the runtime record holds: its path when it names
+// the library in use, else why it does not (a record that could not be
+// written is not shown as if it were there).
+func recordState(record string, choice pyembed.Choice) string {
+	rec, err := pyembed.ReadRecord(record)
+	switch {
+	case err == nil && rec.Library == choice.Library:
+		return record
+	case choice.Source == pyembed.SourceEnv || choice.Source == pyembed.SourceBundle:
+		return fmt.Sprintf("not used (the library comes from %s)", map[string]string{pyembed.SourceEnv: pyembed.SourceEnv, pyembed.SourceBundle: "the bundle beside the binary"}[choice.Source])
+	case err != nil && choice.Source == pyembed.SourceSystem:
+		// This run discovered the library and wrote the record, or failed to.
+		return fmt.Sprintf("none (%s could not be written; every run looks for CPython again)", record)
+	case err != nil:
+		return fmt.Sprintf("unreadable (%s: %v)", record, err)
+	default:
+		return fmt.Sprintf("%s names another library, %s", record, rec.Library)
+	}
 }

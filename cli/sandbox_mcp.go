@@ -14,9 +14,9 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/mcpserver"
 )
 
-func newSandboxMCPCmd() *cobra.Command {
+func newSandboxMCPCmd(s Streams) *cobra.Command {
 	var (
-		sf        sessionFlags
+		sf        = sessionFlags{s: s}
 		maxOutput int
 	)
 	cmd := &cobra.Command{
@@ -36,18 +36,20 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			if maxOutput <= 0 {
 				return usageError{fmt.Errorf("invalid --max-output %d: it must be a positive number of characters", maxOutput)}
 			}
-			s, err := sf.open()
+			c, err := sf.open()
 			if err != nil {
 				return err
 			}
-			wire, err := claimStdout()
-			if err != nil {
-				return err
+			wire := s.Out
+			if f, ok := wire.(*os.File); ok && f.Fd() == 1 {
+				if wire, err = claimStdout(); err != nil {
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv := mcpserver.New(mcpserver.Config{Session: s, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput})
-			err = srv.Run(ctx, mcpserver.Stdio(os.Stdin, wire))
+			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput})
+			err = srv.Run(ctx, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal
 			}
@@ -59,10 +61,10 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 	return cmd
 }
 
-// claimStdout keeps standard output for JSON-RPC alone: the returned file
-// is a copy of it, and descriptor 1 becomes standard error, so that a
-// stray write by anything in this process (a library, a runtime message)
-// cannot corrupt the protocol.
+// claimStdout keeps the process's standard output for JSON-RPC alone: the
+// returned file is a copy of it, and descriptor 1 becomes standard error,
+// so that a stray write by anything in this process (a library, a runtime
+// message) cannot corrupt the protocol.
 func claimStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)
 	if err != nil {

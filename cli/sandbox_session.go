@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/packages"
@@ -22,12 +21,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
-
-// sandboxPaths are the sandbox's folders: the sessions, and the logs where
-// hang records go.
-func sandboxPaths() (sessions, logs string) {
-	return filepath.Join(visHome(), "sandbox", "sessions"), filepath.Join(visHome(), "logs")
-}
 
 // usageError is a bad command line found by a command itself: status 2.
 type usageError struct{ err error }
@@ -50,6 +43,7 @@ func sessionE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Comma
 // sessionFlags are --session and --workspace.
 type sessionFlags struct {
 	name, workspace string
+	s               Streams
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
@@ -64,10 +58,12 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	}
 	ws := sf.workspace
 	if ws == "" {
-		var err error
-		if ws, err = os.Getwd(); err != nil {
-			return session.Meta{}, err
+		if ws = sf.s.Dir; ws == "" {
+			return session.Meta{}, errors.New("the working folder cannot be read (was it removed?): give --workspace")
 		}
+	}
+	if !filepath.IsAbs(ws) {
+		ws = filepath.Join(sf.s.Dir, ws)
 	}
 	abs, err := filepath.Abs(ws)
 	if err == nil {
@@ -88,7 +84,7 @@ func (sf *sessionFlags) open() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, _ := sandboxPaths()
+	root := sf.s.layout().Sessions()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -102,8 +98,7 @@ func (sf *sessionFlags) existing() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, _ := sandboxPaths()
-	f := session.Find(root, m)
+	f := session.Find(sf.s.layout().Sessions(), m)
 	if _, err := os.Stat(f.Dir); err != nil {
 		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
 	}
@@ -111,17 +106,39 @@ func (sf *sessionFlags) existing() (*client.Session, error) {
 }
 
 // addSessionCmds adds the session commands to `vis-agent sandbox`.
-func addSessionCmds(sandbox *cobra.Command) {
-	sandbox.AddCommand(newSandboxRunCmd(), newSandboxDefsCmd(), newSandboxListCmd(),
-		newSandboxControlCmd("stop", "Snapshot and stop a session (its Python process and host)"),
-		newSandboxControlCmd("restart", "Replace a session's Python process with a new one restored from the snapshot"),
-		newSandboxControlCmd("interrupt", "Raise KeyboardInterrupt in a session's running block"),
-		newSandboxRmCmd(), newSandboxHostCmd(), newSandboxChildCmd())
+func addSessionCmds(sandbox *cobra.Command, s Streams) {
+	sandbox.AddCommand(newSandboxRunCmd(s), newSandboxDefsCmd(s), newSandboxListCmd(s),
+		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
+		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
+		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s))
 }
 
-func newSandboxRunCmd() *cobra.Command {
+// runJSON is `run --json`'s object.
+type runJSON struct {
+	Session    string        `json:"session"`
+	Workspace  string        `json:"workspace"`
+	Stdout     string        `json:"stdout"`
+	Error      *runJSONError `json:"error"`
+	Repaired   bool          `json:"repaired"`
+	RepairNote string        `json:"repair_note"`
+	Restarted  bool          `json:"restarted"`
+	Notice     string        `json:"notice"`
+	TimedOut   bool          `json:"timed_out"`
+	DurationMS int64         `json:"duration_ms"`
+}
+
+type runJSONError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Excerpt string `json:"excerpt"`
+}
+
+func newSandboxRunCmd(s Streams) *cobra.Command {
 	var (
-		sf      sessionFlags
+		sf      = sessionFlags{s: s}
 		code    string
 		timeout string
 		asJSON  bool
@@ -146,15 +163,15 @@ process retired (hang record under $VIS_HOME/logs).`,
 			if err != nil {
 				return err
 			}
-			src, err := blockSource(cmd, code, args)
+			src, err := blockSource(s, cmd, code, args)
 			if err != nil {
 				return err
 			}
-			s, err := sf.open()
+			c, err := sf.open()
 			if err != nil {
 				return err
 			}
-			return runBlock(s, src, client.RunOptions{Timeout: d, Echo: echo}, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo}, asJSON, s.Out, s.Err)
 		}),
 	}
 	sf.add(cmd)
@@ -185,19 +202,17 @@ func parseTimeout(s string) (time.Duration, error) {
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.
-func blockSource(cmd *cobra.Command, code string, args []string) (string, error) {
+func blockSource(s Streams, cmd *cobra.Command, code string, args []string) (string, error) {
 	if cmd.Flags().Changed("code") {
 		if len(args) > 0 {
 			return "", usageError{errors.New("give the block once: -c CODE, FILE or -")}
 		}
 		return code, nil
 	}
-	if len(args) == 0 {
-		if f, ok := cmd.InOrStdin().(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-			return "", usageError{errors.New("no block: give -c CODE, FILE, or pipe it on standard input")}
-		}
+	if len(args) == 0 && s.InTerminal {
+		return "", usageError{errors.New("no block: give -c CODE, FILE, or pipe it on standard input")}
 	}
-	src, err := readBlock(args, cmd.InOrStdin())
+	src, err := readBlock(s, args)
 	if err != nil {
 		return "", err
 	}
@@ -227,10 +242,15 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 		return err
 	}
 	if asJSON {
+		out := runJSON{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: printed.String(), Repaired: res.Repaired,
+			RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
+		if e := res.Error; e != nil {
+			out.Error = &runJSONError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(s.Report(printed.String(), res)); err != nil {
+		if err := enc.Encode(out); err != nil {
 			return err
 		}
 	} else if res.Error != nil {
@@ -242,9 +262,9 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 	return nil
 }
 
-func newSandboxDefsCmd() *cobra.Command {
+func newSandboxDefsCmd(s Streams) *cobra.Command {
 	var (
-		sf      sessionFlags
+		sf      = sessionFlags{s: s}
 		o       client.DefsOptions
 		pattern string
 	)
@@ -257,15 +277,15 @@ func newSandboxDefsCmd() *cobra.Command {
 				o.Name = args[0]
 			}
 			o.Pattern = pattern
-			s, err := sf.open()
+			c, err := sf.open()
 			if err != nil {
 				return err
 			}
-			text, err := s.Defs(o)
+			text, err := c.Defs(o)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), strings.TrimRight(text, "\n"))
+			fmt.Fprintln(s.Out, strings.TrimRight(text, "\n"))
 			return nil
 		}),
 	}
@@ -290,15 +310,14 @@ type listed struct {
 	SavedNames    int    `json:"saved_names"`
 }
 
-func newSandboxListCmd() *cobra.Command {
+func newSandboxListCmd(s Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
 		Args:  cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			root, _ := sandboxPaths()
-			folders, err := session.All(root)
+			folders, err := session.All(s.layout().Sessions())
 			if err != nil {
 				return err
 			}
@@ -316,7 +335,7 @@ func newSandboxListCmd() *cobra.Command {
 				}
 				rows = append(rows, row)
 			}
-			w := cmd.OutOrStdout()
+			w := s.Out
 			if asJSON {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
@@ -367,9 +386,9 @@ func snapshotBytes(dir string) int64 {
 	return n
 }
 
-func newSandboxControlCmd(op, short string) *cobra.Command {
+func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 	var (
-		sf    sessionFlags
+		sf    = sessionFlags{s: s}
 		force bool
 	)
 	cmd := &cobra.Command{
@@ -377,23 +396,23 @@ func newSandboxControlCmd(op, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			s, err := sf.existing()
+			c, err := sf.existing()
 			if err != nil {
 				return err
 			}
 			switch op {
 			case "stop":
-				err = s.Stop(force)
+				err = c.Stop(force)
 			case "restart":
-				err = s.Restart(force)
+				err = c.Restart(force)
 			default:
-				err = s.Interrupt()
+				err = c.Interrupt()
 			}
 			if errors.Is(err, client.ErrNotRunning) {
 				if op == "stop" {
 					return nil // already stopped
 				}
-				return fmt.Errorf("session %q is not running", s.Meta.Name)
+				return fmt.Errorf("session %q is not running", c.Meta.Name)
 			}
 			return err
 		}),
@@ -405,9 +424,9 @@ func newSandboxControlCmd(op, short string) *cobra.Command {
 	return cmd
 }
 
-func newSandboxRmCmd() *cobra.Command {
+func newSandboxRmCmd(s Streams) *cobra.Command {
 	var (
-		sf    sessionFlags
+		sf    = sessionFlags{s: s}
 		force bool
 	)
 	cmd := &cobra.Command{
@@ -418,20 +437,17 @@ func newSandboxRmCmd() *cobra.Command {
 			if !cmd.Flags().Changed("session") {
 				return usageError{errors.New("rm needs --session NAME")}
 			}
-			s, err := sf.existing()
+			c, err := sf.existing()
 			if err != nil {
 				return err
 			}
-			if err := s.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
+			if err := c.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return err
 			}
-			for deadline := time.Now().Add(5 * time.Second); s.Folder.Running(); {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("session %q did not stop", s.Meta.Name)
-				}
-				time.Sleep(20 * time.Millisecond)
+			if !c.Folder.WaitStopped(5 * time.Second) {
+				return fmt.Errorf("session %q did not stop", c.Meta.Name)
 			}
-			if err := os.RemoveAll(s.Folder.Dir); err != nil {
+			if err := os.RemoveAll(c.Folder.Dir); err != nil {
 				return fmt.Errorf("delete the session: %w", err)
 			}
 			return nil
@@ -443,14 +459,14 @@ func newSandboxRmCmd() *cobra.Command {
 }
 
 // envInt reads an integer setting, else def.
-func envInt(name string, def int64) int64 {
-	if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(name)), 10, 64); err == nil {
+func envInt(s Streams, name string, def int64) int64 {
+	if v, err := strconv.ParseInt(strings.TrimSpace(s.Getenv(name)), 10, 64); err == nil {
 		return v
 	}
 	return def
 }
 
-func newSandboxHostCmd() *cobra.Command {
+func newSandboxHostCmd(s Streams) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:    "host --dir FOLDER",
@@ -482,13 +498,13 @@ func newSandboxHostCmd() *cobra.Command {
 				say(err)
 				return err
 			}
-			sessions, logs := sandboxPaths()
+			l := s.layout()
 			return host.Serve(host.Config{
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
-				Logs: logs, Sessions: sessions, Log: os.Stderr,
-				IdleTTL: time.Duration(envInt("VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
-				Memory: host.MemoryLimits{MaxChildren: int(envInt("VIS_ENV_CACHE_MAX", 8)),
-					RSSBudget: envInt("VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
+				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
+				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
+				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
+					RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
 			}, say)
 		}),
 	}
@@ -496,7 +512,7 @@ func newSandboxHostCmd() *cobra.Command {
 	return cmd
 }
 
-func newSandboxChildCmd() *cobra.Command {
+func newSandboxChildCmd(s Streams) *cobra.Command {
 	var dir, info string
 	cmd := &cobra.Command{
 		Use:    "child --dir FOLDER --info JSON",
@@ -508,24 +524,22 @@ func newSandboxChildCmd() *cobra.Command {
 			if err := json.Unmarshal([]byte(info), &ci); err != nil {
 				return fmt.Errorf("read --info: %w", err)
 			}
-			cwd, err := os.Getwd()
-			if err != nil {
-				return err
-			}
+			cwd := s.Dir
 			project, _ := packages.FindProject(cwd)
-			settings := runSettings(os.Stderr, project, cwd)
-			lib, _, inst, err := loadRuntime()
+			settings := runSettings(s, project)
+			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
 			}
 			// The same environment as `vis-agent python` here: the
 			// project's .venv or the shared packages.
+			l := s.layout()
 			plan, err := planRun(runContext{args: PythonArgs{Mode: ModeCode}, cwd: cwd, project: project, settings: settings,
-				lib: lib, inst: inst, getenv: os.Getenv})
+				lib: lib, inst: inst, layout: l, getenv: s.Getenv})
 			if err != nil {
 				return err
 			}
-			pkgDir, err := child.Install(filepath.Join(stateDir(), "sandbox"))
+			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
 			if err != nil {
 				return err
 			}

@@ -3,9 +3,12 @@ package cli
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,17 +22,17 @@ import (
 //go:embed compile_check.py
 var compileCheckSource string
 
-func newSandboxCmd() *cobra.Command {
+func newSandboxCmd(s Streams) *cobra.Command {
 	sandbox := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Tools of the sandbox REPL, for direct use",
 	}
-	sandbox.AddCommand(newRepairCmd(), newSandboxMCPCmd())
-	addSessionCmds(sandbox)
+	sandbox.AddCommand(newRepairCmd(s), newSandboxMCPCmd(s))
+	addSessionCmds(sandbox, s)
 	return sandbox
 }
 
-func newRepairCmd() *cobra.Command {
+func newRepairCmd(s Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "repair [--json] [FILE|-]",
@@ -43,11 +46,11 @@ message, the first wrong quote, bracket or escape, the line with a caret)
 goes to stderr, status 1. --json prints the whole result as JSON instead.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			src, err := readBlock(args, cmd.InOrStdin())
+			src, err := readBlock(s, args)
 			if err != nil {
 				return err
 			}
-			lib, _, inst, err := loadRuntime()
+			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
 			}
@@ -76,15 +79,23 @@ goes to stderr, status 1. --json prints the whole result as JSON instead.`,
 }
 
 // readBlock reads FILE, or standard input for "-" or no argument.
-func readBlock(args []string, stdin io.Reader) (string, error) {
+func readBlock(s Streams, args []string) (string, error) {
 	var data []byte
 	var err error
 	name := "standard input"
 	if len(args) == 1 && args[0] != "-" {
 		name = args[0]
-		data, err = os.ReadFile(name)
+		file := name
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(s.Dir, file)
+		}
+		data, err = os.ReadFile(file)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Path = name // as the user named it
+		}
 	} else {
-		data, err = io.ReadAll(stdin)
+		data, err = io.ReadAll(s.In)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read the block: %w", err)

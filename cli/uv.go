@@ -12,7 +12,8 @@ import (
 
 // runUV runs `vis-agent python [--shared] uv ARGS`: the pinned uv, with the
 // embedded CPython as its interpreter, and returns the exit status.
-func runUV(pa PythonArgs, stdout, stderr io.Writer) int {
+func runUV(pa PythonArgs, s Streams) int {
+	stdout, stderr := s.Out, s.Err
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "vis-agent python: "+format+"\n", a...)
 		return code
@@ -40,23 +41,23 @@ func runUV(pa PythonArgs, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	uv, err := uvwrap.Locate(exeDir(), visHome())
+	uv, err := locateUV(s)
 	if err == nil {
 		err = uvwrap.Verify(uv)
 	}
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	lib, _, inst, err := loadRuntime()
+	lib, _, inst, err := loadRuntime(s)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(1, "%v", err)
+	cwd := s.Dir
+	if cwd == "" {
+		return fail(1, "the working folder cannot be read (was it removed?)")
 	}
 	project, _ := packages.FindProject(cwd)
-	settings := runSettings(stderr, project, cwd)
+	settings := runSettings(s, project)
 	python := inst.Executable
 	if python == "" {
 		return fail(1, "CPython %s at %s has no python executable for uv to use", lib.Version, inst.Prefix)
@@ -65,7 +66,7 @@ func runUV(pa PythonArgs, stdout, stderr io.Writer) int {
 	if !sharedSync {
 		return fail(1, "%v", uvwrap.Exec(uv, pa.Program, env))
 	}
-	shared := sharedPackagesDir(os.Getenv)
+	shared := s.layout().SharedPackages()
 	if err := packages.EnsureFolder(shared); err != nil {
 		return fail(1, "%v", err)
 	}

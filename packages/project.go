@@ -2,11 +2,12 @@ package packages
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // Project is a uv project found from a working folder.
@@ -96,7 +97,7 @@ func FindProject(dir string) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	projectDir := FindUp(dir, "pyproject.toml")
+	projectDir := fsutil.FindUp(dir, "pyproject.toml")
 	if projectDir == "" {
 		return nil, nil
 	}
@@ -112,7 +113,7 @@ func FindProject(dir string) (*Project, error) {
 	// pyproject.toml above it with a [tool.uv.workspace] (others are
 	// passed over, as uv does), if that workspace names it as a member.
 	for up := filepath.Dir(projectDir); ; {
-		rootDir := FindUp(up, "pyproject.toml")
+		rootDir := fsutil.FindUp(up, "pyproject.toml")
 		if rootDir == "" {
 			return p, nil
 		}
@@ -127,20 +128,6 @@ func FindProject(dir string) (*Project, error) {
 		if up = filepath.Dir(rootDir); up == rootDir {
 			return p, nil
 		}
-	}
-}
-
-// FindUp returns the nearest folder at or above dir holding name, or "".
-func FindUp(dir, name string) string {
-	for {
-		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
 	}
 }
 

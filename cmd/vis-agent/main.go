@@ -2,6 +2,11 @@
 // embedded CPython.
 package main
 
-import "github.com/vis-agent/vis-agent/cli"
+import (
+	"context"
+	"os"
 
-func main() { cli.Execute() }
+	"github.com/vis-agent/vis-agent/cli"
+)
+
+func main() { os.Exit(cli.Main(context.Background(), os.Args[1:], cli.System())) }

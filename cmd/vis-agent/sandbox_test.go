@@ -230,6 +230,11 @@ func TestSandboxSessions(t *testing.T) {
 			syscall.Kill(host, syscall.SIGKILL)
 			r = sb.block("s", "print(x)", 0)
 			contains(t, "notice after the host was killed", r.stdout, "[Sandbox restarted]", "host process was killed", "41\n")
+			// The timeout's SIGINT interrupts a runaway loop on this CPython.
+			v = sb.jsonBlock("s", "while True: pass", "--timeout", "3s")
+			if e, _ := v["error"].(map[string]any); v["timed_out"] != true || e["type"] != "KeyboardInterrupt" {
+				t.Errorf("timed out loop: %v", v)
+			}
 			// defs lists what the session defined.
 			d := sb.run("defs", "--session", "s")
 			contains(t, "defs", d.stdout, "inc(n=<int>)", "Adds to x.", "x: int")

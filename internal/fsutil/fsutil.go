@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // IsFile reports whether path is something other than a folder (following
@@ -24,4 +25,19 @@ func Cause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// FindUp returns the nearest folder at or above dir holding a file name,
+// or "": how a project's pyproject.toml and vis.toml are found.
+func FindUp(dir, name string) string {
+	for {
+		if IsFile(filepath.Join(dir, name)) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }

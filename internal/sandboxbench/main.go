@@ -4,11 +4,15 @@
 //
 //   - warm block: `vis-agent sandbox run -c 'x = 1'` on a running session
 //     against `python3 -c pass`, on every CPython found;
+//
 //   - cold block: the same in a new session (host and interpreter start);
+//
 //   - round trip of `x = 1` through the Go client API, and the same on a
 //     Jupyter kernel (jupyter_client + ipykernel installed from PyPI into a
 //     temporary folder, on the same CPython);
+//
 //   - snapshot cost when nothing changed;
+//
 //   - first block after a restart, with 4 MiB of pickled values and a 32
 //     MiB spilled string, against one with an empty snapshot and against
 //     Jupyter's kernel restart to ready.

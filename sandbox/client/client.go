@@ -170,6 +170,7 @@ func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Ev
 		}
 		answered = true
 		switch ev.Ev {
+		case "started":
 		case "out", "note", "wait":
 			if fn != nil {
 				fn(ev)
@@ -230,8 +231,13 @@ func (s *Session) Status() (protocol.Status, error) {
 // Stop snapshots and stops the session (its child and host); force also
 // stops a running block.
 func (s *Session) Stop(force bool) error {
-	_, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil)
-	return err
+	if _, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil); err != nil {
+		return err
+	}
+	if !s.Folder.WaitStopped(10 * time.Second) {
+		return errors.New("the session's host did not exit after it stopped")
+	}
+	return nil
 }
 
 // Restart replaces the session's child with a new one restored from the

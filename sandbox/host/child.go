@@ -163,15 +163,19 @@ func (c *proc) exit() {
 
 // exitReason says why the child ended, for the restart notice.
 func (c *proc) exitReason() string {
-	c.mu.Lock()
-	retired := c.retired
-	c.mu.Unlock()
-	if retired != "" {
-		return retired
-	}
+	exited := true
 	select {
 	case <-c.exited:
 	case <-time.After(2 * time.Second):
+		exited = false
+	}
+	c.mu.Lock()
+	retired := c.retired
+	c.mu.Unlock()
+	switch {
+	case retired != "":
+		return retired
+	case !exited:
 		return "the Python process stopped responding"
 	}
 	st := c.cmd.ProcessState

@@ -81,7 +81,7 @@ type Host struct {
 // Serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
 func Serve(cfg Config, ready func(error)) error {
-	alive, err := cfg.Folder.LockAlive()
+	alive, err := cfg.Folder.LockAlive(10 * time.Second)
 	if err != nil {
 		ready(err)
 		return err
@@ -209,7 +209,7 @@ func (s *sink) Send(ev protocol.Event) {
 	if s.gone {
 		return
 	}
-	if err := protocol.NewConn(nil, s.w).Send(ev); err != nil {
+	if err := protocol.Write(s.w, ev); err != nil {
 		s.gone = true
 	}
 }

@@ -63,6 +63,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 	h.mu.Lock()
 	h.busy = true
 	h.mu.Unlock()
+	// From here the block may run: a client that loses the host after this
+	// must not send it again.
+	out.Send(protocol.Event{Ev: "started"})
 	c.setSink(out)
 	defer func() {
 		c.drain()

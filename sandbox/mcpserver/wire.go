@@ -25,13 +25,13 @@ const maxMessage = mcp.DefaultMaxLineLength
 //   - when in ends, the requests already read are answered before the
 //     connection closes (`printf '…' | vis-agent sandbox mcp` gets its
 //     answers); a client that will not wait sends SIGTERM.
-func Stdio(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+func Stdio(in io.Reader, out io.Writer) mcp.Transport {
 	return stdio{in, out}
 }
 
 type stdio struct {
-	in  io.ReadCloser
-	out io.WriteCloser
+	in  io.Reader
+	out io.Writer
 }
 
 func (s stdio) Connect(context.Context) (mcp.Connection, error) {
@@ -46,8 +46,8 @@ func (s stdio) Connect(context.Context) (mcp.Connection, error) {
 // standard input cannot be interrupted, so Close does not wait for it),
 // writes are whole messages under a lock.
 type conn struct {
-	in        io.ReadCloser
-	out       io.WriteCloser
+	in        io.Reader
+	out       io.Writer
 	msgs      chan jsonrpc.Message // closed when in ends
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -97,7 +97,9 @@ func (c *conn) Close() error {
 		c.shut = true
 		c.idle.Broadcast()
 		c.mu.Unlock()
-		c.in.Close()
+		if rc, ok := c.in.(io.Closer); ok {
+			rc.Close()
+		}
 	})
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 )
@@ -188,14 +189,31 @@ func (l *Lock) Release() { l.file.Close() }
 // LockStart serializes the clients that find no host and start one.
 func (f Folder) LockStart() (*Lock, error) { return f.lock(startLock, syscall.LOCK_EX) }
 
-// LockAlive is taken by a host for its whole life; it fails when another
-// host holds it.
-func (f Folder) LockAlive() (*Lock, error) {
-	l, err := f.lock(aliveLock, syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return nil, errors.New("another host serves this session")
+// LockAlive is taken by a host for its whole life. A host that is still
+// exiting (it stopped, its socket is gone) is waited for, up to wait; after
+// that it fails, as another host serves the session.
+func (f Folder) LockAlive(wait time.Duration) (*Lock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := f.lock(aliveLock, syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("another host serves this session")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return l, err
+}
+
+// WaitStopped waits until no host holds the session, up to wait.
+func (f Folder) WaitStopped(wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); f.Running(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // Running reports whether a host holds the session (its lock, which a

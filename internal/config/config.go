@@ -1,4 +1,8 @@
-package cli
+// Package config reads vis-agent's settings: the user's config.toml
+// merged with a project's vis.toml, each value with the file and line it
+// comes from. Every command, the sandbox host and the jail read settings
+// through it.
+package config
 
 import (
 	"errors"
@@ -10,7 +14,25 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/internal/paths"
 )
+
+// Files are the configuration files of a run in the folder cwd, in order
+// of increasing precedence: the user's, then the project's vis.toml,
+// beside its pyproject.toml (projectDir), or outside a project the nearest
+// one at or above cwd.
+func Files(l paths.Layout, projectDir, cwd string) []string {
+	files := []string{l.UserConfig()}
+	if projectDir != "" {
+		return append(files, filepath.Join(projectDir, "vis.toml"))
+	}
+	if dir := fsutil.FindUp(cwd, "vis.toml"); dir != "" {
+		files = append(files, filepath.Join(dir, "vis.toml"))
+	}
+	return files
+}
 
 // Settings is vis-agent's configuration: ~/.vis/config.toml merged with a
 // project's vis.toml, the project winning key by key.
@@ -39,10 +61,10 @@ func defaultSettings() Settings {
 	}
 }
 
-// LoadSettings reads the configuration files that exist among files, in
+// Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
 // entry is reported and ignored.
-func LoadSettings(files ...string) Settings {
+func Load(files ...string) Settings {
 	s := defaultSettings()
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -61,9 +83,22 @@ func LoadSettings(files ...string) Settings {
 // merge applies one file's entries to s.
 func (s *Settings) merge(file string, data []byte) {
 	text := string(data)
-	problem := func(line int, key, format string, a ...any) {
-		s.Problems = append(s.Problems, fmt.Sprintf("%s:%d: %s: %s (the setting is ignored)", file, line, key, fmt.Sprintf(format, a...)))
+	// Problems are reported in the file's line order, not the order the
+	// keys are visited in.
+	type lined struct {
+		line int
+		text string
 	}
+	var problems []lined
+	problem := func(line int, key, format string, a ...any) {
+		problems = append(problems, lined{line, fmt.Sprintf("%s:%d: %s: %s (the setting is ignored)", file, line, key, fmt.Sprintf(format, a...))})
+	}
+	defer func() {
+		sort.SliceStable(problems, func(i, j int) bool { return problems[i].line < problems[j].line })
+		for _, p := range problems {
+			s.Problems = append(s.Problems, p.text)
+		}
+	}()
 	var top map[string]toml.Primitive
 	md, err := toml.Decode(text, &top)
 	if err != nil {
@@ -139,8 +174,11 @@ func sortedKeys(m map[string]toml.Primitive) []string {
 }
 
 func tomlType(md toml.MetaData, key ...string) string {
-	if t := md.Type(key...); t != "" {
-		return "a " + strings.ToLower(t)
+	if t := strings.ToLower(md.Type(key...)); t != "" {
+		if strings.ContainsRune("aeiou", rune(t[0])) {
+			return "an " + t
+		}
+		return "a " + t
 	}
 	return "another type"
 }

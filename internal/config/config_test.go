@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func writeFile(t *testing.T, path, content string) string {
 	return path
 }
 
-func TestLoadSettingsMerge(t *testing.T) {
+func TestLoadMerge(t *testing.T) {
 	dir := t.TempDir()
 	user := writeFile(t, filepath.Join(dir, "home", "config.toml"), `
 [python]
@@ -29,7 +29,7 @@ tls_strict = false
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), `python.source_paths = ["src", "/abs"]
 `)
-	s := LoadSettings(user, project, filepath.Join(dir, "missing.toml"))
+	s := Load(user, project, filepath.Join(dir, "missing.toml"))
 	if len(s.Problems) != 0 {
 		t.Fatalf("problems: %q", s.Problems)
 	}
@@ -50,19 +50,19 @@ tls_strict = false
 	}
 }
 
-func TestLoadSettingsDefaults(t *testing.T) {
-	s := LoadSettings(filepath.Join(t.TempDir(), "none.toml"))
+func TestLoadDefaults(t *testing.T) {
+	s := Load(filepath.Join(t.TempDir(), "none.toml"))
 	if !s.TLSStrict.Value || s.TLSStrict.From != "default" || s.IndexURL.Value != "" || len(s.SourcePaths.Value) != 0 || len(s.Problems) != 0 {
 		t.Errorf("defaults = %+v", s)
 	}
 }
 
-func TestLoadSettingsProblems(t *testing.T) {
+func TestLoadProblems(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, filepath.Join(dir, "vis.toml"), `# comment
 [python]
 source_paths = "src"
-tls_strict = "no"
+tls_strict = 1
 index_url = "https://me:secret@mirror.example/simple"
 colour = "blue"
 tls_strict_extra = true
@@ -70,12 +70,12 @@ tls_strict_extra = true
 [tool]
 x = 1
 `)
-	s := LoadSettings(f)
+	s := Load(f)
 	want := []string{
-		f + ":6: python.colour: unknown key (the setting is ignored)",
-		f + ":5: python.index_url: must not hold credentials; keep them in pip's or uv's own configuration (netrc, keyring) (the setting is ignored)",
 		f + ":3: python.source_paths: must be a list of strings, not a string (the setting is ignored)",
-		f + ":4: python.tls_strict: must be true or false, not a string (the setting is ignored)",
+		f + ":4: python.tls_strict: must be true or false, not an integer (the setting is ignored)",
+		f + ":5: python.index_url: must not hold credentials; keep them in pip's or uv's own configuration (netrc, keyring) (the setting is ignored)",
+		f + ":6: python.colour: unknown key (the setting is ignored)",
 		f + ":7: python.tls_strict_extra: unknown key (the setting is ignored)",
 		f + ":9: tool: unknown key (the setting is ignored)",
 	}
@@ -88,11 +88,11 @@ x = 1
 	}
 }
 
-func TestLoadSettingsBrokenFile(t *testing.T) {
+func TestLoadBrokenFile(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, filepath.Join(dir, "config.toml"), "[python]\ntls_strict = false\nsource_paths = [\n")
 	good := writeFile(t, filepath.Join(dir, "vis.toml"), "[python]\nindex_url = \"http://mirror.local/simple\"\n")
-	s := LoadSettings(bad, good)
+	s := Load(bad, good)
 	if len(s.Problems) != 1 || !strings.HasPrefix(s.Problems[0], bad+":") || !strings.Contains(s.Problems[0], "not valid TOML") || !strings.HasSuffix(s.Problems[0], "(the file is ignored)") {
 		t.Errorf("problems = %q", s.Problems)
 	}

@@ -1,0 +1,118 @@
+// Package paths owns the layout of vis-agent's own folder ($VIS_HOME,
+// default ~/.vis): every file vis-agent keeps is named here, so the
+// python runner, the sandbox sessions, the jail and the attachments store
+// agree on where things are.
+//
+//	$VIS_HOME/
+//	  config.toml                 the user's settings (internal/config)
+//	  python/                     what vis-agent keeps about CPython
+//	    runtime.json              the machine's CPython, once found
+//	    packages/                 the shared packages (VIS_PYTHON_PACKAGES)
+//	    envs/ pip/ startup/ uv    environments, pip, start-up module, uv
+//	  sandbox/
+//	    sessions/<id>/            one folder per session (0700)
+//	    history/                  the REPL's input history, per workspace
+//	    attachments/              the attachments store
+//	  logs/YYYY-MM-DD/            hang records and host logs
+package paths
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+)
+
+// Layout is the folder layout for one environment: the variables it was
+// made from decide every path.
+type Layout struct {
+	getenv func(string) string
+}
+
+// New is the layout seen through getenv (os.Getenv, or a test's map).
+func New(getenv func(string) string) Layout { return Layout{getenv: getenv} }
+
+// FromEnv is the layout of this process's environment.
+func FromEnv() Layout { return New(os.Getenv) }
+
+// Home is vis-agent's own folder: VIS_HOME, else ~/.vis.
+func (l Layout) Home() string {
+	if h := l.getenv("VIS_HOME"); h != "" {
+		return absolute(h)
+	}
+	home := l.getenv("HOME")
+	if home == "" {
+		// No HOME (a bare service environment): the account's home from
+		// the user database, else a private folder under the temporary
+		// one; never the working folder, which belongs to the user.
+		if u, err := user.Current(); err == nil && u.HomeDir != "" {
+			home = u.HomeDir
+		} else {
+			return filepath.Join(os.TempDir(), fmt.Sprintf("vis-%d", os.Getuid()))
+		}
+	}
+	return filepath.Join(home, ".vis")
+}
+
+// UserConfig is the user's settings file.
+func (l Layout) UserConfig() string { return filepath.Join(l.Home(), "config.toml") }
+
+// Python keeps what vis-agent remembers about the machine's CPython: the
+// runtime record, environments, pip, the start-up module and uv.
+func (l Layout) Python() string { return filepath.Join(l.Home(), "python") }
+
+// RuntimeRecord remembers the machine's CPython once found.
+func (l Layout) RuntimeRecord() string { return filepath.Join(l.Python(), "runtime.json") }
+
+// SharedPackages is the shared packages folder: VIS_PYTHON_PACKAGES, else
+// python/packages.
+func (l Layout) SharedPackages() string {
+	if d := l.getenv("VIS_PYTHON_PACKAGES"); d != "" {
+		return absolute(d)
+	}
+	return filepath.Join(l.Python(), "packages")
+}
+
+// Startup holds the start-up module of `vis-agent python` runs.
+func (l Layout) Startup() string { return filepath.Join(l.Python(), "startup") }
+
+// Uv is where `make install` puts the pinned uv when no release bundle
+// sits beside the binary.
+func (l Layout) Uv() string { return filepath.Join(l.Python(), "uv") }
+
+// Sandbox holds the sandbox's sessions, history and attachments.
+func (l Layout) Sandbox() string { return filepath.Join(l.Home(), "sandbox") }
+
+// Sessions holds one folder per sandbox session.
+func (l Layout) Sessions() string { return filepath.Join(l.Sandbox(), "sessions") }
+
+// Session is the folder of the session with this id.
+func (l Layout) Session(id string) string { return filepath.Join(l.Sessions(), id) }
+
+// History holds the REPL's input history, one file per workspace.
+func (l Layout) History() string { return filepath.Join(l.Sandbox(), "history") }
+
+// Attachments is the attachments store: its database and blobs.
+func (l Layout) Attachments() string { return filepath.Join(l.Sandbox(), "attachments") }
+
+// Logs holds hang records and host logs, one folder per day.
+func (l Layout) Logs() string { return filepath.Join(l.Home(), "logs") }
+
+// ExeDir is the folder of the running binary, where a release bundle keeps
+// its runtime folder (vis-agent-python/).
+func ExeDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(exe)
+}
+
+// absolute makes a folder named by a variable absolute, so a later change
+// of working folder does not move it.
+func absolute(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
