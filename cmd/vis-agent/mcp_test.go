@@ -222,6 +222,26 @@ func TestMCPServer(t *testing.T) {
 		t.Errorf("after restart_session: %q %v", text, st)
 	}
 	contains(t, "interrupt with nothing running", c.tool("interrupt", nil), "No block is running")
+	// The interrupt tool, called while a python call runs.
+	interrupted := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		text, _, _, err := c.call(ctx, "python", map[string]any{"code": "print('waiting', flush=True)\ntime.sleep(60)"}, false)
+		if err != nil {
+			text = err.Error()
+		}
+		interrupted <- text
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if text := c.tool("interrupt", nil); strings.Contains(text, "Sent KeyboardInterrupt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the interrupt tool never saw the block running")
+		}
+	}
+	contains(t, "interrupted block", <-interrupted, "waiting\n", "KeyboardInterrupt")
 
 	// Closing standard input ends the server (without SIGTERM: the
 	// transport waits 30 s before sending one); the session keeps its
