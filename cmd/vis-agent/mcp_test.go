@@ -266,6 +266,12 @@ func TestMCPServer(t *testing.T) {
 func TestMCPMalformedInput(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
+	// Bad command lines: a one-line error and status 2, before any protocol.
+	for _, args := range [][]string{{"mcp", "--max-output", "0"}, {"mcp", "--session", "no/slash"}, {"mcp", "extra"}} {
+		if r := sb.run(args...); r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "vis-agent: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("vis-agent sandbox %v: %+v", args, r)
+		}
+	}
 	cmd := sb.command("mcp", "--session", "raw", "--workspace", sb.ws)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
