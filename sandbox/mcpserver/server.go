@@ -62,7 +62,8 @@ func New(cfg Config) *mcp.Server {
 	return srv
 }
 
-// PythonArgs are the python tool's arguments.
+// PythonArgs are the python tool's arguments, as its schema shows them
+// (pythonCall decodes them, telling a missing code from an empty one).
 type PythonArgs struct {
 	Code     string  `json:"code" jsonschema:"the Python block to run; print() what you want to see"`
 	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds before the block is interrupted (default 300, kept within 3..2100)"`
@@ -107,18 +108,22 @@ func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		err = errors.New("timeout_s must be a positive number of seconds")
 	}
 	if err != nil {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}, nil
+		return errorResult(err), nil
 	}
-	res, structured, err := sv.python(ctx, req, PythonArgs{Code: *args.Code, TimeoutS: args.TimeoutS})
-	if err != nil {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}, nil
-	}
-	res.StructuredContent = structured
-	return res, nil
+	return sv.python(ctx, req, *args.Code, args.TimeoutS), nil
 }
 
-func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, in PythonArgs) (*mcp.CallToolResult, PythonResult, error) {
-	timeout := host.ClampTimeout(time.Duration(in.TimeoutS * float64(time.Second)))
+func errorResult(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
+}
+
+// python runs code: the text result for the model, the structured one for
+// programs.
+func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64) *mcp.CallToolResult {
+	timeout := host.MaxTimeout
+	if timeoutS < host.MaxTimeout.Seconds() {
+		timeout = host.ClampTimeout(time.Duration(timeoutS * float64(time.Second)))
+	}
 	var (
 		mu    sync.Mutex
 		notes []string
@@ -132,7 +137,7 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, in Pytho
 		defer mu.Unlock()
 		return out.total
 	})
-	res, err := sv.s.Run(in.Code, client.RunOptions{Timeout: timeout}, func(ev protocol.Event) {
+	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
@@ -145,12 +150,14 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, in Pytho
 	stopCancel()
 	stopProgress()
 	if err != nil {
-		return nil, PythonResult{}, fmt.Errorf("the session could not run the block: %w", err)
+		return errorResult(fmt.Errorf("the session could not run the block: %w", err))
 	}
 	printed := out.text()
-	report := PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}}, IsError: res.Error != nil},
-		report, nil
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}},
+		StructuredContent: PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()},
+		IsError:           res.Error != nil,
+	}
 }
 
 // agentText is a block's result as the agent reads it: the notes (restart,
