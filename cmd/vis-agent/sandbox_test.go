@@ -279,7 +279,7 @@ func TestSandboxTimeoutAndRetire(t *testing.T) {
 
 	var wg sync.WaitGroup
 	for name, code := range map[string]string{
-		"stuck":    "print('into C', flush=True)\nsum(range(10**15))",
+		"stuck":    "print('into C')\nsum(range(10**15))",
 		"ignoring": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
 	} {
 		wg.Add(1)
@@ -289,6 +289,9 @@ func TestSandboxTimeoutAndRetire(t *testing.T) {
 			pid := sb.record(sb.folder(name)).ChildPID
 			r := sb.block(name, code, 1, "--timeout", "3s")
 			contains(t, name+" block", r.stderr, "retired", "hang record")
+			if name == "stuck" && r.stdout != "into C\n" {
+				t.Errorf("the output printed before the retire: %q", r.stdout)
+			}
 			dirs, _ := filepath.Glob(filepath.Join(sb.home, "logs", "*", fmt.Sprintf("sandbox-%s-%d", name, pid)))
 			if len(dirs) != 1 {
 				t.Errorf("%s: no hang record folder for pid %d", name, pid)

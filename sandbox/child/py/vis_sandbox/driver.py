@@ -117,7 +117,10 @@ class _Deferred:
 
 class Output(io.TextIOBase):
     """sys.stdout / sys.stderr of the session: text goes to the host in
-    chunks, at the latest FLUSH_AFTER seconds after it was printed."""
+    chunks, at the latest FLUSH_AFTER seconds after it was printed. A line
+    printed after a quiet spell goes at once: the block may next get stuck
+    in C code, holding the GIL the flusher thread needs, and output printed
+    before a retire must not be lost."""
 
     def __init__(self, link, stream, flusher):
         self.link = link
@@ -125,6 +128,7 @@ class Output(io.TextIOBase):
         self.flusher = flusher
         self.parts = []
         self.size = 0
+        self.sent = 0.0  # time.monotonic() of the last send
         self.lock = threading.RLock()
 
     @property
@@ -149,7 +153,7 @@ class Output(io.TextIOBase):
         with self.lock:
             self.parts.append(s)
             self.size += len(s)
-            if self.size >= CHUNK:
+            if self.size >= CHUNK or (s[-1] == "\n" and time.monotonic() - self.sent >= FLUSH_AFTER):
                 self._send()
             elif len(self.parts) == 1:
                 self.flusher.wake()
@@ -164,6 +168,7 @@ class Output(io.TextIOBase):
             return
         data = "".join(self.parts)
         self.parts, self.size = [], 0
+        self.sent = time.monotonic()
         for i in range(0, len(data), CHUNK):
             self.link.send({"ev": "out", "stream": self.stream, "data": data[i:i + CHUNK]})
 
