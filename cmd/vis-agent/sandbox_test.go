@@ -420,6 +420,15 @@ func TestSandboxLifecycle(t *testing.T) {
 		t.Errorf("after rm: %q", r.stdout)
 	}
 
+	// Past the memory budget, the other session's child is stopped first.
+	tight := newSandbox(t, py, "VIS_ENV_RSS_BUDGET_MB=1")
+	tight.block("m1", "data = list(range(100000))", 0)
+	tight.block("m2", "other = 1", 0)
+	if pid := tight.record(tight.folder("m1")).ChildPID; pid != 0 {
+		t.Errorf("session m1 still has child %d past VIS_ENV_RSS_BUDGET_MB=1", pid)
+	}
+	contains(t, "after a memory eviction", tight.block("m1", "print(len(data))", 0).stdout, "freed memory", "100000\n")
+
 	// Idle exit.
 	idle := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=300")
 	idle.block("i", "w = 1", 0)
@@ -437,6 +446,15 @@ func TestSandboxLifecycle(t *testing.T) {
 	deep.env = append(deep.env, "VIS_HOME="+deep.home)
 	if r := deep.block("deep", "print('deep')", 0); r.stdout != "deep\n" {
 		t.Errorf("deep VIS_HOME: %+v", r)
+	}
+
+	// No usable CPython: one clear line, status 1, at once.
+	broken := newSandbox(t, py, "VIS_PYTHON_NATIVE_PATH=/nonexistent/libpython3.12.so")
+	started := time.Now()
+	r = broken.block("b", "print(1)", 1)
+	contains(t, "without a CPython", r.stderr, "did not start", "/nonexistent/libpython3.12.so")
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || time.Since(started) > 20*time.Second {
+		t.Errorf("without a CPython: %q after %s", r.stderr, time.Since(started))
 	}
 
 	for _, args := range [][]string{

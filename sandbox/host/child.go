@@ -46,18 +46,13 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "link"), os.NewFile(uintptr(fds[1]), "link")
-	defer childEnd.Close()
 	link, err := net.FileConn(hostEnd)
 	hostEnd.Close()
 	if err != nil {
+		childEnd.Close()
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	var closeAfterStart []*os.File
-	defer func() {
-		for _, f := range closeAfterStart {
-			f.Close()
-		}
-	}()
 	pipe := func() (*os.File, *os.File) {
 		r, w, perr := os.Pipe()
 		if perr != nil {
@@ -72,6 +67,10 @@ func startChild(cfg Config, reason string) (*proc, error) {
 	errR, errW := pipe()
 	if err != nil {
 		link.Close()
+		childEnd.Close()
+		for _, f := range closeAfterStart {
+			f.Close()
+		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	info, _ := json.Marshal(child.Info{
@@ -85,7 +84,14 @@ func startChild(cfg Config, reason string) (*proc, error) {
 	// Its own process group, so a retire also ends what the block
 	// started; and it dies with the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its ends now; without the host's copies, its death is
+	// an EOF on the link and the pipes.
+	childEnd.Close()
+	for _, f := range closeAfterStart {
+		f.Close()
+	}
+	if err != nil {
 		link.Close()
 		stacksR.Close()
 		outR.Close()

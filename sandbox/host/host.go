@@ -221,7 +221,12 @@ func (h *Host) acquire(out *sink) bool {
 		return true
 	case <-time.After(waitNotice):
 	}
-	out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+	h.mu.Lock()
+	busy := h.busy
+	h.mu.Unlock()
+	if busy { // else the session's Python is still starting
+		out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+	}
 	select {
 	case h.turn <- struct{}{}:
 		return true

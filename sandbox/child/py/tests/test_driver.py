@@ -143,6 +143,11 @@ class DriverTest(unittest.TestCase):
         _, _, _, ev = self.child.run("session.name = 'x'")
         self.assertEqual(ev["result"]["error"]["type"], "AttributeError")
 
+    def test_replaced_stdout_is_restored_for_the_next_block(self):
+        self.child.run("import io\nsys.stdout = io.StringIO()\nprint('hidden')")
+        out, _, _, _ = self.child.run("print('shown')")
+        self.assertEqual(out, "shown\n")
+
     def test_system_exit_is_a_block_error(self):
         _, _, _, ev = self.child.run("import sys\nsys.exit(3)")
         self.assertEqual(ev["result"]["error"]["type"], "SystemExit")

@@ -294,6 +294,8 @@ class Driver:
             self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
             self.notice = ""
         self.ns.update(self.protected)
+        # A block may have replaced them; each block prints to the host.
+        sys.stdout, sys.stderr = _outputs
         error = None
         self.interrupts.install()
         self.interrupts.in_block = True
