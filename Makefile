@@ -84,6 +84,7 @@ bench: build
 	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
+	$(GO) run ./internal/mcpbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser
 $(GORELEASER):

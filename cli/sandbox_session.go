@@ -116,28 +116,6 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s))
 }
 
-// runJSON is `run --json`'s object.
-type runJSON struct {
-	Session    string        `json:"session"`
-	Workspace  string        `json:"workspace"`
-	Stdout     string        `json:"stdout"`
-	Error      *runJSONError `json:"error"`
-	Repaired   bool          `json:"repaired"`
-	RepairNote string        `json:"repair_note"`
-	Restarted  bool          `json:"restarted"`
-	Notice     string        `json:"notice"`
-	TimedOut   bool          `json:"timed_out"`
-	DurationMS int64         `json:"duration_ms"`
-}
-
-type runJSONError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Excerpt string `json:"excerpt"`
-}
-
 func newSandboxRunCmd(s Streams) *cobra.Command {
 	var (
 		sf      = sessionFlags{s: s}
@@ -272,15 +250,10 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 		return err
 	}
 	if asJSON {
-		out := runJSON{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: printed.String(), Repaired: res.Repaired,
-			RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
-		if e := res.Error; e != nil {
-			out.Error = &runJSONError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
-		}
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := enc.Encode(s.Report(printed.String(), res)); err != nil {
 			return err
 		}
 	} else if res.Error != nil {

@@ -285,3 +285,38 @@ func (s *Session) Remove(force bool) error {
 	}
 	return nil
 }
+
+// Report is a block's outcome as programs read it: the object of `sandbox
+// run --json`, also the MCP server's structured result.
+type Report struct {
+	Session    string       `json:"session"`
+	Workspace  string       `json:"workspace"`
+	Stdout     string       `json:"stdout"`
+	Error      *ReportError `json:"error"`
+	Repaired   bool         `json:"repaired"`
+	RepairNote string       `json:"repair_note"`
+	Restarted  bool         `json:"restarted"`
+	Notice     string       `json:"notice"`
+	TimedOut   bool         `json:"timed_out"`
+	DurationMS int64        `json:"duration_ms"`
+}
+
+// ReportError is a Report's error: where and why, without the traceback.
+type ReportError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Excerpt string `json:"excerpt"`
+}
+
+// Report describes a block of this session that printed stdout (both
+// streams) and ended as res.
+func (s *Session) Report(stdout string, res protocol.Result) Report {
+	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
+		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
+	if e := res.Error; e != nil {
+		r.Error = &ReportError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
+	}
+	return r
+}

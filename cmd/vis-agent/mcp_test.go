@@ -1,0 +1,404 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// mcpClient is the SDK's client connected to `vis-agent sandbox mcp` for
+// session name of sb, with the progress notifications it received.
+type mcpClient struct {
+	t        *testing.T
+	cs       *mcp.ClientSession
+	mu       sync.Mutex
+	progress []string
+	// output is the python tool's output schema, once tools are listed:
+	// every structured result must satisfy it.
+	output *jsonschema.Resolved
+}
+
+func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
+	t.Helper()
+	c := &mcpClient{t: t}
+	client := mcp.NewClient(&mcp.Implementation{Name: "vis-agent-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.mu.Lock()
+			c.progress = append(c.progress, req.Params.Message)
+			c.mu.Unlock()
+		},
+	})
+	cmd := sb.command(append([]string{"mcp", "--workspace", sb.ws}, args...)...)
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	started := time.Now()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	// A bound on hangs, far above the ~ms it takes.
+	if took := time.Since(started); took > 5*time.Second {
+		t.Errorf("initialize took %s", took)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	return c
+}
+
+// call calls tool and returns its text and structured content.
+func (c *mcpClient) call(ctx context.Context, tool string, args map[string]any, progress bool) (string, map[string]any, bool, error) {
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if progress {
+		p.SetProgressToken("p-" + tool)
+	}
+	res, err := c.cs.CallTool(ctx, p)
+	if err != nil {
+		return "", nil, false, err
+	}
+	var text strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	var structured map[string]any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &structured)
+		if c.output != nil && tool == "python" {
+			if err := c.output.Validate(structured); err != nil {
+				c.t.Errorf("structured result against the output schema: %v\n%s", err, b)
+			}
+		}
+	}
+	return text.String(), structured, res.IsError, nil
+}
+
+// python runs code and requires isError to be wantErr.
+func (c *mcpClient) python(code string, wantErr bool, extra ...any) (string, map[string]any) {
+	c.t.Helper()
+	args := map[string]any{"code": code}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i].(string)] = extra[i+1]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	text, st, isErr, err := c.call(ctx, "python", args, true)
+	if err != nil {
+		c.t.Fatalf("python %q: %v", code, err)
+	}
+	if isErr != wantErr {
+		c.t.Fatalf("python %q: isError %v, want %v\n%s", code, isErr, wantErr, text)
+	}
+	return text, st
+}
+
+func (c *mcpClient) tool(name string, args map[string]any) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	text, _, isErr, err := c.call(ctx, name, args, false)
+	if err != nil || isErr {
+		c.t.Fatalf("%s: %v %v\n%s", name, err, isErr, text)
+	}
+	return text
+}
+
+// TestMCPServer drives `vis-agent sandbox mcp` with the SDK's client over
+// its standard input and output: initialize, the tools, state between
+// calls, a repaired block, an error, capped output, a timeout with
+// progress, a cancel, a restart with its notice, and stdin closing.
+func TestMCPServer(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	c := connectMCP(t, sb, "--session", "m", "--max-output", "2000")
+
+	info := c.cs.InitializeResult().ServerInfo
+	if info.Name != "vis-agent-sandbox" || info.Version == "" {
+		t.Errorf("server info %+v", info)
+	}
+	tools, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "python" {
+			var sc jsonschema.Schema
+			b, _ := json.Marshal(tl.OutputSchema)
+			if err := json.Unmarshal(b, &sc); err != nil {
+				t.Fatal(err)
+			}
+			if c.output, err = sc.Resolve(nil); err != nil {
+				t.Fatalf("python's output schema: %v", err)
+			}
+			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "No confinement",
+				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws)
+		}
+	}
+	if got := strings.Join(sortStrings(names), " "); got != "defs interrupt python restart_session" {
+		t.Errorf("tools: %s", got)
+	}
+
+	// State between calls; what a block prints through its own file
+	// descriptor 1 is output, not protocol.
+	c.python("x = 41\ndef inc(n=1):\n    return x + n", false)
+	if text, st := c.python("print(inc())\nos.write(1, b'raw\\n')", false); !strings.Contains(text, "42\n") || !strings.Contains(text, "raw\n") ||
+		st["stdout"] != text || st["session"] != "m" || st["workspace"] != sb.ws || st["error"] != nil {
+		t.Errorf("second block: %q %v", text, st)
+	}
+	// A repaired block: the note first, then the output.
+	text, st := c.python("print('fixed'", false)
+	if !strings.HasPrefix(text, "Repaired this block before running it.") || !strings.HasSuffix(text, "fixed\n") || st["repaired"] != true {
+		t.Errorf("repaired block: %q %v", text, st)
+	}
+	// An error: output, then Python's traceback; the structured error.
+	text, st = c.python("print('before')\n1/0", true)
+	e, _ := st["error"].(map[string]any)
+	if !strings.HasPrefix(text, "before\nTraceback") || !strings.Contains(text, "ZeroDivisionError") || e["type"] != "ZeroDivisionError" ||
+		e["line"] != 2.0 || !strings.HasPrefix(e["excerpt"].(string), "2: 1/0") {
+		t.Errorf("error block: %q %v", text, st)
+	}
+	// Capped output: first and last parts, and how to see the rest.
+	text, st = c.python("print('A' * 3000 + 'END')", false)
+	contains(t, "capped output", text, "characters omitted", "print less", "END\n")
+	if len(text) > 2600 || st["output_truncated"] != true || st["output_chars"] != 3004.0 {
+		t.Errorf("capped output: %d characters, %v %v", len(text), st["output_truncated"], st["output_chars"])
+	}
+	// defs lists what the session defined.
+	contains(t, "defs", c.tool("defs", nil), "inc(n=<int>)", "x: int")
+	contains(t, "defs inc", c.tool("defs", map[string]any{"name": "inc"}), "return x + n")
+
+	// A timeout, with progress notifications while it runs.
+	text, st = c.python("print('spinning', flush=True)\nwhile True: pass", true, "timeout_s", 3)
+	contains(t, "timed out block", text, "spinning\n", "KeyboardInterrupt", "timeout", "timeout_s")
+	if st["timed_out"] != true {
+		t.Errorf("timed out block: %v", st)
+	}
+	c.mu.Lock()
+	progress := append([]string(nil), c.progress...)
+	c.mu.Unlock()
+	if len(progress) < 1 || !strings.Contains(progress[0], "has run for") {
+		t.Errorf("progress during a 3 s block: %q", progress)
+	}
+
+	// A cancelled call interrupts its block: the next call does not wait
+	// for it, and the block did not finish.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		cancel()
+	}()
+	_, _, _, err = c.call(ctx, "python", map[string]any{"code": "import time\ntime.sleep(60)\nfinished = True"}, false)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	started := time.Now()
+	if text, _ := c.python("print('finished' in globals(), x)", false); text != "False 41\n" {
+		t.Errorf("after a cancel: %q", text)
+	}
+	if took := time.Since(started); took > 20*time.Second {
+		t.Errorf("the call after a cancel waited %s", took)
+	}
+
+	// A restart: the next result begins with the notice.
+	contains(t, "restart_session", c.tool("restart_session", nil), "Restarted")
+	text, st = c.python("print(inc(2))", false)
+	if !strings.HasPrefix(text, "[Sandbox restarted]") || !strings.HasSuffix(text, "43\n") || st["restarted"] != true {
+		t.Errorf("after restart_session: %q %v", text, st)
+	}
+	contains(t, "interrupt with nothing running", c.tool("interrupt", nil), "No block is running")
+	// The interrupt tool, called while a python call runs.
+	interrupted := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		text, _, _, err := c.call(ctx, "python", map[string]any{"code": "print('waiting', flush=True)\ntime.sleep(60)"}, false)
+		if err != nil {
+			text = err.Error()
+		}
+		interrupted <- text
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if text := c.tool("interrupt", nil); strings.Contains(text, "Sent KeyboardInterrupt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the interrupt tool never saw the block running")
+		}
+	}
+	contains(t, "interrupted block", <-interrupted, "waiting\n", "KeyboardInterrupt")
+
+	// Closing standard input ends the server (without SIGTERM: the
+	// transport waits 30 s before sending one); the session keeps its
+	// snapshot, which a new host restores.
+	closed := time.Now()
+	if err := c.cs.Close(); err != nil {
+		t.Errorf("the server's exit after stdin closed: %v", err)
+	}
+	if took := time.Since(closed); took > 20*time.Second {
+		t.Errorf("the server took %s to exit after stdin closed", took)
+	}
+	sb.run("stop", "--session", "m", "--workspace", sb.ws)
+	if r := sb.block("m", "print(inc())", 0, "--workspace", sb.ws); !strings.HasSuffix(r.stdout, "42\n") {
+		t.Errorf("after the server exited and the session stopped: %q", r.stdout)
+	}
+}
+
+// TestMCPMalformedInput writes raw lines to the server's standard input:
+// each bad one gets a JSON-RPC error, the server stays up and answers the
+// next request, and standard output carries nothing but JSON-RPC. A
+// request sent just before standard input closes is answered.
+func TestMCPMalformedInput(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	// Bad command lines: a one-line error and status 2, before any protocol.
+	for _, args := range [][]string{{"mcp", "--max-output", "0"}, {"mcp", "--session", "no/slash"}, {"mcp", "extra"}} {
+		if r := sb.run(args...); r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "vis-agent: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("vis-agent sandbox %v: %+v", args, r)
+		}
+	}
+	cmd := sb.command("mcp", "--session", "raw", "--workspace", sb.ws)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	done := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	lines := make(chan string, 64)
+	go func() {
+		r := bufio.NewReader(stdout)
+		for {
+			l, err := r.ReadString('\n')
+			if l != "" {
+				lines <- l
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("%s: the server closed its output", what)
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+				t.Fatalf("%s: not a JSON-RPC message on stdout: %q", what, l)
+			}
+			return m
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no answer", what)
+		}
+		return nil
+	}
+	errorCode := func(m map[string]any) float64 {
+		e, _ := m["error"].(map[string]any)
+		c, _ := e["code"].(float64)
+		return c
+	}
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{"this is not json", -32700, nil},
+		{`{"jsonrpc": "2.0", "id": 1, "method": `, -32700, nil},
+		{"\x00\xff\xfe", -32700, nil},
+		{`{"id": 7, "method": "initialize"}`, -32600, 7.0},
+		{`{"jsonrpc": "2.0", "id": "s", "method": 5}`, -32600, "s"},
+		{`[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]`, -32600, nil},
+		{`42`, -32600, nil},
+	}
+	for _, b := range bad {
+		send(b.line)
+		m := next(b.line)
+		if errorCode(m) != b.code || m["id"] != b.id {
+			t.Errorf("%q: answered %v, want code %v id %v", b.line, m, b.code, b.id)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	m := next("initialize")
+	res, _ := m["result"].(map[string]any)
+	info, _ := res["serverInfo"].(map[string]any)
+	if m["id"] != 10.0 || info["name"] != "vis-agent-sandbox" {
+		t.Fatalf("initialize after bad lines: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":11,"method":"no/such/method"}`)
+	if m := next("unknown method"); m["id"] != 11.0 || errorCode(m) != -32601 {
+		t.Errorf("unknown method: %v", m)
+	}
+	for i, args := range []string{`{"code":5}`, `{}`, `{"code":"x = 1","cod":"y"}`, `{"code":"x = 1","timeout_s":-1}`} {
+		send(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"python","arguments":` + args + `}}`)
+		m := next("bad arguments")
+		res, _ := m["result"].(map[string]any)
+		want := []string{"code", "code", "cod", "timeout_s"}[i]
+		if m["id"] != 12.0 || res["isError"] != true || !strings.Contains(toJSON(res["content"]), want) {
+			t.Errorf("python with arguments %s: %v", args, m)
+		}
+	}
+	// Standard input closes right after a request: it is answered, then
+	// the server exits.
+	send(`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"python","arguments":{"code":"print('still here')"}}}`)
+	stdin.Close()
+	m = next("a block after bad input")
+	if m["id"] != 13.0 || !strings.Contains(toJSON(m), `still here\n`) {
+		t.Errorf("a block after bad input: %v", m)
+	}
+	select {
+	case <-done:
+		if waitErr != nil {
+			t.Errorf("the server's exit after stdin closed: %v", waitErr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("the server did not exit after stdin closed")
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,65 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+)
+
+// boundNames are the modules and names every block finds bound (the
+// driver's AUTO_IMPORTS and AUTO_NAMES; a test keeps the two in step).
+var boundNames = []string{"json", "re", "os", "sys", "math", "time", "datetime", "pathlib", "collections", "textwrap",
+	"base64", "hashlib", "shlex", "glob", "Path", "Counter"}
+
+// instructions is what the server tells a client about itself.
+func (sv *server) instructions() string {
+	return fmt.Sprintf("A persistent Python session (%q, workspace %s): what one python call defines is there in the next, "+
+		"and survives restarts through a snapshot. Use python to run code, defs to see what the session holds.",
+		sv.s.Meta.Name, sv.s.Meta.Workspace)
+}
+
+// pythonDescription is the python tool's description, written for a model.
+func (sv *server) pythonDescription() string {
+	return strings.Join([]string{
+		"Run a block of Python code in a persistent session and return what it printed.",
+		"",
+		"State persists: variables, functions, classes and imports from one call are there in the next (the session is " +
+			"one long-lived Python process). After every block the session is saved to a snapshot; when its process restarts " +
+			"(restart_session, a crash, a block that would not stop, or after it sat idle) the snapshot is restored and the next " +
+			"result begins with a \"[Sandbox restarted]\" notice listing what came back and what did not (values that cannot be " +
+			"pickled, such as open files, sockets or generators, are lost).",
+		"",
+		"Output: print() is the only channel. A trailing expression is NOT shown: write print(x), not x. Both stdout and " +
+			fmt.Sprintf("stderr are returned. A result carries at most %d characters of output (the first and last parts, with a "+
+				"note saying how much was left out); print summaries rather than whole large values.", sv.maxOutput),
+		"",
+		"Bound in every block: session (its name, workspace, python version and access), defs() (the helpers and variables " +
+			"this session defined; defs(\"name\") shows one's source), and the modules and names " + strings.Join(boundNames, ", ") +
+			". Top-level await works. input() raises EOFError: there is no standard input.",
+		"",
+		"Errors come back as Python's message with the failing line and a caret. A block with an unbalanced quote or bracket, " +
+			"or literal braces in an f-string, is repaired before it runs, with a note saying what was changed.",
+		"",
+		"Files and access: the working directory is the workspace, " + sv.s.Meta.Workspace + ". No confinement is in force in " +
+			"this version: blocks run with the permissions of the user who started this server, so they can read and write that " +
+			"user's files, start processes and use the network. Treat it as you would a shell.",
+		"",
+		"Time: timeout_s defaults to 300 seconds (kept within 3..2100). On timeout the block gets KeyboardInterrupt; what it " +
+			"printed is kept. While a block runs longer than a second the server sends progress notifications, and cancelling " +
+			"the call interrupts the block. Your MCP client may stop waiting sooner than the block's timeout (many wait 60 s for " +
+			"a tool): to run longer blocks raise the client's tool-call limit (Claude Code: the MCP_TOOL_TIMEOUT environment " +
+			"variable, in milliseconds; Codex: tool_timeout_sec in the server's [mcp_servers.NAME] table of ~/.codex/config.toml), " +
+			"or split the work into shorter blocks.",
+	}, "\n")
+}
+
+const defsDescription = `List what the persistent Python session holds: the helpers (functions, classes) and variables its blocks defined, never their values.
+Rows show a helper's call signature, the block that defined it, its size and the first line of its docstring; a variable's type and size and whether the snapshot saved it.
+With name: that helper's source (or the variable's description); details adds what it depends on. pattern filters names by a regular expression; limit and offset page through long lists.
+The same listing is defs() inside a python block.`
+
+const restartDescription = `Restart the persistent Python session's process: its state is saved to the snapshot, the process stops, and the next python call runs in a new process restored from that snapshot.
+The next result begins with a "[Sandbox restarted]" notice listing what came back and what did not (unpicklable values are lost).
+Use it when the process is in a bad state (memory, threads, patched modules). While a block runs it refuses unless force is set, which kills that block.`
+
+const interruptDescription = `Interrupt the block running in the persistent Python session: it gets KeyboardInterrupt at its next Python instruction, and its python call returns with what it printed.
+The session keeps its state. A block stuck in C code that does not stop is retired at its timeout and the session restored from its snapshot.`

@@ -1,0 +1,280 @@
+// Package mcpserver serves one sandbox session to coding agents over the
+// Model Context Protocol: tools that run Python blocks in the session, list
+// what it defined, restart it and interrupt it. It is a thin front end of
+// package client; the blocks run in the session's own process, never in
+// the server, so nothing they print can reach the server's transport.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/host"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// DefaultMaxOutput is how many characters of a block's output one result
+// carries by default (Claude Code warns past about 10,000 tokens).
+const DefaultMaxOutput = 30000
+
+// progressEvery is how often a running block reports progress.
+const progressEvery = time.Second
+
+// Config is what the server serves.
+type Config struct {
+	Session   *client.Session
+	Name      string // the implementation name sent to clients
+	Version   string
+	MaxOutput int // characters per result; 0: DefaultMaxOutput
+}
+
+type server struct {
+	s         *client.Session
+	maxOutput int
+}
+
+// New is an MCP server for cfg's session, its tools registered.
+func New(cfg Config) *mcp.Server {
+	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput}
+	if sv.maxOutput <= 0 {
+		sv.maxOutput = DefaultMaxOutput
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version},
+		&mcp.ServerOptions{Instructions: sv.instructions(), Capabilities: &mcp.ServerCapabilities{}})
+	// python is on the hot path: registered with its schemas but decoded
+	// here, without the SDK's generic validation of every call's input and
+	// output (a tenth of a warm block's round trip).
+	srv.AddTool(&mcp.Tool{Name: "python", Title: "Run Python in the persistent session", Description: sv.pythonDescription(),
+		InputSchema: mustSchema[PythonArgs](), OutputSchema: mustSchema[PythonResult]()}, sv.pythonCall)
+	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription}, sv.defs)
+	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
+	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
+	return srv
+}
+
+// PythonArgs are the python tool's arguments, as its schema shows them
+// (pythonCall decodes them, telling a missing code from an empty one).
+type PythonArgs struct {
+	Code     string  `json:"code" jsonschema:"the Python block to run; print() what you want to see"`
+	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds before the block is interrupted (default 300, kept within 3..2100)"`
+}
+
+// PythonResult is the python tool's structured result: the fields of
+// `vis-agent sandbox run --json`, and how much was printed.
+type PythonResult struct {
+	client.Report
+	// OutputChars is how many characters the block printed; Stdout holds
+	// them all unless OutputTruncated.
+	OutputChars     int  `json:"output_chars"`
+	OutputTruncated bool `json:"output_truncated"`
+}
+
+// mustSchema is the JSON schema of T's fields (T is one of this package's
+// argument and result types, so an error is a programming error).
+func mustSchema[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	return sc
+}
+
+// pythonCall decodes the python tool's arguments strictly (unknown fields,
+// wrong types and a missing code are errors the model reads).
+func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Code     *string `json:"code"`
+		TimeoutS float64 `json:"timeout_s"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&args)
+	switch {
+	case len(req.Params.Arguments) == 0 || err == nil && args.Code == nil:
+		err = errors.New(`the python tool needs "code", the block to run`)
+	case err != nil:
+		err = fmt.Errorf("invalid arguments: %w", err)
+	case args.TimeoutS < 0:
+		err = errors.New("timeout_s must be a positive number of seconds")
+	}
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return sv.python(ctx, req, *args.Code, args.TimeoutS), nil
+}
+
+func errorResult(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
+}
+
+// python runs code: the text result for the model, the structured one for
+// programs.
+func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64) *mcp.CallToolResult {
+	timeout := host.MaxTimeout
+	if timeoutS < host.MaxTimeout.Seconds() {
+		timeout = host.ClampTimeout(time.Duration(timeoutS * float64(time.Second)))
+	}
+	var (
+		mu    sync.Mutex
+		notes []string
+		out   = newCapture(sv.maxOutput)
+	)
+	// A cancelled call (or a client gone) interrupts the block; its result
+	// still arrives, and is dropped with the request.
+	stopCancel := context.AfterFunc(ctx, func() { sv.s.Interrupt() })
+	stopProgress := sv.progress(ctx, req, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.total
+	})
+	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout}, func(ev protocol.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Ev {
+		case "note":
+			notes = append(notes, ev.Data)
+		case "out":
+			out.write(ev.Data)
+		}
+	})
+	stopCancel()
+	stopProgress()
+	if err != nil {
+		return errorResult(fmt.Errorf("the session could not run the block: %w", err))
+	}
+	printed := out.text()
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}},
+		StructuredContent: PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()},
+		IsError:           res.Error != nil,
+	}
+}
+
+// agentText is a block's result as the agent reads it: the notes (restart,
+// repair), the output, then the error with its excerpt.
+func agentText(notes []string, printed string, res protocol.Result, timeout time.Duration) string {
+	var b strings.Builder
+	for _, n := range notes {
+		b.WriteString(strings.TrimRight(n, "\n") + "\n")
+	}
+	b.WriteString(printed)
+	if res.Error != nil {
+		if printed != "" && !strings.HasSuffix(printed, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString(res.Error.Traceback)
+		if res.TimedOut {
+			fmt.Fprintf(&b, "(The timeout was %s; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout, int(host.MaxTimeout.Seconds()))
+		}
+	} else if printed == "" {
+		b.WriteString("(no output: the block ran; print() what you want to see)\n")
+	}
+	return b.String()
+}
+
+// progress reports progress every second while a block runs, when the
+// client asked for it (a progress token); the returned func stops it.
+// Timers rather than a goroutine: a call that ends within the second
+// costs no extra wake-up.
+func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, printed func() int) (stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return func() {}
+	}
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	started := time.Now()
+	var tick func()
+	tick = func() {
+		secs := time.Since(started).Seconds()
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: secs,
+			Message: fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, printed())})
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t = time.AfterFunc(progressEvery, tick)
+		}
+	}
+	mu.Lock()
+	t = time.AfterFunc(progressEvery, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
+}
+
+// DefsArgs are the defs tool's arguments.
+type DefsArgs struct {
+	Name    string `json:"name,omitempty" jsonschema:"one helper or variable: show its source (helpers) or description"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"only names matching this Python regular expression"`
+	Details bool   `json:"details,omitempty" jsonschema:"with name: also what it depends on and a SHA-256 of its source"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"rows per page (default 20)"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
+}
+
+func (sv *server) defs(ctx context.Context, req *mcp.CallToolRequest, in DefsArgs) (*mcp.CallToolResult, any, error) {
+	if in.Limit < 0 || in.Offset < 0 {
+		return nil, nil, errors.New("limit and offset must not be negative")
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = 20
+	}
+	text, err := sv.s.Defs(client.DefsOptions{Name: in.Name, Pattern: in.Pattern, Details: in.Details, Limit: limit, Offset: in.Offset})
+	if err != nil {
+		return nil, nil, err
+	}
+	return textResult(strings.TrimRight(text, "\n") + "\n"), nil, nil
+}
+
+// ForceArgs are restart_session's arguments.
+type ForceArgs struct {
+	Force bool `json:"force,omitempty" jsonschema:"also while a block runs (that block is killed)"`
+}
+
+func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in ForceArgs) (*mcp.CallToolResult, any, error) {
+	err := sv.s.Restart(in.Force)
+	if errors.Is(err, client.ErrNotRunning) {
+		return textResult("The session's process was not running; the next python call starts it from the session's snapshot, " +
+			"and its result begins with a [Sandbox restarted] notice.\n"), nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return textResult("Restarted: the session's Python process was saved and stopped. The next python call runs in a new process " +
+		"restored from the snapshot; its result begins with a [Sandbox restarted] notice saying what came back and what did not.\n"), nil, nil
+}
+
+func (sv *server) interrupt(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	st, err := sv.s.Status()
+	if errors.Is(err, client.ErrNotRunning) || err == nil && !st.Busy {
+		return textResult("No block is running; nothing was interrupted.\n"), nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sv.s.Interrupt(); err != nil {
+		return nil, nil, err
+	}
+	return textResult("Sent KeyboardInterrupt to the running block; its python call returns with what it printed and the interrupt.\n"), nil, nil
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
