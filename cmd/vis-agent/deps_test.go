@@ -137,8 +137,10 @@ func initTrace(t *testing.T, bin string) (map[string]time.Duration, time.Duratio
 }
 
 // initBound is what all package inits together may take on the python
-// start-up path. Today they take about 0.5 ms over some 50 packages, and
-// python -c pass itself 10-15 ms; make bench's goal (vis-agent python at
+// start-up path. They took about 0.35 ms over some 50 packages before the
+// REPL (Bubble Tea) and the MCP SDK were linked, and take about 1.7-1.9 ms
+// over some 120 since (the SDK's jsonschema and encoding/gob alone about
+// 0.5 ms), against python -c pass's 10-15 ms; make bench's goal (vis-agent python at
 // most 1.10 times python) leaves 1-1.5 ms for everything vis-agent adds, so
 // init work growing past 2 ms is a regression worth stopping. The best of up
 // to 20 runs is compared: on a loaded 2-core machine one run can lose a
