@@ -1,10 +1,7 @@
 package compilecheck
 
 import (
-	"context"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -13,17 +10,7 @@ import (
 // TestCompileCheckPython runs test_compile_check.py with every CPython
 // found.
 func TestCompileCheckPython(t *testing.T) {
-	for _, py := range testenv.Pythons(t) {
-		t.Run(py.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, py.Executable, "-B", "test_compile_check.py", "-v").CombinedOutput()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-		})
-	}
+	testenv.PythonTests(t, ".", []string{"test_compile_check.py", "-v"}, nil)
 }
 
 func TestParse(t *testing.T) {
