@@ -444,16 +444,7 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
-				return err
-			}
-			if !c.Folder.WaitStopped(5 * time.Second) {
-				return fmt.Errorf("session %q did not stop", c.Meta.Name)
-			}
-			if err := os.RemoveAll(c.Folder.Dir); err != nil {
-				return fmt.Errorf("delete the session: %w", err)
-			}
-			return nil
+			return c.Remove(force)
 		}),
 	}
 	sf.add(cmd)
