@@ -49,6 +49,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "cmdbench: uv pass-through: %v\n", err)
 		os.Exit(1)
 	}
+	if *installs < 1 {
+		return // -installs 0: start-up and uv only
+	}
 	if err := sharedInstall(*bin, *installs); err != nil {
 		fmt.Fprintf(os.Stderr, "cmdbench: shared install: %v\n", err)
 		os.Exit(1)
