@@ -73,6 +73,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) run ./internal/cmdbench -bin $(BIN)
+	$(GO) run ./internal/sandboxbench -bin $(BIN)
 
 GORELEASER := bin/tools/goreleaser
 $(GORELEASER):

@@ -22,6 +22,7 @@ func newSandboxCmd(s Streams) *cobra.Command {
 		Short: "Tools of the sandbox REPL, for direct use",
 	}
 	sandbox.AddCommand(newRepairCmd(s))
+	addSessionCmds(sandbox, s)
 	return sandbox
 }
 

@@ -1,0 +1,595 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/packages"
+	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/host"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// usageError is a bad command line found by a command itself: status 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+// sessionE is runE for the session commands: usage errors keep status 2.
+func sessionE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := f(cmd, args)
+		var ue usageError
+		var ee exitError
+		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
+			return err
+		}
+		return failure{err}
+	}
+}
+
+// sessionFlags are --session and --workspace.
+type sessionFlags struct {
+	name, workspace string
+	s               Streams
+}
+
+func (sf *sessionFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
+	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder)")
+}
+
+// meta checks the flags and names the session.
+func (sf *sessionFlags) meta() (session.Meta, error) {
+	if err := session.CheckName(sf.name); err != nil {
+		return session.Meta{}, usageError{err}
+	}
+	ws := sf.workspace
+	if ws == "" {
+		if ws = sf.s.Dir; ws == "" {
+			return session.Meta{}, errors.New("the working folder cannot be read (was it removed?): give --workspace")
+		}
+	}
+	if !filepath.IsAbs(ws) {
+		ws = filepath.Join(sf.s.Dir, ws)
+	}
+	abs, err := filepath.Abs(ws)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return session.Meta{}, usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return session.Meta{}, usageError{fmt.Errorf("workspace %s is not a folder", ws)}
+	}
+	return session.Meta{Name: sf.name, Workspace: abs}, nil
+}
+
+// open is the client of the session the flags name.
+func (sf *sessionFlags) open() (*client.Session, error) {
+	m, err := sf.meta()
+	if err != nil {
+		return nil, err
+	}
+	root := sf.s.layout().Sessions()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir})
+}
+
+// existing is the client of a session that must already exist.
+func (sf *sessionFlags) existing() (*client.Session, error) {
+	m, err := sf.meta()
+	if err != nil {
+		return nil, err
+	}
+	f := session.Find(sf.s.layout().Sessions(), m)
+	if _, err := os.Stat(f.Dir); err != nil {
+		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
+	}
+	return &client.Session{Folder: f, Meta: m}, nil
+}
+
+// addSessionCmds adds the session commands to `vis-agent sandbox`.
+func addSessionCmds(sandbox *cobra.Command, s Streams) {
+	sandbox.AddCommand(newSandboxRunCmd(s), newSandboxDefsCmd(s), newSandboxListCmd(s),
+		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
+		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
+		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s))
+}
+
+// runJSON is `run --json`'s object.
+type runJSON struct {
+	Session    string        `json:"session"`
+	Workspace  string        `json:"workspace"`
+	Stdout     string        `json:"stdout"`
+	Error      *runJSONError `json:"error"`
+	Repaired   bool          `json:"repaired"`
+	RepairNote string        `json:"repair_note"`
+	Restarted  bool          `json:"restarted"`
+	Notice     string        `json:"notice"`
+	TimedOut   bool          `json:"timed_out"`
+	DurationMS int64         `json:"duration_ms"`
+}
+
+type runJSONError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Excerpt string `json:"excerpt"`
+}
+
+func newSandboxRunCmd(s Streams) *cobra.Command {
+	var (
+		sf      = sessionFlags{s: s}
+		code    string
+		timeout string
+		asJSON  bool
+		echo    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [-c CODE | FILE | -]",
+		Short: "Run a Python block in a persistent sandbox session",
+		Long: `Run one Python block in the session's persistent namespace: what earlier
+blocks defined is still there, also after the session restarted (its
+snapshot is restored, with a [Sandbox restarted] notice). The block is
+-c CODE, FILE, or standard input (- or nothing, when it is not a terminal).
+Output streams as the block prints; an error goes to stderr. Status 0, or 1
+when the block raised, was refused or timed out, 2 for a bad command line.
+
+--timeout (default 300s, kept within 3s..35m) interrupts the block with
+KeyboardInterrupt; a block that does not stop 5 s later has its Python
+process retired (hang record under $VIS_HOME/logs).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			d, err := parseTimeout(timeout)
+			if err != nil {
+				return err
+			}
+			src, err := blockSource(s, cmd, code, args)
+			if err != nil {
+				return err
+			}
+			c, err := sf.open()
+			if err != nil {
+				return err
+			}
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo}, asJSON, s.Out, s.Err)
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
+	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms")
+	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
+	return cmd
+}
+
+// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.
+func parseTimeout(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil {
+			return 0, usageError{fmt.Errorf("invalid --timeout %q: use a duration such as 30s or 5m", s)}
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
+	}
+	return host.ClampTimeout(d), nil
+}
+
+// blockSource is the block: -c CODE, FILE, or standard input.
+func blockSource(s Streams, cmd *cobra.Command, code string, args []string) (string, error) {
+	if cmd.Flags().Changed("code") {
+		if len(args) > 0 {
+			return "", usageError{errors.New("give the block once: -c CODE, FILE or -")}
+		}
+		return code, nil
+	}
+	if len(args) == 0 && s.InTerminal {
+		return "", usageError{errors.New("no block: give -c CODE, FILE, or pipe it on standard input")}
+	}
+	src, err := readBlock(s, args)
+	if err != nil {
+		return "", err
+	}
+	return src, nil
+}
+
+// forwardInterrupts makes Ctrl-C (SIGINT) interrupt the running block,
+// as in python; a second one leaves at once (the block goes on). It
+// returns the function that stops forwarding.
+func forwardInterrupts(s *client.Session, stderr io.Writer) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		go s.Interrupt()
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "vis-agent: left the block running in the session")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// runBlock runs src and reports it as people or programs (--json) read it.
+func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool, stdout, stderr io.Writer) error {
+	defer forwardInterrupts(s, stderr)()
+	var printed strings.Builder
+	res, err := s.Run(src, opts, func(ev protocol.Event) {
+		switch {
+		case ev.Ev == "wait":
+			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
+		case asJSON:
+			if ev.Ev == "out" {
+				printed.WriteString(ev.Data)
+			}
+		case ev.Ev == "note":
+			fmt.Fprintln(stdout, ev.Data)
+		case ev.Stream == "stderr":
+			io.WriteString(stderr, ev.Data)
+		default:
+			io.WriteString(stdout, ev.Data)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out := runJSON{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: printed.String(), Repaired: res.Repaired,
+			RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
+		if e := res.Error; e != nil {
+			out.Error = &runJSONError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else if res.Error != nil {
+		io.WriteString(stderr, res.Error.Traceback)
+	}
+	if res.Error != nil {
+		return exitError{1}
+	}
+	return nil
+}
+
+func newSandboxDefsCmd(s Streams) *cobra.Command {
+	var (
+		sf      = sessionFlags{s: s}
+		o       client.DefsOptions
+		pattern string
+	)
+	cmd := &cobra.Command{
+		Use:   "defs [--session S] [NAME] [--pattern RE] [--details] [--json]",
+		Short: "List a session's helpers and variables, as defs() does",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Name = args[0]
+			}
+			o.Pattern = pattern
+			c, err := sf.open()
+			if err != nil {
+				return err
+			}
+			text, err := c.Defs(o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(s.Out, strings.TrimRight(text, "\n"))
+			return nil
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().StringVar(&pattern, "pattern", "", "only names matching this regular expression")
+	cmd.Flags().IntVar(&o.Limit, "limit", 20, "rows per page")
+	cmd.Flags().IntVar(&o.Offset, "offset", 0, "rows to skip")
+	cmd.Flags().BoolVar(&o.Details, "details", false, "with NAME: its dependencies too")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the helpers and variables as JSON")
+	return cmd
+}
+
+// listed is one row of `sandbox list`.
+type listed struct {
+	Name          string `json:"name"`
+	Workspace     string `json:"workspace"`
+	State         string `json:"state"`
+	HostPID       int    `json:"host_pid"`
+	ChildPID      int    `json:"child_pid"`
+	IdleSeconds   int64  `json:"idle_seconds"`
+	SnapshotBytes int64  `json:"snapshot_bytes"`
+	SavedNames    int    `json:"saved_names"`
+}
+
+func newSandboxListCmd(s Streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List the sandbox sessions",
+		Args:  cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			folders, err := session.All(s.layout().Sessions())
+			if err != nil {
+				return err
+			}
+			rows := []listed{}
+			for _, f := range folders {
+				m, err := f.Meta()
+				if err != nil {
+					continue
+				}
+				rec := f.Host()
+				row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
+				if f.Running() {
+					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
+					row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
+				}
+				rows = append(rows, row)
+			}
+			w := s.Out
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tWORKSPACE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
+					idleText(r), r.SnapshotBytes, r.SavedNames, r.Workspace)
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	return cmd
+}
+
+func pidText(pid int) string {
+	if pid <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
+}
+
+func idleText(r listed) string {
+	if r.State != "running" {
+		return "-"
+	}
+	return fmt.Sprintf("%ds", r.IdleSeconds)
+}
+
+// snapshotBytes is the size of the session's snapshot and spill files:
+// everything in its folder but the host's own files.
+func snapshotBytes(dir string) int64 {
+	var n int64
+	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
+		"start.lock": true, "sock": true, session.LogFile: true}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
+	var (
+		sf    = sessionFlags{s: s}
+		force bool
+	)
+	cmd := &cobra.Command{
+		Use:   op + " [--session S] [--workspace D]",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			c, err := sf.existing()
+			if err != nil {
+				return err
+			}
+			switch op {
+			case "stop":
+				err = c.Stop(force)
+			case "restart":
+				err = c.Restart(force)
+			default:
+				err = c.Interrupt()
+			}
+			if errors.Is(err, client.ErrNotRunning) {
+				if op == "stop" {
+					return nil // already stopped
+				}
+				return fmt.Errorf("session %q is not running", c.Meta.Name)
+			}
+			return err
+		}),
+	}
+	sf.add(cmd)
+	if op != "interrupt" {
+		cmd.Flags().BoolVar(&force, "force", false, "also while a block runs (it is killed)")
+	}
+	return cmd
+}
+
+func newSandboxRmCmd(s Streams) *cobra.Command {
+	var (
+		sf    = sessionFlags{s: s}
+		force bool
+	)
+	cmd := &cobra.Command{
+		Use:   "rm --session S [--workspace D] [--force]",
+		Short: "Delete a session: its snapshot and spill files (stopping it first)",
+		Args:  cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("session") {
+				return usageError{errors.New("rm needs --session NAME")}
+			}
+			c, err := sf.existing()
+			if err != nil {
+				return err
+			}
+			if err := c.Stop(force); err != nil && !errors.Is(err, client.ErrNotRunning) {
+				return err
+			}
+			if !c.Folder.WaitStopped(5 * time.Second) {
+				return fmt.Errorf("session %q did not stop", c.Meta.Name)
+			}
+			if err := os.RemoveAll(c.Folder.Dir); err != nil {
+				return fmt.Errorf("delete the session: %w", err)
+			}
+			return nil
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "also while a block runs (it is killed)")
+	return cmd
+}
+
+// envInt reads an integer setting, else def.
+func envInt(s Streams, name string, def int64) int64 {
+	if v, err := strconv.ParseInt(strings.TrimSpace(s.Getenv(name)), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func newSandboxHostCmd(s Streams) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:    "host --dir FOLDER",
+		Short:  "Serve a sandbox session (started by the clients)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			ready := os.NewFile(3, "ready")
+			say := func(err error) {
+				if ready == nil {
+					return
+				}
+				msg := "ok"
+				if err != nil {
+					msg = strings.ReplaceAll(err.Error(), "\n", " ")
+				}
+				fmt.Fprintln(ready, msg)
+				ready.Close()
+				ready = nil
+			}
+			f := session.Folder{Dir: dir}
+			m, err := f.Meta()
+			if err != nil {
+				say(err)
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				say(err)
+				return err
+			}
+			l := s.layout()
+			return host.Serve(host.Config{
+				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
+				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
+				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
+					RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
+			}, say)
+		}),
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
+	return cmd
+}
+
+func newSandboxChildCmd(s Streams) *cobra.Command {
+	var dir, info string
+	cmd := &cobra.Command{
+		Use:    "child --dir FOLDER --info JSON",
+		Short:  "Run a sandbox session's Python (started by its host)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			var ci child.Info
+			if err := json.Unmarshal([]byte(info), &ci); err != nil {
+				return fmt.Errorf("read --info: %w", err)
+			}
+			lib, _, inst, err := loadRuntime(s)
+			if err != nil {
+				return err
+			}
+			// The same environment as `vis-agent python -c` here: the
+			// project's, or the shared packages of this CPython.
+			l := s.layout()
+			plan, err := planRun(runContext{
+				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: os.Environ(), inst: inst, version: lib.Version,
+				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
+				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			})
+			if err != nil {
+				return err
+			}
+			for _, m := range plan.messages {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
+			}
+			if err := setEnviron(plan.env); err != nil {
+				return err
+			}
+			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
+			if err != nil {
+				return err
+			}
+			boot, err := child.Bootstrap(pkgDir, dir, ci)
+			if err != nil {
+				return err
+			}
+			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {
+				return exitError{code}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
+	cmd.Flags().StringVar(&info, "info", "{}", "the session's description, JSON")
+	return cmd
+}

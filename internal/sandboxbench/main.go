@@ -1,0 +1,366 @@
+// Command sandboxbench times persistent sandbox sessions side by side with
+// their references and prints the figures BENCHMARKS.md records. `make
+// bench` runs it.
+//
+//   - warm block: `vis-agent sandbox run -c 'x = 1'` on a running session
+//     against `python3 -c pass`, on every CPython found;
+//
+//   - cold block: the same in a new session (host and interpreter start);
+//
+//   - round trip of `x = 1` through the Go client API, and the same on a
+//     Jupyter kernel (jupyter_client + ipykernel installed from PyPI into a
+//     temporary folder, on the same CPython);
+//
+//   - snapshot cost when nothing changed;
+//
+//   - first block after a restart, with 4 MiB of pickled values and a 32
+//     MiB spilled string, against one with an empty snapshot and against
+//     Jupyter's kernel restart to ready.
+//
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false]
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+//go:embed jupyter.py
+var jupyterScript string
+
+//go:embed snapshot.py
+var snapshotScript string
+
+func main() {
+	runs := flag.Int("runs", 30, "runs of each command (after 3 warm-up runs)")
+	bin := flag.String("bin", "bin/vis-agent", "the vis-agent binary")
+	jupyter := flag.Bool("jupyter", true, "also time a Jupyter kernel (installs jupyter_client and ipykernel from PyPI)")
+	flag.Parse()
+	if abs, err := filepath.Abs(*bin); err == nil {
+		*bin = abs
+	}
+	if err := run(*bin, *runs, *jupyter); err != nil {
+		fmt.Fprintf(os.Stderr, "sandboxbench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// bench is one VIS_HOME with the sessions it started, all stopped at the end.
+type bench struct {
+	bin, home, ws string
+	env           []string
+	sessions      []string
+}
+
+func newBench(bin string, py testenv.Python) (*bench, error) {
+	home, err := os.MkdirTemp("", "sandboxbench-")
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{bin: bin, home: home, ws: home}
+	for _, kv := range os.Environ() {
+		if len(kv) < 4 || kv[:4] != "VIS_" {
+			b.env = append(b.env, kv)
+		}
+	}
+	b.env = append(b.env, "VIS_HOME="+home, "VIS_PYTHON_NATIVE_PATH="+py.Library, "VIS_ENV_IDLE_TTL_MS=600000")
+	return b, nil
+}
+
+func (b *bench) cmd(args ...string) *exec.Cmd {
+	c := exec.Command(b.bin, append([]string{"sandbox"}, args...)...)
+	c.Env, c.Dir = b.env, b.ws
+	return c
+}
+
+func (b *bench) timeRun(args ...string) (time.Duration, error) {
+	c := b.cmd(args...)
+	start := time.Now()
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("vis-agent sandbox %v: %w\n%s", args, err, out)
+	}
+	return time.Since(start), nil
+}
+
+func (b *bench) block(session, code string) (time.Duration, error) {
+	b.note(session)
+	return b.timeRun("run", "--session", session, "-c", code)
+}
+
+func (b *bench) note(session string) {
+	for _, s := range b.sessions {
+		if s == session {
+			return
+		}
+	}
+	b.sessions = append(b.sessions, session)
+}
+
+func (b *bench) close() {
+	for _, s := range b.sessions {
+		b.cmd("stop", "--force", "--session", s).Run()
+	}
+	os.RemoveAll(b.home)
+}
+
+func timePython(py testenv.Python) (time.Duration, error) {
+	start := time.Now()
+	if out, err := exec.Command(py.Executable, "-c", "pass").CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("%s -c pass: %w\n%s", py.Executable, err, out)
+	}
+	return time.Since(start), nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func run(bin string, runs int, jupyter bool) error {
+	pythons := testenv.FindPythons()
+	if len(pythons) == 0 {
+		return fmt.Errorf("no CPython 3.10+ shared library found")
+	}
+	fmt.Printf("sandbox blocks: median of %d runs each, alternating with python3 -c pass (cold: %d)\n", runs, coldRuns(runs))
+	fmt.Printf("%-14s %10s %10s %7s %10s %7s\n", "cpython", "python", "warm run", "ratio", "cold run", "ratio")
+	for _, py := range pythons {
+		if err := blocks(bin, py, runs); err != nil {
+			return fmt.Errorf("%s: %w", py.Name, err)
+		}
+	}
+	py := pythons[0]
+	for _, p := range pythons {
+		if p.Version.Minor == 11 && p.Name != "3.11-usr" {
+			py = p // the CPython Jupyter's anchor figures were taken on
+		}
+	}
+	fmt.Printf("\non %s:\n", py.Name)
+	rt, err := roundTrip(bin, py, 20*runs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Go client round trip of x = 1: median %.3f ms over %d\n", ms(rt), 20*runs)
+	if err := snapshotCost(py); err != nil {
+		return err
+	}
+	full, empty, err := restarts(bin, py, 7)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("first block after restart: 4 MiB pickled + 32 MiB spill %.1f ms, empty snapshot %.1f ms, ratio %.2f\n",
+		ms(full), ms(empty), float64(full)/float64(empty))
+	if jupyter {
+		j, err := jupyterFigures(py, 20*runs)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Jupyter kernel: round trip median %.3f ms (p90 %.3f), restart to ready %.1f ms\n", j.Roundtrip, j.RoundtripP90, j.Restart)
+		fmt.Printf("ours/Jupyter: round trip %.2f, restart (with 36 MiB restored) %.2f\n", ms(rt)/j.Roundtrip, ms(full)/j.Restart)
+	}
+	return nil
+}
+
+func coldRuns(runs int) int { return max(5, runs/3) }
+
+// blocks prints the warm and cold rows of one CPython.
+func blocks(bin string, py testenv.Python, runs int) error {
+	b, err := newBench(bin, py)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if _, err := b.block("warm", "x = 1"); err != nil {
+		return err
+	}
+	var pys, warm, cold, pys2 []time.Duration
+	for i := 0; i < runs+3; i++ {
+		p, err := timePython(py)
+		if err != nil {
+			return err
+		}
+		w, err := b.block("warm", "x = 1")
+		if err != nil {
+			return err
+		}
+		if i >= 3 {
+			pys, warm = append(pys, p), append(warm, w)
+		}
+	}
+	for i := 0; i < coldRuns(runs); i++ {
+		p, err := timePython(py)
+		if err != nil {
+			return err
+		}
+		c, err := b.block(fmt.Sprintf("cold%d", i), "x = 1")
+		if err != nil {
+			return err
+		}
+		pys2, cold = append(pys2, p), append(cold, c)
+		b.cmd("stop", "--session", fmt.Sprintf("cold%d", i)).Run()
+	}
+	fmt.Printf("%-14s %8.2fms %8.2fms %7.3f %8.2fms %7.3f\n", py.Name, ms(median(pys)), ms(median(warm)),
+		float64(median(warm))/float64(median(pys)), ms(median(cold)), float64(median(cold))/float64(median(pys2)))
+	return nil
+}
+
+// roundTrip times `x = 1` through the client API on a warm session.
+func roundTrip(bin string, py testenv.Python, n int) (time.Duration, error) {
+	b, err := newBench(bin, py)
+	if err != nil {
+		return 0, err
+	}
+	defer b.close()
+	// The host the client starts inherits this process's environment.
+	for _, kv := range b.env {
+		if k, v, ok := cut(kv); ok {
+			os.Setenv(k, v)
+		}
+	}
+	root := filepath.Join(b.home, "sandbox", "sessions")
+	m := session.Meta{Name: "rt", Workspace: b.ws}
+	b.note("rt")
+	s, err := client.Open(root, m, []string{bin, "sandbox", "host", "--dir", session.Find(root, m).Dir})
+	if err != nil {
+		return 0, err
+	}
+	var times []time.Duration
+	for i := 0; i < n+20; i++ {
+		start := time.Now()
+		res, err := s.Run("x = 1", client.RunOptions{}, nil)
+		if err != nil {
+			return 0, err
+		}
+		if res.Error != nil {
+			return 0, fmt.Errorf("x = 1 raised %s", res.Error.Type)
+		}
+		if i >= 20 {
+			times = append(times, time.Since(start))
+		}
+	}
+	return median(times), nil
+}
+
+func cut(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// snapshotCost runs snapshot.py with the state module of this tree.
+func snapshotCost(py testenv.Python) error {
+	dir, err := os.MkdirTemp("", "sandboxbench-snapshot-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "snapshot.py")
+	os.WriteFile(script, []byte(snapshotScript), 0o644)
+	pkg, _ := filepath.Abs(filepath.Join("sandbox", "child", "py"))
+	folder := filepath.Join(dir, "session")
+	os.Mkdir(folder, 0o700)
+	out, err := exec.Command(py.Executable, script, pkg, folder, "200").Output()
+	if err != nil {
+		return fmt.Errorf("snapshot.py: %w", err)
+	}
+	var v struct {
+		UnchangedSaveMS float64 `json:"unchanged_save_ms"`
+		Bytes           int64   `json:"bytes"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return fmt.Errorf("snapshot.py: %w: %s", err, out)
+	}
+	fmt.Printf("snapshot when nothing changed (%.1f MiB saved): median %.3f ms over 200\n", float64(v.Bytes)/(1<<20), v.UnchangedSaveMS)
+	return nil
+}
+
+// restarts times the first block after `sandbox restart` of a session
+// holding 4 MiB of pickled values and 32 MiB of spill, and of one holding
+// almost nothing.
+func restarts(bin string, py testenv.Python, n int) (full, empty time.Duration, err error) {
+	b, err := newBench(bin, py)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.close()
+	// Eight lists of about 0.5 MiB pickled each, and one 32 MiB string.
+	if _, err := b.block("full", "vals = {f'v{i}': list(range(i, i + 100000)) for i in range(8)}\nbig = 's' * (32 << 20)"); err != nil {
+		return 0, 0, err
+	}
+	if _, err := b.block("empty", "y = 1"); err != nil {
+		return 0, 0, err
+	}
+	var fs, es []time.Duration
+	for i := 0; i < n; i++ {
+		for _, s := range []string{"full", "empty"} {
+			if _, err := b.timeRun("restart", "--session", s); err != nil {
+				return 0, 0, err
+			}
+			d, err := b.block(s, "x = 1")
+			if err != nil {
+				return 0, 0, err
+			}
+			if s == "full" {
+				fs = append(fs, d)
+			} else {
+				es = append(es, d)
+			}
+		}
+	}
+	return median(fs), median(es), nil
+}
+
+type jupyterResult struct {
+	Roundtrip    float64 `json:"roundtrip_ms"`
+	RoundtripP90 float64 `json:"roundtrip_p90_ms"`
+	Restart      float64 `json:"restart_ms"`
+}
+
+// jupyterFigures installs jupyter_client and ipykernel into a temporary
+// virtual environment of py and runs jupyter.py there.
+func jupyterFigures(py testenv.Python, n int) (jupyterResult, error) {
+	var r jupyterResult
+	dir, err := os.MkdirTemp("", "sandboxbench-jupyter-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	venv := filepath.Join(dir, "venv")
+	if out, err := exec.Command(py.Executable, "-m", "venv", venv).CombinedOutput(); err != nil {
+		return r, fmt.Errorf("make a venv for Jupyter: %w\n%s", err, out)
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	if out, err := exec.Command(vpy, "-m", "pip", "install", "-q", "jupyter_client==8.10.0", "ipykernel==7.4.0").CombinedOutput(); err != nil {
+		return r, fmt.Errorf("install jupyter_client and ipykernel: %w\n%s", err, out)
+	}
+	script := filepath.Join(dir, "jupyter.py")
+	os.WriteFile(script, []byte(jupyterScript), 0o644)
+	cmd := exec.Command(vpy, script, fmt.Sprint(n), "5")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "JUPYTER_RUNTIME_DIR="+filepath.Join(dir, "runtime"), "IPYTHONDIR="+filepath.Join(dir, "ipython"))
+	out, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("jupyter.py: %w", err)
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return r, fmt.Errorf("jupyter.py: %w: %s", err, out)
+	}
+	return r, nil
+}

@@ -1,0 +1,106 @@
+// Package child is the Go side of a sandbox session's interpreter child:
+// it carries the Python package vis_sandbox (driver, state, defs), writes it
+// once to a vis-owned folder, and makes the bootstrap code a CPython
+// command line runs to serve the host on an inherited socket.
+package child
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/pyembed"
+)
+
+//go:embed py/vis_sandbox/*.py
+var pkg embed.FS
+
+// File descriptors the child inherits from the host.
+const (
+	LinkFD   = 3 // the socketpair end carrying the protocol
+	StacksFD = 4 // where faulthandler writes every thread's stack on SIGUSR1
+)
+
+// Info is what the driver is told about its session at start.
+type Info struct {
+	Session       SessionInfo `json:"session"`
+	RestartReason string      `json:"restart_reason,omitempty"`
+}
+
+// SessionInfo becomes the session's read-only `session` name.
+type SessionInfo struct {
+	Name      string `json:"name"`
+	Workspace string `json:"workspace"`
+	Python    string `json:"python,omitempty"` // the driver fills it in
+	Access    Access `json:"access"`
+}
+
+// Access says what the session's code may reach.
+type Access struct {
+	IsJailed bool `json:"is_jailed"`
+	Network  bool `json:"network"`
+}
+
+// Install writes the package under root in a folder named by its content
+// (written once, then reused) and returns the folder to put on sys.path.
+func Install(root string) (string, error) {
+	names, err := fs.Glob(pkg, "py/vis_sandbox/*.py")
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	files := map[string][]byte{}
+	for _, n := range names {
+		data, err := pkg.ReadFile(n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(data))
+		h.Write(data)
+		files[filepath.Base(n)] = data
+	}
+	dir := filepath.Join(root, hex.EncodeToString(h.Sum(nil)[:6]))
+	marker := filepath.Join(dir, "vis_sandbox", ".complete")
+	if _, err := os.Stat(marker); err == nil {
+		return dir, nil
+	}
+	for name, data := range files {
+		if err := atomicfile.Write(filepath.Join(dir, "vis_sandbox", name), data); err != nil {
+			return "", fmt.Errorf("write the sandbox driver: %w", err)
+		}
+	}
+	if err := atomicfile.Write(marker, nil); err != nil {
+		return "", fmt.Errorf("write the sandbox driver: %w", err)
+	}
+	return dir, nil
+}
+
+// Bootstrap is the `python -c` code of the child: import the driver from
+// dir (with its bytecode cached there) and serve the host on LinkFD for
+// the session in folder.
+func Bootstrap(dir, folder string, info Info) (string, error) {
+	data, err := json.Marshal(info)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{
+		"import os, sys",
+		"sys.path.insert(0, os.fsdecode(" + pyembed.BytesLiteral(dir) + "))",
+		"dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, False",
+		"import vis_sandbox.driver",
+		"del sys.path[0]",
+		"sys.dont_write_bytecode = dont_write",
+		fmt.Sprintf("vis_sandbox.driver.serve(%d, %d, os.fsdecode(%s), %s.decode())", LinkFD, StacksFD,
+			pyembed.BytesLiteral(folder), pyembed.BytesLiteral(string(data))),
+		"",
+	}, "\n"), nil
+}

@@ -1,0 +1,228 @@
+"""Tests of vis_sandbox.driver, through the protocol, with the driver in a
+real python process serving a socketpair as the session's child does."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+PY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Child:
+    def __init__(self, folder, info=None):
+        self.sock, theirs = socket.socketpair()
+        self.stacks_r, stacks_w = os.pipe()
+        info = json.dumps(info or {"session": {"name": "t", "workspace": folder, "access": {"is_jailed": False, "network": True}}})
+        code = ("import sys; sys.path.insert(0, %r); import vis_sandbox.driver as d; d.serve(%d, %d, %r, %r)"
+                % (PY_DIR, theirs.fileno(), stacks_w, folder, info))
+        self.proc = subprocess.Popen([sys.executable, "-B", "-c", code], pass_fds=(theirs.fileno(), stacks_w),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=folder)
+        theirs.close()
+        os.close(stacks_w)
+        self.rfile = self.sock.makefile("rb")
+        self.sock.settimeout(30)
+        self.ready = self.receive()
+
+    def send(self, **req):
+        req.setdefault("v", 1)
+        self.sock.sendall((json.dumps(req) + "\n").encode())
+
+    def receive(self):
+        line = self.rfile.readline()
+        if not line:
+            raise EOFError("the driver closed the link")
+        return json.loads(line)
+
+    def run(self, code, **kw):
+        """Runs a block; returns (printed stdout, printed stderr, notes, final event)."""
+        self.send(op="run", code=code, **kw)
+        out, err, notes = [], [], []
+        while True:
+            ev = self.receive()
+            if ev["ev"] == "out":
+                (out if ev["stream"] == "stdout" else err).append(ev["data"])
+            elif ev["ev"] == "note":
+                notes.append(ev["data"])
+            else:
+                return "".join(out), "".join(err), notes, ev
+
+    def close(self):
+        try:
+            self.send(op="exit")
+        except OSError:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.rfile.close()
+        self.sock.close()
+        os.close(self.stacks_r)
+
+
+class DriverTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.child = Child(self.tmp.name)
+        self.addCleanup(self.tmp.cleanup)
+        self.addCleanup(lambda: self.child.close())
+
+    def test_ready_names_the_python(self):
+        self.assertEqual(self.child.ready["ev"], "ready")
+        self.assertEqual(self.child.ready["line"], sys.version_info.minor)
+
+    def test_namespace_persists_between_blocks(self):
+        self.child.run("x = 20\ndef f(a):\n    return a + x\n")
+        out, _, _, ev = self.child.run("print(f(1))")
+        self.assertEqual(out, "21\n")
+        self.assertIsNone(ev["result"]["error"])
+
+    def test_error_shows_the_blocks_frames_only(self):
+        self.child.run("def helper(n):\n    return 1 / n\n")
+        _, _, _, ev = self.child.run("y = 1\nhelper(0)\n")
+        err = ev["result"]["error"]
+        self.assertEqual(err["type"], "ZeroDivisionError")
+        self.assertEqual(err["line"], 2)
+        self.assertTrue(err["excerpt"].startswith("2: helper(0)"), err["excerpt"])
+        tb = err["traceback"]
+        self.assertNotIn("driver.py", tb)
+        self.assertIn("return 1 / n", tb)  # the helper's source line from the earlier block
+        self.assertIn('File "<block 1>", line 2, in helper', tb)
+
+    def test_output_before_an_error_is_kept(self):
+        out, _, _, ev = self.child.run("print('before')\nraise ValueError('bad')")
+        self.assertEqual(out, "before\n")
+        self.assertEqual(ev["result"]["error"]["message"], "bad")
+
+    def test_syntax_error_is_reported_without_running(self):
+        _, _, _, ev = self.child.run("print('x'\n")
+        self.assertIn("syntax", ev)
+        self.assertEqual(ev["syntax"]["line"], 1)
+        # The block number was not used up.
+        _, _, _, ev = self.child.run("1/0")
+        self.assertIn("<block 1>", ev["result"]["error"]["traceback"])
+
+    def test_compile_check(self):
+        self.child.send(op="compile", code="x = (")
+        self.assertIn("syntax", self.child.receive())
+        self.child.send(op="compile", code="await f()")
+        self.assertNotIn("syntax", self.child.receive())
+
+    def test_input_reads_an_empty_stdin(self):
+        _, _, _, ev = self.child.run("input()")
+        self.assertEqual(ev["result"]["error"]["type"], "EOFError")
+
+    def test_top_level_await(self):
+        out, _, _, ev = self.child.run("import asyncio\nawait asyncio.sleep(0)\nprint('done')")
+        self.assertEqual(out, "done\n")
+        self.assertIsNone(ev["result"]["error"])
+
+    def test_echo_prints_a_trailing_expression(self):
+        out, _, _, _ = self.child.run("a = 6\na * 7", echo=True)
+        self.assertEqual(out, "42\n")
+        out, _, _, _ = self.child.run("a * 7")
+        self.assertEqual(out, "")
+
+    def test_session_names_come_back(self):
+        out, _, _, _ = self.child.run("json = 1\nPath = 2\nprint(json, Path)")
+        self.assertEqual(out, "1 2\n")
+        out, _, _, _ = self.child.run("print(json.dumps([Path('a').name, Counter('aab')['a'], math.pi > 3]))")
+        self.assertEqual(out, '["a", 2, true]\n')
+
+    def test_session_is_read_only(self):
+        out, _, _, ev = self.child.run("print(session.name, session['workspace'] == os.getcwd(), session.access.is_jailed)")
+        self.assertEqual(out, "t True False\n")
+        _, _, _, ev = self.child.run("session.name = 'x'")
+        self.assertEqual(ev["result"]["error"]["type"], "AttributeError")
+
+    def test_replaced_stdout_is_restored_for_the_next_block(self):
+        self.child.run("import io\nsys.stdout = io.StringIO()\nprint('hidden')")
+        out, _, _, _ = self.child.run("print('shown')")
+        self.assertEqual(out, "shown\n")
+
+    def test_system_exit_is_a_block_error(self):
+        _, _, _, ev = self.child.run("import sys\nsys.exit(3)")
+        self.assertEqual(ev["result"]["error"]["type"], "SystemExit")
+        out, _, _, _ = self.child.run("print('alive')")
+        self.assertEqual(out, "alive\n")
+
+    def test_sigint_interrupts_the_block(self):
+        self.child.send(op="run", code="print('go', flush=True)\nwhile True:\n    pass\n")
+        ev = self.child.receive()
+        self.assertEqual(ev, {"ev": "out", "stream": "stdout", "data": "go\n"})
+        os.kill(self.child.proc.pid, signal.SIGINT)
+        ev = self.child.receive()
+        self.assertEqual(ev["result"]["error"]["type"], "KeyboardInterrupt")
+        self.assertNotIn("driver.py", ev["result"]["error"]["traceback"])
+
+    def test_sigint_between_blocks_is_ignored(self):
+        os.kill(self.child.proc.pid, signal.SIGINT)
+        time.sleep(0.1)
+        out, _, _, ev = self.child.run("print('still here')")
+        self.assertEqual(out, "still here\n")
+
+    def test_output_streams_while_the_block_runs(self):
+        self.child.send(op="run", code="import time\nprint('early')\ntime.sleep(1)\nprint('late')")
+        started = time.monotonic()
+        ev = self.child.receive()
+        self.assertEqual(ev["data"], "early\n")
+        self.assertLess(time.monotonic() - started, 0.8)
+        self.assertEqual(self.child.receive()["data"], "late\n")
+        self.assertEqual(self.child.receive()["ev"], "result")
+
+    def test_large_output_is_chunked(self):
+        out, _, _, _ = self.child.run("print('z' * 300000)")
+        self.assertEqual(out, "z" * 300000 + "\n")
+
+    def test_stderr_is_its_own_stream(self):
+        out, err, _, _ = self.child.run("import sys\nprint('o')\nprint('e', file=sys.stderr)")
+        self.assertEqual((out, err), ("o\n", "e\n"))
+
+    def test_unknown_request_and_version(self):
+        self.child.send(op="nope")
+        self.assertEqual(self.child.receive()["ev"], "error")
+        self.child.send(op="run", code="1", v=99)
+        self.assertIn("version", self.child.receive()["message"])
+
+    def test_restart_restores_with_a_notice_once(self):
+        self.child.run("kept = [1, 2]\ngen = (i for i in kept)\ndef first():\n    return next(gen)\n")
+        self.child.close()
+        info = {"session": {"name": "t", "workspace": self.tmp.name}, "restart_reason": "a test restarted it"}
+        self.child = Child(self.tmp.name, info)
+        out, _, notes, ev = self.child.run("print(kept)")
+        self.assertEqual(out, "[1, 2]\n")
+        self.assertEqual(len(notes), 1)
+        self.assertTrue(notes[0].startswith("[Sandbox restarted]"), notes[0])
+        self.assertIn("test restarted it", notes[0])
+        self.assertTrue(ev["result"]["restarted"])
+        self.assertEqual(ev["result"]["notice"], notes[0])
+        out, _, notes, ev = self.child.run("print(session.restarted)\ngen")
+        self.assertEqual((out, notes), ("True\n", []))
+        err = ev["result"]["error"]
+        self.assertEqual(err["type"], "NameError")
+        self.assertIn("did not come back", err["message"])
+        self.assertIn("did not come back", err["traceback"])
+
+    def test_defs_request(self):
+        self.child.run("def helper(a, b=3):\n    'Does a thing.'\n    return a\n")
+        self.child.send(op="defs")
+        ev = self.child.receive()
+        self.assertEqual(ev["ev"], "defs")
+        self.assertIn("helper(a, b=<int>)", ev["data"])
+        self.child.send(op="defs", json=True)
+        data = json.loads(self.child.receive()["data"])
+        self.assertEqual([h["name"] for h in data["helpers"]], ["helper"])
+        self.child.send(op="defs", pattern="(")
+        self.assertEqual(self.child.receive()["ev"], "error")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,672 @@
+"""Tests of vis_sandbox.state: snapshot after each block, restore, the restart notice."""
+
+import json
+import linecache
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import types
+import unittest
+import weakref
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG_ROOT = os.path.dirname(HERE)
+if PKG_ROOT not in sys.path:  # when a test runs this file as a fresh interpreter
+    sys.path.insert(0, PKG_ROOT)
+
+from vis_sandbox import state as st  # noqa: E402
+from vis_sandbox.state import State, notice  # noqa: E402
+MiB = 1 << 20
+
+
+class Session:
+    """Runs blocks as the driver does: in one namespace that is __main__'s
+    dict, each block compiled as "<block N>" with its text in linecache."""
+
+    def __init__(self, folder, protected=frozenset()):
+        self.module = types.ModuleType("__main__")
+        self.ns = self.module.__dict__
+        self.state = State(folder, protected)
+        self._old_main = sys.modules["__main__"]
+        sys.modules["__main__"] = self.module
+        self.error = None
+
+    def close(self):
+        sys.modules["__main__"] = self._old_main
+
+    def run(self, src, save=True):
+        src = textwrap.dedent(src)
+        n = self.state.next_block
+        fn = f"<block {n}>"
+        linecache.cache[fn] = (len(src), None, src.splitlines(True), fn)
+        self.error = None
+        try:
+            exec(compile(src, fn, "exec"), self.ns)
+        except Exception as e:
+            self.error = e
+        self.state.after_block(self.ns, src, n)
+        return self.state.save(self.ns) if save else None
+
+    def restore(self):
+        return self.state.restore(self.ns)
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.folder = os.path.join(self.tmp.name, "session")
+        self.sessions = []
+
+    def tearDown(self):
+        for s in reversed(self.sessions):
+            s.close()
+        self.tmp.cleanup()
+
+    def session(self, protected=frozenset()):
+        """A new session on the same folder: an in-process restart."""
+        if self.sessions:
+            self.sessions[-1].close()
+        s = Session(self.folder, protected)
+        self.sessions.append(s)
+        return s
+
+
+def child_main(spec):
+    """Runs in a fresh interpreter: restore (optionally), run blocks, report."""
+    s = Session(spec["folder"])
+    out = {}
+    if spec.get("restore"):
+        t = time.perf_counter()
+        report = s.restore()
+        out["restore_ms"] = (time.perf_counter() - t) * 1e3
+        out["report"] = report
+        out["notice"] = notice("the host was stopped", report)
+    out["saves"] = [s.run(b) for b in spec.get("blocks", [])]
+    out["evals"] = {}
+    for expr in spec.get("evals", []):
+        try:
+            out["evals"][expr] = repr(eval(expr, s.ns))
+        except Exception:
+            import traceback
+            out["evals"][expr] = traceback.format_exc()
+    return out
+
+
+def run_child(spec, timeout=120):
+    proc = subprocess.run([sys.executable, "-B", os.path.abspath(__file__), json.dumps(spec)],
+                          cwd=PKG_ROOT, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"child failed: {proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+class LearnTest(Case):
+    def test_imports_helpers_and_classes_come_back(self):
+        s = self.session()
+        s.run("""
+            import os.path
+            import xml.dom.minidom, xml.etree
+            import collections.abc as cabc
+            from functools import partial as P, lru_cache
+            import json as J
+        """)
+        s.run('''
+            @lru_cache(maxsize=None)
+            def square(n: int, scale=2) -> int:
+                """Square n."""
+                return n * n * scale
+
+            if True:
+                def nested_if(a):
+                    return a
+
+            from dataclasses import dataclass
+
+            @dataclass
+            class Point:
+                x: int
+                y: int = 0
+
+                def norm(self):
+                    return abs(self.x) + abs(self.y)
+
+            p = Point(3, -4)
+            triple = P(square, scale=3)
+        ''')
+        self.assertIsNone(s.error)
+        r = self.session().restore()
+        ns = self.sessions[-1].ns
+        self.assertNotIn("error", r)
+        self.assertEqual(sorted(r["imports"]), ["J", "P", "cabc", "dataclass", "lru_cache", "os", "xml"])
+        self.assertEqual(r["functions"], ["square", "nested_if"])
+        self.assertEqual(r["classes"], ["Point"])
+        self.assertEqual(sorted(r["variables"]), ["p", "triple"])
+        self.assertEqual(r["lost"], {})
+        self.assertEqual(ns["square"](3), 18)
+        self.assertTrue(hasattr(ns["square"], "cache_info"), "decorator kept")
+        self.assertEqual(ns["triple"](2), 12)
+        self.assertIs(type(ns["p"]), ns["Point"])
+        self.assertEqual(ns["p"].norm(), 7)
+        self.assertIs(ns["cabc"], __import__("collections.abc").abc)
+        self.assertTrue(hasattr(ns["xml"], "dom") and hasattr(ns["xml"], "etree"))
+
+    def test_newer_definition_wins_and_a_failed_block_keeps_the_old(self):
+        s = self.session()
+        s.run("def f():\n    return 1\n")
+        s.run("def f():\n    return 2\n")
+        s.run("raise ValueError('before the new def')\ndef f():\n    return 3\n")
+        self.assertIsInstance(s.error, ValueError)
+        ns = self.session().ns
+        self.sessions[-1].restore()
+        self.assertEqual(ns["f"](), 2)
+
+    def test_rebound_and_deleted_names(self):
+        s = self.session()
+        s.run("""
+            def f():
+                return 1
+            def g():
+                return 2
+            def h():
+                return 3
+            lam = lambda: 1
+            x = [1, 2]
+            y = 'kept'
+        """)
+        s.run("f = 5\ndel g\ndel x\nfor h in range(2): pass\n")
+        r = self.session().restore()
+        ns = self.sessions[-1].ns
+        self.assertEqual(ns["f"], 5)
+        self.assertEqual(ns["h"], 1)
+        self.assertNotIn("g", ns)
+        self.assertNotIn("x", ns)
+        self.assertEqual(ns["y"], "kept")
+        self.assertEqual(r["functions"], [])
+        self.assertIn("lambda", r["lost"]["lam"])
+
+    def test_del_frees_the_value(self):
+        s = self.session()
+        s.run("class Box:\n    pass\nb = Box()\n")
+        ref = weakref.ref(s.ns["b"])
+        s.run("del b")
+        self.assertIsNone(ref(), "the state keeps no reference to a deleted value")
+
+    def test_next_block_counts_across_restarts(self):
+        s = self.session()
+        for _ in range(5):
+            s.run("x = 1")
+        self.assertEqual(s.state.next_block, 6)
+        s2 = self.session()
+        s2.restore()
+        self.assertEqual(s2.state.next_block, 6)
+
+    def test_async_defs_match_bindings_and_unparsable_blocks(self):
+        s = self.session()
+        s.run("""
+            async def fetch(n):
+                return n
+            def keep():
+                return 1
+            match {"keep": 2}:
+                case {"keep": keep}:
+                    pass
+        """)
+        r = s.run("x = (")
+        self.assertIsInstance(s.error, SyntaxError)
+        self.assertTrue(r["changed"] is False)
+        s2 = self.session()
+        r = s2.restore()
+        self.assertEqual(r["functions"], ["fetch"])
+        self.assertEqual(s2.ns["keep"], 2)
+        import asyncio
+        self.assertEqual(asyncio.run(s2.ns["fetch"](3)), 3)
+
+    def test_protected_names_are_neither_saved_nor_restored(self):
+        s = self.session(protected=frozenset({"tool"}))
+        s.ns["tool"] = lambda: 1
+        r = s.run("y = 2")
+        self.assertEqual(r["saved"], ["y"])
+        s2 = self.session(protected=frozenset({"tool"}))
+        s2.restore()
+        self.assertNotIn("tool", s2.ns)
+
+
+class SaveTest(Case):
+    def test_unpicklable_values_have_reasons(self):
+        s = self.session()
+        path = os.path.join(self.tmp.name, "f.txt")
+        r = s.run(f"""
+            import threading
+            gen = (i for i in range(3))
+            lock = threading.Lock()
+            fh = open({path!r}, "w")
+            ok = 1
+        """)
+        s.ns["fh"].close()
+        ns = r["not_saved"]
+        self.assertEqual(ns["gen"], "generator cannot be pickled: cannot pickle 'generator' object")
+        self.assertIn("lock cannot be pickled", ns["lock"])
+        self.assertIn("_io.TextIOWrapper cannot be pickled", ns["fh"])
+        self.assertEqual(r["saved"], ["ok"])
+
+    def test_value_and_budget_limits(self):
+        s = self.session()
+        # each about 0.95 MiB pickled: four fit the 4 MiB budget, in name order
+        r = s.run("""
+            big = list(range(300000))
+            a1 = list(range(100000, 100000 + 190000))
+            a2 = list(range(200000, 200000 + 190000))
+            a3 = list(range(300000, 300000 + 190000))
+            a4 = list(range(400000, 400000 + 190000))
+            a5 = list(range(500000, 500000 + 190000))
+            small = 1
+        """)
+        self.assertEqual(r["not_saved"]["big"], "over the 1 MiB limit for one saved value")
+        self.assertEqual(r["not_saved"]["a5"], "the 4 MiB budget for saved values is full")
+        self.assertEqual(sorted(r["saved"]), ["a1", "a2", "a3", "a4", "small"])
+        self.assertLessEqual(r["bytes"], 4 * MiB)
+        r = s.run("del a1")
+        self.assertIn("a5", r["saved"], "freed budget goes to the next value")
+
+    def test_spill_files_and_del(self):
+        s = self.session()
+        r = s.run("""
+            text = "é" + "x" * (3 << 20) + "\\ud800"
+            blob = bytes(range(256)) * 8192
+            same = bytes(range(256)) * 8192
+            huge = b"\\0" * ((32 << 20) + 1)
+        """)
+        self.assertEqual(sorted(r["saved"]), ["blob", "same", "text"])
+        self.assertEqual(r["not_saved"], {"huge": "over the 32 MiB limit for one saved str or bytes value"})
+        spill = os.path.join(self.folder, "spill")
+        self.assertEqual(len(os.listdir(spill)), 2, "content-addressed: one file for equal values")
+        s.run("del huge")
+        s2 = self.session()
+        r2 = s2.restore()
+        self.assertEqual(sorted(r2["variables"]), ["blob", "same", "text"])
+        self.assertEqual(s2.ns["text"], s.ns["text"])
+        self.assertEqual(s2.ns["blob"], s.ns["blob"])
+        self.assertEqual(s2.run("x = 1")["changed"], True)
+        s2.run("del text")
+        self.assertEqual(len(os.listdir(spill)), 1)
+        s2.run("del blob, same")
+        self.assertEqual(os.listdir(spill), [])
+
+    def test_a_spilled_str_costs_no_second_copy(self):
+        import tracemalloc
+        s = self.session()
+        s.run("text = 'é' * (4 << 20)")
+        tracemalloc.start()
+        try:
+            s.run("text2 = text + 'x'")
+            grown = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        # the new str itself is 8 MiB (two bytes a character); its UTF-8
+        # copy for the spill file must not stay
+        self.assertLess(grown, 9 * MiB)
+
+    def test_missing_spill_file(self):
+        s = self.session()
+        s.run("a = b'a' * (2 << 20)\nb = 'b' * (2 << 20)\n")
+        spill = os.path.join(self.folder, "spill")
+        gone = sorted(os.listdir(spill))[0]
+        os.unlink(os.path.join(spill, gone))
+        r = self.session().restore()
+        self.assertEqual(len(r["variables"]), 1)
+        self.assertEqual(list(r["lost"].values()), [f"could not be restored: its file spill/{gone} is missing"])
+
+    def test_spill_budget(self):
+        s = self.session()
+        with mock.patch.object(st, "SPILL_BUDGET", 5 * MiB):
+            r = s.run("s1 = b'1' * (2 << 20)\ns2 = b'2' * (2 << 20)\ns3 = b'3' * (2 << 20)\n")
+        self.assertEqual(r["not_saved"], {"s3": "the 128 MiB budget for saved str and bytes values is full"})
+
+    def test_unchanged_snapshot_is_not_rewritten(self):
+        s = self.session()
+        self.assertTrue(s.run("x = 1000\nitems = [1]\n")["changed"])
+        path = os.path.join(self.folder, "snapshot.bin")
+        ino = os.stat(path).st_ino
+        self.assertFalse(s.run("x = 1000")["changed"])
+        self.assertFalse(s.run("len(items)")["changed"])
+        self.assertFalse(s.state.save(s.ns)["changed"])
+        self.assertEqual(os.stat(path).st_ino, ino)
+        self.assertTrue(s.run("items.append(2)")["changed"])
+
+    def test_changes_through_helpers_aliases_and_globals(self):
+        s = self.session()
+        s.run("""
+            items = []
+            box = {"items": items}
+            registry = []
+            def add(v):
+                items.append(v)
+            def add_twice(v):
+                add(v); add(v)
+            class Reg:
+                def put(self):
+                    registry.append(1)
+                @staticmethod
+                def zap():
+                    registry.clear()
+            r = Reg()
+            import functools
+            def logged(fn):
+                @functools.wraps(fn)
+                def wrapper(*a):
+                    return fn(*a)
+                return wrapper
+            @logged
+            def mark():
+                registry.append("m")
+        """)
+        cases = [
+            ("add_twice(1)", "items", [1, 1]),
+            ("r.put()", "registry", [1]),
+            ("mark()", "registry", [1, "m"]),
+            ("Reg.zap(); r.put()", "registry", [1]),
+            ("globals()['registry'].append(2)", "registry", [1, 2]),
+            ("Reg.zap()", "registry", []),
+        ]
+        for block, name, want in cases:
+            with self.subTest(block=block):
+                self.assertTrue(s.run(block)["changed"])
+                s2 = Session(self.folder)
+                try:
+                    s2.restore()
+                    self.assertEqual(s2.ns[name], want)
+                finally:
+                    s2.close()
+                    sys.modules["__main__"] = s.module
+        s.run("""
+            class Holder:
+                pass
+            h = Holder()
+            h.deep = ({"k": [items]},)
+        """)
+        s.run("items.append(3)")
+        s2 = Session(self.folder)
+        try:
+            s2.restore()
+            self.assertEqual(s2.ns["box"], {"items": [1, 1, 3]}, "an alias inside another value")
+            self.assertEqual(s2.ns["h"].deep, ({"k": [[1, 1, 3]]},), "an alias deep in an instance, through a tuple")
+        finally:
+            s2.close()
+            sys.modules["__main__"] = s.module
+
+    def test_full_save_finds_changes_through_other_modules(self):
+        # A value changed through an object the blocks never name: only a
+        # full save (the driver's last save before a stop) sees it.
+        s = self.session()
+        s.run("import fractions as F\nitems = [1]\nF.stash = items\n")
+        s.run("F.stash.append(2)")
+        self.assertTrue(s.state.save(s.ns, full=True)["changed"])
+        s2 = Session(self.folder)
+        try:
+            s2.restore()
+            self.assertEqual(s2.ns["items"], [1, 2])
+        finally:
+            s2.close()
+            sys.modules["__main__"] = s.module
+            del sys.modules["fractions"].stash
+
+    def test_temp_files_are_ignored_and_removed(self):
+        s = self.session()
+        s.run("x = 1")
+        junk = os.path.join(self.folder, "snapshot.bin.tmp-1-abcd")
+        with open(junk, "wb") as f:
+            f.write(b"VISSNAP1 half a snapsh")
+        r = self.session().restore()
+        self.assertEqual(r["variables"], ["x"])
+        self.assertFalse(os.path.exists(junk))
+
+    def test_damaged_snapshot_says_so(self):
+        s = self.session()
+        s.run("x = 1\ny = 'two'\ndef f():\n    return x\n")
+        path = os.path.join(self.folder, "snapshot.bin")
+        with open(path, "rb") as f:
+            data = f.read()
+        for cut, damage in ((len(data) - 3, None), (30, None), (None, b"garbage"), (None, b"")):
+            with self.subTest(cut=cut, damage=damage):
+                with open(path, "wb") as f:
+                    f.write(data[:cut] if damage is None else damage)
+                r = self.session().restore()
+                self.assertTrue(r["error"].startswith("the snapshot could not be read: "), r["error"])
+                self.assertEqual(r["variables"], [])
+                text = notice("a crash", r)
+                self.assertIn("Restoring failed: the snapshot could not be read", text)
+
+    def test_unchanged_save_cost(self):
+        # 4 MiB of values, 100 small ones, 100 helpers; then a block that
+        # touches none of the big ones.
+        s = self.session()
+        s.run("\n".join(f"big{i} = [float(j) for j in range(100000)]" for i in range(4)))
+        s.run("\n".join(f"v{i} = {{'n': {i}, 'name': 'v{i}'}}" for i in range(100)))
+        s.run("\n".join(f"def h{i}(a, b={i}):\n    return a + b + v{i}['n']\n" for i in range(100)))
+        r = s.run("x = 1")
+        self.assertGreater(r["bytes"], 3 * MiB)
+        self.assertEqual(len(r["not_saved"]), 0)
+        times = []
+        for _ in range(30):
+            s.run("x = 1", save=False)
+            t = time.perf_counter()
+            s.state.after_block(s.ns, "x = 1", s.state.next_block)
+            r = s.state.save(s.ns)
+            times.append(time.perf_counter() - t)
+            self.assertFalse(r["changed"])
+        times.sort()
+        print(f"\nfigure: after_block + unchanged save with {r['bytes'] / MiB:.2f} MiB saved, 104 variables, "
+              f"100 helpers: median {times[15] * 1e3:.3f} ms, max {times[-1] * 1e3:.3f} ms", file=sys.stderr)
+        self.assertLess(times[15], 0.05, "bounds a hang, not the 1 ms target")
+
+
+class RestoreTest(Case):
+    def test_restart_in_a_fresh_interpreter(self):
+        folder = self.folder
+        run_child({"folder": folder, "blocks": [
+            "import json\nfrom collections import OrderedDict as OD\n",
+            textwrap.dedent('''
+                class Counter2:
+                    """Counts."""
+                    def __init__(self):
+                        self.n = 0
+                    def bump(self):
+                        self.n += 1
+                        return self.n
+
+                def fail(x):
+                    """Raises."""
+                    if x:
+                        raise ValueError("boom")
+                    return gen
+
+                def uses_fail():
+                    return fail(0)
+
+                c = Counter2()
+                c.bump()
+                od = OD(a=1)
+                gen = (i for i in range(2))
+                text = "t" * (2 << 20)
+            '''),
+        ]})
+        out = run_child({"folder": folder, "restore": True, "evals": ["c.bump()", "list(od.items())", "len(text)", "fail(1)"]})
+        r = out["report"]
+        self.assertNotIn("error", r)
+        self.assertEqual(r["functions"], ["fail", "uses_fail"])
+        self.assertEqual(r["classes"], ["Counter2"])
+        self.assertEqual(sorted(r["variables"]), ["c", "od", "text"])
+        self.assertEqual(sorted(r["imports"]), ["OD", "json"])
+        self.assertEqual(list(r["lost"]), ["gen"])
+        self.assertEqual(r["uses_lost"], {"fail": ["gen"], "uses_fail": ["gen"]})
+        self.assertEqual(out["evals"]["c.bump()"], "2")
+        self.assertEqual(out["evals"]["list(od.items())"], "[('a', 1)]")
+        self.assertEqual(out["evals"]["len(text)"], str(2 << 20))
+        tb = out["evals"]["fail(1)"]
+        self.assertIn('File "<block 2>", line 13, in fail', tb)
+        self.assertIn('raise ValueError("boom")', tb)
+        n = out["notice"]
+        self.assertTrue(n.startswith("[Sandbox restarted] The host was stopped.\n"), n)
+        self.assertIn("helpers (2): fail, uses_fail", n)
+        self.assertIn("classes (1): Counter2", n)
+        self.assertIn("gen: generator cannot be pickled", n)
+        self.assertIn("fail (gen), uses_fail (gen)", n)
+
+    def test_failures_do_not_stop_the_rest(self):
+        mod_dir = os.path.join(self.tmp.name, "mods")
+        os.makedirs(mod_dir)
+        with open(os.path.join(mod_dir, "gone_mod.py"), "w") as f:
+            f.write("VALUE = 1\ndef deco(fn):\n    return fn\n")
+        sys.path.insert(0, mod_dir)
+        try:
+            s = self.session()
+            s.run("""
+                import gone_mod
+                from gone_mod import deco
+                @deco
+                def decorated():
+                    return 1
+                def plain():
+                    return gone_mod.VALUE
+                class Item:
+                    pass
+                it = Item()
+                n = 5
+            """)
+            self.assertIsNone(s.error)
+        finally:
+            sys.path.remove(mod_dir)
+            sys.modules.pop("gone_mod", None)
+        s2 = self.session()
+        r = s2.restore()
+        self.assertEqual(r["lost"]["gone_mod"], "could not be restored: ModuleNotFoundError: No module named 'gone_mod'")
+        self.assertIn("NameError", r["lost"]["decorated"])
+        self.assertEqual(r["functions"], ["plain"])
+        self.assertEqual(r["classes"], ["Item"])
+        self.assertEqual(sorted(r["variables"]), ["it", "n"])
+        self.assertEqual(r["uses_lost"], {"plain": ["gone_mod"]})
+        self.assertEqual(s2.state.lost_reason("gone_mod"), r["lost"]["gone_mod"])
+        self.assertIsNone(s2.state.lost_reason("n"))
+
+    def test_lost_reason_survives_a_second_restart(self):
+        s = self.session()
+        s.run("gen = (i for i in range(2))\nx = 1\n")
+        s2 = self.session()
+        s2.restore()
+        s2.run("y = 2")
+        s3 = self.session()
+        r = s3.restore()
+        self.assertEqual(r["lost"], {}, "the notice names it once")
+        self.assertIn("generator cannot be pickled", s3.state.lost_reason("gen"))
+        s3.run("gen = 5")
+        s4 = self.session()
+        s4.restore()
+        self.assertIsNone(s4.state.lost_reason("gen"))
+
+    def test_variable_needing_a_later_helper(self):
+        s = self.session()
+        s.run("import functools\ndef base(a, b):\n    return a * b\ndouble = functools.partial(base, 2)\n")
+        s.run("def uses_default(k=double):\n    return k(4)\n")
+        s2 = self.session()
+        r = s2.restore()
+        self.assertEqual(r["lost"], {})
+        self.assertEqual(s2.ns["uses_default"](), 8)
+
+    def test_restore_then_unchanged_save_writes_nothing(self):
+        s = self.session()
+        s.run("x = [1, 2]\ns = 'a' * (2 << 20)\ndef f():\n    return x\nimport json\n")
+        s2 = self.session()
+        s2.restore()
+        self.assertFalse(s2.state.save(s2.ns)["changed"])
+        self.assertTrue(s2.run("y = x")["changed"])
+
+    def test_no_snapshot(self):
+        s = self.session()
+        self.assertEqual(s.restore(), {})
+        self.assertIn("There was no snapshot", notice("first start", {}))
+
+    def test_restore_timing(self):
+        # 4 MiB of pickled values and 32 MiB of spill, restored in a fresh
+        # interpreter; against an empty snapshot.
+        base = os.path.join(self.tmp.name, "empty")
+        run_child({"folder": base, "blocks": ["x = 1"]})
+        run_child({"folder": self.folder, "blocks": [
+            "\n".join(f"big{i} = [float(j) for j in range(100000)]" for i in range(4))
+            + "\nspill = 'x' * (32 << 20)\n"]})
+        empty = [run_child({"folder": base, "restore": True})["restore_ms"] for _ in range(3)]
+        full = []
+        for _ in range(3):
+            out = run_child({"folder": self.folder, "restore": True})
+            self.assertEqual(sorted(out["report"]["variables"]), ["big0", "big1", "big2", "big3", "spill"])
+            full.append(out["restore_ms"])
+        print(f"\nfigure: restore of 4 MiB pickled + 32 MiB spill: {sorted(full)[1]:.1f} ms median of 3; "
+              f"empty snapshot: {sorted(empty)[1]:.2f} ms", file=sys.stderr)
+
+
+KILL_WRITER = r"""
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from test_state import Session
+s = Session(sys.argv[1])
+s.restore()
+i = s.ns.get("a", 0)
+while True:
+    i += 1
+    s.run(f"a = {i}\nb = [{i}] * 100000\nc = 'c' * ((1 << 20) + {i})\ndef f():\n    return {i}\n")
+    print(i, flush=True)
+"""
+
+
+class KillTest(Case):
+    def test_kill_9_during_writes_leaves_a_readable_snapshot(self):
+        rng = random.Random(7)
+        last = 0
+        for round_ in range(12):
+            proc = subprocess.Popen([sys.executable, "-B", "-c", KILL_WRITER, self.folder, HERE],
+                                    cwd=PKG_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                proc.stdout.readline()
+                time.sleep(rng.uniform(0, 0.05))
+            finally:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                proc.stdout.close()
+                proc.stderr.close()
+            s = self.session()
+            r = s.restore()
+            self.assertNotIn("error", r, f"round {round_}")
+            a = s.ns["a"]
+            self.assertEqual(s.ns["b"], [a] * 100000)
+            self.assertEqual(len(s.ns["c"]), (1 << 20) + a)
+            self.assertEqual(s.ns["f"](), a)
+            self.assertGreaterEqual(a, last)
+            last = a
+            spill = os.listdir(os.path.join(self.folder, "spill"))
+            self.assertTrue(all(".tmp-" not in n for n in spill))
+
+
+class NoticeTest(unittest.TestCase):
+    def test_many_names_and_reasons(self):
+        report = {"functions": [f"f{i}" for i in range(15)], "classes": [], "variables": ["v"],
+                  "imports": ["np"], "lost": {f"l{i:02}": "over the 1 MiB limit for one saved value" for i in range(14)},
+                  "uses_lost": {"f1": ["l00"]}}
+        text = notice("the session was idle for 5 minutes.", report)
+        self.assertEqual(text.splitlines()[0], "[Sandbox restarted] The session was idle for 5 minutes.")
+        self.assertIn("helpers (15): f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, +3 more", text)
+        self.assertIn("variables (1): v; imports (1): np.", text)
+        self.assertIn("Did not come back (14):", text)
+        self.assertIn("  l11: over the 1 MiB limit for one saved value\n  +2 more", text)
+        self.assertIn("Restored helpers that use a name that did not come back: f1 (l00).", text)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 2 and sys.argv[1].startswith("{"):
+        print(json.dumps(child_main(json.loads(sys.argv[1]))))
+    else:
+        unittest.main()

@@ -1,0 +1,479 @@
+"""Runs a sandbox session's blocks, one at a time, for the session's host.
+
+serve() reads requests (one JSON object per line, see sandbox/protocol) on
+the socket the host handed over, runs each block in the session's one
+namespace, streams what the block prints as "out" events, and answers each
+request with one final event. It is the main thread's loop: SIGINT from the
+host lands in the block as KeyboardInterrupt.
+"""
+
+import builtins
+import collections.abc
+import faulthandler
+import io
+import json
+import linecache
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+
+from vis_sandbox import defs as _defs
+from vis_sandbox import state as _state
+
+VERSION = 1
+CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
+FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
+
+_TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
+
+# Modules (and two names from them) every block finds bound.
+AUTO_IMPORTS = ("json", "re", "os", "sys", "math", "time", "datetime", "pathlib",
+                "collections", "textwrap", "base64", "hashlib", "shlex", "glob")
+AUTO_NAMES = {"Path": ("pathlib", "Path"), "Counter": ("collections", "Counter")}
+PROTECTED = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES) | {"session", "defs"}
+
+
+class Link:
+    """The socket to the host: JSON lines, sent whole even when SIGINT
+    arrives mid-write (the handler defers the interrupt, see Interrupts)."""
+
+    # Plain file descriptor I/O: the socket module's import costs more than
+    # the whole link needs.
+    def __init__(self, fd, interrupts):
+        self.fd = fd
+        self.rfile = io.open(fd, "rb", buffering=1 << 16, closefd=False)
+        self.lock = threading.Lock()
+        self.interrupts = interrupts
+
+    def send(self, msg):
+        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogateescape")
+        with self.interrupts.deferred(), self.lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view):]
+
+    def receive(self):
+        while True:
+            try:
+                line = self.rfile.readline()
+                break
+            except KeyboardInterrupt:
+                continue  # an interrupt for a block that has already ended
+        if not line:
+            return None
+        return json.loads(line)
+
+
+class Interrupts:
+    """SIGINT while a block runs is KeyboardInterrupt; between blocks, and
+    while a message is being written, it is held back (a half-written
+    message would break the link)."""
+
+    def __init__(self):
+        self.in_block = False
+        self.deferring = 0
+        self.pending = False
+
+    def handler(self, signum, frame):
+        if not self.in_block:
+            return
+        if self.deferring:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    def install(self):
+        signal.signal(signal.SIGINT, self.handler)
+
+    def deferred(self):
+        return _Deferred(self)
+
+
+class _Deferred:
+    __slots__ = ("owner", "main")
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.main = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self):
+        if self.main:
+            self.owner.deferring += 1
+
+    def __exit__(self, *exc):
+        if not self.main:
+            return
+        self.owner.deferring -= 1
+        if not self.owner.deferring and self.owner.pending:
+            self.owner.pending = False
+            if self.owner.in_block and exc[0] is None:
+                raise KeyboardInterrupt
+
+
+class Output(io.TextIOBase):
+    """sys.stdout / sys.stderr of the session: text goes to the host in
+    chunks, at the latest FLUSH_AFTER seconds after it was printed. A line
+    printed after a quiet spell goes at once: the block may next get stuck
+    in C code, holding the GIL the flusher thread needs, and output printed
+    before a retire must not be lost."""
+
+    def __init__(self, link, stream, flusher):
+        self.link = link
+        self.stream = stream
+        self.flusher = flusher
+        self.parts = []
+        self.size = 0
+        self.sent = 0.0  # time.monotonic() of the last send
+        self.lock = threading.RLock()
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "strict"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        if not s:
+            return 0
+        with self.lock:
+            self.parts.append(s)
+            self.size += len(s)
+            if self.size >= CHUNK or (s[-1] == "\n" and time.monotonic() - self.sent >= FLUSH_AFTER):
+                self._send()
+            elif len(self.parts) == 1:
+                self.flusher.wake()
+        return len(s)
+
+    def flush(self):
+        with self.lock:
+            self._send()
+
+    def _send(self):
+        if not self.parts:
+            return
+        data = "".join(self.parts)
+        self.parts, self.size = [], 0
+        self.sent = time.monotonic()
+        for i in range(0, len(data), CHUNK):
+            self.link.send({"ev": "out", "stream": self.stream, "data": data[i:i + CHUNK]})
+
+
+class Flusher:
+    """A thread that sends printed output that has waited FLUSH_AFTER, so a
+    block that prints and then computes is seen printing."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.outputs = ()
+
+    def start(self, outputs):
+        self.outputs = outputs
+        threading.Thread(target=self._loop, name="vis-sandbox-flush", daemon=True).start()
+
+    def wake(self):
+        self.event.set()
+
+    def _loop(self):
+        while True:
+            self.event.wait()
+            time.sleep(FLUSH_AFTER)
+            self.event.clear()
+            for out in self.outputs:
+                try:
+                    out.flush()
+                except Exception:
+                    pass
+
+
+class Session(collections.abc.Mapping):
+    """A read-only mapping whose keys are also attributes."""
+
+    def __init__(self, values):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"session has no {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("session is read-only")
+
+    def __delattr__(self, name):
+        raise AttributeError("session is read-only")
+
+    def __repr__(self):
+        return "session(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"
+
+
+class Driver:
+    def __init__(self, link, interrupts, folder, info):
+        self.link = link
+        self.interrupts = interrupts
+        self.folder = folder
+        self.info = info
+        module = types.ModuleType("__main__")
+        # Classes a block defines are found by pickle as __main__.Name.
+        sys.modules["__main__"] = module
+        self.ns = module.__dict__
+        self.ns["__builtins__"] = builtins
+        self.state = _state.State(folder, PROTECTED)
+        self.notice = ""
+        self.saved = -1
+        self.protected = {}
+
+    def start(self):
+        report = self.state.restore(self.ns)
+        restarted = bool(report)
+        if restarted:
+            reason = self.info.get("restart_reason") or "the previous sandbox process stopped"
+            self.notice = _state.notice(reason, report)
+        values = dict(self.info.get("session") or {})
+        values["python"] = values.get("python") or sys.version.split()[0]
+        values["restarted"] = restarted
+        values["access"] = Session(values.get("access") or {})
+        self.protected["session"] = Session(values)
+        for name in AUTO_IMPORTS:
+            self.protected[name] = __import__(name)
+        for name, (mod, attr) in AUTO_NAMES.items():
+            self.protected[name] = getattr(sys.modules[mod], attr)
+        self.protected["defs"] = _defs.make_defs(self.state, self.ns)
+        self.ns.update(self.protected)
+
+    def compile(self, src, filename, echo):
+        """The block's code objects: the body, then (with echo) its trailing
+        expression in 'single' mode so its repr is printed as the REPL does."""
+        if echo:
+            import ast
+            tree = ast.parse(src, filename, "exec", type_comments=False)
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = tree.body.pop()
+                codes = [compile(tree, filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)] if tree.body else []
+                codes.append(compile(ast.Interactive([last]), filename, "single", flags=_TOP_LEVEL_AWAIT, dont_inherit=True))
+                return codes
+        return [compile(src, filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)]
+
+    def run(self, req):
+        started = time.perf_counter()
+        src = req.get("code", "")
+        block = self.state.next_block
+        filename = f"<block {block}>"
+        try:
+            codes = self.compile(src, filename, req.get("echo"))
+        except (SyntaxError, ValueError) as e:
+            self.link.send({"ev": "result", "syntax": syntax_fields(e)})
+            return
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        result = {"error": None, "restarted": bool(self.notice), "notice": self.notice}
+        if self.notice:
+            self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
+            self.notice = ""
+        self.ns.update(self.protected)
+        # A block may have replaced them; each block prints to the host.
+        sys.stdout, sys.stderr = _outputs
+        error = None
+        self.interrupts.install()
+        self.interrupts.in_block = True
+        try:
+            for code in codes:
+                value = eval(code, self.ns)
+                if code.co_flags & _CO_COROUTINE:
+                    run_coroutine(value)
+        except BaseException as e:  # noqa: B036 (SystemExit and KeyboardInterrupt are block errors)
+            error = e
+        finally:
+            self.interrupts.in_block = False
+            self.interrupts.install()
+        result["error"] = self.describe_error(error, filename) if error is not None else None
+        error = None
+        flush_outputs()
+        self.after(src, block)
+        result["saved"] = self.saved
+        result["duration_ms"] = int((time.perf_counter() - started) * 1000)
+        self.link.send({"ev": "result", "result": result})
+
+    def after(self, src, block):
+        try:
+            self.state.after_block(self.ns, src, block)
+            report = self.state.save(self.ns)
+            if report.get("changed") or self.saved < 0:
+                self.saved = len(report.get("saved", ()))
+        except Exception:
+            sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
+
+    def describe_error(self, e, filename):
+        te = traceback.TracebackException(type(e), e, e.__traceback__, compact=True)
+        trim(te)
+        text = "".join(te.format())
+        message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
+        line, column, excerpt = locate(e, filename)
+        name = getattr(e, "name", None)
+        if isinstance(e, NameError) and name:
+            why = self.state.lost_reason(name)
+            if why:
+                extra = f"{name!r} did not come back when the sandbox restarted: {why}"
+                message += ". " + extra
+                text += extra + "\n"
+        return {"type": type(e).__name__, "message": message, "line": line, "column": column,
+                "excerpt": excerpt, "traceback": text}
+
+    def compile_check(self, req):
+        try:
+            compile(req.get("code", ""), "<block>", "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            return {"ev": "compiled", "syntax": syntax_fields(e)}
+        return {"ev": "compiled"}
+
+    def defs(self, req):
+        if req.get("json"):
+            return {"ev": "defs", "data": json.dumps(self.state.describe(self.ns))}
+        try:
+            text = _defs.listing(self.state, self.ns, name=req.get("name") or None,
+                                 pattern=req.get("pattern") or None, limit=req.get("limit") or 20,
+                                 offset=req.get("offset") or 0, details=bool(req.get("details")))
+        except (TypeError, ValueError, KeyError) as e:
+            return {"ev": "error", "message": str(e)}
+        return {"ev": "defs", "data": str(text)}
+
+    def finish(self):
+        try:
+            self.state.save(self.ns)
+        except Exception:
+            pass
+
+
+def run_coroutine(coro):
+    import asyncio
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+def syntax_fields(e):
+    if isinstance(e, SyntaxError):
+        return {"message": e.msg or "invalid syntax", "line": e.lineno or 0, "column": e.offset or 0,
+                "text": e.text or ""}
+    return {"message": str(e), "line": 0, "column": 0, "text": ""}
+
+
+def trim(te):
+    """Drops the runtime's frames (this driver's anywhere, asyncio's above
+    the block's first frame), in the exception and the ones it chains."""
+    seen = set()
+    while te is not None and id(te) not in seen:
+        seen.add(id(te))
+        stack = [f for f in te.stack if f.filename != __file__]
+        for i, f in enumerate(stack):
+            if f.filename.startswith("<block "):
+                stack = stack[i:]
+                break
+        te.stack = traceback.StackSummary.from_list(stack)
+        te = te.__cause__ or te.__context__
+
+
+def locate(e, filename):
+    """The line, column (1-based) and "N: line" excerpt with a caret where
+    the block failed: its innermost frame in this block (filename), else
+    in an earlier one."""
+    if isinstance(e, SyntaxError) and e.lineno:
+        text = (e.text or "").rstrip("\n")
+        return e.lineno, e.offset or 0, excerpt(e.lineno, text, e.offset or 0, 1)
+    last = None
+    for f in traceback.extract_tb(e.__traceback__):
+        if f.filename == filename or (f.filename.startswith("<block ") and (last is None or last.filename != filename)):
+            last = f
+    if last is None:
+        return 0, 0, ""
+    text = linecache.getline(last.filename, last.lineno).rstrip("\n")
+    col = getattr(last, "colno", None)
+    end = getattr(last, "end_colno", None)
+    if col is None or getattr(last, "end_lineno", last.lineno) != last.lineno:
+        return last.lineno, 0, excerpt(last.lineno, text, 0, 0)
+    return last.lineno, col + 1, excerpt(last.lineno, text, col + 1, max(1, (end or col + 1) - col))
+
+
+def excerpt(line, text, column, width):
+    head = f"{line}: "
+    if column <= 0 or not text:
+        return head + text
+    return head + text + "\n" + " " * (len(head) + column - 1) + "^" * max(1, width)
+
+
+_outputs = ()
+
+
+def flush_outputs():
+    for out in _outputs:
+        try:
+            out.flush()
+        except Exception:
+            pass
+
+
+def serve(fd, stacks_fd, folder, info_json):
+    """The child's main loop: serves the host on socket fd until it closes
+    the link or asks the child to exit. stacks_fd receives every thread's
+    stack when the host sends SIGUSR1 (faulthandler) before a kill."""
+    global _outputs
+    info = json.loads(info_json)
+    faulthandler.register(signal.SIGUSR1, file=stacks_fd, all_threads=True, chain=False)
+    interrupts = Interrupts()
+    interrupts.install()
+    link = Link(fd, interrupts)
+    flusher = Flusher()
+    _outputs = (Output(link, "stdout", flusher), Output(link, "stderr", flusher))
+    sys.stdout, sys.stderr = _outputs
+    flusher.start(_outputs)
+    driver = Driver(link, interrupts, folder, info)
+    driver.start()
+    link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor})
+    while True:
+        req = link.receive()
+        if req is None or req.get("op") == "exit":
+            break
+        if req.get("v") != VERSION:
+            link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
+            continue
+        op = req.get("op")
+        if op == "ping":
+            link.send({"ev": "pong"})
+        elif op == "run":
+            driver.run(req)
+        elif op == "compile":
+            link.send(driver.compile_check(req))
+        elif op == "defs":
+            link.send(driver.defs(req))
+        else:
+            link.send({"ev": "error", "message": f"unknown request {op!r}"})
+    driver.finish()
+    flush_outputs()
+    # Threads a block started must not hold the process up, nor atexit
+    # handlers run against a half-torn session: the host asked it to end.
+    os._exit(0)

@@ -1,0 +1,1013 @@
+"""Saves a sandbox session after each block and brings it back in a new interpreter.
+
+The snapshot holds the session's imports, the source of its helper functions and
+classes, its picklable variables, and large str/bytes values in spill files.
+It is written atomically and only when it changed; restore runs it statement by
+statement and reports what came back and what did not, and why.
+
+Files in the session folder:
+- snapshot.bin: b"VISSNAP1", the header's length (u64 LE) and CRC-32 (u32 LE),
+  the header (JSON: imports, helper records with source, variables with offset,
+  length and CRC-32 of their pickle, spills, the reasons of what was not saved,
+  next_block), then the pickles one after another.
+- spill/<sha256>: the UTF-8 (surrogatepass) or raw bytes of one large str/bytes.
+- blocks: the next block's number, rewritten in place after every block, so
+  numbering goes on after a restart even when the snapshot did not change.
+
+Telling that nothing changed without pickling everything: a value is pickled
+again only when its name is bound to another object, or the block (or a
+session function or class it names, transitively) names it, or it holds a
+mutable object that a re-pickled value holds too (aliases, found through the
+garbage collector's references, one C call per level of nesting).
+A change made only through objects outside the session (another module, a
+thread) is seen by the next save with full=True.
+"""
+
+import ast
+import builtins
+import gc
+import hashlib
+import json
+import linecache
+import os
+import pickle
+import struct
+import symtable
+import sys
+import textwrap
+import threading
+import types
+import zlib
+
+from . import defs as _defs
+
+MiB = 1 << 20
+VALUE_LIMIT = 1 * MiB
+VALUES_BUDGET = 4 * MiB
+SPILL_LIMIT = 32 * MiB
+SPILL_BUDGET = 128 * MiB
+
+SNAPSHOT = "snapshot.bin"
+SPILL_DIR = "spill"
+COUNTER = "blocks"
+MAGIC = b"VISSNAP1"
+FORMAT = 1
+PROTOCOL = 5
+
+OVER_VALUE = "over the 1 MiB limit for one saved value"
+OVER_BUDGET = "the 4 MiB budget for saved values is full"
+OVER_SPILL = "over the 32 MiB limit for one saved str or bytes value"
+OVER_SPILL_BUDGET = "the 128 MiB budget for saved str and bytes values is full"
+
+# Types whose values never change in place: a name still bound to the same
+# object of one of these (with only such objects inside) needs no new pickle.
+_IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes, tuple,
+                        frozenset, range, type(Ellipsis)})
+# Names through which a block can reach any global without naming it: when a
+# block (or a helper it calls) uses one, every saved value is checked again.
+_INDIRECT = frozenset({"globals", "vars", "locals", "exec", "eval", "modules",
+                       "__main__", "__dict__", "__import__", "setattr", "delattr"})
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _LimitedWriter:
+    """A pickle target that gives up as soon as the pickle passes the limit,
+    so an oversized value costs at most the limit in time and memory."""
+
+    __slots__ = ("parts", "size", "limit")
+
+    def __init__(self, limit):
+        self.parts = []
+        self.size = 0
+        self.limit = limit
+
+    def write(self, data):
+        n = len(data) if not isinstance(data, memoryview) else data.nbytes
+        self.size += n
+        if self.size > self.limit:
+            raise _TooBig
+        self.parts.append(bytes(data))
+        return n
+
+
+class _Entry:
+    """What the last save learned about one variable's value."""
+
+    __slots__ = ("obj", "data", "reason", "reach", "immutable", "raw", "digest", "size")
+
+    def __init__(self, obj, data=None, reason=None, reach=frozenset(), immutable=False):
+        self.obj = obj
+        self.data = data          # the pickle, when it fits one value's limit
+        self.reason = reason      # why it cannot be saved at all
+        self.reach = reach        # ids of mutable objects the pickle went through
+        self.immutable = immutable
+        self.raw = None           # str/bytes content for a spill file, while it is needed
+        self.digest = None
+        self.size = None
+
+    def spill_size(self):
+        if self.size is None:
+            v = self.obj
+            self.size = len(v) if isinstance(v, bytes) or v.isascii() else len(self.spill_bytes())
+        return self.size
+
+    def spill_bytes(self):
+        if self.raw is None:
+            v = self.obj
+            self.raw = v.encode("utf-8", "surrogatepass") if isinstance(v, str) else bytes(v)
+        return self.raw
+
+    def spill_digest(self):
+        if self.digest is None:
+            self.digest = hashlib.sha256(self.spill_bytes()).hexdigest()
+        return self.digest
+
+
+def _pickle(value):
+    """An _Entry for value: its pickle, or why there is none."""
+    w = _LimitedWriter(VALUE_LIMIT)
+    p = pickle.Pickler(w, PROTOCOL)
+    reason = None
+    try:
+        p.dump(value)
+    except _TooBig:
+        reason = OVER_VALUE
+    except RecursionError:
+        reason = f"{_defs.type_name(value)} cannot be pickled: it is nested too deeply"
+    except Exception as e:  # any __reduce__ may raise anything
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        qual = getattr(value, "__qualname__", "")
+        if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
+            msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
+        reason = f"{_defs.type_name(value)} cannot be pickled: {msg}"
+    if reason is not None and reason != OVER_VALUE:
+        return _Entry(value, reason=reason)
+    reach = _reach(value)
+    immutable = type(value) in _IMMUTABLE and not reach
+    if reason is not None:
+        return _Entry(value, reason=reason, reach=reach, immutable=immutable)
+    return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
+
+
+# Objects a value may hold that are not its data: a change to them is not a
+# change to the value's pickle (functions and classes pickle by name).
+_NOT_DATA = _IMMUTABLE - {tuple, frozenset} | {
+    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+    types.CodeType, types.FrameType, types.GeneratorType, types.CoroutineType}
+_THROUGH = frozenset({tuple, frozenset})  # never changed, but may hold what is
+_REACH_CAP = 1 << 20
+
+
+def _reach(value):
+    """The ids of the mutable objects in value (itself included): what a
+    change through another name would have to go through. One C call per
+    level of nesting; a Python loop only over levels that mix kinds."""
+    out, through = set(), set()
+    level = [value]
+    while level and len(out) < _REACH_CAP:
+        kinds = set(map(type, level))
+        if kinds <= _NOT_DATA:
+            break
+        ids = set(map(id, level))
+        if (kinds.isdisjoint(_NOT_DATA) and kinds.isdisjoint(_THROUGH) and len(ids) == len(level)
+                and ids.isdisjoint(out) and not any(issubclass(k, type) for k in kinds)):
+            out |= ids
+            nxt = level
+        else:
+            nxt = []
+            for o in level:
+                t = type(o)
+                if t in _NOT_DATA or isinstance(o, type):
+                    continue
+                i = id(o)
+                if i in out or i in through:
+                    continue
+                (through if t in _THROUGH else out).add(i)
+                nxt.append(o)
+        level = gc.get_referents(*nxt) if nxt else ()
+    return frozenset(out)
+
+
+def _code_names(code, out):
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+
+
+def _session_code(value, namespace, found):
+    """Adds to found the names in the code that runs when value (a session
+    function, a decorated one, a session class or an instance of one) is
+    called or used."""
+    stack, done = [value], set()
+    while stack and len(done) < 10000:
+        o = stack.pop()
+        if id(o) in done:
+            continue
+        done.add(id(o))
+        if isinstance(o, types.FunctionType):
+            if o.__globals__ is namespace:
+                _code_names(o.__code__, found)
+        elif not isinstance(o, type) and getattr(type(o), "__module__", None) == "__main__":
+            stack.append(type(o))
+        if isinstance(o, type):
+            for c in o.__mro__:
+                if c.__module__ == "__main__":
+                    stack.extend(vars(c).values())
+            continue
+        for attr in ("__wrapped__", "__func__", "func", "fget", "fset", "fdel"):
+            nxt = getattr(o, attr, None)
+            if nxt is not None and not isinstance(nxt, type):
+                stack.append(nxt)
+
+
+def global_reads(source):
+    """The global names a helper's source reads (decorators, defaults, bases
+    and bodies), builtins left out."""
+    try:
+        top = symtable.symtable(source, "<helper>", "exec")
+    except (SyntaxError, ValueError):
+        return []
+    names = set()
+
+    def walk(table, is_top):
+        for sym in table.get_symbols():
+            if not sym.is_referenced():
+                continue
+            if is_top or sym.is_global():
+                names.add(sym.get_name())
+        for child in table.get_children():
+            walk(child, False)
+
+    walk(top, True)
+    return sorted(n for n in names if not hasattr(builtins, n))
+
+
+def _statements(body):
+    """Every statement that runs at module level: the block's own and those
+    inside its if/for/while/try/with/match bodies, in order."""
+    for st in body:
+        yield st
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(st, field, None)
+            if isinstance(sub, list):
+                yield from _statements(sub)
+        for h in getattr(st, "handlers", ()):
+            yield from _statements(h.body)
+        for case in getattr(st, "cases", ()):
+            yield from _statements(case.body)
+
+
+def _bound(node, out):
+    """Names a statement binds or deletes itself (nested statements, lambdas
+    and comprehension variables left out)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.stmt, ast.Lambda)):
+            continue
+        if isinstance(child, ast.comprehension):
+            for sub in [child.iter, *child.ifs]:
+                _bound(sub, out)
+            continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            out.add(child.id)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            out.add(child.name)
+        elif type(child).__name__ in ("MatchAs", "MatchStar") and getattr(child, "name", None):
+            out.add(child.name)
+        elif type(child).__name__ == "MatchMapping" and child.rest:
+            out.add(child.rest)
+        _bound(child, out)
+
+
+def _import_text(node):
+    """(bound name, statement text, root) for each name an import binds."""
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.asname:
+                yield a.asname, f"import {a.name} as {a.asname}", None
+            else:
+                root = a.name.split(".")[0]
+                yield root, f"import {a.name}", root
+    else:
+        mod = "." * node.level + (node.module or "")
+        for a in node.names:
+            if a.name == "*":
+                yield None, f"from {mod} import *", None
+            elif a.asname:
+                yield a.asname, f"from {mod} import {a.name} as {a.asname}", None
+            else:
+                yield a.name, f"from {mod} import {a.name}", None
+
+
+def _block_of(code_or_func):
+    code = getattr(code_or_func, "__code__", code_or_func)
+    fn = getattr(code, "co_filename", "")
+    if fn.startswith("<block ") and fn.endswith(">"):
+        try:
+            return int(fn[7:-1])
+        except ValueError:
+            return None
+    return None
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path, chunks):
+    """Writes path so that a kill at any moment leaves the old file or the
+    new one: a temp file beside it, fsync, rename, fsync of the folder."""
+    folder = os.path.dirname(path)
+    tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:  # buffered: it writes each chunk whole
+            for c in chunks:
+                f.write(c)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _remove_temps(folder, prefix=""):
+    """Deletes temp files a killed writer left (only ours: others may write
+    into the session folder too)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        if n.startswith(prefix) and ".tmp-" in n:
+            try:
+                os.unlink(os.path.join(folder, n))
+            except OSError:
+                pass
+
+
+class State:
+    """The snapshot of one session, kept in its folder."""
+
+    def __init__(self, folder, protected=frozenset()):
+        self.folder = folder
+        self.protected = frozenset(protected)
+        self.next_block = 1
+        # name -> {block: record}: each top-level def/class of that name seen
+        self._helpers = {}
+        # name -> [import records]; star imports separately, in order
+        self._imports = {}
+        self._star = []
+        self._cache = {}          # name -> _Entry
+        self._status = {}         # name -> (saved, reason, size)
+        self._last = None         # manifest of the snapshot on disk
+        self._touched = None      # names the blocks since the last save used; None: all
+        self._lost = {}
+        self._counter_fd = None
+        self._helper_memo = {}    # name -> (value, its entries, record): saves a lookup per save
+        self._version = 0         # counts changes to what the blocks defined and imported
+        self._quick = None        # (names, ids, values, version, result) of the last save
+
+    # ---- learning from blocks -------------------------------------------
+
+    def after_block(self, namespace, source, block):
+        self.next_block = max(self.next_block, block + 1)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            self._touched = None
+            return
+        lines = source.splitlines()
+        for st in _statements(tree.body):
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._learn_helper(st, lines, block)
+            elif isinstance(st, (ast.Import, ast.ImportFrom)):
+                self._learn_import(st, block)
+            else:
+                names = set()
+                _bound(st, names)
+                for n in names:
+                    if n in self._helpers or n in self._imports:
+                        self._helpers.pop(n, None)
+                        self._imports.pop(n, None)
+                        self._version += 1
+        if self._touched is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name):
+                    self._touched.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    self._touched.add(node.attr)
+                elif isinstance(node, ast.alias):
+                    self._touched.add((node.asname or node.name).split(".")[0])
+
+    def _learn_helper(self, node, lines, block):
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        text = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno])) + "\n"
+        doc = ast.get_docstring(node) or ""
+        rec = {
+            "name": node.name,
+            "kind": "class" if isinstance(node, ast.ClassDef) else "function",
+            "block": block,
+            "line": first,
+            "lines": node.end_lineno - first + 1,
+            "doc": doc.strip().splitlines()[0] if doc.strip() else "",
+            "source": text,
+            "reads": global_reads(text),
+        }
+        # a new dict, never changed in place: helpers() trusts identity
+        self._helpers[node.name] = {**self._helpers.get(node.name, {}), block: rec}
+        self._imports.pop(node.name, None)
+        self._version += 1
+
+    def _learn_import(self, node, block):
+        self._version += 1
+        for name, text, root in _import_text(node):
+            rec = {"stmt": text, "block": block, "line": node.lineno}
+            if name is None:
+                if text not in [r["stmt"] for r in self._star]:
+                    self._star.append(rec)
+                continue
+            self._helpers.pop(name, None)
+            old = self._imports.get(name)
+            # `import a.b` then `import a.c` both bind a: keep both.
+            if root is not None and old and all(r["stmt"] == f"import {root}" or r["stmt"].startswith(f"import {root}.")
+                                                for r in old):
+                if text not in [r["stmt"] for r in old]:
+                    old.append(rec)
+            else:
+                self._imports[name] = [rec]
+
+    def helper_record(self, name, value):
+        """The record of the def/class that made value, or None when value is
+        not (any longer) a helper defined by a block."""
+        entries = self._helpers.get(name)
+        if not entries:
+            return None
+        if isinstance(value, type):
+            if value.__module__ != "__main__" or value.__qualname__ != name:
+                return None
+            for attr in vars(value).values():
+                fn = getattr(attr, "__func__", getattr(attr, "fget", attr))
+                b = _block_of(fn)
+                if b is not None and getattr(fn, "__qualname__", "").startswith(name + "."):
+                    return entries.get(b)
+            return entries[max(entries)]
+        inner = value
+        for _ in range(100):
+            nxt = getattr(inner, "__wrapped__", None)
+            if nxt is None:
+                break
+            inner = nxt
+        b = _block_of(inner)
+        if b is not None:
+            if getattr(inner, "__qualname__", None) != name:
+                return None
+            return entries.get(b)
+        if callable(value) and not isinstance(value, types.FunctionType):
+            return entries[max(entries)]
+        return None
+
+    def helpers(self, namespace):
+        """{name: record} of the helpers in namespace, in definition order."""
+        out = []
+        memo, old = {}, self._helper_memo
+        for name, entries in self._helpers.items():
+            if name in self.protected or name not in namespace:
+                continue
+            v = namespace[name]
+            m = old.get(name)
+            if m is not None and m[0] is v and m[1] is entries:
+                rec = m[2]
+            else:
+                try:
+                    rec = self.helper_record(name, v)
+                except Exception:  # a value's own __getattr__ may raise anything
+                    rec = None
+            memo[name] = (v, entries, rec)
+            if rec is not None:
+                out.append(rec)
+        self._helper_memo = memo
+        out.sort(key=lambda r: (r["block"], r["line"]))
+        return {r["name"]: r for r in out}
+
+    # ---- saving -----------------------------------------------------------
+
+    def _closure(self, namespace, names):
+        """names, plus every global that the session's functions and classes
+        they name (and those those name...) read or write; None when that
+        cannot be told (then every value is checked)."""
+        todo = list(names)
+        seen = set(names)
+        try:
+            while todo:
+                found = set()
+                _session_code(namespace.get(todo.pop()), namespace, found)
+                for n in found - seen:
+                    seen.add(n)
+                    todo.append(n)
+        except Exception:  # a value's own __getattr__ may raise anything
+            return None
+        return seen
+
+    def _classify(self, namespace):
+        imports, helpers, variables = [], [], []
+        known = self.helpers(namespace)
+        for name, v in namespace.items():
+            if name in self.protected or (name.startswith("__") and name.endswith("__")):
+                continue
+            if name in known:
+                continue
+            if name in self._imports:
+                imports.extend((name, r["stmt"]) for r in self._imports[name])
+            elif isinstance(v, types.ModuleType) and sys.modules.get(getattr(v, "__name__", None)) is v:
+                imports.append((name, f"import {v.__name__} as {name}"))
+            else:
+                variables.append(name)
+        # a canonical order, so that a restored session compares equal
+        imports.sort(key=lambda i: i[0])
+        helpers = [r for n, r in known.items() if not (n.startswith("__") and n.endswith("__"))]
+        imports = [(None, r["stmt"]) for r in self._star] + imports
+        return imports, helpers, sorted(variables)
+
+    def save(self, namespace, full=False):
+        """Writes the snapshot when it changed. full=True checks every value
+        again, for a last save before the process stops on purpose."""
+        touched = self._touched
+        if full or touched is None or touched & _INDIRECT:
+            touched = None
+        else:
+            touched = self._closure(namespace, touched)
+            if touched is not None and touched & _INDIRECT:
+                touched = None
+        self._touched = set()
+        # The quick way: the same names bound to the same objects, nothing
+        # newly defined or imported, and every value the blocks used cannot
+        # change in place: then nothing changed.
+        keys, values = list(namespace), list(namespace.values())
+        ids = list(map(id, values))
+        q = self._quick
+        if (touched is not None and q is not None and q[0] == keys and q[1] == ids and q[3] == self._version
+                and all(self._cache[n].immutable for n in touched if n in self._cache)):
+            self._write_counter()
+            r = q[4]
+            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"]}
+        imports, helpers, names = self._classify(namespace)
+
+        entries = {}
+        reach = set()
+        later = []
+        for name in names:
+            v = namespace[name]
+            e = self._cache.get(name)
+            if e is not None and e.obj is v and (e.immutable or (touched is not None and name not in touched)):
+                later.append((name, e))
+                continue
+            if type(v) in (str, bytes) and len(v) > VALUE_LIMIT:
+                ne = _Entry(v, immutable=True)
+            else:
+                ne = _pickle(v)
+            entries[name] = ne
+            reach |= ne.reach
+        for name, e in later:
+            if reach and e.reach and not reach.isdisjoint(e.reach):
+                e = _pickle(e.obj)
+            entries[name] = e
+
+        used = spilled = 0
+        saved, spills, not_saved, status = [], [], {}, {}
+        for name in names:
+            e = entries[name]
+            text = type(e.obj) in (str, bytes)
+            if e.data is not None and used + len(e.data) <= VALUES_BUDGET:
+                used += len(e.data)
+                saved.append((name, e.data))
+                status[name] = (True, None, len(e.data))
+                continue
+            if not text:
+                reason = e.reason or OVER_BUDGET
+                not_saved[name] = reason
+                status[name] = (False, reason, sys.getsizeof(e.obj))
+                continue
+            size = e.spill_size()
+            if size > SPILL_LIMIT:
+                reason = OVER_SPILL
+            elif spilled + size > SPILL_BUDGET:
+                reason = OVER_SPILL_BUDGET
+            else:
+                spilled += size
+                kind = "str" if isinstance(e.obj, str) else "bytes"
+                spills.append((name, e.spill_digest(), kind, size))
+                status[name] = (True, None, size)
+                continue
+            not_saved[name] = reason
+            status[name] = (False, reason, size)
+        self._cache = entries
+        self._status = status
+
+        # records are never changed in place: comparing them is mostly identity
+        # names lost in a restart and not bound since: a later restart still
+        # knows why they are missing
+        lost_before = tuple(sorted((n, r) for n, r in self._lost.items() if n not in namespace))
+        manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())),
+                    lost_before)
+        result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
+                  "not_saved": not_saved, "bytes": used + spilled}
+        # (values kept so that the ids stay theirs)
+        self._quick = (keys, ids, values, self._version, result)
+        if manifest == self._last:
+            self._write_counter()
+            return dict(result)
+        try:
+            self._write(manifest, helpers, entries)
+        except OSError as e:
+            # the old snapshot stays; the next save tries again
+            result["error"] = f"the snapshot could not be written: {e}"
+            self._quick = None
+            return result
+        self._last = manifest
+        self._write_counter()
+        result["changed"] = True
+        return result
+
+    def _write_counter(self):
+        try:
+            if self._counter_fd is None:
+                os.makedirs(self.folder, exist_ok=True)
+                self._counter_fd = os.open(os.path.join(self.folder, COUNTER), os.O_RDWR | os.O_CREAT, 0o600)
+            os.pwrite(self._counter_fd, b"%020d\n" % self.next_block, 0)
+        except OSError:
+            pass
+
+    def _write(self, manifest, helpers, entries):
+        imports, _, saved, spills, not_saved, lost_before = manifest
+        os.makedirs(self.folder, exist_ok=True)
+        spill_dir = os.path.join(self.folder, SPILL_DIR)
+        if spills:
+            os.makedirs(spill_dir, exist_ok=True)
+            wrote = False
+            for name, digest, _, _ in spills:
+                path = os.path.join(spill_dir, digest)
+                if not os.path.exists(path):
+                    _write_atomic(path, [entries[name].spill_bytes()])
+                    wrote = True
+                entries[name].raw = None  # the encoded copy is not kept in memory
+            if wrote:
+                _fsync_dir(spill_dir)
+        var_rows, offset = [], 0
+        for name, data in saved:
+            var_rows.append({"name": name, "type": _defs.type_name(entries[name].obj), "offset": offset,
+                             "length": len(data), "crc": zlib.crc32(data)})
+            offset += len(data)
+        header = {
+            "format": FORMAT,
+            "python": sys.version.split()[0],
+            "next_block": self.next_block,
+            "imports": [{"name": n, "stmt": s} for n, s in imports],
+            "helpers": helpers,
+            "variables": var_rows,
+            "spills": [{"name": n, "file": d, "type": k, "size": s} for n, d, k, s in spills],
+            "not_saved": dict(not_saved),
+            "lost_before": dict(lost_before),
+            "blob_bytes": offset,
+        }
+        head = json.dumps(header, separators=(",", ":")).encode()
+        chunks = [MAGIC, struct.pack("<QI", len(head), zlib.crc32(head)), head]
+        chunks.extend(data for _, data in saved)
+        _write_atomic(os.path.join(self.folder, SNAPSHOT), chunks)
+        _remove_temps(self.folder, SNAPSHOT)
+        keep = {d for _, d, _, _ in spills}
+        try:
+            old = os.listdir(spill_dir)
+        except OSError:
+            old = []
+        for n in old:
+            if n not in keep:
+                try:
+                    os.unlink(os.path.join(spill_dir, n))
+                except OSError:
+                    pass
+
+    # ---- restoring --------------------------------------------------------
+
+    def _read(self):
+        with open(os.path.join(self.folder, SNAPSHOT), "rb") as f:
+            data = f.read()
+        if data[:len(MAGIC)] != MAGIC:
+            raise ValueError("it is not a vis-agent snapshot")
+        pos = len(MAGIC) + 12
+        if len(data) < pos:
+            raise ValueError("it is truncated")
+        n, crc = struct.unpack("<QI", data[len(MAGIC):pos])
+        head = data[pos:pos + n]
+        if len(head) != n or zlib.crc32(head) != crc:
+            raise ValueError("it is truncated or damaged")
+        header = json.loads(head)
+        if header.get("format") != FORMAT:
+            raise ValueError(f"its format {header.get('format')} is not {FORMAT}")
+        blob = memoryview(data)[pos + n:]
+        if len(blob) != header["blob_bytes"]:
+            raise ValueError("it is truncated")
+        return header, blob
+
+    def _read_counter(self):
+        try:
+            with open(os.path.join(self.folder, COUNTER), "rb") as f:
+                return int(f.read(64).strip() or b"0")
+        except (OSError, ValueError):
+            return 0
+
+    def restore(self, namespace):
+        """Brings the snapshot back into namespace. Never raises."""
+        try:
+            return self._restore(namespace)
+        except Exception as e:  # a bug here must not cost the session
+            return {"imports": [], "functions": [], "classes": [], "variables": [],
+                    "lost": {}, "uses_lost": {},
+                    "error": f"an internal error stopped it: {type(e).__name__}: {e}"}
+
+    def _restore(self, namespace):
+        _remove_temps(self.folder, SNAPSHOT)
+        _remove_temps(os.path.join(self.folder, SPILL_DIR))
+        self.next_block = max(self.next_block, self._read_counter())
+        if not os.path.exists(os.path.join(self.folder, SNAPSHOT)):
+            return {}
+        report = {"imports": [], "functions": [], "classes": [], "variables": [], "lost": {}, "uses_lost": {}}
+        try:
+            header, blob = self._read()
+        except Exception as e:
+            report["error"] = f"the snapshot could not be read: {e}"
+            return report
+        self.next_block = max(self.next_block, int(header.get("next_block", 1)))
+        # Spill files are read on a thread while imports run and values are
+        # unpickled (a file read lets other Python code run).
+        spill_rows = [r for r in header.get("spills", []) if r["name"] not in self.protected]
+        spilled = {}
+
+        def read_spills():
+            for row in spill_rows:
+                try:
+                    with open(os.path.join(self.folder, SPILL_DIR, row["file"]), "rb") as f:
+                        spilled[row["file"]] = f.read()
+                except OSError as e:
+                    spilled[row["file"]] = e
+
+        reader = threading.Thread(target=read_spills, name="vis-restore-spills", daemon=True)
+        if spill_rows:
+            reader.start()
+        lost = report["lost"]
+        lost.update(header.get("not_saved", {}))
+        protected = self.protected
+        interrupted = False
+
+        def run(code, filename):
+            nonlocal interrupted
+            if interrupted:
+                return "restoring was interrupted"
+            try:
+                exec(compile(code, filename, "exec"), namespace)
+            except KeyboardInterrupt:
+                interrupted = True
+                return "restoring was interrupted"
+            except (Exception, SystemExit) as e:
+                return f"could not be restored: {type(e).__name__}: {e}"
+            return None
+
+        # imports
+        for imp in header.get("imports", []):
+            name, stmt = imp["name"], imp["stmt"]
+            if name in protected:
+                continue
+            err = run(stmt, "<restore>")
+            if name is None:
+                if err is None:
+                    self._star.append({"stmt": stmt, "block": 0, "line": 0})
+                continue
+            if err is None:
+                if name not in report["imports"]:
+                    report["imports"].append(name)
+                self._imports.setdefault(name, []).append({"stmt": stmt, "block": 0, "line": 0})
+                lost.pop(name, None)
+            elif name not in report["imports"]:
+                lost[name] = err
+
+        # helpers: registered in linecache under their block's name, then run;
+        # one that needs a variable first is tried again after the variables.
+        helpers = [h for h in header.get("helpers", []) if h["name"] not in protected]
+        by_block = {}
+        for h in helpers:
+            by_block.setdefault(h["block"], []).append(h)
+        for block, hs in by_block.items():
+            fn = f"<block {block}>"
+            lines = []
+            for h in hs:
+                src = h["source"].splitlines(True)
+                end = h["line"] - 1 + len(src)
+                lines.extend(["\n"] * (end - len(lines)))
+                lines[h["line"] - 1:end] = src
+            old = linecache.cache.get(fn)
+            if old and len(old) == 4 and old[2]:
+                keep = list(old[2])
+                keep.extend(["\n"] * (len(lines) - len(keep)))
+                for i, ln in enumerate(lines):
+                    if ln.strip():
+                        keep[i] = ln
+                lines = keep
+            linecache.cache[fn] = (sum(map(len, lines)), None, lines, fn)
+
+        def define(h):
+            err = run("\n" * (h["line"] - 1) + h["source"], f"<block {h['block']}>")
+            if err is None:
+                self._helpers[h["name"]] = {**self._helpers.get(h["name"], {}), h["block"]: h}
+                lost.pop(h["name"], None)
+            return err
+
+        pending = []
+        for h in helpers:
+            err = define(h)
+            if err is not None:
+                pending.append((h, err))
+
+        # variables, then spills
+        def load(row):
+            name = row["name"]
+            data = blob[row["offset"]:row["offset"] + row["length"]]
+            if zlib.crc32(data) != row["crc"]:
+                return "could not be restored: its data in the snapshot is damaged"
+            try:
+                namespace[name] = pickle.loads(data)
+            except KeyboardInterrupt:
+                return "restoring was interrupted"
+            except Exception as e:
+                return f"could not be restored: {type(e).__name__}: {e}"
+            self._cache[name] = _Entry(namespace[name], data=bytes(data))
+            return None
+
+        failed_vars = []
+        for row in header.get("variables", []):
+            if row["name"] in protected:
+                continue
+            err = load(row)
+            if err is None:
+                report["variables"].append(row["name"])
+            else:
+                failed_vars.append((row, err))
+        if spill_rows:
+            reader.join()
+        for row in spill_rows:
+            name = row["name"]
+            try:
+                raw = spilled[row["file"]]
+                if isinstance(raw, OSError):
+                    raise raw
+                if len(raw) != row["size"]:
+                    raise ValueError(f"its spill file has {len(raw)} bytes, not {row['size']}")
+                value = raw.decode("utf-8", "surrogatepass") if row["type"] == "str" else raw
+            except FileNotFoundError:
+                lost[name] = f"could not be restored: its file {SPILL_DIR}/{row['file']} is missing"
+                continue
+            except (OSError, ValueError) as e:
+                lost[name] = f"could not be restored: {e}"
+                continue
+            namespace[name] = value
+            e = _Entry(value, immutable=True)
+            e.digest, e.size = row["file"], row["size"]
+            self._cache[name] = e
+            report["variables"].append(name)
+
+        # second chance for what needed something defined later
+        for h, _ in pending:
+            err = define(h)
+            if err is not None:
+                lost[h["name"]] = err
+        for row, _ in failed_vars:
+            err = load(row)
+            if err is None:
+                report["variables"].append(row["name"])
+            else:
+                lost[row["name"]] = err
+
+        report["variables"].sort()
+        for h in helpers:
+            if h["name"] not in lost:
+                report["functions" if h["kind"] == "function" else "classes"].append(h["name"])
+        self._lost = {**header.get("lost_before", {}), **lost}
+        report["uses_lost"] = uses_lost({h["name"]: h.get("reads", []) for h in helpers if h["name"] not in lost},
+                                        set(lost))
+        self._touched = set()
+        # What came back is what the snapshot holds: the next save rewrites it
+        # only when something differs (the lost names drop out of it).
+        manifest = self._manifest_of(namespace)
+        self._last = None if lost or interrupted else manifest
+        return report
+
+    def _manifest_of(self, namespace):
+        imports, helpers, names = self._classify(namespace)
+        saved, spills = [], []
+        for name in names:
+            e = self._cache.get(name)
+            if e is None or e.obj is not namespace[name]:
+                return None
+            if e.data is not None:
+                saved.append((name, e.data))
+            else:
+                spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", e.spill_size()))
+        self._status = {n: (True, None, len(d)) for n, d in saved}
+        self._status.update({s[0]: (True, None, s[3]) for s in spills})
+        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), (), ())
+
+    def lost_reason(self, name):
+        """Why name did not come back in the last restore, or None."""
+        return self._lost.get(name)
+
+    # ---- describing -------------------------------------------------------
+
+    def variable_status(self, name, value):
+        """(saved, reason, size) of a variable as the last save found it."""
+        st = self._status.get(name)
+        if st is not None:
+            e = self._cache.get(name)
+            if e is not None and e.obj is value:
+                return st
+        return (False, "not saved yet: it changed after the last save", sys.getsizeof(value))
+
+    def variables(self, namespace):
+        """Names of the namespace's variables (neither helpers nor imports), sorted."""
+        return self._classify(namespace)[2]
+
+    def describe(self, namespace):
+        """JSON-able data about the session's helpers and variables."""
+        helpers = []
+        for name, rec in self.helpers(namespace).items():
+            helpers.append({"name": name, "kind": rec["kind"],
+                            "signature": _defs.signature(name, namespace[name], rec["kind"]),
+                            "block": rec["block"], "lines": rec["lines"], "doc": rec["doc"]})
+        variables = []
+        for name in self.variables(namespace):
+            v = namespace[name]
+            saved, reason, size = self.variable_status(name, v)
+            variables.append({"name": name, "type": _defs.type_name(v), "size": size, "saved": saved, "reason": reason})
+        return {"helpers": helpers, "variables": variables}
+
+
+def uses_lost(reads, lost):
+    """{helper: sorted lost names it reads, directly or through other helpers}."""
+    result = {h: set(r) & lost for h, r in reads.items()}
+    changed = True
+    while changed:
+        changed = False
+        for h, r in reads.items():
+            for g in r:
+                if g in result and g != h and not result[g] <= result[h]:
+                    result[h] |= result[g]
+                    changed = True
+    return {h: sorted(v) for h, v in result.items() if v}
+
+
+def _names(names, limit=12):
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f", +{len(names) - limit} more"
+
+
+def notice(reason, report):
+    """The "[Sandbox restarted]" text the next block's output starts with."""
+    why = (reason or "the previous sandbox process stopped").strip().rstrip(".")
+    lines = [f"[Sandbox restarted] {why[:1].upper()}{why[1:]}."]
+    if not report:
+        lines.append("There was no snapshot to restore.")
+        return "\n".join(lines)
+    if report.get("error"):
+        lines.append(f"Restoring failed: {report['error']}.")
+    kinds = [("functions", "helpers"), ("classes", "classes"), ("variables", "variables"), ("imports", "imports")]
+    came = [f"{label} ({len(report[k])}): {_names(report[k])}" for k, label in kinds if report.get(k)]
+    if came:
+        lines.append("Restored " + "; ".join(came) + ".")
+    elif not report.get("error"):
+        lines.append("The snapshot was empty.")
+    lost = report.get("lost") or {}
+    if lost:
+        items = sorted(lost.items())
+        lines.append(f"Did not come back ({len(items)}):")
+        for name, why in items[:12]:
+            lines.append(f"  {name}: {why}")
+        if len(items) > 12:
+            lines.append(f"  +{len(items) - 12} more")
+    ul = report.get("uses_lost") or {}
+    if ul:
+        rows = [f"{h} ({', '.join(v)})" for h, v in sorted(ul.items())]
+        lines.append("Restored helpers that use a name that did not come back: " + _names(rows) + ".")
+    return "\n".join(lines)

@@ -1,0 +1,254 @@
+// Package client is the one way front ends (the CLI now; the REPL and the
+// MCP server later) talk to a sandbox session: it finds the session's
+// host, starting it when none answers (one host however many clients start
+// at once), and speaks the protocol of package protocol.
+package client
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// ErrNotRunning is returned by requests that do not start a host when the
+// session has none.
+var ErrNotRunning = errors.New("the session is not running")
+
+// hostStartTimeout bounds how long a client waits for a new host.
+const hostStartTimeout = time.Minute
+
+// maxHostLog is the size past which a new host starts its log afresh.
+const maxHostLog = 1 << 20
+
+// Session is a client's handle on one session.
+type Session struct {
+	Folder session.Folder
+	Meta   session.Meta
+	// HostCommand is the command line that starts a host for the folder
+	// (the vis-agent binary and its hidden `sandbox host` command).
+	HostCommand []string
+}
+
+// Open makes (or finds) the folder of the session named in m under root.
+func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
+	if err := session.CheckName(m.Name); err != nil {
+		return nil, err
+	}
+	f, err := session.Create(root, m)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Folder: f, Meta: m, HostCommand: hostCommand}, nil
+}
+
+// connect dials the host; with start, it starts one when none answers.
+func (s *Session) connect(start bool) (net.Conn, error) {
+	c, err := s.Folder.Dial()
+	if err == nil || !start {
+		if err != nil {
+			return nil, ErrNotRunning
+		}
+		return c, nil
+	}
+	lock, err := s.Folder.LockStart()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	// Another client may have started it while this one waited.
+	if c, err := s.Folder.Dial(); err == nil {
+		return c, nil
+	}
+	if err := s.startHost(); err != nil {
+		return nil, err
+	}
+	c, err = s.Folder.Dial()
+	if err != nil {
+		return nil, fmt.Errorf("connect to the session's host: %w", err)
+	}
+	return c, nil
+}
+
+// startHost starts the session's host, detached, and waits until it
+// listens (it says so on a pipe) or says why it cannot.
+func (s *Session) startHost() error {
+	logPath := s.Folder.Dir + "/" + session.LogFile
+	if st, err := os.Stat(logPath); err == nil && st.Size() > maxHostLog {
+		os.Remove(logPath)
+	}
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start the session's host: %w", err)
+	}
+	defer log.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the session's host: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command(s.HostCommand[0], s.HostCommand[1:]...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return fmt.Errorf("start the session's host: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(r).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-line:
+		if l == "ok" {
+			return nil
+		}
+		if l == "" {
+			l = "it exited at once (see " + logPath + ")"
+		}
+		return fmt.Errorf("the session's host did not start: %s", l)
+	case <-time.After(hostStartTimeout):
+		cmd.Process.Kill()
+		return fmt.Errorf("the session's host did not start within %s (see %s)", hostStartTimeout, logPath)
+	}
+}
+
+// call sends one request and hands every event to fn until the final one,
+// which it returns. With start, a host that dies before it answered
+// anything (killed just before the client connected) is replaced and the
+// request sent again, once.
+func (s *Session) call(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
+	ev, answered, err := s.callOnce(req, start, fn)
+	if err != nil && start && !answered && errors.Is(err, errHostGone) {
+		for deadline := time.Now().Add(2 * time.Second); s.Folder.Running() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		ev, _, err = s.callOnce(req, start, fn)
+	}
+	return ev, err
+}
+
+var errHostGone = errors.New("the session's host stopped before it answered")
+
+func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
+	c, err := s.connect(start)
+	if err != nil {
+		return protocol.Event{}, false, err
+	}
+	defer c.Close()
+	req.V = protocol.Version
+	pc := protocol.NewConn(c, c)
+	if err := pc.Send(req); err != nil {
+		return protocol.Event{}, false, fmt.Errorf("%w: %v", errHostGone, err)
+	}
+	answered := false
+	for {
+		var ev protocol.Event
+		if err := pc.Receive(&ev); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+				return ev, answered, errHostGone
+			}
+			return ev, answered, fmt.Errorf("read from the session's host: %w", err)
+		}
+		answered = true
+		switch ev.Ev {
+		case "started":
+		case "out", "note", "wait":
+			if fn != nil {
+				fn(ev)
+			}
+		case "error":
+			return ev, true, errors.New(ev.Message)
+		default:
+			return ev, true, nil
+		}
+	}
+}
+
+// RunOptions are a block's settings.
+type RunOptions struct {
+	Timeout time.Duration // 0: the default; the host clamps it
+	Echo    bool          // print a trailing expression's repr
+}
+
+// Run runs a block, starting the host if needed; fn sees the output and
+// notes as they come.
+func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
+	ev, err := s.call(protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo}, true, fn)
+	if err != nil {
+		return protocol.Result{}, err
+	}
+	if ev.Result == nil {
+		return protocol.Result{}, fmt.Errorf("the session's host answered %q to a block", ev.Ev)
+	}
+	return *ev.Result, nil
+}
+
+// DefsOptions select what Defs lists.
+type DefsOptions struct {
+	Name, Pattern string
+	Limit, Offset int
+	Details, JSON bool
+}
+
+// Defs is what defs() shows in the session (JSON: its description).
+func (s *Session) Defs(o DefsOptions) (string, error) {
+	ev, err := s.call(protocol.Request{Op: "defs", Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
+		Details: o.Details, JSON: o.JSON}, true, nil)
+	return ev.Data, err
+}
+
+// Status asks a running host about itself.
+func (s *Session) Status() (protocol.Status, error) {
+	ev, err := s.call(protocol.Request{Op: "status"}, false, nil)
+	if err != nil {
+		return protocol.Status{}, err
+	}
+	if ev.Status == nil {
+		return protocol.Status{}, errors.New("the session's host sent no status")
+	}
+	return *ev.Status, nil
+}
+
+// Stop snapshots and stops the session (its child and host); force also
+// stops a running block.
+func (s *Session) Stop(force bool) error {
+	if _, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil); err != nil {
+		return err
+	}
+	if !s.Folder.WaitStopped(10 * time.Second) {
+		return errors.New("the session's host did not exit after it stopped")
+	}
+	return nil
+}
+
+// Restart replaces the session's child with a new one restored from the
+// snapshot.
+func (s *Session) Restart(force bool) error {
+	_, err := s.call(protocol.Request{Op: "restart", Force: force}, false, nil)
+	return err
+}
+
+// Interrupt raises KeyboardInterrupt in the running block, if any.
+func (s *Session) Interrupt() error {
+	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
+	return err
+}

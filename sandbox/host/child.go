@@ -1,0 +1,387 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/repair"
+)
+
+// readyTimeout bounds a child's start, snapshot restore included.
+const readyTimeout = 2 * time.Minute
+
+// proc is one interpreter child process.
+type proc struct {
+	cmd     *exec.Cmd
+	link    net.Conn
+	conn    *protocol.Conn
+	version string
+	minor   int
+	started time.Time
+	stacks  *tail
+	stdout  *forwarder
+	stderr  *forwarder
+	exited  chan struct{}
+
+	mu      sync.Mutex
+	retired string // why the host killed it, when it did
+}
+
+// startChild starts an interpreter child for the session and waits until it
+// has restored the snapshot. reason is why the previous one stopped.
+func startChild(cfg Config, reason string) (*proc, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("start the Python process: %w", err)
+	}
+	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "link"), os.NewFile(uintptr(fds[1]), "link")
+	link, err := net.FileConn(hostEnd)
+	hostEnd.Close()
+	if err != nil {
+		childEnd.Close()
+		return nil, fmt.Errorf("start the Python process: %w", err)
+	}
+	var closeAfterStart []*os.File
+	pipe := func() (*os.File, *os.File) {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			err = perr
+			return nil, nil
+		}
+		closeAfterStart = append(closeAfterStart, w)
+		return r, w
+	}
+	stacksR, stacksW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		link.Close()
+		childEnd.Close()
+		for _, f := range closeAfterStart {
+			f.Close()
+		}
+		return nil, fmt.Errorf("start the Python process: %w", err)
+	}
+	info, _ := json.Marshal(child.Info{
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Network: true}},
+		RestartReason: reason,
+	})
+	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
+	cmd.Dir = cfg.Meta.Workspace
+	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
+	cmd.ExtraFiles = []*os.File{childEnd, stacksW}
+	// Its own process group, so a retire also ends what the block
+	// started; and it dies with the host.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	// The child has its ends now; without the host's copies, its death is
+	// an EOF on the link and the pipes.
+	childEnd.Close()
+	for _, f := range closeAfterStart {
+		f.Close()
+	}
+	if err != nil {
+		link.Close()
+		stacksR.Close()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start the Python process: %w", err)
+	}
+	c := &proc{cmd: cmd, link: link, conn: protocol.NewConn(link, link), started: time.Now(), exited: make(chan struct{}),
+		stacks: newTail(stacksR, 1<<20), stdout: newForwarder(outR, "stdout", cfg.Log), stderr: newForwarder(errR, "stderr", cfg.Log)}
+	go func() {
+		cmd.Wait()
+		close(c.exited)
+	}()
+	link.SetReadDeadline(time.Now().Add(readyTimeout))
+	var ev protocol.Event
+	err = c.conn.Receive(&ev)
+	link.SetReadDeadline(time.Time{})
+	if err != nil || ev.Ev != "ready" {
+		c.kill()
+		<-c.exited
+		msg := c.stderr.lastLines()
+		if ev.Ev == "error" {
+			msg = ev.Message
+		}
+		if msg == "" {
+			msg = c.exitReason()
+		}
+		return nil, fmt.Errorf("the Python process did not start: %s", msg)
+	}
+	c.version, c.minor = ev.Data, ev.Line
+	return c, nil
+}
+
+func (c *proc) pid() int { return c.cmd.Process.Pid }
+
+func (c *proc) alive() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// interrupt sends SIGINT: KeyboardInterrupt at the block's next bytecode.
+func (c *proc) interrupt() { syscall.Kill(c.pid(), syscall.SIGINT) }
+
+// kill ends the child and its process group at once.
+func (c *proc) kill() {
+	syscall.Kill(-c.pid(), syscall.SIGKILL)
+	syscall.Kill(c.pid(), syscall.SIGKILL)
+}
+
+// pingTimeout bounds how long a child between blocks may take to answer.
+const pingTimeout = 10 * time.Second
+
+// ping asks whether the child answers, in time: nil when it does.
+func (c *proc) ping() error {
+	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}); err != nil {
+		return err
+	}
+	c.link.SetReadDeadline(time.Now().Add(pingTimeout))
+	defer c.link.SetReadDeadline(time.Time{})
+	ev, err := c.answer()
+	if err == nil && ev.Ev != "pong" {
+		err = fmt.Errorf("the Python process answered %q to ping", ev.Ev)
+	}
+	return err
+}
+
+// answer reads the child's answer to a request made between blocks,
+// passing over output that threads of an earlier block printed since (it
+// goes to the host's log).
+func (c *proc) answer() (protocol.Event, error) {
+	for {
+		var ev protocol.Event
+		if err := c.conn.Receive(&ev); err != nil {
+			return ev, err
+		}
+		if ev.Ev != "out" {
+			return ev, nil
+		}
+		c.stderr.logStray(ev.Data)
+	}
+}
+
+// exit asks the child to save and end, and kills it if it does not.
+func (c *proc) exit() {
+	if c.alive() {
+		c.conn.Send(protocol.Request{V: protocol.Version, Op: "exit"})
+		select {
+		case <-c.exited:
+		case <-time.After(unwindGrace):
+			c.kill()
+			<-c.exited
+		}
+	}
+	c.link.Close()
+}
+
+// exitReason says why the child ended, for the restart notice.
+func (c *proc) exitReason() string {
+	exited := true
+	select {
+	case <-c.exited:
+	case <-time.After(2 * time.Second):
+		exited = false
+	}
+	c.mu.Lock()
+	retired := c.retired
+	c.mu.Unlock()
+	switch {
+	case retired != "":
+		return retired
+	case !exited:
+		return "the Python process stopped responding"
+	}
+	st := c.cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("the Python process was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("the Python process exited with status %d", st.ExitCode())
+}
+
+// setSink sends the child's own stdout and stderr (C code, subprocesses)
+// to a block's client; nil sends them to the host's log.
+func (c *proc) setSink(s *sink) {
+	c.stdout.setSink(s)
+	c.stderr.setSink(s)
+}
+
+// drain waits (briefly) until what the child wrote to its pipes before the
+// block ended has been forwarded.
+func (c *proc) drain() {
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for time.Now().Before(deadline) && (c.stdout.pending() || c.stderr.pending()) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// compiler asks the child whether a source compiles, for the repair.
+func (c *proc) compiler() repair.Compiler {
+	return func(src string) *repair.SyntaxError {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "compile", Code: src}); err != nil {
+			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
+		}
+		ev, err := c.answer()
+		if err != nil {
+			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
+		}
+		if ev.Syntax == nil {
+			return nil
+		}
+		s := ev.Syntax
+		return &repair.SyntaxError{Message: s.Message, Line: s.Line, Column: s.Column, Text: s.Text}
+	}
+}
+
+// forwarder copies one of the child's output pipes to the current sink.
+type forwarder struct {
+	r      *os.File
+	stream string
+	log    io.Writer
+
+	mu      sync.Mutex
+	sink    *sink
+	logged  int
+	recent  []byte
+	copying bool
+}
+
+// maxLogged bounds what a child's stray output adds to the host's log.
+const maxLogged = 1 << 20
+
+func newForwarder(r *os.File, stream string, log io.Writer) *forwarder {
+	f := &forwarder{r: r, stream: stream, log: log}
+	go f.loop()
+	return f
+}
+
+func (f *forwarder) loop() {
+	buf := make([]byte, protocol.OutChunk)
+	for {
+		n, err := f.r.Read(buf)
+		if n > 0 {
+			f.mu.Lock()
+			f.copying = true
+			s := f.sink
+			f.recent = append(f.recent, buf[:n]...)
+			if len(f.recent) > 4096 {
+				f.recent = f.recent[len(f.recent)-4096:]
+			}
+			if s == nil && f.logged < maxLogged {
+				f.logged += n
+				f.log.Write(buf[:n])
+			}
+			f.mu.Unlock()
+			if s != nil {
+				s.Send(protocol.Event{Ev: "out", Stream: f.stream, Data: string(buf[:n])})
+			}
+			f.mu.Lock()
+			f.copying = false
+			f.mu.Unlock()
+		}
+		if err != nil {
+			f.r.Close()
+			return
+		}
+	}
+}
+
+// logStray writes output no block is waiting for to the host's log,
+// within the same bound.
+func (f *forwarder) logStray(data string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.logged < maxLogged {
+		f.logged += len(data)
+		io.WriteString(f.log, data)
+	}
+}
+
+func (f *forwarder) setSink(s *sink) {
+	f.mu.Lock()
+	f.sink = s
+	f.mu.Unlock()
+}
+
+// pending reports whether output is waiting in the pipe or being copied.
+func (f *forwarder) pending() bool {
+	f.mu.Lock()
+	copying := f.copying
+	f.mu.Unlock()
+	var n int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.r.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	return copying || (errno == 0 && n > 0)
+}
+
+// lastLines is the end of what the child wrote, for a start-up failure.
+func (f *forwarder) lastLines() string {
+	time.Sleep(20 * time.Millisecond) // let the copy loop read the last bytes
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return string(trimSpace(f.recent))
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// tail keeps the last bytes read from a pipe (the stack dumps).
+type tail struct {
+	mu   sync.Mutex
+	data []byte
+	max  int
+	last time.Time
+}
+
+func newTail(r *os.File, max int) *tail {
+	t := &tail{max: max}
+	go func() {
+		defer r.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			t.mu.Lock()
+			t.data = append(t.data, buf[:n]...)
+			if len(t.data) > t.max {
+				t.data = t.data[len(t.data)-t.max:]
+			}
+			t.last = time.Now()
+			t.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// since returns what arrived after mark bytes, and when the last came.
+func (t *tail) snapshot() ([]byte, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.data...), t.last
+}
+
+var errChildGone = errors.New("the Python process stopped")
+
+// sigStacks makes faulthandler in the child dump every thread's stack.
+var sigStacks = syscall.SIGUSR1

@@ -1,0 +1,400 @@
+// Package host is a sandbox session's host process: it owns the session's
+// socket, its idle timer and its interpreter child, runs one block at a time
+// for the clients that connect (repairing blocks Python refuses, enforcing
+// the timeout, retiring a child that does not unwind), and replaces a child
+// that died, which restores the snapshot before the next block.
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// Timeouts of a block.
+const (
+	DefaultTimeout = 300 * time.Second
+	MinTimeout     = 3 * time.Second
+	MaxTimeout     = 35 * time.Minute
+	// unwindGrace is how long an interrupted block has to stop before its
+	// child is retired.
+	unwindGrace = 5 * time.Second
+	// waitNotice is how long a client waits for the session quietly.
+	waitNotice = time.Second
+)
+
+// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
+// zero is the default.
+func ClampTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < MinTimeout:
+		return MinTimeout
+	case d > MaxTimeout:
+		return MaxTimeout
+	}
+	return d
+}
+
+// Config is what a host serves.
+type Config struct {
+	Folder session.Folder
+	Meta   session.Meta
+	// Exe and ChildArgs start an interpreter child (Exe ChildArgs...).
+	Exe       string
+	ChildArgs []string
+	// Logs is the folder of hang records ($VIS_HOME/logs).
+	Logs     string
+	IdleTTL  time.Duration // <= 0: never
+	Memory   MemoryLimits
+	Sessions string // the folder of all sessions, for memory pressure
+	Log      io.Writer
+}
+
+// Host serves one session.
+type Host struct {
+	cfg  Config
+	ln   net.Listener
+	turn chan struct{} // held by the request that uses the child
+
+	mu       sync.Mutex
+	child    *proc
+	busy     bool
+	clients  int
+	lastUse  time.Time
+	saved    int
+	reason   string // why the next child restarts, "" for a first start
+	stopping bool
+	idle     *time.Timer
+	done     chan struct{}
+	conns    sync.WaitGroup
+}
+
+// Serve listens on the session's socket, reports readiness with ready (nil
+// on success), and serves until the host stops.
+func Serve(cfg Config, ready func(error)) error {
+	alive, err := cfg.Folder.LockAlive(10 * time.Second)
+	if err != nil {
+		ready(err)
+		return err
+	}
+	defer alive.Release()
+	ln, err := cfg.Folder.Listen()
+	if err != nil {
+		ready(err)
+		return err
+	}
+	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{})}
+	// The reason shows only if the child restores a snapshot.
+	h.reason = cfg.Folder.TakeStopped()
+	if h.reason == "" {
+		h.reason = "the sandbox's host process was killed or crashed"
+	}
+	h.writeRecord()
+	ready(nil)
+	// The first block is on its way: start the child now.
+	go func() {
+		h.turn <- struct{}{}
+		if _, err := h.ensureChild(); err != nil {
+			fmt.Fprintf(cfg.Log, "vis-agent sandbox host: %v\n", err)
+		}
+		<-h.turn
+	}()
+	if cfg.IdleTTL > 0 {
+		h.idle = time.AfterFunc(cfg.IdleTTL, h.onIdle)
+	}
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-h.done:
+				h.finishConns()
+				return nil
+			default:
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept a client: %w", err)
+		}
+		h.conns.Add(1)
+		go func() {
+			defer h.conns.Done()
+			h.serveConn(conn)
+		}()
+	}
+}
+
+// finishConns lets the answers of a stopping host (the "ok" of stop) reach
+// their clients, for a bounded time.
+func (h *Host) finishConns() {
+	done := make(chan struct{})
+	go func() {
+		h.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+func (h *Host) serveConn(conn net.Conn) {
+	defer conn.Close()
+	h.mu.Lock()
+	h.clients++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.clients--
+		h.mu.Unlock()
+		h.touch()
+	}()
+	pc := protocol.NewConn(conn, nil)
+	out := &sink{w: conn}
+	req, err := pc.ReceiveRequest()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+		}
+		return
+	}
+	switch req.Op {
+	case "run":
+		h.run(req, out)
+	case "defs":
+		h.defs(req, out)
+	case "status":
+		st := h.status()
+		out.Send(protocol.Event{Ev: "status", Status: &st})
+	case "interrupt":
+		h.interrupt()
+		out.Send(protocol.Event{Ev: "ok"})
+	case "evict":
+		if err := h.evictChild(); err != nil {
+			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			return
+		}
+		out.Send(protocol.Event{Ev: "ok"})
+	case "stop", "restart":
+		if err := h.stop(req.Op, req.Force); err != nil {
+			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			return
+		}
+		out.Send(protocol.Event{Ev: "ok"})
+	default:
+		out.Send(protocol.Event{Ev: "error", Message: fmt.Sprintf("unknown request %q", req.Op)})
+	}
+}
+
+// sink writes events to one client; after a write fails (the client went
+// away) it drops the rest, and the block goes on.
+type sink struct {
+	mu   sync.Mutex
+	w    io.Writer
+	gone bool
+}
+
+func (s *sink) Send(ev protocol.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	if err := protocol.Write(s.w, ev); err != nil {
+		s.gone = true
+	}
+}
+
+// acquire takes the session's turn, telling the client when it waits.
+func (h *Host) acquire(out *sink) bool {
+	select {
+	case h.turn <- struct{}{}:
+		return true
+	case <-time.After(waitNotice):
+	}
+	h.mu.Lock()
+	busy := h.busy
+	h.mu.Unlock()
+	if busy { // else the session's Python is still starting
+		out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+	}
+	select {
+	case h.turn <- struct{}{}:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+func (h *Host) release() { <-h.turn }
+
+func (h *Host) touch() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastUse = time.Now()
+	if h.idle != nil && !h.stopping {
+		h.idle.Reset(h.cfg.IdleTTL)
+	}
+}
+
+func (h *Host) status() protocol.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := protocol.Status{Name: h.cfg.Meta.Name, Workspace: h.cfg.Meta.Workspace, HostPID: os.Getpid(), Busy: h.busy,
+		IdleSec: int64(time.Since(h.lastUse) / time.Second)}
+	if h.child != nil && h.child.alive() {
+		st.ChildPID = h.child.pid()
+		st.Python = h.child.version
+	}
+	return st
+}
+
+// writeRecord publishes the host's state in the session folder.
+func (h *Host) writeRecord() {
+	h.mu.Lock()
+	r := session.HostRecord{HostPID: os.Getpid(), LastUse: h.lastUse.UnixMilli(), Saved: h.saved}
+	if h.saved < 0 {
+		r.Saved = h.cfg.Folder.Host().Saved
+	}
+	if h.child != nil && h.child.alive() {
+		r.ChildPID = h.child.pid()
+	}
+	h.mu.Unlock()
+	if err := h.cfg.Folder.WriteHost(r); err != nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
+	}
+}
+
+// ensureChild returns the live child, starting one (which restores the
+// snapshot) when there is none. The caller holds the turn.
+func (h *Host) ensureChild() (*proc, error) {
+	h.mu.Lock()
+	c := h.child
+	if c != nil && c.alive() {
+		h.mu.Unlock()
+		return c, nil
+	}
+	if c != nil && h.reason == "" {
+		h.reason = c.exitReason()
+	}
+	reason := h.reason
+	h.mu.Unlock()
+	c, err := startChild(h.cfg, reason)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.child, h.reason = c, ""
+	h.mu.Unlock()
+	h.writeRecord()
+	return c, nil
+}
+
+func (h *Host) interrupt() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.busy && h.child != nil {
+		h.child.interrupt()
+	}
+}
+
+// stop ends the child (saving its snapshot); "stop" also ends the host.
+func (h *Host) stop(op string, force bool) error {
+	h.mu.Lock()
+	busy, c := h.busy, h.child
+	h.mu.Unlock()
+	if busy && !force {
+		return errors.New("a block is running in this session (use --force to stop it, or interrupt it first)")
+	}
+	if busy && c != nil {
+		c.kill()
+	}
+	h.turn <- struct{}{}
+	defer h.release()
+	reason := "the session was stopped (vis-agent sandbox stop)"
+	if op == "restart" {
+		reason = "the session was restarted (vis-agent sandbox restart)"
+	}
+	h.stopChild(reason)
+	if op == "stop" {
+		h.shutdown(reason)
+	}
+	return nil
+}
+
+// stopChild asks the child to save and exit, and records why for the
+// next one. The caller holds the turn.
+func (h *Host) stopChild(reason string) {
+	h.mu.Lock()
+	c := h.child
+	h.child, h.reason = nil, reason
+	h.mu.Unlock()
+	if c != nil {
+		c.exit()
+	}
+	h.writeRecord()
+}
+
+// shutdown ends the host, leaving the reason for the next host's notice.
+func (h *Host) shutdown(reason string) {
+	h.mu.Lock()
+	if h.stopping {
+		h.mu.Unlock()
+		return
+	}
+	h.stopping = true
+	if h.idle != nil {
+		h.idle.Stop()
+	}
+	h.mu.Unlock()
+	if err := h.cfg.Folder.WriteStopped(reason); err != nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
+	}
+	close(h.done)
+	os.Remove(h.cfg.Folder.SocketPath())
+	h.ln.Close()
+}
+
+func (h *Host) onIdle() {
+	h.mu.Lock()
+	active := h.busy || h.clients > 0
+	h.mu.Unlock()
+	select {
+	case h.turn <- struct{}{}:
+	default:
+		active = true
+	}
+	if active {
+		h.touch()
+		return
+	}
+	defer h.release()
+	reason := "the session was idle for " + humanDuration(h.cfg.IdleTTL)
+	h.stopChild(reason)
+	h.shutdown(reason)
+}
+
+// humanDuration is "5 minutes", "90 seconds", "1500 ms".
+func humanDuration(d time.Duration) string {
+	switch {
+	case d%time.Minute == 0:
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	case d == time.Second:
+		return "1 second"
+	case d%time.Second == 0:
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return fmt.Sprintf("%d ms", d/time.Millisecond)
+}

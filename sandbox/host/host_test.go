@@ -1,0 +1,54 @@
+package host
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair"
+)
+
+func TestClampTimeout(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{
+		0: DefaultTimeout, time.Second: MinTimeout, time.Minute: time.Minute, time.Hour: MaxTimeout,
+	} {
+		if got := ClampTimeout(in); got != want {
+			t.Errorf("ClampTimeout(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestOnlyComments(t *testing.T) {
+	for src, want := range map[string]bool{
+		"": true, "# a\n\n   # b\n": true, "\ufeff# bom": true,
+		"x = 1  # c": false, "# a\npass": false, "'''\n# in a string\n'''": false,
+	} {
+		if got := onlyComments(src); got != want {
+			t.Errorf("onlyComments(%q) = %v", src, got)
+		}
+	}
+}
+
+func TestSyntaxResultPointsAtTheProblem(t *testing.T) {
+	rep := repair.Result{Source: "x = 1\ny = f(é, ]\n", PythonError: &repair.SyntaxError{Message: "closing parenthesis ']' does not match opening parenthesis '('", Line: 2, Column: 10}}
+	res := syntaxResult(rep)
+	e := res.Error
+	if e.Type != "SyntaxError" || e.Line != 2 || e.Column != 10 {
+		t.Fatalf("%+v", e)
+	}
+	lines := strings.Split(e.Excerpt, "\n")
+	if lines[0] != "2: y = f(é, ]" || strings.Index(lines[1], "^") != len([]rune("2: y = f(é, ")) {
+		t.Errorf("excerpt:\n%s", e.Excerpt)
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5 * time.Minute: "5 minutes", time.Minute: "1 minute", time.Second: "1 second",
+		90 * time.Second: "90 seconds", 300 * time.Millisecond: "300 ms",
+	} {
+		if got := humanDuration(d); got != want {
+			t.Errorf("%s: %q, want %q", d, got, want)
+		}
+	}
+}

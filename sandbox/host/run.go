@@ -1,0 +1,320 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/repair"
+)
+
+// run runs one block for a client and sends its result.
+func (h *Host) run(req protocol.Request, out *sink) {
+	if !h.acquire(out) {
+		out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
+		return
+	}
+	defer h.release()
+	started := time.Now()
+	res := h.runBlock(req, out)
+	res.DurationMS = time.Since(started).Milliseconds()
+	h.mu.Lock()
+	h.lastUse = time.Now()
+	if res.Saved >= 0 {
+		h.saved = res.Saved
+	}
+	h.mu.Unlock()
+	res.Saved = 0
+	h.writeRecord()
+	out.Send(protocol.Event{Ev: "result", Result: &res})
+}
+
+// blockError is a result for a block that did not run to its end.
+func blockError(typ, msg string) protocol.Result {
+	return protocol.Result{Error: &protocol.BlockError{Type: typ, Message: msg, Traceback: typ + ": " + msg + "\n"}, Saved: -1}
+}
+
+// onlyComments reports whether src holds no code: blank lines and
+// comments only.
+func onlyComments(src string) bool {
+	for _, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
+		if t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
+	if onlyComments(req.Code) {
+		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
+	}
+	h.relieveMemory()
+	c, err := h.readyChild()
+	if err != nil {
+		return blockError("SandboxError", err.Error())
+	}
+	h.mu.Lock()
+	h.busy = true
+	h.mu.Unlock()
+	// From here the block may run: a client that loses the host after this
+	// must not send it again.
+	out.Send(protocol.Event{Ev: "started"})
+	c.setSink(out)
+	defer func() {
+		c.drain()
+		c.setSink(nil)
+		h.mu.Lock()
+		h.busy = false
+		h.mu.Unlock()
+	}()
+
+	timeout := ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
+	var (
+		mu       sync.Mutex
+		timedOut bool
+		finished bool
+		grace    *time.Timer
+	)
+	timer := time.AfterFunc(timeout, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			return
+		}
+		timedOut = true
+		c.interrupt()
+		grace = time.AfterFunc(unwindGrace, func() {
+			mu.Lock()
+			done := finished
+			mu.Unlock()
+			if !done {
+				h.retire(c, timeout)
+			}
+		})
+	})
+	defer func() {
+		mu.Lock()
+		finished = true
+		timer.Stop()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+	}()
+	wasTimedOut := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return timedOut
+	}
+
+	code, note := req.Code, ""
+	for {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "run", Code: code, Echo: req.Echo}); err != nil {
+			return h.childLost(c, wasTimedOut(), timeout)
+		}
+		var ev protocol.Event
+	events:
+		for {
+			ev = protocol.Event{}
+			if err := c.conn.Receive(&ev); err != nil {
+				return h.childLost(c, wasTimedOut(), timeout)
+			}
+			switch ev.Ev {
+			case "out", "note":
+				out.Send(ev)
+			case "result":
+				break events
+			default:
+				return blockError("SandboxError", "the Python process answered "+ev.Ev+": "+ev.Message)
+			}
+		}
+		if ev.Syntax != nil {
+			if note != "" {
+				return syntaxResult(repair.Result{Source: code, PythonError: toRepair(ev.Syntax)})
+			}
+			rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
+			if !rep.Repaired {
+				if rep.PythonError == nil {
+					rep.PythonError = toRepair(ev.Syntax)
+				}
+				return syntaxResult(rep)
+			}
+			code, note = rep.Source, rep.NoteWhen("before running it")
+			out.Send(protocol.Event{Ev: "note", Kind: "repair", Data: note})
+			continue
+		}
+		res := *ev.Result
+		res.Repaired, res.RepairNote = note != "", note
+		if wasTimedOut() {
+			res.TimedOut = true
+			if res.Error != nil {
+				res.Error.Message = fmt.Sprintf("the block ran past its timeout of %s and was interrupted", humanDuration(timeout))
+				res.Error.Traceback += "The block ran past its timeout of " + humanDuration(timeout) + ".\n"
+			}
+		}
+		return res
+	}
+}
+
+func toRepair(s *protocol.SyntaxError) *repair.SyntaxError {
+	return &repair.SyntaxError{Message: s.Message, Line: s.Line, Column: s.Column, Text: s.Text}
+}
+
+// syntaxResult is the error of a block Python refused and the repair could
+// not fix: Python's message, and the first wrong delimiter with a caret.
+func syntaxResult(rep repair.Result) protocol.Result {
+	pe := rep.PythonError
+	line, col := pe.Line, pe.Column
+	text := pe.Text
+	if len(rep.Problems) > 0 {
+		line, col = rep.Problems[0].Line, rep.Problems[0].Column
+		text = lineOf(rep.Source, line)
+	} else if l := lineOf(rep.Source, line); l != "" {
+		text = l
+	}
+	text = strings.TrimRight(text, "\r\n")
+	excerpt := fmt.Sprintf("%d: %s", line, text)
+	if col > 0 && text != "" {
+		excerpt += "\n" + strings.Repeat(" ", len(fmt.Sprint(line))+2+len([]rune(text[:min(len(text), byteOffset(text, col-1))]))) + "^"
+	}
+	msg := rep.Error()
+	return protocol.Result{Saved: -1, Error: &protocol.BlockError{Type: "SyntaxError", Message: pe.Message, Line: line, Column: col,
+		Excerpt: excerpt, Traceback: msg + "\n"}}
+}
+
+// lineOf is line n (1-based) of src, or "".
+func lineOf(src string, n int) string {
+	lines := strings.Split(src, "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return lines[n-1]
+}
+
+// byteOffset is the byte offset of character n of s.
+func byteOffset(s string, n int) int {
+	i := 0
+	for off := range s {
+		if i == n {
+			return off
+		}
+		i++
+	}
+	return len(s)
+}
+
+// readyChild is ensureChild for a block: a child that was killed a moment
+// ago may not have been reaped yet, so it is asked first whether it
+// answers, and replaced when it does not.
+func (h *Host) readyChild() (*proc, error) {
+	c, err := h.ensureChild()
+	if err != nil {
+		return nil, err
+	}
+	err = c.ping()
+	if err == nil {
+		return c, nil
+	}
+	// Dead, or hung between blocks (a thread of an earlier block holding
+	// the GIL): replaced either way.
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.mu.Lock()
+		c.retired = fmt.Sprintf("the Python process did not answer for %s between blocks", humanDuration(pingTimeout))
+		c.mu.Unlock()
+	}
+	c.kill()
+	<-c.exited
+	return h.ensureChild()
+}
+
+// childLost is the result of a block whose child died under it.
+func (h *Host) childLost(c *proc, timedOut bool, timeout time.Duration) protocol.Result {
+	reason := c.exitReason()
+	res := blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot")
+	res.TimedOut = timedOut
+	return res
+}
+
+// retire saves what the stuck child was doing (its Python stacks, through
+// faulthandler, and a small record) and kills it. Collection takes at most
+// about 500 ms; a failed collection does not stop the kill.
+func (h *Host) retire(c *proc, timeout time.Duration) {
+	started := time.Now()
+	dir := filepath.Join(h.cfg.Logs, c.started.UTC().Format("2006-01-02"), fmt.Sprintf("sandbox-%s-%d", h.cfg.Meta.Name, c.pid()))
+	reason := fmt.Sprintf("the previous block did not stop within %s of its timeout's interrupt, so its Python process was retired", humanDuration(unwindGrace))
+	record := map[string]any{
+		"session": h.cfg.Meta.Name, "workspace": h.cfg.Meta.Workspace, "pid": c.pid(),
+		"child_started": c.started.UTC().Format(time.RFC3339Nano), "retired_at": started.UTC().Format(time.RFC3339Nano),
+		"timeout_ms": timeout.Milliseconds(), "reason": "block did not unwind after KeyboardInterrupt",
+	}
+	before, _ := c.stacks.snapshot()
+	stacks := "failed"
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		stacks = "timed out"
+		c.signalStacks()
+		deadline := started.Add(400 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			data, last := c.stacks.snapshot()
+			if len(data) > len(before) && time.Since(last) > 30*time.Millisecond {
+				if err := writeFile0600(filepath.Join(dir, "python-stacks.log"), data[len(before):]); err == nil {
+					stacks = "captured"
+				}
+				break
+			}
+		}
+		record["python_stacks"] = stacks
+		record["collect_ms"] = time.Since(started).Milliseconds()
+		data, _ := json.MarshalIndent(record, "", "  ")
+		if writeFile0600(filepath.Join(dir, "hang.json"), append(data, '\n')) == nil {
+			reason += " (hang record in " + dir + ")"
+		}
+	}
+	c.mu.Lock()
+	c.retired = reason
+	c.mu.Unlock()
+	fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: retired the Python process %d: hang record in %s (stacks %s)\n", c.pid(), dir, stacks)
+	c.kill()
+}
+
+// signalStacks asks faulthandler in the child for every thread's stack.
+func (c *proc) signalStacks() { c.cmd.Process.Signal(sigStacks) }
+
+func writeFile0600(path string, data []byte) error {
+	return os.WriteFile(path, data, 0o600)
+}
+
+// defs answers `vis-agent sandbox defs` with the child's listing.
+func (h *Host) defs(req protocol.Request, out *sink) {
+	if !h.acquire(out) {
+		out.Send(protocol.Event{Ev: "error", Message: "the session stopped"})
+		return
+	}
+	defer h.release()
+	c, err := h.ensureChild()
+	if err != nil {
+		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+		return
+	}
+	req.V, req.Op = protocol.Version, "defs"
+	if err := c.conn.Send(req); err != nil {
+		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
+		return
+	}
+	ev, err := c.answer()
+	if err != nil {
+		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
+		return
+	}
+	out.Send(ev)
+}

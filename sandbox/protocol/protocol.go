@@ -1,0 +1,221 @@
+// Package protocol is the one place that defines how a sandbox session's
+// processes talk: a client (`vis-agent sandbox run`, later the REPL and the
+// MCP server) with the session's host, and the host with its interpreter
+// child. Both links carry the same framing and the same two message types.
+//
+// # Framing
+//
+// One JSON object per line (UTF-8, '\n'-terminated, no line longer than
+// MaxLine). Every request carries "v": Version; a peer that sees another
+// version answers one "error" event and closes the link.
+//
+// # Client and host (the session's unix socket)
+//
+// A client connects, writes one Request and reads Events until the final one
+// ("result", "defs", "status", "ok" or "error"), then the host closes the
+// connection. Requests by op:
+//
+//   - run: Code, TimeoutMS (0 = the default), Echo. The host answers "wait"
+//     when another block holds the session for more than a second,
+//     "started" when the block goes to the interpreter (a client that
+//     loses a host before "started" may send the block again), "note"
+//     (Kind "restart" then "repair") before the block's output, "out" events
+//     (Stream "stdout" or "stderr") while it runs, and one "result". A
+//     client that disconnects does not stop the block; its output is dropped.
+//   - defs: Name, Pattern, Limit, Offset, Details, JSON: the listing as
+//     Data (text, or the JSON of the session's describe() when JSON is set).
+//   - status: the host's Status.
+//   - interrupt: SIGINT to the running block, if any; "ok".
+//   - evict: another session's host frees memory: the child is
+//     snapshotted and stopped unless a block runs; "ok" or "error".
+//   - stop / restart (Force: also while a block runs): the child is
+//     snapshotted and stopped; stop also ends the host. "ok", or "error"
+//     when a block runs and Force is not set.
+//
+// # Host and child (a socketpair the child inherits as file descriptor 3)
+//
+// The child starts, restores the session's snapshot and sends "ready"
+// (Python's version in Data, the minor in Line). The host then sends
+// requests with the same shape:
+//
+//   - run: Code, Echo. The child answers "note" (the restart notice,
+//     once), "out" events, then "result" whose Syntax is set when Python
+//     refused the block as it stands: the block did not run, and the host
+//     repairs it (asking "compile") and sends it again or reports the error.
+//   - ping: answers "pong" (the host asks before each block, so a child
+//     killed a moment ago, or one that does not answer within 10 s, is
+//     replaced before the block, not under it).
+//   - compile: Code; answers "compiled" with Syntax nil when it compiles.
+//   - defs: as for the client; answers "defs".
+//   - exit: the child saves its snapshot and exits.
+//
+// Threads a block started may go on printing after it: their "out" events
+// may come before the answer to any later request; the host passes them to
+// the block that runs, or to its log between blocks.
+//
+// Interrupts are a real SIGINT to the child's process (KeyboardInterrupt at
+// the next bytecode); a stuck child gets SIGUSR1 (faulthandler writes every
+// thread's stack to file descriptor 4) and then SIGKILL. The child's own
+// file descriptors 1 and 2 (output of C code and subprocesses) are a pipe
+// the host forwards to the running block's client.
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol's version; bump it when a message changes
+// meaning.
+const Version = 1
+
+// MaxLine bounds one message: a block's source or an output chunk fits.
+const MaxLine = 64 << 20
+
+// OutChunk is the largest "out" event a writer sends: output is split so
+// that no peer holds much of it at once.
+const OutChunk = 64 << 10
+
+// Request is what a client asks the host, or the host asks the child.
+type Request struct {
+	V         int    `json:"v"`
+	Op        string `json:"op"`
+	Code      string `json:"code,omitempty"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	Echo      bool   `json:"echo,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Pattern   string `json:"pattern,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	Offset    int    `json:"offset,omitempty"`
+	Details   bool   `json:"details,omitempty"`
+	JSON      bool   `json:"json,omitempty"`
+	Force     bool   `json:"force,omitempty"`
+}
+
+// Event is one answer: a step of a running block or the final answer.
+type Event struct {
+	Ev      string       `json:"ev"`
+	Stream  string       `json:"stream,omitempty"`
+	Kind    string       `json:"kind,omitempty"`
+	Data    string       `json:"data,omitempty"`
+	Line    int          `json:"line,omitempty"`
+	Result  *Result      `json:"result,omitempty"`
+	Status  *Status      `json:"status,omitempty"`
+	Syntax  *SyntaxError `json:"syntax,omitempty"`
+	Message string       `json:"message,omitempty"`
+}
+
+// Result is how a block ended.
+type Result struct {
+	Error      *BlockError `json:"error"`
+	Repaired   bool        `json:"repaired"`
+	RepairNote string      `json:"repair_note"`
+	Restarted  bool        `json:"restarted"`
+	Notice     string      `json:"notice"`
+	TimedOut   bool        `json:"timed_out"`
+	DurationMS int64       `json:"duration_ms"`
+	// Saved is how many names the snapshot holds after the block (child
+	// to host only; -1 when unknown).
+	Saved int `json:"saved,omitempty"`
+}
+
+// BlockError is a block that raised, was refused, or did not parse.
+// Traceback is the text shown to people (stderr); the other fields are
+// for programs.
+type BlockError struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	Excerpt   string `json:"excerpt"`
+	Traceback string `json:"traceback,omitempty"`
+}
+
+// SyntaxError is Python's refusal of a block's source.
+type SyntaxError struct {
+	Message string `json:"message"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Text    string `json:"text"`
+}
+
+// Status is a host's state, for `vis-agent sandbox list` and tests.
+type Status struct {
+	Name      string `json:"name"`
+	Workspace string `json:"workspace"`
+	HostPID   int    `json:"host_pid"`
+	ChildPID  int    `json:"child_pid"`
+	Busy      bool   `json:"busy"`
+	IdleSec   int64  `json:"idle_seconds"`
+	Python    string `json:"python"`
+}
+
+// Conn reads and writes messages on one link.
+type Conn struct {
+	r *bufio.Reader
+	w io.Writer
+}
+
+// NewConn frames messages over rw.
+func NewConn(r io.Reader, w io.Writer) *Conn {
+	return &Conn{r: bufio.NewReaderSize(r, 64<<10), w: w}
+}
+
+// Send writes one message; it is not safe for concurrent use.
+func (c *Conn) Send(v any) error { return Write(c.w, v) }
+
+// Write writes one message to w.
+func Write(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode a message: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Receive reads the next message into v.
+func (c *Conn) Receive(v any) error {
+	line, err := c.readLine()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("a malformed message: %w", err)
+	}
+	return nil
+}
+
+func (c *Conn) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := c.r.ReadSlice('\n')
+		line = append(line, frag...)
+		if err == nil {
+			return line, nil
+		}
+		if err != bufio.ErrBufferFull {
+			if err == io.EOF && len(line) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if len(line) > MaxLine {
+			return nil, fmt.Errorf("a message longer than %d bytes", MaxLine)
+		}
+	}
+}
+
+// ReceiveRequest reads a request and checks its version.
+func (c *Conn) ReceiveRequest() (Request, error) {
+	var r Request
+	if err := c.Receive(&r); err != nil {
+		return r, err
+	}
+	if r.V != Version {
+		return r, fmt.Errorf("protocol version %d, this vis-agent speaks %d (stop the session with the vis-agent that started it)", r.V, Version)
+	}
+	return r, nil
+}

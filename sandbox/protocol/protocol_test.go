@@ -1,0 +1,44 @@
+package protocol
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	c := NewConn(&buf, &buf)
+	big := strings.Repeat("x", 1<<20) // longer than the reader's buffer
+	if err := c.Send(Request{V: Version, Op: "run", Code: big}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(Event{Ev: "out", Stream: "stdout", Data: "é\n"}); err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ReceiveRequest()
+	if err != nil || req.Op != "run" || req.Code != big {
+		t.Fatalf("request: %v %q", err, req.Op)
+	}
+	var ev Event
+	if err := c.Receive(&ev); err != nil || ev.Data != "é\n" {
+		t.Fatalf("event: %v %+v", err, ev)
+	}
+	if err := c.Receive(&ev); err != io.EOF {
+		t.Fatalf("at the end: %v, want EOF", err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"v":2,"op":"run"}` + "\n", "protocol version 2"},
+		{"not json\n", "malformed"},
+		{`{"v":1,"op":"run"`, "unexpected EOF"},
+	} {
+		_, err := NewConn(strings.NewReader(tc.in), io.Discard).ReceiveRequest()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

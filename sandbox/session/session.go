@@ -1,0 +1,297 @@
+// Package session is the on-disk layout of sandbox sessions: how a session
+// is named and found, the files of its folder, and the unix socket its
+// host listens on. The host and every client use it, so they agree.
+package session
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
+)
+
+// DefaultName is the session a command uses without --session.
+const DefaultName = "default"
+
+// CheckName refuses a session name outside [A-Za-z0-9._-]{1,64} (by hand:
+// a package-level regular expression would be compiled on every vis-agent
+// start, python runs included).
+func CheckName(name string) error {
+	ok := len(name) >= 1 && len(name) <= 64 && name != "." && name != ".."
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("invalid session name %q: use 1 to 64 of A-Z a-z 0-9 . _ -", name)
+	}
+	return nil
+}
+
+// Files of a session folder.
+const (
+	metaFile    = "session.json" // Meta: name and workspace
+	hostFile    = "host.json"    // HostRecord, rewritten by the host
+	stoppedFile = "stopped.json" // why the last host stopped its child
+	aliveLock   = "host.alive"   // flock held by the running host
+	startLock   = "start.lock"   // flock held by a client starting the host
+	sockFile    = "sock"
+	// LogFile collects the host's and its children's stray output.
+	LogFile = "host.log"
+)
+
+// Folder is one session's folder.
+type Folder struct{ Dir string }
+
+// Meta is what names a session.
+type Meta struct {
+	Name      string `json:"name"`
+	Workspace string `json:"workspace"`
+}
+
+// ID is the folder name of session name in workspace: two workspaces may
+// each have a session of the same name.
+func ID(name, workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return name + "-" + hex.EncodeToString(sum[:5])
+}
+
+// Create finds (making it, 0700, when new) the folder of session name in
+// workspace under root.
+func Create(root string, m Meta) (Folder, error) {
+	f := Folder{filepath.Join(root, ID(m.Name, m.Workspace))}
+	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		return f, fmt.Errorf("make the session folder: %w", err)
+	}
+	if _, err := os.Stat(f.path(metaFile)); err != nil {
+		data, _ := json.Marshal(m)
+		if err := writePrivate(f.path(metaFile), data); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// Find is the folder of session name in workspace, which may not exist.
+func Find(root string, m Meta) Folder {
+	return Folder{filepath.Join(root, ID(m.Name, m.Workspace))}
+}
+
+// All lists the session folders under root.
+func All(root string) ([]Folder, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the sessions: %w", err)
+	}
+	var out []Folder
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), metaFile)); err == nil {
+				out = append(out, Folder{filepath.Join(root, e.Name())})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out, nil
+}
+
+func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
+
+// Meta reads the session's name and workspace.
+func (f Folder) Meta() (Meta, error) {
+	var m Meta
+	data, err := os.ReadFile(f.path(metaFile))
+	if err != nil {
+		return m, fmt.Errorf("read the session: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("read %s: %w", f.path(metaFile), err)
+	}
+	return m, nil
+}
+
+// HostRecord is what a running host says about itself, for `list` and for
+// other hosts choosing a child to stop under memory pressure.
+type HostRecord struct {
+	HostPID  int   `json:"host_pid"`
+	ChildPID int   `json:"child_pid"`
+	LastUse  int64 `json:"last_use_ms"` // Unix milliseconds of the last block's end
+	Saved    int   `json:"saved_names"` // names in the snapshot, -1 when unknown
+}
+
+// WriteHost replaces the host record.
+func (f Folder) WriteHost(r HostRecord) error {
+	data, _ := json.Marshal(r)
+	return writePrivate(f.path(hostFile), data)
+}
+
+// Host reads the host record (zero when there is none).
+func (f Folder) Host() HostRecord {
+	r := HostRecord{Saved: -1}
+	if data, err := os.ReadFile(f.path(hostFile)); err == nil {
+		json.Unmarshal(data, &r)
+	}
+	return r
+}
+
+// WriteStopped records why the child stopped, for the restart notice of a
+// later host; TakeStopped reads and removes it.
+func (f Folder) WriteStopped(reason string) error {
+	data, _ := json.Marshal(map[string]string{"reason": reason})
+	return writePrivate(f.path(stoppedFile), data)
+}
+
+// TakeStopped returns the recorded reason, or "" when the last host left
+// none (it was killed), and removes the record.
+func (f Folder) TakeStopped() string {
+	var v map[string]string
+	data, err := os.ReadFile(f.path(stoppedFile))
+	if err != nil {
+		return ""
+	}
+	os.Remove(f.path(stoppedFile))
+	json.Unmarshal(data, &v)
+	return v["reason"]
+}
+
+// Lock is a held flock.
+type Lock struct{ file *os.File }
+
+func (f Folder) lock(name string, how int) (*Lock, error) {
+	file, err := os.OpenFile(f.path(name), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the session lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(file.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return &Lock{file}, nil
+}
+
+// Release lets the lock go.
+func (l *Lock) Release() { l.file.Close() }
+
+// LockStart serializes the clients that find no host and start one.
+func (f Folder) LockStart() (*Lock, error) { return f.lock(startLock, syscall.LOCK_EX) }
+
+// LockAlive is taken by a host for its whole life. A host that is still
+// exiting (it stopped, its socket is gone) is waited for, up to wait; after
+// that it fails, as another host serves the session.
+func (f Folder) LockAlive(wait time.Duration) (*Lock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := f.lock(aliveLock, syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("another host serves this session")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// WaitStopped waits until no host holds the session, up to wait.
+func (f Folder) WaitStopped(wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); f.Running(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// Running reports whether a host holds the session (its lock, which a
+// killed host loses with its process: no stale pid to trust).
+func (f Folder) Running() bool {
+	l, err := f.lock(aliveLock, syscall.LOCK_SH|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	l.Release()
+	return false
+}
+
+// SocketPath is the session's unix socket.
+func (f Folder) SocketPath() string { return f.path(sockFile) }
+
+// maxSocketPath is what fits in sockaddr_un.sun_path with its NUL.
+const maxSocketPath = 107
+
+// Listen makes the session's socket (0600), replacing a stale one.
+func (f Folder) Listen() (net.Listener, error) {
+	os.Remove(f.SocketPath())
+	var ln net.Listener
+	err := f.viaShortPath(func(p string) error {
+		var err error
+		ln, err = net.Listen("unix", p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen on the session socket: %w", err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(f.SocketPath(), 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on the session socket: %w", err)
+	}
+	return ln, nil
+}
+
+// Dial connects to the session's host.
+func (f Folder) Dial() (net.Conn, error) {
+	var c net.Conn
+	err := f.viaShortPath(func(p string) error {
+		var err error
+		c, err = net.Dial("unix", p)
+		return err
+	})
+	return c, err
+}
+
+// viaShortPath calls fn with the socket's path, or, when that is longer
+// than sun_path holds, with the same file reached through an open
+// descriptor of the folder (/proc/self/fd/N/sock, Linux).
+func (f Folder) viaShortPath(fn func(string) error) error {
+	p := f.SocketPath()
+	if len(p) <= maxSocketPath {
+		return fn(p)
+	}
+	dir, err := os.Open(f.Dir)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	short := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), sockFile)
+	if _, err := os.Stat(filepath.Dir(short)); err != nil {
+		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, maxSocketPath)
+	}
+	return fn(short)
+}
+
+// writePrivate replaces a session file atomically, readable by its owner only.
+func writePrivate(path string, data []byte) error {
+	if err := atomicfile.Write(path, data); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
