@@ -40,7 +40,7 @@ type proc struct {
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped.
-func startChild(cfg Config, reason string) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("start the Python process: %w", err)
@@ -74,8 +74,9 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	info, _ := json.Marshal(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Network: true}},
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
 		RestartReason: reason,
+		Policy:        policy,
 	})
 	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
 	cmd.Dir = cfg.Meta.Workspace
