@@ -164,7 +164,16 @@ when the block raised, was refused or timed out, 2 for a bad command line.
 
 --timeout (default 300s, kept within 3s..35m) interrupts the block with
 KeyboardInterrupt; a block that does not stop 5 s later has its Python
-process retired (hang record under $VIS_HOME/logs).`,
+process retired (hang record under $VIS_HOME/logs).
+
+The session's Python is jailed: files only in the workspace, the session's
+folder and its temp folder (read-only: Python's own), no new processes, no
+ctypes, no signals to other processes, at most sandbox.max_threads threads
+and sandbox.memory_mb of address space; session.access says what is in
+force. --no-jail lifts the jail (not the thread and memory caps),
+--no-network refuses the network, --root/--read-only-root add folders; a
+block asking for another policy than the running one restarts the session's
+Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			d, err := parseTimeout(timeout)

@@ -145,6 +145,12 @@ func (s *Settings) merge(file string, data []byte) {
 			full := key + "." + name
 			line := keyLine(text, key, name)
 			at := fmt.Sprintf("%s:%d", file, line)
+			if key == "sandbox" && filepath.Base(file) == "vis.toml" {
+				// The workspace is writable by the jailed code: a
+				// project's file must not choose its jail.
+				problem(line, full, "only the user's config.toml sets the sandbox's jail, not a project's vis.toml")
+				continue
+			}
 			if key == "sandbox" {
 				s.mergeSandbox(md, file, name, value, at, func(format string, a ...any) { problem(line, full, format, a...) })
 				continue
