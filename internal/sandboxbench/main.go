@@ -334,11 +334,18 @@ func jailOverhead(b *bench, n int) ([4]time.Duration, error) {
 		return medians, err
 	}
 	times := make([][]time.Duration, 4)
+	cases := []struct {
+		s    *client.Session
+		code string
+	}{{jailed, "x = 1"}, {free, "x = 1"}, {jailed, importBlock}, {free, importBlock}}
 	for i := 0; i < n+20; i++ {
-		for k, c := range []struct {
-			s    *client.Session
-			code string
-		}{{jailed, "x = 1"}, {free, "x = 1"}, {jailed, importBlock}, {free, importBlock}} {
+		// Each pair in turn first, so neither gains from going second.
+		order := []int{0, 1, 2, 3}
+		if i%2 == 1 {
+			order = []int{1, 0, 3, 2}
+		}
+		for _, k := range order {
+			c := cases[k]
 			d, err := timeBlock(c.s, c.code)
 			if err != nil {
 				return medians, err
