@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -267,5 +268,55 @@ func buildEvilExtension(t *testing.T, dir, secret string) {
 	}
 	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", filepath.Join(dir, "evilext.so"), src).CombinedOutput(); err != nil {
 		t.Fatalf("build the C extension: %v\n%s", err, out)
+	}
+}
+
+// TestSandboxJailPolicy: session.access says what is in force, a run
+// asking for another policy restarts the child with the notice, list shows
+// it, and extra roots are writable or readable as asked.
+func TestSandboxJailPolicy(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	extra, ref := t.TempDir(), t.TempDir()
+	testenv.WriteTree(t, ref, map[string]string{"data.txt": "reference"})
+
+	r := sb.block("p", `x = 7
+a = session.access
+print(a.is_jailed, a.network, a.max_threads, a.memory_mb, session.workspace in a.roots)
+print(a.kernel["files"], a.kernel["seccomp"], a.kernel["no_caps"])`, 0)
+	if !strings.Contains(r.stdout, "True True 64 4096 True") || !strings.Contains(r.stdout, "True True True") {
+		t.Errorf("session.access:\n%s", r.stdout)
+	}
+
+	r = sb.block("p", `print(session.access.is_jailed, session.access.network, x)`, 0, "--no-jail", "--no-network")
+	contains(t, "the run with --no-jail --no-network", r.stdout, "[Sandbox restarted]", "jail off, network off", "False False 7")
+	l := sb.run("list")
+	contains(t, "list", l.stdout, "JAIL", "NETWORK")
+	if !regexp.MustCompile(`(?m)^p\s+running.*\boff\s+off\s`).MatchString(l.stdout) {
+		t.Errorf("list does not show the jail and network off:\n%s", l.stdout)
+	}
+
+	// The same policy again: no restart.
+	r = sb.block("p", `print("same")`, 0, "--no-jail", "--no-network")
+	if strings.Contains(r.stdout, "[Sandbox restarted]") {
+		t.Errorf("the same policy restarted the child:\n%s", r.stdout)
+	}
+
+	r = sb.block("p", fmt.Sprintf(`EXTRA, REF = %q, %q
+open(EXTRA + "/w.txt", "w").write("ok"); print(open(REF + "/data.txt").read())
+try:
+    open(REF + "/w.txt", "w")
+except PermissionError as e:
+    print("refused", e)`, extra, ref), 0, "--root", extra, "--read-only-root", ref)
+	if !strings.Contains(r.stdout, "reference") || !strings.Contains(r.stdout, "refused") {
+		t.Errorf("extra roots:\n%s%s", r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(extra, "w.txt")); err != nil || string(b) != "ok" {
+		t.Errorf("the extra root was not written: %v", err)
+	}
+
+	bad := sb.run("run", "--session", "p", "--root", filepath.Join(extra, "missing"), "-c", "pass")
+	if bad.code != 2 || !strings.Contains(bad.stderr, "--root") {
+		t.Errorf("a missing --root: status %d, stderr %q", bad.code, bad.stderr)
 	}
 }
