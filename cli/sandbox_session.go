@@ -366,6 +366,9 @@ type listed struct {
 	// null when its host never said.
 	Jail    *bool `json:"jail"`
 	Network *bool `json:"network"`
+	// KernelMissing: what the running child's kernel layer could not
+	// enforce.
+	KernelMissing string `json:"kernel_missing"`
 }
 
 func newSandboxListCmd(s Streams) *cobra.Command {
@@ -393,6 +396,7 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 				if f.Running() {
 					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
 					row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
+					row.KernelMissing = rec.KernelMissing
 				}
 				rows = append(rows, row)
 			}
@@ -408,7 +412,15 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
 					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), onOffText(r.Network), r.Workspace)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if r.KernelMissing != "" {
+					fmt.Fprintf(w, "%s: the kernel layer lacks: %s\n", r.Name, r.KernelMissing)
+				}
+			}
+			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")

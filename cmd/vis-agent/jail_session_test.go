@@ -296,6 +296,10 @@ print(a.kernel["files"], a.kernel["seccomp"], a.kernel["no_caps"])`, 0)
 		t.Errorf("list does not show the jail and network off:\n%s", l.stdout)
 	}
 
+	if py.Version.Minor < 12 && !strings.Contains(l.stdout, "p: the kernel layer lacks: ") {
+		t.Errorf("list does not say the thread cap is not enforced on %s:\n%s", py.Name, l.stdout)
+	}
+
 	// The same policy again: no restart.
 	r = sb.block("p", `print("same")`, 0, "--no-jail", "--no-network")
 	if strings.Contains(r.stdout, "[Sandbox restarted]") {

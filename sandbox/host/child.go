@@ -28,11 +28,13 @@ type proc struct {
 	conn    *protocol.Conn
 	version string
 	minor   int
-	started time.Time
-	stacks  *tail
-	stdout  *forwarder
-	stderr  *forwarder
-	exited  chan struct{}
+	// kernelMissing is what the child's jail could not enforce.
+	kernelMissing string
+	started       time.Time
+	stacks        *tail
+	stdout        *forwarder
+	stderr        *forwarder
+	exited        chan struct{}
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
@@ -121,7 +123,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 		}
 		return nil, fmt.Errorf("the Python process did not start: %s", msg)
 	}
-	c.version, c.minor = ev.Data, ev.Line
+	c.version, c.minor, c.kernelMissing = ev.Data, ev.Line, ev.Message
 	return c, nil
 }
 

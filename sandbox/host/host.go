@@ -272,7 +272,7 @@ func (h *Host) writeRecord() {
 		r.Saved = h.cfg.Folder.Host().Saved
 	}
 	if h.child != nil && h.child.alive() {
-		r.ChildPID = h.child.pid()
+		r.ChildPID, r.KernelMissing = h.child.pid(), h.child.kernelMissing
 	}
 	h.mu.Unlock()
 	if err := h.cfg.Folder.WriteHost(r); err != nil {

@@ -37,7 +37,8 @@
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
 // The child starts, restores the session's snapshot and sends "ready"
-// (Python's version in Data, the minor in Line). The host then sends
+// (Python's version in Data, the minor in Line, and in Message what its
+// jail's kernel layer could not enforce, "" when nothing). The host then sends
 // requests with the same shape:
 //
 //   - run: Code, Echo. The child answers "note" (the restart notice,

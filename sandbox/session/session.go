@@ -132,6 +132,9 @@ type HostRecord struct {
 	Saved    int   `json:"saved_names"` // names in the snapshot, -1 when unknown
 	// Policy is the jail its child runs under (or will start under).
 	Policy *protocol.Policy `json:"policy,omitempty"`
+	// KernelMissing is what the running child's kernel layer could not
+	// enforce, one sentence per layer, "; " between them.
+	KernelMissing string `json:"kernel_missing,omitempty"`
 }
 
 // WriteHost replaces the host record.

@@ -453,7 +453,9 @@ def serve(fd, stacks_fd, folder, info_json):
     flusher.start(_outputs)
     driver = Driver(link, interrupts, folder, info)
     driver.start()
-    link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor})
+    kernel = ((info.get("session") or {}).get("access") or {}).get("kernel") or {}
+    link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
+               "message": "; ".join(kernel.get("missing") or [])})
     while True:
         req = link.receive()
         if req is None or req.get("op") == "exit":
