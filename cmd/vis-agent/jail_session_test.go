@@ -324,3 +324,23 @@ except PermissionError as e:
 		t.Errorf("a missing --root: status %d, stderr %q", bad.code, bad.stderr)
 	}
 }
+
+// TestSandboxJailProjectVenv: a jailed session in a subfolder of a project
+// reads the project's .venv (outside the workspace) and imports from it.
+func TestSandboxJailProjectVenv(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	proj := t.TempDir()
+	testenv.WriteTree(t, proj, map[string]string{
+		"pyproject.toml": "[project]\nname = \"p\"\nversion = \"0\"\n",
+		"sub/README":     "",
+	})
+	if out, err := exec.Command(py.Executable, "-m", "venv", "--without-pip", filepath.Join(proj, ".venv")).CombinedOutput(); err != nil {
+		t.Fatalf("make the venv: %v\n%s", err, out)
+	}
+	site := filepath.Join(proj, ".venv", "lib", "python"+py.Version.Short(), "site-packages")
+	testenv.WriteTree(t, site, map[string]string{"projmod.py": "Y = 'from the project venv'\n"})
+	sb.ws = filepath.Join(proj, "sub")
+	r := sb.block("v", `import projmod, sys; print(projmod.Y, sys.prefix, session.access.is_jailed)`, 0)
+	contains(t, "the block", r.stdout, "from the project venv "+filepath.Join(proj, ".venv")+" True")
+}
