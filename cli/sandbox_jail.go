@@ -144,7 +144,7 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) 
 		return acc, fmt.Errorf("the sandbox's jail: %w", err)
 	}
 	if p.MaxThreads > 0 && !lib.ThreadCapHeld() {
-		st.Missing = append(st.Missing, fmt.Sprintf("threads: CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is not enforced", lib.Version.Short(), p.MaxThreads))
+		st.Missing = append(st.Missing, fmt.Sprintf("threads: CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads))
 	}
 	acc.Kernel = &st
 	return acc, nil
