@@ -76,12 +76,12 @@ func existingPath(dir, p string) (string, error) {
 }
 
 // childRoots are the folders a session's child may write (the workspace,
-// its session folder and its private temp folder, then the extra roots) and
+// its state folder and its private temp folder, then the extra roots) and
 // read (what its CPython needs to run: the installation, the environment,
 // the import roots, the start-up module and the driver).
-func childRoots(p protocol.Policy, ci child.Info, folder, tmp string, lib *pyembed.Library, inst pyembed.Install,
+func childRoots(p protocol.Policy, ci child.Info, state, tmp string, lib *pyembed.Library, inst pyembed.Install,
 	plan runPlan, extraRO ...string) (rw, ro []string) {
-	rw = append([]string{ci.Session.Workspace, folder, tmp}, p.Roots...)
+	rw = append([]string{ci.Session.Workspace, state, tmp}, p.Roots...)
 	ro = []string{inst.Prefix, filepath.Dir(lib.Path)}
 	if inst.Home != "" {
 		ro = append(ro, inst.Home)
@@ -161,4 +161,29 @@ func privateTemp(folder string) (string, error) {
 		return "", fmt.Errorf("make the session's temp folder: %w", err)
 	}
 	return tmp, nil
+}
+
+// stateFolder is where the child keeps the session's snapshot: a folder of
+// its own inside the session folder, so that the jailed code, which may
+// write there, cannot touch the host's files beside it (its socket, its
+// record, its locks). A snapshot of an older vis-agent, kept in the
+// session folder itself, is moved in.
+func stateFolder(folder string) (string, error) {
+	state := filepath.Join(folder, "state")
+	if err := os.Mkdir(state, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("make the session's state folder: %w", err)
+	}
+	for _, name := range []string{"snapshot.bin", "spill", "blocks"} {
+		old := filepath.Join(folder, name)
+		if _, err := os.Lstat(old); err != nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(state, name)); err == nil {
+			continue
+		}
+		if err := os.Rename(old, filepath.Join(state, name)); err != nil {
+			return "", fmt.Errorf("move the snapshot into the state folder: %w", err)
+		}
+	}
+	return state, nil
 }

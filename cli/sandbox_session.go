@@ -652,14 +652,18 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			state, err := stateFolder(dir)
+			if err != nil {
+				return err
+			}
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
-			rw, ro := childRoots(ci.Policy, ci, dir, tmp, lib, inst, plan, pkgDir, l.Startup())
+			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}
-			boot, err := child.Bootstrap(pkgDir, dir, ci)
+			boot, err := child.Bootstrap(pkgDir, state, ci)
 			if err != nil {
 				return err
 			}

@@ -65,6 +65,7 @@ os.symlink(S, "lnk"); print(E, open("lnk").read())`, jailStops: true, want: "Per
 os.link(S, "hl"); print(E, open("hl").read())`, jailStops: true, want: "PermissionError"},
 	{name: "list outside", code: `print(E, os.listdir(OUT))`, jailStops: true, want: "PermissionError"},
 	{name: "the host's environment", code: `print(E, open("/proc/%d/environ" % os.getppid(), "rb").read()[:20])`, jailStops: true, want: "PermissionError"},
+	{name: "the host's files in the session folder", code: `open(os.path.dirname(os.environ["TMPDIR"]) + "/start.lock", "a").close(); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "import from outside the roots", code: `sys.path.insert(0, OUT); import evilmod; print(E, evilmod.X)`, jailStops: true},
 	{name: "subprocess", code: `import subprocess; print(E, subprocess.run(["cat", S], capture_output=True).stdout)`, jailStops: true, want: "refused by the sandbox's jail"},
 	{name: "os.system", code: `r = os.system("cat " + S); print(E if r == 0 else "failed", r)`, jailStops: true, want: "PermissionError"},
