@@ -136,7 +136,11 @@ func (p Policy) String() string {
 	if p.MemoryMB > 0 {
 		s += fmt.Sprintf(", %d MB", p.MemoryMB)
 	}
-	if n := len(p.Roots) + len(p.ReadOnlyRoots); n > 0 {
+	switch n := len(p.Roots) + len(p.ReadOnlyRoots); n {
+	case 0:
+	case 1:
+		s += ", 1 extra root"
+	default:
 		s += fmt.Sprintf(", %d extra roots", n)
 	}
 	return s
