@@ -31,13 +31,15 @@ then 1.`,
 			}
 			settings := loadSettings(s, project)
 			w := cmd.OutOrStdout()
-			quoted := make([]string, len(settings.SourcePaths.Value))
-			for i, p := range settings.SourcePaths.Value {
-				quoted[i] = strconv.Quote(p)
-			}
-			fmt.Fprintf(w, "python.source_paths = [%s]  # %s\n", strings.Join(quoted, ", "), settings.SourcePaths.From)
+			fmt.Fprintf(w, "python.source_paths = %s  # %s\n", quotedList(settings.SourcePaths.Value), settings.SourcePaths.From)
 			fmt.Fprintf(w, "python.index_url = %s  # %s\n", strconv.Quote(settings.IndexURL.Value), settings.IndexURL.From)
 			fmt.Fprintf(w, "python.tls_strict = %t  # %s\n", settings.TLSStrict.Value, settings.TLSStrict.From)
+			fmt.Fprintf(w, "sandbox.jail = %t  # %s\n", settings.SandboxJail.Value, settings.SandboxJail.From)
+			fmt.Fprintf(w, "sandbox.network = %t  # %s\n", settings.SandboxNetwork.Value, settings.SandboxNetwork.From)
+			fmt.Fprintf(w, "sandbox.max_threads = %d  # %s\n", settings.SandboxMaxThreads.Value, settings.SandboxMaxThreads.From)
+			fmt.Fprintf(w, "sandbox.memory_mb = %d  # %s\n", settings.SandboxMemoryMB.Value, settings.SandboxMemoryMB.From)
+			fmt.Fprintf(w, "sandbox.roots = %s  # %s\n", quotedList(settings.SandboxRoots.Value), settings.SandboxRoots.From)
+			fmt.Fprintf(w, "sandbox.read_only_roots = %s  # %s\n", quotedList(settings.SandboxReadOnlyRoots.Value), settings.SandboxReadOnlyRoots.From)
 			for _, f := range settings.Files {
 				fmt.Fprintf(w, "# read %s\n", f)
 			}
@@ -51,4 +53,13 @@ then 1.`,
 			return nil
 		}),
 	}
+}
+
+// quotedList is a TOML list of strings.
+func quotedList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, p := range items {
+		quoted[i] = strconv.Quote(p)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }

@@ -30,6 +30,10 @@ type runPlan struct {
 	env []string
 	// messages are warnings and notes, one line each.
 	messages []string
+	// envDir is the environment the run uses (a venv), importRoots the
+	// folders put on its sys.path: a jail lets the program read them.
+	envDir      string
+	importRoots []string
 }
 
 // runContext is what a plan is made from: the command line, the process's
@@ -84,7 +88,7 @@ func planRun(rc runContext) (runPlan, error) {
 			plan.messages = append(plan.messages, "warning: "+w)
 		}
 		plan.messages = append(plan.messages, choice.Notes...)
-		plan.argv0 = choice.Env.Python
+		plan.argv0, plan.envDir = choice.Env.Python, choice.Env.Dir
 		project, roots = choice.Project, choice.Roots
 	}
 	settings := rc.settings(project)
@@ -93,7 +97,8 @@ func planRun(rc runContext) (runPlan, error) {
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
 	}
-	for _, r := range append(append([]string(nil), settings.SourcePaths.Value...), roots...) {
+	plan.importRoots = append(append([]string(nil), settings.SourcePaths.Value...), roots...)
+	for _, r := range plan.importRoots {
 		ss.Roots = append(ss.Roots, fsString(r))
 	}
 	if len(ss.Roots) == 0 && ss.TLSStrict == nil {

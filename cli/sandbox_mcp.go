@@ -17,10 +17,11 @@ import (
 func newSandboxMCPCmd(s Streams) *cobra.Command {
 	var (
 		sf        = sessionFlags{s: s}
+		jf        jailFlags
 		maxOutput int
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--session S] [--workspace D] [--max-output N]",
+		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--max-output N]",
 		Short: "Serve a persistent sandbox session to coding agents (Model Context Protocol over stdio)",
 		Long: `Serve one sandbox session over the Model Context Protocol on standard input
 and output, for coding agents: tools python (run a block), defs, restart_session
@@ -36,7 +37,11 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			if maxOutput <= 0 {
 				return usageError{fmt.Errorf("invalid --max-output %d: it must be a positive number of characters", maxOutput)}
 			}
-			c, err := sf.open()
+			policy, err := sessionPolicy(s, &jf)
+			if err != nil {
+				return err
+			}
+			c, err := sf.open(policy)
 			if err != nil {
 				return err
 			}
@@ -48,7 +53,7 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput})
+			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy})
 			err = srv.Run(ctx, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal
@@ -57,6 +62,7 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 		}),
 	}
 	sf.add(cmd)
+	jf.add(cmd)
 	cmd.Flags().IntVar(&maxOutput, "max-output", mcpserver.DefaultMaxOutput, "characters of a block's output one result carries")
 	return cmd
 }

@@ -40,13 +40,19 @@ func runRepl(sf sessionFlags) error {
 	if !s.InTerminal || !s.OutTerminal {
 		return errors.New("the sandbox REPL needs a terminal; run blocks with vis-agent sandbox run")
 	}
-	c, err := sf.open()
+	// A host the REPL starts runs its child under the user's [sandbox]
+	// settings; a running one keeps its own policy.
+	policy, err := sessionPolicy(s, nil)
+	if err != nil {
+		return err
+	}
+	c, err := sf.open(policy)
 	if err != nil {
 		return err
 	}
 	open := func(name string) (*client.Session, error) {
 		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
-		return other.open()
+		return other.open(policy)
 	}
 	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History()}, s.In, s.Out)
 }

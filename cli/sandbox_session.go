@@ -80,8 +80,9 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	return session.Meta{Name: sf.name, Workspace: abs}, nil
 }
 
-// open is the client of the session the flags name.
-func (sf *sessionFlags) open() (*client.Session, error) {
+// open is the client of the session the flags name; a host it starts
+// starts its child under policy.
+func (sf *sessionFlags) open(policy protocol.Policy) (*client.Session, error) {
 	m, err := sf.meta()
 	if err != nil {
 		return nil, err
@@ -91,7 +92,11 @@ func (sf *sessionFlags) open() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir})
+	pj, err := json.Marshal(policy)
+	if err != nil {
+		return nil, err
+	}
+	return client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
 }
 
 // existing is the client of a session that must already exist.
@@ -123,6 +128,7 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		timeout string
 		asJSON  bool
 		echo    bool
+		jf      jailFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [-c CODE | FILE | -]",
@@ -136,7 +142,16 @@ when the block raised, was refused or timed out, 2 for a bad command line.
 
 --timeout (default 300s, kept within 3s..35m) interrupts the block with
 KeyboardInterrupt; a block that does not stop 5 s later has its Python
-process retired (hang record under $VIS_HOME/logs).`,
+process retired (hang record under $VIS_HOME/logs).
+
+The session's Python is jailed: files only in the workspace, the session's
+folder and its temp folder (read-only: Python's own), no new processes, no
+ctypes, no signals to other processes, at most sandbox.max_threads threads
+and sandbox.memory_mb of address space; session.access says what is in
+force. --no-jail lifts the jail (not the thread and memory caps),
+--no-network refuses the network, --root/--read-only-root add folders; a
+block asking for another policy than the running one restarts the session's
+Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			d, err := parseTimeout(timeout)
@@ -147,14 +162,19 @@ process retired (hang record under $VIS_HOME/logs).`,
 			if err != nil {
 				return err
 			}
-			c, err := sf.open()
+			policy, err := sessionPolicy(s, &jf)
 			if err != nil {
 				return err
 			}
-			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo}, asJSON, s.Out, s.Err)
+			c, err := sf.open(policy)
+			if err != nil {
+				return err
+			}
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, s.Out, s.Err)
 		}),
 	}
 	sf.add(cmd)
+	jf.add(cmd)
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms")
@@ -280,7 +300,11 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 				o.Name = args[0]
 			}
 			o.Pattern = pattern
-			c, err := sf.open()
+			policy, err := sessionPolicy(s, nil)
+			if err != nil {
+				return err
+			}
+			c, err := sf.open(policy)
 			if err != nil {
 				return err
 			}
@@ -311,6 +335,13 @@ type listed struct {
 	IdleSeconds   int64  `json:"idle_seconds"`
 	SnapshotBytes int64  `json:"snapshot_bytes"`
 	SavedNames    int    `json:"saved_names"`
+	// Jail and Network are the policy its child runs (or last ran) under;
+	// null when its host never said.
+	Jail    *bool `json:"jail"`
+	Network *bool `json:"network"`
+	// KernelMissing: what the running child's kernel layer could not
+	// enforce.
+	KernelMissing string `json:"kernel_missing"`
 }
 
 func newSandboxListCmd(s Streams) *cobra.Command {
@@ -332,9 +363,13 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 				}
 				rec := f.Host()
 				row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
+				if rec.Policy != nil {
+					row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
+				}
 				if f.Running() {
 					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
 					row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
+					row.KernelMissing = rec.KernelMissing
 				}
 				rows = append(rows, row)
 			}
@@ -345,16 +380,34 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tWORKSPACE")
+			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
-					idleText(r), r.SnapshotBytes, r.SavedNames, r.Workspace)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
+					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), onOffText(r.Network), r.Workspace)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if r.KernelMissing != "" {
+					fmt.Fprintf(w, "%s: the kernel layer lacks: %s\n", r.Name, r.KernelMissing)
+				}
+			}
+			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
 	return cmd
+}
+
+func onOffText(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "on"
+	}
+	return "off"
 }
 
 func pidText(pid int) string {
@@ -378,6 +431,9 @@ func snapshotBytes(dir string) int64 {
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p == filepath.Join(dir, "tmp") {
+			return filepath.SkipDir // the child's temp folder
+		}
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
 		}
@@ -461,9 +517,9 @@ func envInt(s Streams, name string, def int64) int64 {
 }
 
 func newSandboxHostCmd(s Streams) *cobra.Command {
-	var dir string
+	var dir, policy string
 	cmd := &cobra.Command{
-		Use:    "host --dir FOLDER",
+		Use:    "host --dir FOLDER [--policy JSON]",
 		Short:  "Serve a sandbox session (started by the clients)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -492,8 +548,18 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				say(err)
 				return err
 			}
+			p, err := sessionPolicy(s, nil)
+			if err == nil && policy != "" {
+				err = json.Unmarshal([]byte(policy), &p)
+			}
+			if err != nil {
+				err = fmt.Errorf("read --policy: %w", err)
+				say(err)
+				return err
+			}
 			l := s.layout()
 			return host.Serve(host.Config{
+				Policy: p,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
@@ -503,6 +569,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
+	cmd.Flags().StringVar(&policy, "policy", "", "the jail of the first child, JSON (default: the settings')")
 	return cmd
 }
 
@@ -543,7 +610,24 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			boot, err := child.Bootstrap(pkgDir, dir, ci)
+			// The jail, before any code of the session's: the driver's
+			// first import runs under it.
+			tmp, err := privateTemp(dir)
+			if err != nil {
+				return err
+			}
+			state, err := stateFolder(dir)
+			if err != nil {
+				return err
+			}
+			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
+				os.Setenv(name, tmp)
+			}
+			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
+				return err
+			}
+			boot, err := child.Bootstrap(pkgDir, state, ci)
 			if err != nil {
 				return err
 			}

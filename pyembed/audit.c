@@ -438,7 +438,7 @@ static int hook(const char *event, void *args, void *data) {
 		return check_sqlite(args);
 	}
 	if (in_list(event, process_events, COUNT(process_events))) {
-		return refuse(p_PermissionError, "%s%s: refused by %s (no new processes; use shell(...))", event, "");
+		return refuse(p_PermissionError, "%s%s: refused by %s (no new processes)", event, "");
 	}
 	if (strcmp(event, "os.kill") == 0) {
 		void *pid = arg(args, 0);

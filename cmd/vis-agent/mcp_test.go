@@ -146,7 +146,7 @@ func TestMCPServer(t *testing.T) {
 			if c.output, err = sc.Resolve(nil); err != nil {
 				t.Fatalf("python's output schema: %v", err)
 			}
-			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "No confinement",
+			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "The session is jailed (enforced by the kernel", "The network is available",
 				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws)
 		}
 	}

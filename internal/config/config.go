@@ -40,6 +40,13 @@ type Settings struct {
 	SourcePaths Setting[[]string] // absolute folders
 	IndexURL    Setting[string]
 	TLSStrict   Setting[bool]
+	// Sandbox sessions' jail ([sandbox] in the files).
+	SandboxJail          Setting[bool]
+	SandboxNetwork       Setting[bool]
+	SandboxMaxThreads    Setting[int] // > 0
+	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
+	SandboxRoots         Setting[[]string]
+	SandboxReadOnlyRoots Setting[[]string]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -58,8 +65,20 @@ func defaultSettings() Settings {
 		SourcePaths: Setting[[]string]{From: "default"},
 		IndexURL:    Setting[string]{From: "default"},
 		TLSStrict:   Setting[bool]{Value: true, From: "default"},
+
+		SandboxJail:          Setting[bool]{Value: true, From: "default"},
+		SandboxNetwork:       Setting[bool]{Value: true, From: "default"},
+		SandboxMaxThreads:    Setting[int]{Value: 64, From: "default"},
+		SandboxMemoryMB:      Setting[int]{Value: 4096, From: "default"},
+		SandboxRoots:         Setting[[]string]{From: "default"},
+		SandboxReadOnlyRoots: Setting[[]string]{From: "default"},
 	}
 }
+
+// MinSandboxMemoryMB is the smallest address-space cap a session's child
+// can start under: vis-agent's Go runtime with CPython loaded reserves
+// about 1.5 GiB of address space before any Python runs.
+const MinSandboxMemoryMB = 2048
 
 // Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
@@ -112,20 +131,30 @@ func (s *Settings) merge(file string, data []byte) {
 	}
 	for _, key := range sortedKeys(top) {
 		prim := top[key]
-		if key != "python" {
+		if key != "python" && key != "sandbox" {
 			problem(keyLine(text, "", key), key, "unknown key")
 			continue
 		}
-		var python map[string]toml.Primitive
-		if err := md.PrimitiveDecode(prim, &python); err != nil {
-			problem(keyLine(text, "", key), key, "must be a table, not %s", tomlType(md, "python"))
+		var table map[string]toml.Primitive
+		if err := md.PrimitiveDecode(prim, &table); err != nil {
+			problem(keyLine(text, "", key), key, "must be a table, not %s", tomlType(md, key))
 			continue
 		}
-		for _, name := range sortedKeys(python) {
-			value := python[name]
-			full := "python." + name
-			line := keyLine(text, "python", name)
+		for _, name := range sortedKeys(table) {
+			value := table[name]
+			full := key + "." + name
+			line := keyLine(text, key, name)
 			at := fmt.Sprintf("%s:%d", file, line)
+			if key == "sandbox" && filepath.Base(file) == "vis.toml" {
+				// The workspace is writable by the jailed code: a
+				// project's file must not choose its jail.
+				problem(line, full, "only the user's config.toml sets the sandbox's jail, not a project's vis.toml")
+				continue
+			}
+			if key == "sandbox" {
+				s.mergeSandbox(md, file, name, value, at, func(format string, a ...any) { problem(line, full, format, a...) })
+				continue
+			}
 			switch name {
 			case "source_paths":
 				var paths []string
@@ -161,6 +190,67 @@ func (s *Settings) merge(file string, data []byte) {
 				problem(line, full, "unknown key")
 			}
 		}
+	}
+}
+
+// mergeSandbox applies one [sandbox] entry.
+func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.Primitive, at string, problem func(string, ...any)) {
+	decode := func(v any, what string) bool {
+		if err := md.PrimitiveDecode(value, v); err != nil {
+			problem("must be %s, not %s", what, tomlType(md, "sandbox", name))
+			return false
+		}
+		return true
+	}
+	var (
+		b     bool
+		n     int
+		paths []string
+	)
+	switch name {
+	case "jail", "network":
+		if !decode(&b, "true or false") {
+			return
+		}
+		if name == "jail" {
+			s.SandboxJail = Setting[bool]{b, at}
+		} else {
+			s.SandboxNetwork = Setting[bool]{b, at}
+		}
+	case "max_threads":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > 100000 {
+			problem("must be between 1 and 100000, not %d", n)
+			return
+		}
+		s.SandboxMaxThreads = Setting[int]{n, at}
+	case "memory_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n != 0 && (n < MinSandboxMemoryMB || n > 1<<30) {
+			problem("must be 0 (no cap) or at least %d (vis-agent and CPython reserve about 1.5 GiB of address space), not %d", MinSandboxMemoryMB, n)
+			return
+		}
+		s.SandboxMemoryMB = Setting[int]{n, at}
+	case "roots", "read_only_roots":
+		if !decode(&paths, "a list of strings") {
+			return
+		}
+		abs, bad := resolvePaths(filepath.Dir(file), paths)
+		if bad != "" {
+			problem("%s", bad)
+			return
+		}
+		if name == "roots" {
+			s.SandboxRoots = Setting[[]string]{abs, at}
+		} else {
+			s.SandboxReadOnlyRoots = Setting[[]string]{abs, at}
+		}
+	default:
+		problem("unknown key")
 	}
 }
 

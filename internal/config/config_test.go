@@ -105,3 +105,64 @@ func TestLoadBrokenFile(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxSettings(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, filepath.Join(dir, "home", "config.toml"), `
+[sandbox]
+jail = false
+network = false
+max_threads = 8
+memory_mb = 0
+roots = ["scratch", "/data"]
+read_only_roots = ["/ref"]
+`)
+	s := Load(user)
+	if len(s.Problems) != 0 {
+		t.Fatalf("problems: %q", s.Problems)
+	}
+	if s.SandboxJail.Value || s.SandboxNetwork.Value || s.SandboxMaxThreads.Value != 8 || s.SandboxMemoryMB.Value != 0 {
+		t.Errorf("settings: %+v", s)
+	}
+	if want := []string{filepath.Join(dir, "home", "scratch"), "/data"}; !reflect.DeepEqual(s.SandboxRoots.Value, want) {
+		t.Errorf("roots = %q, want %q", s.SandboxRoots.Value, want)
+	}
+	if s.SandboxMaxThreads.From != user+":5" {
+		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
+	}
+
+	d := Load()
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 {
+		t.Errorf("defaults: %+v", d)
+	}
+
+	bad := writeFile(t, filepath.Join(dir, "bad", "config.toml"), `
+[sandbox]
+jail = "no"
+max_threads = 0
+memory_mb = 1024
+roots = [""]
+colour = 1
+`)
+	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\n")
+	b := Load(bad, project)
+	for _, want := range []string{
+		bad + ":3: sandbox.jail: must be true or false, not a string",
+		bad + ":4: sandbox.max_threads: must be between 1 and 100000, not 0",
+		bad + ":5: sandbox.memory_mb: must be 0 (no cap) or at least 2048",
+		bad + ":6: sandbox.roots: holds an empty path",
+		bad + ":7: sandbox.colour: unknown key",
+		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
+	} {
+		found := false
+		for _, p := range b.Problems {
+			found = found || strings.HasPrefix(p, want)
+		}
+		if !found {
+			t.Errorf("no problem %q in %q", want, b.Problems)
+		}
+	}
+	if !b.SandboxJail.Value || b.SandboxMaxThreads.Value != 64 || b.SandboxMemoryMB.Value != 4096 {
+		t.Errorf("bad entries were not ignored: %+v", b)
+	}
+}

@@ -13,11 +13,16 @@
 //
 //   - snapshot cost when nothing changed;
 //
+//   - jail overhead: a warm `x = 1` block and an import-heavy block
+//     (`import json, email, http.client`, their modules dropped from
+//     sys.modules first) through the Go client API, in a jailed session
+//     and in one started with the jail off, alternating, on every CPython;
+//
 //   - first block after a restart, with 4 MiB of pickled values and a 32
 //     MiB spilled string, against one with an empty snapshot and against
 //     Jupyter's kernel restart to ready.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only]
 package main
 
 import (
@@ -33,6 +38,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -46,11 +52,18 @@ func main() {
 	runs := flag.Int("runs", 30, "runs of each command (after 3 warm-up runs)")
 	bin := flag.String("bin", "bin/vis-agent", "the vis-agent binary")
 	jupyter := flag.Bool("jupyter", true, "also time a Jupyter kernel (installs jupyter_client and ipykernel from PyPI)")
+	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
 	}
-	if err := run(*bin, *runs, *jupyter); err != nil {
+	var err error
+	if *jailOnly {
+		err = jailOverheads(*bin, *runs)
+	} else {
+		err = run(*bin, *runs, *jupyter)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "sandboxbench: %v\n", err)
 		os.Exit(1)
 	}
@@ -143,6 +156,9 @@ func run(bin string, runs int, jupyter bool) error {
 			return fmt.Errorf("%s: %w", py.Name, err)
 		}
 	}
+	if err := jailOverheads(bin, runs); err != nil {
+		return err
+	}
 	py := pythons[0]
 	for _, p := range pythons {
 		if p.Version.Minor == 11 && p.Name != "3.11-usr" {
@@ -225,6 +241,26 @@ func roundTrip(bin string, py testenv.Python, n int) (time.Duration, error) {
 		return 0, err
 	}
 	defer b.close()
+	s, err := b.open("rt", nil)
+	if err != nil {
+		return 0, err
+	}
+	var times []time.Duration
+	for i := 0; i < n+20; i++ {
+		d, err := timeBlock(s, "x = 1")
+		if err != nil {
+			return 0, err
+		}
+		if i >= 20 {
+			times = append(times, d)
+		}
+	}
+	return median(times), nil
+}
+
+// open is a Go client of session name, whose host starts its child under
+// policy (nil: the settings').
+func (b *bench) open(name string, policy *protocol.Policy) (*client.Session, error) {
 	// The host the client starts inherits this process's environment.
 	for _, kv := range b.env {
 		if k, v, ok := cut(kv); ok {
@@ -232,27 +268,97 @@ func roundTrip(bin string, py testenv.Python, n int) (time.Duration, error) {
 		}
 	}
 	root := filepath.Join(b.home, "sandbox", "sessions")
-	m := session.Meta{Name: "rt", Workspace: b.ws}
-	b.note("rt")
-	s, err := client.Open(root, m, []string{bin, "sandbox", "host", "--dir", session.Find(root, m).Dir})
+	m := session.Meta{Name: name, Workspace: b.ws}
+	b.note(name)
+	argv := []string{b.bin, "sandbox", "host", "--dir", session.Find(root, m).Dir}
+	if policy != nil {
+		pj, _ := json.Marshal(policy)
+		argv = append(argv, "--policy", string(pj))
+	}
+	return client.Open(root, m, argv)
+}
+
+// timeBlock runs code through s and times the round trip.
+func timeBlock(s *client.Session, code string) (time.Duration, error) {
+	start := time.Now()
+	res, err := s.Run(code, client.RunOptions{}, nil)
 	if err != nil {
 		return 0, err
 	}
-	var times []time.Duration
-	for i := 0; i < n+20; i++ {
-		start := time.Now()
-		res, err := s.Run("x = 1", client.RunOptions{}, nil)
+	if res.Error != nil {
+		return 0, fmt.Errorf("%q raised %s: %s", code, res.Error.Type, res.Error.Message)
+	}
+	return time.Since(start), nil
+}
+
+// importBlock imports json, email and http.client afresh each time: the
+// files are found, opened and read again, which is what the jail checks.
+const importBlock = `import sys
+for _m in [m for m in sys.modules if m.split(".")[0] in ("json", "email", "http")]:
+    del sys.modules[_m]
+import json, email, http.client`
+
+// jailOverheads prints, for every CPython, the jailed/unjailed ratio of a
+// warm `x = 1` block and of the import-heavy block, timed alternately in
+// two sessions of the same CPython.
+func jailOverheads(bin string, runs int) error {
+	n := 10 * runs
+	fmt.Printf("\njail overhead: median of %d blocks through the Go client, alternating jailed and unjailed sessions\n", n)
+	fmt.Printf("%-14s %10s %10s %7s %12s %12s %7s\n", "cpython", "x=1 jail", "x=1 free", "ratio", "import jail", "import free", "ratio")
+	for _, py := range testenv.FindPythons() {
+		b, err := newBench(bin, py)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		if res.Error != nil {
-			return 0, fmt.Errorf("x = 1 raised %s", res.Error.Type)
+		row, err := jailOverhead(b, n)
+		b.close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", py.Name, err)
 		}
-		if i >= 20 {
-			times = append(times, time.Since(start))
+		fmt.Printf("%-14s %8.3fms %8.3fms %7.3f %10.2fms %10.2fms %7.3f\n", py.Name, ms(row[0]), ms(row[1]),
+			float64(row[0])/float64(row[1]), ms(row[2]), ms(row[3]), float64(row[2])/float64(row[3]))
+	}
+	return nil
+}
+
+// jailOverhead is the medians of x = 1 jailed, unjailed, then of the
+// import block jailed, unjailed.
+func jailOverhead(b *bench, n int) ([4]time.Duration, error) {
+	var medians [4]time.Duration
+	jailed, err := b.open("jailed", &protocol.Policy{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096})
+	if err != nil {
+		return medians, err
+	}
+	free, err := b.open("free", &protocol.Policy{Jail: false, Network: true, MaxThreads: 64, MemoryMB: 4096})
+	if err != nil {
+		return medians, err
+	}
+	times := make([][]time.Duration, 4)
+	cases := []struct {
+		s    *client.Session
+		code string
+	}{{jailed, "x = 1"}, {free, "x = 1"}, {jailed, importBlock}, {free, importBlock}}
+	for i := 0; i < n+20; i++ {
+		// Each pair in turn first, so neither gains from going second.
+		order := []int{0, 1, 2, 3}
+		if i%2 == 1 {
+			order = []int{1, 0, 3, 2}
+		}
+		for _, k := range order {
+			c := cases[k]
+			d, err := timeBlock(c.s, c.code)
+			if err != nil {
+				return medians, err
+			}
+			if i >= 20 {
+				times[k] = append(times[k], d)
+			}
 		}
 	}
-	return median(times), nil
+	for k := range medians {
+		medians[k] = median(times[k])
+	}
+	return medians, nil
 }
 
 func cut(kv string) (string, string, bool) {

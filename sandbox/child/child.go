@@ -18,6 +18,8 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 //go:embed py/vis_sandbox/*.py
@@ -33,6 +35,8 @@ const (
 type Info struct {
 	Session       SessionInfo `json:"session"`
 	RestartReason string      `json:"restart_reason,omitempty"`
+	// Policy is the jail the child applies to itself before any user code.
+	Policy protocol.Policy `json:"policy"`
 }
 
 // SessionInfo becomes the session's read-only `session` name.
@@ -43,10 +47,20 @@ type SessionInfo struct {
 	Access    Access `json:"access"`
 }
 
-// Access says what the session's code may reach.
+// Access says what the session's code may reach: what is in force, which
+// the child fills in once its jail is applied.
 type Access struct {
-	IsJailed bool `json:"is_jailed"`
-	Network  bool `json:"network"`
+	IsJailed      bool     `json:"is_jailed"`
+	Network       bool     `json:"network"`
+	Roots         []string `json:"roots"`           // read and write
+	ReadOnlyRoots []string `json:"read_only_roots"` // read only
+	MaxThreads    int      `json:"max_threads"`     // 0: no cap
+	// ThreadCap: the cap is enforced (CPython 3.12+ raises the event).
+	ThreadCap bool `json:"thread_cap"`
+	MemoryMB  int  `json:"memory_mb"` // 0: no cap
+	// Kernel is the kernel layer in force (jail.Status), with what the
+	// kernel could not enforce.
+	Kernel *jail.Status `json:"kernel"`
 }
 
 // Install writes the package under root in a folder named by its content

@@ -187,12 +187,15 @@ func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Ev
 type RunOptions struct {
 	Timeout time.Duration // 0: the default; the host clamps it
 	Echo    bool          // print a trailing expression's repr
+	// Policy is the jail the block asks for (nil: the session's own); a
+	// child under another one is replaced first, with the notice.
+	Policy *protocol.Policy
 }
 
 // Run runs a block, starting the host if needed; fn sees the output and
 // notes as they come.
 func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.call(protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo}, true, fn)
+	ev, err := s.call(protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}

@@ -28,12 +28,15 @@ type proc struct {
 	conn    *protocol.Conn
 	version string
 	minor   int
-	access  child.Access
-	started time.Time
-	stacks  *tail
-	stdout  *forwarder
-	stderr  *forwarder
-	exited  chan struct{}
+	// policy is the jail it was started under; kernelMissing is what
+	// that jail could not enforce.
+	policy        protocol.Policy
+	kernelMissing string
+	started       time.Time
+	stacks        *tail
+	stdout        *forwarder
+	stderr        *forwarder
+	exited        chan struct{}
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
@@ -41,7 +44,7 @@ type proc struct {
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped.
-func startChild(cfg Config, reason string) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("start the Python process: %w", err)
@@ -74,10 +77,10 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	access := child.Access{Network: true}
 	info, _ := json.Marshal(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: access},
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
 		RestartReason: reason,
+		Policy:        policy,
 	})
 	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
 	cmd.Dir = cfg.Meta.Workspace
@@ -122,7 +125,7 @@ func startChild(cfg Config, reason string) (*proc, error) {
 		}
 		return nil, fmt.Errorf("the Python process did not start: %s", msg)
 	}
-	c.version, c.minor, c.access = ev.Data, ev.Line, access
+	c.version, c.minor, c.kernelMissing, c.policy = ev.Data, ev.Line, ev.Message, policy
 	return c, nil
 }
 

@@ -57,6 +57,9 @@ type Config struct {
 	Memory   MemoryLimits
 	Sessions string // the folder of all sessions, for memory pressure
 	Log      io.Writer
+	// Policy is the jail of the first child; a block asking for another
+	// one replaces the child.
+	Policy protocol.Policy
 }
 
 // Host serves one session.
@@ -72,6 +75,7 @@ type Host struct {
 	lastUse  time.Time
 	saved    int
 	reason   string // why the next child restarts, "" for a first start
+	policy   protocol.Policy
 	stopping bool
 	idle     *time.Timer
 	done     chan struct{}
@@ -92,7 +96,8 @@ func Serve(cfg Config, ready func(error)) error {
 		ready(err)
 		return err
 	}
-	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{})}
+	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
+		policy: cfg.Policy}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -254,7 +259,7 @@ func (h *Host) status() protocol.Status {
 	if h.child != nil && h.child.alive() {
 		st.ChildPID = h.child.pid()
 		st.Python = h.child.version
-		st.Jailed, st.Network = h.child.access.IsJailed, h.child.access.Network
+		st.Jailed, st.Network = h.child.policy.Jail, h.child.policy.Network
 	}
 	return st
 }
@@ -262,12 +267,13 @@ func (h *Host) status() protocol.Status {
 // writeRecord publishes the host's state in the session folder.
 func (h *Host) writeRecord() {
 	h.mu.Lock()
-	r := session.HostRecord{HostPID: os.Getpid(), LastUse: h.lastUse.UnixMilli(), Saved: h.saved}
+	policy := h.policy
+	r := session.HostRecord{HostPID: os.Getpid(), LastUse: h.lastUse.UnixMilli(), Saved: h.saved, Policy: &policy}
 	if h.saved < 0 {
 		r.Saved = h.cfg.Folder.Host().Saved
 	}
 	if h.child != nil && h.child.alive() {
-		r.ChildPID = h.child.pid()
+		r.ChildPID, r.KernelMissing = h.child.pid(), h.child.kernelMissing
 	}
 	h.mu.Unlock()
 	if err := h.cfg.Folder.WriteHost(r); err != nil {
@@ -287,9 +293,9 @@ func (h *Host) ensureChild() (*proc, error) {
 	if c != nil && h.reason == "" {
 		h.reason = c.exitReason()
 	}
-	reason := h.reason
+	reason, policy := h.reason, h.policy
 	h.mu.Unlock()
-	c, err := startChild(h.cfg, reason)
+	c, err := startChild(h.cfg, policy, reason)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +304,23 @@ func (h *Host) ensureChild() (*proc, error) {
 	h.mu.Unlock()
 	h.writeRecord()
 	return c, nil
+}
+
+// usePolicy makes p the policy of the next block: a child started with
+// another one is snapshotted and stopped, and the next one starts under p
+// with the notice. The caller holds the turn.
+func (h *Host) usePolicy(p protocol.Policy) {
+	h.mu.Lock()
+	old := h.policy
+	h.mu.Unlock()
+	if old.Equal(p) {
+		return
+	}
+	h.stopChild(fmt.Sprintf("the block asked for another jail policy (%s; it was %s)", p, old))
+	h.mu.Lock()
+	h.policy = p
+	h.mu.Unlock()
+	h.writeRecord()
 }
 
 func (h *Host) interrupt() {

@@ -57,6 +57,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 	if onlyComments(req.Code) {
 		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
 	}
+	if req.Policy != nil {
+		h.usePolicy(*req.Policy)
+	}
 	h.relieveMemory()
 	c, err := h.readyChild()
 	if err != nil {

@@ -17,6 +17,41 @@ func (sv *server) instructions() string {
 		sv.s.Meta.Name, sv.s.Meta.Workspace)
 }
 
+// accessDescription says, for a model, what the session's jail allows.
+func (sv *server) accessDescription() string {
+	p := sv.policy
+	var b strings.Builder
+	if p.Jail {
+		b.WriteString("The session is jailed (enforced by the kernel, not only by Python): blocks may read and write files " +
+			"only in the workspace and a private temporary folder")
+		if len(p.Roots) > 0 {
+			b.WriteString(", and in " + strings.Join(p.Roots, ", "))
+		}
+		b.WriteString("; they may read Python's installation and packages")
+		if len(p.ReadOnlyRoots) > 0 {
+			b.WriteString(" and " + strings.Join(p.ReadOnlyRoots, ", "))
+		}
+		b.WriteString(". Starting processes (subprocess, os.system), loading libraries with ctypes and signalling other " +
+			"processes are refused with PermissionError. ")
+	} else {
+		b.WriteString("The session is not jailed: blocks run with the permissions of the user who started this server " +
+			"(files, processes). ")
+	}
+	if p.Network {
+		b.WriteString("The network is available.")
+	} else {
+		b.WriteString("The network is off: sockets (but unix ones) and name lookups are refused.")
+	}
+	if p.MaxThreads > 0 {
+		fmt.Fprintf(&b, " At most %d threads.", p.MaxThreads)
+	}
+	if p.MemoryMB > 0 {
+		fmt.Fprintf(&b, " Memory is capped at %d MB of address space.", p.MemoryMB)
+	}
+	b.WriteString(" session.access in a block says what is in force.")
+	return b.String()
+}
+
 // pythonDescription is the python tool's description, written for a model.
 func (sv *server) pythonDescription() string {
 	return strings.Join([]string{
@@ -39,9 +74,7 @@ func (sv *server) pythonDescription() string {
 		"Errors come back as Python's message with the failing line and a caret. A block with an unbalanced quote or bracket, " +
 			"or literal braces in an f-string, is repaired before it runs, with a note saying what was changed.",
 		"",
-		"Files and access: the working directory is the workspace, " + sv.s.Meta.Workspace + ". No confinement is in force in " +
-			"this version: blocks run with the permissions of the user who started this server, so they can read and write that " +
-			"user's files, start processes and use the network. Treat it as you would a shell.",
+		"Files and access: the working directory is the workspace, " + sv.s.Meta.Workspace + ". " + sv.accessDescription(),
 		"",
 		"Time: timeout_s defaults to 300 seconds (kept within 3..2100). On timeout the block gets KeyboardInterrupt; what it " +
 			"printed is kept. While a block runs longer than a second the server sends progress notifications, and cancelling " +

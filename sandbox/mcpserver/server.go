@@ -36,16 +36,20 @@ type Config struct {
 	Name      string // the implementation name sent to clients
 	Version   string
 	MaxOutput int // characters per result; 0: DefaultMaxOutput
+	// Policy is the jail every block runs under (a child started under
+	// another one is replaced first, with the restart notice).
+	Policy protocol.Policy
 }
 
 type server struct {
 	s         *client.Session
 	maxOutput int
+	policy    protocol.Policy
 }
 
 // New is an MCP server for cfg's session, its tools registered.
 func New(cfg Config) *mcp.Server {
-	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput}
+	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy}
 	if sv.maxOutput <= 0 {
 		sv.maxOutput = DefaultMaxOutput
 	}
@@ -137,7 +141,7 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		defer mu.Unlock()
 		return out.total
 	})
-	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout}, func(ev protocol.Event) {
+	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {

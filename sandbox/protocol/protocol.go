@@ -16,7 +16,9 @@
 // "error"), then the host closes the
 // connection. Requests by op:
 //
-//   - run: Code, TimeoutMS (0 = the default), Echo. The host answers "wait"
+//   - run: Code, TimeoutMS (0 = the default), Echo, Policy (the jail the
+//     block asks for; a child started with another one is snapshotted and
+//     replaced first, and the restart notice says why). The host answers "wait"
 //     when another block holds the session for more than a second,
 //     "started" when the block goes to the interpreter (a client that
 //     loses a host before "started" may send the block again), "note"
@@ -42,7 +44,8 @@
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
 // The child starts, restores the session's snapshot and sends "ready"
-// (Python's version in Data, the minor in Line). The host then sends
+// (Python's version in Data, the minor in Line, and in Message what its
+// jail's kernel layer could not enforce, "" when nothing). The host then sends
 // requests with the same shape:
 //
 //   - run: Code, Echo. The child answers "note" (the restart notice,
@@ -87,18 +90,67 @@ const OutChunk = 64 << 10
 
 // Request is what a client asks the host, or the host asks the child.
 type Request struct {
-	V         int    `json:"v"`
-	Op        string `json:"op"`
-	Code      string `json:"code,omitempty"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-	Echo      bool   `json:"echo,omitempty"`
-	Name      string `json:"name,omitempty"`
-	Pattern   string `json:"pattern,omitempty"`
-	Limit     int    `json:"limit,omitempty"`
-	Offset    int    `json:"offset,omitempty"`
-	Details   bool   `json:"details,omitempty"`
-	JSON      bool   `json:"json,omitempty"`
-	Force     bool   `json:"force,omitempty"`
+	V         int     `json:"v"`
+	Op        string  `json:"op"`
+	Code      string  `json:"code,omitempty"`
+	TimeoutMS int64   `json:"timeout_ms,omitempty"`
+	Echo      bool    `json:"echo,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Pattern   string  `json:"pattern,omitempty"`
+	Limit     int     `json:"limit,omitempty"`
+	Offset    int     `json:"offset,omitempty"`
+	Details   bool    `json:"details,omitempty"`
+	JSON      bool    `json:"json,omitempty"`
+	Force     bool    `json:"force,omitempty"`
+	Policy    *Policy `json:"policy,omitempty"`
+}
+
+// Policy is the jail of a session's interpreter child, fixed when the
+// child starts.
+type Policy struct {
+	// Jail confines files to the roots and refuses new processes, signals
+	// to other processes and foreign code (the audit hook and the kernel).
+	Jail bool `json:"jail"`
+	// Network: sockets and name lookups allowed.
+	Network bool `json:"network"`
+	// MaxThreads caps the interpreter's threads, also without the jail
+	// (0: no cap).
+	MaxThreads int `json:"max_threads"`
+	// MemoryMB caps the child's address space, also without the jail (0:
+	// no cap).
+	MemoryMB int `json:"memory_mb"`
+	// Roots and ReadOnlyRoots are extra folders the jailed code may write,
+	// or read, besides the workspace, the session's folder and Python's.
+	Roots         []string `json:"roots,omitempty"`
+	ReadOnlyRoots []string `json:"read_only_roots,omitempty"`
+}
+
+// Equal reports whether p and q are the same policy.
+func (p Policy) Equal(q Policy) bool {
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(q)
+	return string(a) == string(b)
+}
+
+// String is a short description for notices and listings:
+// "jail on, network on, 64 threads, 4096 MB".
+func (p Policy) String() string {
+	onOff := map[bool]string{true: "on", false: "off"}
+	s := fmt.Sprintf("jail %s, network %s", onOff[p.Jail], onOff[p.Network])
+	if p.MaxThreads > 0 {
+		s += fmt.Sprintf(", %d threads", p.MaxThreads)
+	}
+	if p.MemoryMB > 0 {
+		s += fmt.Sprintf(", %d MB", p.MemoryMB)
+	}
+	switch n := len(p.Roots) + len(p.ReadOnlyRoots); n {
+	case 0:
+	case 1:
+		s += ", 1 extra root"
+	default:
+		s += fmt.Sprintf(", %d extra roots", n)
+	}
+	return s
 }
 
 // Event is one answer: a step of a running block or the final answer.

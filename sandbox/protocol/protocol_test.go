@@ -42,3 +42,18 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicy(t *testing.T) {
+	a := Policy{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096}
+	if got, want := a.String(), "jail on, network on, 64 threads, 4096 MB"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	b := a
+	b.Roots = []string{"/data"}
+	if a.Equal(b) || !a.Equal(a) {
+		t.Errorf("Equal: a root more must differ, the same policy must not")
+	}
+	if got := (Policy{ReadOnlyRoots: []string{"/x"}}).String(); got != "jail off, network off, 1 extra root" {
+		t.Errorf("String() = %q", got)
+	}
+}

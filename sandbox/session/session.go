@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // DefaultName is the session a command uses without --session.
@@ -129,6 +130,11 @@ type HostRecord struct {
 	ChildPID int   `json:"child_pid"`
 	LastUse  int64 `json:"last_use_ms"` // Unix milliseconds of the last block's end
 	Saved    int   `json:"saved_names"` // names in the snapshot, -1 when unknown
+	// Policy is the jail its child runs under (or will start under).
+	Policy *protocol.Policy `json:"policy,omitempty"`
+	// KernelMissing is what the running child's kernel layer could not
+	// enforce, one sentence per layer, "; " between them.
+	KernelMissing string `json:"kernel_missing,omitempty"`
 }
 
 // WriteHost replaces the host record.

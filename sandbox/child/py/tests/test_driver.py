@@ -253,3 +253,30 @@ class DriverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ThreadCapTest(unittest.TestCase):
+    """cap_threads, the cap on CPython 3.10 and 3.11 (run in a new process:
+    it patches _thread for good)."""
+
+    @unittest.skipIf(sys.version_info >= (3, 12), "from 3.12 the C audit hook holds the cap")
+    def test_cap(self):
+        code = "\n".join([
+            "import threading",
+            "from vis_sandbox import driver",
+            "driver.cap_threads(4, 'the test policy')",
+            "ev, n, started = threading.Event(), 0, []",
+            "try:",
+            "    while n < 50:",
+            "        started.append(threading.Thread(target=ev.wait)); started[-1].start(); n += 1",
+            "except RuntimeError as e:",
+            "    print(n, e)",
+            "ev.set()",
+            "for t in started[:n]: t.join()",
+            "threading.Thread(target=print, args=('after',)).start()",
+        ])
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        out = subprocess.run([sys.executable, "-B", "-c", code], capture_output=True, text=True, cwd=here, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("3 can't start a new thread: the cap of 4 threads is reached (the test policy)", out.stdout)
+        self.assertIn("after", out.stdout)

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import _thread
 import time
 import traceback
 import types
@@ -256,7 +257,10 @@ class Driver:
         values = dict(self.info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
         values["restarted"] = restarted
-        values["access"] = Session(values.get("access") or {})
+        access = values.get("access") or {}
+        if access.get("max_threads") and not access.get("thread_cap") and sys.version_info < (3, 12):
+            cap_threads(access["max_threads"], "the sandbox's jail" if access.get("is_jailed") else "the sandbox session's policy")
+        values["access"] = Session(access)
         self.protected["session"] = Session(values)
         for name in AUTO_IMPORTS:
             self.protected[name] = __import__(name)
@@ -475,6 +479,25 @@ def excerpt(line, text, column, width):
     return head + text + "\n" + " " * (len(head) + column - 1) + "^" * max(1, width)
 
 
+def cap_threads(cap, policy):
+    """Refuse a thread past cap (the main thread counted) where the C audit
+    hook cannot, on CPython 3.10 and 3.11, which raise no audit event when
+    a thread starts. Python code can undo this (the original is reachable),
+    so it is the soft layer: the address-space cap still ends a thread
+    bomb."""
+    start = _thread.start_new_thread
+
+    def start_new_thread(function, args, kwargs=None):
+        if _thread._count() + 1 >= cap:
+            raise RuntimeError(f"can't start a new thread: the cap of {cap} threads is reached ({policy})")
+        if kwargs is None:
+            return start(function, args)
+        return start(function, args, kwargs)
+
+    _thread.start_new_thread = start_new_thread
+    threading._start_new_thread = start_new_thread
+
+
 _outputs = ()
 
 
@@ -502,7 +525,9 @@ def serve(fd, stacks_fd, folder, info_json):
     flusher.start(_outputs)
     driver = Driver(link, interrupts, folder, info)
     driver.start()
-    link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor})
+    kernel = ((info.get("session") or {}).get("access") or {}).get("kernel") or {}
+    link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
+               "message": "; ".join(kernel.get("missing") or [])})
     while True:
         req = link.receive()
         if req is None or req.get("op") == "exit":

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// jailFlags are `sandbox run`'s choices of jail, over the settings.
+type jailFlags struct {
+	noJail, noNetwork    bool
+	roots, readOnlyRoots []string
+}
+
+func (jf *jailFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&jf.noJail, "no-jail", false, "run without the jail: files, processes and foreign code unconfined (the thread and memory caps stay)")
+	cmd.Flags().BoolVar(&jf.noNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel)")
+	cmd.Flags().StringArrayVar(&jf.roots, "root", nil, "a folder the jailed code may also read and write (repeatable)")
+	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
+}
+
+// sessionPolicy is the jail a session's child runs under: the user's
+// settings ([sandbox] in ~/.vis/config.toml), then the flags (nil: none).
+// A project's vis.toml is not read for it: the workspace is writable by
+// the jailed code, which must not choose its own jail.
+func sessionPolicy(s Streams, flags *jailFlags) (protocol.Policy, error) {
+	st := config.Load(s.layout().UserConfig())
+	for _, problem := range st.Problems {
+		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)
+	}
+	p := protocol.Policy{
+		Jail: st.SandboxJail.Value, Network: st.SandboxNetwork.Value,
+		MaxThreads: st.SandboxMaxThreads.Value, MemoryMB: st.SandboxMemoryMB.Value,
+		Roots: st.SandboxRoots.Value, ReadOnlyRoots: st.SandboxReadOnlyRoots.Value,
+	}
+	if flags == nil {
+		return p, nil
+	}
+	p.Jail = p.Jail && !flags.noJail
+	p.Network = p.Network && !flags.noNetwork
+	for _, extra := range []struct {
+		flag  string
+		paths []string
+		to    *[]string
+	}{{"--root", flags.roots, &p.Roots}, {"--read-only-root", flags.readOnlyRoots, &p.ReadOnlyRoots}} {
+		for _, r := range extra.paths {
+			abs, err := existingPath(s.Dir, r)
+			if err != nil {
+				return p, usageError{fmt.Errorf("%s %s: %w", extra.flag, r, err)}
+			}
+			*extra.to = append(*extra.to, abs)
+		}
+	}
+	return p, nil
+}
+
+// existingPath is p made absolute (from dir) with its symlinks resolved.
+func existingPath(dir, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	abs, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", errors.New("does not exist")
+	}
+	return abs, nil
+}
+
+// childRoots are the folders a session's child may write (the workspace,
+// its state folder and its private temp folder, then the extra roots) and
+// read (what its CPython needs to run: the installation, the environment,
+// the import roots, the start-up module and the driver).
+func childRoots(p protocol.Policy, ci child.Info, state, tmp string, lib *pyembed.Library, inst pyembed.Install,
+	plan runPlan, extraRO ...string) (rw, ro []string) {
+	rw = append([]string{ci.Session.Workspace, state, tmp}, p.Roots...)
+	ro = []string{inst.Prefix, filepath.Dir(lib.Path)}
+	if inst.Home != "" {
+		ro = append(ro, inst.Home)
+	}
+	if inst.Executable != "" {
+		ro = append(ro, inst.Executable)
+	}
+	if plan.envDir != "" {
+		ro = append(ro, plan.envDir)
+	}
+	ro = append(append(append(ro, plan.importRoots...), extraRO...), p.ReadOnlyRoots...)
+	if p.Network {
+		// Name lookups and TLS need these.
+		ro = append(ro, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
+			"/etc/services", "/etc/protocols", "/etc/ssl", "/usr/share/ca-certificates", "/etc/ca-certificates")
+	}
+	return rw, resolved(ro)
+}
+
+// resolved are the paths with their symlinks resolved, as the kernel
+// sees them (a venv's python is a link into the installation); a path
+// that does not exist is dropped.
+func resolved(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, r)
+			if r != p {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// applyChildPolicy puts the session's policy in force in this process,
+// the child, before CPython runs any code: the C audit hook (installed
+// once, before Main), then the kernel layer. Without the jail the thread
+// cap, the memory cap and --no-network still hold. It returns what is in
+// force, for session.access.
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) (child.Access, error) {
+	acc := child.Access{IsJailed: p.Jail, Network: p.Network, MaxThreads: p.MaxThreads,
+		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
+	memory := uint64(p.MemoryMB) << 20
+	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
+	if p.Jail {
+		kernel = jail.Session(rw, ro, p.Network, memory)
+		acc.Roots, acc.ReadOnlyRoots = rw, ro
+	}
+	hook := pyembed.AuditPolicy{Jail: p.Jail, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
+		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
+	if !p.Jail {
+		hook.Name = "the sandbox session's policy"
+	}
+	if err := lib.InstallAuditHook(hook); err != nil {
+		return acc, fmt.Errorf("the sandbox's jail: %w", err)
+	}
+	st, err := jail.Apply(kernel)
+	if err != nil {
+		return acc, fmt.Errorf("the sandbox's jail: %w", err)
+	}
+	if p.MaxThreads > 0 && !lib.ThreadCapHeld() {
+		st.Missing = append(st.Missing, fmt.Sprintf("threads: CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads))
+	}
+	acc.Kernel = &st
+	return acc, nil
+}
+
+// privateTemp is the child's temp folder inside its session folder,
+// emptied at each start.
+func privateTemp(folder string) (string, error) {
+	tmp := filepath.Join(folder, "tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("empty the session's temp folder: %w", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("make the session's temp folder: %w", err)
+	}
+	return tmp, nil
+}
+
+// stateFolder is where the child keeps the session's snapshot: a folder of
+// its own inside the session folder, so that the jailed code, which may
+// write there, cannot touch the host's files beside it (its socket, its
+// record, its locks). A snapshot of an older vis-agent, kept in the
+// session folder itself, is moved in.
+func stateFolder(folder string) (string, error) {
+	state := filepath.Join(folder, "state")
+	if err := os.Mkdir(state, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("make the session's state folder: %w", err)
+	}
+	for _, name := range []string{"snapshot.bin", "spill", "blocks"} {
+		old := filepath.Join(folder, name)
+		if _, err := os.Lstat(old); err != nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(state, name)); err == nil {
+			continue
+		}
+		if err := os.Rename(old, filepath.Join(state, name)); err != nil {
+			return "", fmt.Errorf("move the snapshot into the state folder: %w", err)
+		}
+	}
+	return state, nil
+}
