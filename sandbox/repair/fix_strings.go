@@ -475,18 +475,8 @@ func indentOf(src string, i int) int {
 // strayCloser reports whether text has a closing bracket before any
 // opening one that matches it.
 func strayCloser(text string) bool {
-	depth := 0
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			if depth--; depth < 0 {
-				return true
-			}
-		}
-	}
-	return false
+	_, stray := rawBracketDepth(text)
+	return stray
 }
 
 // nextIsString reports whether the next token after i, past blank lines

@@ -158,18 +158,25 @@ func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
 
 // balanced reports whether the brackets in text pair up.
 func balanced(text string) bool {
-	depth := 0
+	depth, stray := rawBracketDepth(text)
+	return !stray && depth == 0
+}
+
+// rawBracketDepth is how many brackets text leaves open, counting every
+// bracket character (quotes and comments are not skipped), and whether a
+// closing one came with none open, where it stops counting.
+func rawBracketDepth(text string) (depth int, stray bool) {
 	for i := 0; i < len(text); i++ {
 		switch text[i] {
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
 			if depth--; depth < 0 {
-				return false
+				return depth, true
 			}
 		}
 	}
-	return depth == 0
+	return depth, false
 }
 
 // isWord reports whether text has no spaces but trailing ones, or only
