@@ -37,11 +37,7 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			if maxOutput <= 0 {
 				return usageError{fmt.Errorf("invalid --max-output %d: it must be a positive number of characters", maxOutput)}
 			}
-			policy, err := sessionPolicy(s, &jf)
-			if err != nil {
-				return err
-			}
-			c, err := sf.open(policy)
+			c, policy, err := sf.open(&jf)
 			if err != nil {
 				return err
 			}

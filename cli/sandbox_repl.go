@@ -42,17 +42,14 @@ func runRepl(sf sessionFlags) error {
 	}
 	// A host the REPL starts runs its child under the user's [sandbox]
 	// settings; a running one keeps its own policy.
-	policy, err := sessionPolicy(s, nil)
-	if err != nil {
-		return err
-	}
-	c, err := sf.open(policy)
+	c, _, err := sf.open(nil)
 	if err != nil {
 		return err
 	}
 	open := func(name string) (*client.Session, error) {
 		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
-		return other.open(policy)
+		c, _, err := other.open(nil)
+		return c, err
 	}
 	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History()}, s.In, s.Out)
 }

@@ -80,23 +80,29 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	return session.Meta{Name: sf.name, Workspace: abs}, nil
 }
 
-// open is the client of the session the flags name; a host it starts
-// starts its child under policy.
-func (sf *sessionFlags) open(policy protocol.Policy) (*client.Session, error) {
+// open is the client of the session the flags name, and the jail policy
+// of the user's settings and jf (nil: no jail flags); a host it starts
+// starts its child under that policy.
+func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, error) {
+	policy, err := sessionPolicy(sf.s, jf)
+	if err != nil {
+		return nil, policy, err
+	}
 	m, err := sf.meta()
 	if err != nil {
-		return nil, err
+		return nil, policy, err
 	}
 	root := sf.s.layout().Sessions()
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, policy, err
 	}
 	pj, err := json.Marshal(policy)
 	if err != nil {
-		return nil, err
+		return nil, policy, err
 	}
-	return client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
+	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
+	return c, policy, err
 }
 
 // existing is the client of a session that must already exist.
@@ -162,11 +168,7 @@ Python first, with the notice.`,
 			if err != nil {
 				return err
 			}
-			policy, err := sessionPolicy(s, &jf)
-			if err != nil {
-				return err
-			}
-			c, err := sf.open(policy)
+			c, policy, err := sf.open(&jf)
 			if err != nil {
 				return err
 			}
@@ -300,11 +302,7 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 				o.Name = args[0]
 			}
 			o.Pattern = pattern
-			policy, err := sessionPolicy(s, nil)
-			if err != nil {
-				return err
-			}
-			c, err := sf.open(policy)
+			c, _, err := sf.open(nil)
 			if err != nil {
 				return err
 			}
