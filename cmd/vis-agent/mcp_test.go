@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -401,4 +402,27 @@ func TestMCPMalformedInput(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestMCPNoNetwork: `sandbox mcp --no-network` runs its blocks without the
+// network, and its description tells the model so.
+func TestMCPNoNetwork(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	port, _ := testenv.Loopback(t, "the server's answer")
+	c := connectMCP(t, sb, "--session", "offline", "--no-network")
+	tools, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == "python" {
+			contains(t, "python's description", tl.Description, "The session is jailed", "The network is off")
+		}
+	}
+	text, _ := c.python(fmt.Sprintf("import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d)).recv(100)\nexcept PermissionError as e:\n    print('refused:', e)\nprint(session.access.network)", port), false)
+	contains(t, "a connect without the network", text, "refused: network access is refused", "False\n")
+	if strings.Contains(text, "the server's answer") {
+		t.Errorf("the block reached the loopback server:\n%s", text)
+	}
 }
