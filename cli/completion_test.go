@@ -23,7 +23,14 @@ func testStreams(t *testing.T, env map[string]string) (Streams, *bytes.Buffer, *
 	return Streams{
 		In: strings.NewReader(""), Out: &out, Err: &errOut,
 		Getenv: func(k string) string { return env[k] },
-		Dir:    t.TempDir(),
+		Environ: func() []string {
+			var kvs []string
+			for k, v := range env {
+				kvs = append(kvs, k+"="+v)
+			}
+			return kvs
+		},
+		Dir: t.TempDir(),
 	}, &out, &errOut
 }
 

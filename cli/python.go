@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -162,7 +161,7 @@ func runPython(args []string, s Streams) int {
 	}
 	l := s.layout()
 	plan, err := planRun(runContext{
-		args: pa, cwd: cwd, environ: os.Environ(), inst: inst, version: lib.Version,
+		args: pa, cwd: cwd, environ: s.Environ(), inst: inst, version: lib.Version,
 		sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
 		settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 	})

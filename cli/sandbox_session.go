@@ -591,7 +591,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			// project's, or the shared packages of this CPython.
 			l := s.layout()
 			plan, err := planRun(runContext{
-				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: os.Environ(), inst: inst, version: lib.Version,
+				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
 				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 			})

@@ -25,8 +25,10 @@ type Streams struct {
 	// InTerminal, OutTerminal and ErrTerminal say which of the three is a
 	// terminal.
 	InTerminal, OutTerminal, ErrTerminal bool
-	// Getenv reads the environment.
-	Getenv func(string) string
+	// Getenv reads the environment, Environ lists it (for the
+	// environment of a program vis-agent starts).
+	Getenv  func(string) string
+	Environ func() []string
 	// Dir is the working folder; "" when it could not be read (removed
 	// under the process), which commands that need it report.
 	Dir string
@@ -41,6 +43,7 @@ func System() Streams {
 		OutTerminal: isTerminal(os.Stdout),
 		ErrTerminal: isTerminal(os.Stderr),
 		Getenv:      os.Getenv,
+		Environ:     os.Environ,
 		Dir:         dir,
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/packages"
@@ -89,7 +88,7 @@ func runUV(pa PythonArgs, s Streams) int {
 		project, _ = packages.FindProject(cwd)
 	}
 	settings := runSettings(s, project)
-	env := uvwrap.Environ(os.Environ(), python, settings.IndexURL.Value)
+	env := uvwrap.Environ(s.Environ(), python, settings.IndexURL.Value)
 	if !sharedSync {
 		return fail(1, "%v", uvwrap.Exec(uv, pa.Program, env))
 	}
