@@ -96,6 +96,21 @@ func (tm *term) waitForGone(text string) {
 	}
 }
 
+// waitForIdle polls the screen until its status bar, the last line, no
+// longer shows a running block.
+func (tm *term) waitForIdle() {
+	tm.t.Helper()
+	status := func() string {
+		lines := strings.Split(strings.TrimRight(tm.screen(), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	for deadline := time.Now().Add(60 * time.Second); strings.Contains(status(), " running "); time.Sleep(25 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("a block still runs:\n%s", tm.screen())
+		}
+	}
+}
+
 // replPythons are the CPythons the REPL is driven on: the oldest and the
 // newest found.
 func replPythons(t *testing.T) []testenv.Python {
@@ -161,6 +176,9 @@ func TestReplInTmux(t *testing.T) {
 			tm.waitFor("KeyboardInterrupt")
 			tm.typed("print(6 * 7)")
 			tm.waitFor("42")
+			// The block's output comes before its end: /restart waits until
+			// the status bar (the last line) no longer says a block is running.
+			tm.waitForIdle()
 
 			tm.typed("/restart")
 			tm.waitFor("Restarted:")
