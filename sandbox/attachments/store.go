@@ -353,7 +353,14 @@ func (s *Store) Read(d Descriptor) (io.ReadCloser, error) {
 
 // ErrReadOnly is the reason a comment is refused: the version was not
 // attached commentable.
-var ErrReadOnly = errors.New("it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments")
+var ErrReadOnly error = readOnlyError{}
+
+// readOnlyError is ErrReadOnly's type: a value, built at compile time.
+type readOnlyError struct{}
+
+func (readOnlyError) Error() string {
+	return "it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments"
+}
 
 // Comment adds a comment to one version (found as Get finds it); a
 // read-only version refuses it with ErrReadOnly.
