@@ -40,8 +40,8 @@ type ShellState struct {
 	Cwd     string `json:"cwd"`
 	// Status is "running", "exited", "timed out" or "stopped".
 	Status string `json:"status"`
-	// Exit is the exit code once the command ended, negative for the
-	// signal that ended it (-9: SIGKILL); nil while it runs.
+	// Exit is the exit code once the command ended, 128+N when signal N
+	// ended it (137: SIGKILL), as a shell's $? says; nil while it runs.
 	Exit *int `json:"exit"`
 	// Out and Err are the command's output: all of it when short, its
 	// first StateHeadBytes and last StateTailBytes with a marker between
@@ -181,6 +181,10 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 // spool creates the command's output files in dir: out, err and log
 // (both streams as they came).
 func (s *shell) spool(dir string) error {
+	// A folder of the same name is a previous host's: its states are gone.
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -221,7 +225,7 @@ func (s *shell) wait() {
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	code := 0
 	if st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		code = -int(st.Signal())
+		code = 128 + int(st.Signal())
 	} else if s.cmd.ProcessState != nil {
 		code = s.cmd.ProcessState.ExitCode()
 	} else if err != nil {
@@ -234,10 +238,16 @@ func (s *shell) wait() {
 	close(s.done)
 }
 
-// end ends a running command for reason: SIGTERM to its process group
-// and to every process under it (a confined command's are in their own
-// session), then SIGKILL after stopGrace. exited is closed when the
-// command's own process has ended.
+// end ends a running command for reason: SIGTERM to the processes under
+// it, then SIGKILL after stopGrace. exited is closed when the command's
+// own process has ended.
+//
+// Unconfined, the command's process group gets the signals too.
+// Confined, bubblewrap itself is spared SIGTERM, which would end it at
+// once and leave what it runs to die a moment later: the command ends,
+// and bubblewrap with it; the SIGKILL goes to the namespace's first
+// process, whose end ends every process of the namespace before
+// bubblewrap sees it.
 func (s *shell) end(reason string, exited <-chan struct{}) {
 	s.mu.Lock()
 	if s.reason != "" || s.exit != nil {
@@ -247,16 +257,23 @@ func (s *shell) end(reason string, exited <-chan struct{}) {
 	s.reason = reason
 	s.mu.Unlock()
 	pid := s.cmd.Process.Pid
+	confined := s.confined != "none"
 	tree := descendants(pid)
-	signal(pid, tree, syscall.SIGTERM)
+	// A command started a moment ago may not have its processes yet.
+	for i := 0; confined && len(tree) == 0 && i < 20; i++ {
+		time.Sleep(10 * time.Millisecond)
+		tree = descendants(pid)
+	}
+	signal(pid, tree, !confined, syscall.SIGTERM)
 	select {
 	case <-exited:
 	case <-time.After(stopGrace):
 	}
-	signal(pid, append(tree, descendants(pid)...), syscall.SIGKILL)
-	// Processes that are not the host's children (those of bubblewrap's
-	// namespace) die a moment after their signal: wait for that, so that
-	// a stopped command has no process left.
+	tree = append(tree, descendants(pid)...)
+	signal(pid, tree, true, syscall.SIGKILL)
+	// Processes that are not the host's children die a moment after
+	// their signal: wait for that, so that a stopped command has no
+	// process left.
 	for deadline := time.Now().Add(stopGrace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if !anyRunning(tree) {
 			break
@@ -264,13 +281,17 @@ func (s *shell) end(reason string, exited <-chan struct{}) {
 	}
 }
 
-// signal sends sig to the process group of pid and to the processes of
-// tree (the descendants of pid, which may have left its group).
-func signal(pid int, tree []int, sig syscall.Signal) {
+// signal sends sig, when group is set, to the process group of pid (the
+// shell first: a shell whose child dies first runs on), then to the
+// processes of tree (the descendants of pid, which may have left its
+// group).
+func signal(pid int, tree []int, group bool, sig syscall.Signal) {
+	if group {
+		syscall.Kill(-pid, sig)
+	}
 	for _, p := range tree {
 		syscall.Kill(p, sig)
 	}
-	syscall.Kill(-pid, sig)
 }
 
 // anyRunning reports whether one of pids still runs: exists and is not
@@ -412,10 +433,9 @@ func (m *Shells) Logs(id string, n int) ([]string, error) {
 	return logLines(s.log, s.logPath, n)
 }
 
-// Stop ends a running command (SIGTERM, then SIGKILL after a grace; in a
-// confined command SIGTERM ends bubblewrap and with it, at once, what it
-// runs) and returns its final state; a command that already ended is
-// left as it is.
+// Stop ends a running command (SIGTERM to its processes, then SIGKILL
+// after a grace) and returns its final state; a command that already
+// ended is left as it is.
 func (m *Shells) Stop(id string) (ShellState, error) {
 	s, err := m.get(id)
 	if err != nil {

@@ -132,7 +132,7 @@ func TestShellTimeoutAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		st = waitEnd(t, m, st.ID)
-		if st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || st.Out != "started\n" || st.Timeout != 0.3 {
+		if st.Status != StatusTimedOut || st.Exit == nil || *st.Exit != 128+15 || st.Out != "started\n" || st.Timeout != 0.3 {
 			t.Fatalf("timeout: %+v", st)
 		}
 		if time.Since(start) > 10*time.Second || alive("sleep "+marker) {
@@ -144,7 +144,7 @@ func TestShellTimeoutAndStop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st = waitEnd(t, m, st.ID); st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || alive("sleep "+marker) {
+		if st = waitEnd(t, m, st.ID); st.Status != StatusTimedOut || st.Exit == nil || *st.Exit != 128+9 || alive("sleep "+marker) {
 			t.Fatalf("SIGTERM ignored: %+v", st)
 		}
 
