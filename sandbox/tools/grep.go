@@ -124,7 +124,7 @@ func (g *grepper) walk(a Access, top, glob string) error {
 			return nil
 		}
 		if d.IsDir() {
-			if p != top && (d.Name() == ".git" || ignored(stack, p, true)) {
+			if p != top && (d.Name() == ".git" || kernelDirs[p] || ignored(stack, p, true)) {
 				return filepath.SkipDir
 			}
 			for len(stack) > base && !within(p, stack[len(stack)-1].dir) {
@@ -149,6 +149,10 @@ func (g *grepper) walk(a Access, top, glob string) error {
 		return nil
 	})
 }
+
+// kernelDirs hold the kernel's files, not text; a search of / (without
+// the jail) passes them over.
+var kernelDirs = map[string]bool{"/proc": true, "/sys": true, "/dev": true}
 
 // ancestorIgnores reads the .gitignore files of top's parents up to the
 // top of the git repository holding top, when there is one; parents

@@ -26,6 +26,9 @@ const (
 const (
 	// MaxRunning caps the commands of one session running at once.
 	MaxRunning = 32
+	// MaxKept is how many commands a session remembers: past it, the
+	// oldest that ended are forgotten and their output deleted.
+	MaxKept = 100
 	// stopGrace is how long a command has between SIGTERM and SIGKILL.
 	stopGrace = 2 * time.Second
 	// pipeGrace bounds the wait for output after the command's own
@@ -68,6 +71,7 @@ type Shells struct {
 	access Access
 	mu     sync.Mutex
 	shells map[string]*shell
+	order  []string // the ids in m.shells, oldest first
 	next   int
 	closed bool
 }
@@ -82,10 +86,10 @@ type shell struct {
 	logPath                    string
 	done                       chan struct{} // closed when the command ended
 
-	mu     sync.Mutex
-	reason string // StatusTimedOut or StatusStopped once asked to end
-	exit   *int
-	ended  time.Time
+	mu      sync.Mutex
+	reason  string // StatusTimedOut or StatusStopped once asked to end
+	exit    *int
+	endTime time.Time
 }
 
 // NewShells returns the commands of a session whose output is spooled
@@ -142,7 +146,7 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	}
 	running := 0
 	for _, s := range m.shells {
-		if s.state().Status == StatusRunning {
+		if !s.ended() {
 			running++
 		}
 	}
@@ -174,8 +178,37 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 		return ShellState{}, fmt.Errorf("shell: %w", err)
 	}
 	m.shells[s.id] = s
+	m.order = append(m.order, s.id)
+	m.prune()
 	go s.wait()
 	return s.state(), nil
+}
+
+// prune forgets the oldest ended commands past MaxKept, and deletes
+// their output.
+func (m *Shells) prune() {
+	extra := len(m.order) - MaxKept
+	kept := m.order[:0]
+	for _, id := range m.order {
+		if s := m.shells[id]; extra > 0 && s.ended() {
+			delete(m.shells, id)
+			os.RemoveAll(filepath.Join(m.dir, id))
+			extra--
+			continue
+		}
+		kept = append(kept, id)
+	}
+	m.order = kept
+}
+
+// ended reports whether the command has ended.
+func (s *shell) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // spool creates the command's output files in dir: out, err and log
@@ -233,7 +266,7 @@ func (s *shell) wait() {
 	}
 	s.closeSpools()
 	s.mu.Lock()
-	s.exit, s.ended = &code, time.Now()
+	s.exit, s.endTime = &code, time.Now()
 	s.mu.Unlock()
 	close(s.done)
 }
@@ -368,7 +401,7 @@ func (s *shell) state() ShellState {
 	end := time.Now()
 	if s.exit != nil {
 		code := *s.exit
-		st.Exit, end = &code, s.ended
+		st.Exit, end = &code, s.endTime
 		st.Status = StatusExited
 		if s.reason != "" {
 			st.Status = s.reason
@@ -447,10 +480,8 @@ func (m *Shells) Stop(id string) (ShellState, error) {
 
 // stop ends the command and waits until it has.
 func (s *shell) stop() {
-	select {
-	case <-s.done:
+	if s.ended() {
 		return
-	default:
 	}
 	s.end(StatusStopped, s.done)
 	<-s.done

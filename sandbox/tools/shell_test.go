@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -348,4 +349,33 @@ func TestShellWithoutBwrap(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
 		t.Fatal("the command ran unconfined")
 	}
+}
+
+func TestShellLimits(t *testing.T) {
+	f := newFixture(t)
+	f.a.Unconfined = true
+	m := shells(t, f.a)
+	for range MaxKept + 3 {
+		run(t, m, "true")
+	}
+	_, err := m.State("sh3")
+	wantErr(t, err, `no command "sh3"`)
+	if _, err := os.Stat(filepath.Join(m.dir, "sh3")); err == nil {
+		t.Fatal("the output of a forgotten command is left")
+	}
+	if st, err := m.State("sh4"); err != nil || st.Status != StatusExited {
+		t.Fatalf("sh4: %+v %v", st, err)
+	}
+	data, err := json.Marshal(run(t, m, "exit 4"))
+	if err != nil || !strings.Contains(string(data), `"status":"exited","exit":4,`) {
+		t.Fatalf("json: %s %v", data, err)
+	}
+
+	for range MaxRunning {
+		if _, err := m.Start("sleep 60", "", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = m.Start("sleep 60", "", 0)
+	wantErr(t, err, "32 commands are running")
 }
