@@ -85,6 +85,11 @@ func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}
 	g := &grepper{re: re, limit: limit, res: GrepResult{Pattern: pattern, Path: top.Shown}}
+	if !a.Unconfined {
+		for _, h := range a.Hidden {
+			g.hide = append(g.hide, rootPath(h))
+		}
+	}
 	if ws, err := canonical(a.Workspace); err == nil && a.Workspace != "" {
 		g.workspace = ws
 	}
@@ -107,7 +112,19 @@ type grepper struct {
 	workspace string
 	res       GrepResult
 	rows      strings.Builder
-	skipped   int // files that could not be read
+	skipped   int      // files that could not be read
+	hide      []string // Access.Hidden, made canonical
+}
+
+// hidden reports whether p is one of the session's hidden paths or
+// under one.
+func (g *grepper) hidden(p string) bool {
+	for _, h := range g.hide {
+		if within(p, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // walk searches a folder, keeping a stack of the .gitignore files that
@@ -121,6 +138,12 @@ func (g *grepper) walk(a Access, top, glob string) error {
 				return err
 			}
 			g.skipped++
+			return nil
+		}
+		if g.hidden(p) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if d.IsDir() {

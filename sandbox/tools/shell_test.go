@@ -337,6 +337,9 @@ func TestShellHidden(t *testing.T) {
 	}
 	_, err := Cat(f.a, ".vis/store/db", 0, 0)
 	wantErr(t, err, "hidden from the session: .vis/store/db")
+	if r, err := Grep(f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
+		t.Fatalf("grep read hidden files: %s %v", r.Text, err)
+	}
 }
 
 func TestShellWithoutBwrap(t *testing.T) {
@@ -346,6 +349,7 @@ func TestShellWithoutBwrap(t *testing.T) {
 	defer func() { bwrapName = saved }()
 	_, err := shells(t, f.a).Start("touch ran", "", 0)
 	wantErr(t, err, "apt-get install bubblewrap", "--no-jail")
+	wantErr(t, CanConfine(), "apt-get install bubblewrap")
 	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
 		t.Fatal("the command ran unconfined")
 	}
