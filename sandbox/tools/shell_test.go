@@ -383,3 +383,20 @@ func TestShellLimits(t *testing.T) {
 	_, err = m.Start("sleep 60", "", 0)
 	wantErr(t, err, "32 commands are running")
 }
+
+func TestShellBwrapRefused(t *testing.T) {
+	f := newFixture(t)
+	fake := filepath.Join(t.TempDir(), "bwrap")
+	write(t, fake, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := bwrapName
+	bwrapName = fake
+	defer func() { bwrapName = saved }()
+	_, err := shells(t, f.a).Start("touch ran", "", 0)
+	wantErr(t, err, "bubblewrap cannot confine commands here (bwrap: No permissions to create new namespace)", "--no-jail")
+	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+		t.Fatal("the command ran unconfined")
+	}
+}
