@@ -319,6 +319,11 @@ func TestPatch(t *testing.T) {
 	if data, _ := os.ReadFile(f.secret); string(data) != "TOPSECRET\n" {
 		t.Fatalf("secret changed: %q", data)
 	}
+	write(t, filepath.Join(f.ws, "tail.txt"), "x\nlast")
+	r, err = Patch(f.a, "tail.txt", "last", "final")
+	if err != nil || !strings.Contains(r.Diff, "-last\n\\ No newline at end of file\n+final\n\\ No newline at end of file\n") {
+		t.Fatalf("no newline at the end: %q %v", r.Diff, err)
+	}
 	// Through a symlink inside the roots, the target changes and the link stays.
 	if _, err := Patch(f.a, "inside", "two", "TWO"); err != nil {
 		t.Fatal(err)
