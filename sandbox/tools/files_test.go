@@ -110,6 +110,8 @@ func TestCat(t *testing.T) {
 	_, err = Cat(f.a, "/etc/passwd", 0, 0)
 	wantErr(t, err, "outside the session's roots: /etc/passwd")
 
+	_, err = Cat(Access{Workspace: "ws", ReadWrite: []string{"/"}}, "a.txt", 0, 0)
+	wantErr(t, err, "no absolute workspace")
 	// Without the jail the same file reads.
 	open := f.a
 	open.Unconfined = true
