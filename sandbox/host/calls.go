@@ -75,8 +75,8 @@ type callServer struct {
 func (s *callServer) serve() {
 	defer s.conn.Close()
 	r := bufio.NewReaderSize(s.conn, 64<<10)
-	var cancel context.CancelFunc = func() {}
-	defer func() { cancel() }()
+	prev := context.CancelFunc(func() {})
+	defer func() { prev() }()
 	for {
 		line, err := readBounded(r, protocol.MaxCallHeader)
 		if err != nil {
@@ -109,9 +109,9 @@ func (s *callServer) serve() {
 				return
 			}
 		}
-		cancel()
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(context.Background())
+		prev()
+		ctx, cancel := context.WithCancel(context.Background())
+		prev = cancel
 		go s.run(ctx, req, payload)
 	}
 }
