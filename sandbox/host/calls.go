@@ -71,19 +71,22 @@ type callServer struct {
 
 // serve reads requests until the child's end closes. Each runs on its own
 // goroutine; a new request cancels the one before it (the child makes one
-// call at a time, so an earlier call still running was abandoned).
-func (s *callServer) serve() {
+// call at a time, so an earlier call still running was abandoned). It
+// returns an error when it closed the link because of what the child
+// wrote.
+func (s *callServer) serve() error {
 	defer s.conn.Close()
 	r := bufio.NewReaderSize(s.conn, 64<<10)
 	prev := context.CancelFunc(func() {})
 	defer func() { prev() }()
 	for {
 		line, err := readBounded(r, protocol.MaxCallHeader)
+		if errors.Is(err, errLongHeader) {
+			s.answer(0, reply{}, errorf("ValueError", "tool call: %v; the tool link is closed", err))
+			return fmt.Errorf("the session's code wrote %w to the tool link", err)
+		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.answer(0, reply{}, errorf("ValueError", "tool call: %v; the tool link is closed", err))
-			}
-			return
+			return nil
 		}
 		req, err := parseCall(line)
 		if err != nil {
@@ -92,12 +95,12 @@ func (s *callServer) serve() {
 		}
 		if req.Size < 0 || req.Size > maxCallPayload {
 			s.answer(req.ID, reply{}, errorf("ValueError", "tool call: a payload of %d bytes; the tool link is closed", req.Size))
-			return
+			return fmt.Errorf("the session's code wrote a request for a payload of %d bytes to the tool link", req.Size)
 		}
 		var payload []byte
 		if req.Size > s.maxPayload {
 			if _, err := io.CopyN(io.Discard, r, req.Size); err != nil {
-				return
+				return nil
 			}
 			s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (settings: sandbox.attachments.max_bytes); nothing was stored",
 				sizeText(req.Size), sizeText(s.maxPayload)))
@@ -106,7 +109,7 @@ func (s *callServer) serve() {
 		if req.Size > 0 {
 			payload = make([]byte, req.Size)
 			if _, err := io.ReadFull(r, payload); err != nil {
-				return
+				return nil
 			}
 		}
 		prev()
@@ -180,6 +183,8 @@ func pyError(err error) *protocol.CallError {
 	return &protocol.CallError{Type: typ, Message: msg}
 }
 
+var errLongHeader = errors.New("a header longer than the limit")
+
 // readBounded reads one line (without its newline) of at most max bytes.
 func readBounded(r *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
@@ -193,7 +198,7 @@ func readBounded(r *bufio.Reader, max int) ([]byte, error) {
 			return nil, err
 		}
 		if len(line) > max {
-			return nil, fmt.Errorf("a header longer than %d bytes", max)
+			return nil, fmt.Errorf("%w (%d bytes)", errLongHeader, max)
 		}
 	}
 }

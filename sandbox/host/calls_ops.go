@@ -10,13 +10,14 @@ import (
 )
 
 // serveCalls serves the host calls of a child started under policy, for
-// this host's session, until the child's end closes.
-func (h *Host) serveCalls(conn net.Conn, policy protocol.Policy) {
+// this host's session, until the child's end closes; an error says why
+// the host closed it.
+func (h *Host) serveCalls(conn net.Conn, policy protocol.Policy) error {
 	s := &callServer{conn: conn, ops: map[string]op{}, maxPayload: h.attachLimit()}
 	s.ops["session"] = h.sessionOp(policy)
 	h.attachmentOps(s.ops)
 	h.toolOps(s.ops, policy)
-	s.serve()
+	return s.serve()
 }
 
 // sessionOp answers who is calling, as the host knows it: the session it

@@ -40,11 +40,14 @@ type proc struct {
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
+	// callsBroken: why the host closed its tool link (garbage on it); the
+	// child is replaced before the next block.
+	callsBroken string
 }
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped.
-func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls func(net.Conn)) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls func(net.Conn) error) (*proc, error) {
 	calls, callsEnd, err := callLink()
 	if err != nil {
 		return nil, fmt.Errorf("start the Python process: %w", err)
@@ -118,7 +121,13 @@ func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls fu
 		cmd.Wait()
 		close(c.exited)
 	}()
-	go serveCalls(calls)
+	go func() {
+		if err := serveCalls(calls); err != nil {
+			c.mu.Lock()
+			c.callsBroken = err.Error()
+			c.mu.Unlock()
+		}
+	}()
 	link.SetReadDeadline(time.Now().Add(readyTimeout))
 	var ev protocol.Event
 	err = c.conn.Receive(&ev)

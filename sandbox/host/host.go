@@ -295,7 +295,7 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	reason, policy := h.reason, h.policy
 	h.mu.Unlock()
-	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) { h.serveCalls(conn, policy) })
+	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) error { return h.serveCalls(conn, policy) })
 	if err != nil {
 		return nil, err
 	}
