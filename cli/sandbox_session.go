@@ -556,8 +556,9 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				return err
 			}
 			l := s.layout()
+			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
-				Policy: p,
+				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,

@@ -143,11 +143,12 @@ class Attachment(Record):
 
 
 def _payload(data):
-    """The bytes data stands for, with a default filename."""
+    """The bytes data stands for, and its default filename ("": the store
+    makes one from the kind and media type)."""
     if isinstance(data, str):
-        return data.encode("utf-8", "surrogateescape"), "attachment.txt"
+        return data.encode("utf-8", "surrogateescape"), ""
     if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data), "attachment.bin"
+        return bytes(data), ""
     if isinstance(data, pathlib.PurePath):
         path = pathlib.Path(data)
         if path.is_dir():
