@@ -23,6 +23,11 @@ type Access struct {
 	Unconfined bool
 	// Network lets commands use the network.
 	Network bool
+	// Hidden are files and folders under the roots that the session's
+	// code may not touch (the host's socket, its store): the file tools
+	// refuse them, and confined commands find an empty read-only folder
+	// or an unreadable file there.
+	Hidden []string
 }
 
 // resolved is a path checked against an Access: Real is the canonical
@@ -57,6 +62,9 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 	where := shown
 	if real != filepath.Clean(path) || strings.Contains(shown, "..") {
 		where = fmt.Sprintf("%s (resolves to %s)", shown, real)
+	}
+	if under(real, a.Hidden) {
+		return resolved{}, fmt.Errorf("hidden from the session: %s", where)
 	}
 	if under(real, a.ReadWrite) {
 		return r, nil
