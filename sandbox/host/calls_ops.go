@@ -17,6 +17,7 @@ func (h *Host) serveCalls(conn net.Conn, policy protocol.Policy) error {
 	s.ops["session"] = h.sessionOp(policy)
 	h.attachmentOps(s.ops)
 	h.toolOps(s.ops, policy)
+	h.shellOps(s.ops, policy)
 	return s.serve()
 }
 

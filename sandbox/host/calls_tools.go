@@ -66,8 +66,8 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 // missing files, refused paths, and otherwise bad input (a bad regex, a
 // patch whose old text is missing or not unique).
 func toolError(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
 	}
 	msg := err.Error()
 	switch {

@@ -84,7 +84,8 @@ type Host struct {
 	idle     *time.Timer
 	done     chan struct{}
 	conns    sync.WaitGroup
-	store    store // the attachments store, opened on first use
+	store    store  // the attachments store, opened on first use
+	shells   shells // the shell commands of the session's code
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -127,6 +128,7 @@ func Serve(cfg Config, ready func(error)) error {
 			select {
 			case <-h.done:
 				h.finishConns()
+				h.closeShells()
 				return nil
 			default:
 			}

@@ -440,7 +440,8 @@ class Rows(Records):
 
 # Shell handles.
 
-_LIVE = ("status", "exit", "out", "err")
+# Fields that do not change while a command runs.
+_FIXED = frozenset({"id", "command", "cwd", "timeout", "confined"})
 
 
 class Shell(Record):
@@ -459,7 +460,7 @@ class Shell(Record):
         return self
 
     def __getitem__(self, key):
-        if key in _LIVE and dict.get(self, "status") == "running":
+        if key not in _FIXED and dict.get(self, "status") == "running":
             self.refresh()
         return dict.__getitem__(self, key)
 
@@ -471,7 +472,9 @@ class Shell(Record):
     def wait(self, timeout=None):
         """Wait until the command ends (or timeout seconds pass) and return
         the handle."""
-        args = {"id": dict.__getitem__(self, "id"), "max_ms": 0 if timeout is None else _millis("timeout", timeout, allow_zero=True)}
+        # max_ms 0 is no bound but the command's own timeout.
+        max_ms = 0 if timeout is None else max(1, _millis("timeout", timeout, allow_zero=True))
+        args = {"id": dict.__getitem__(self, "id"), "max_ms": max_ms}
         result, _ = call("shell_wait", args)
         return self._update(result)
 
@@ -502,18 +505,20 @@ class Shell(Record):
             await asyncio.sleep(0)
 
     def __repr__(self):
-        g = lambda k: dict.get(self, k)  # noqa: E731 (no refresh for a repr)
+        g = lambda k: dict.get(self, k)  # noqa: E731 (a repr does not refresh)
         parts = [g("status") or "?"]
-        if g("exit") is not None and g("status") != "running":
+        if g("exit") is not None:
             parts.append(f"exit {g('exit')}")
+        if g("status") == "timed out":
+            parts.append(f"timeout {g('timeout'):g} s")
         for stream in ("out", "err"):
-            text = g(stream) or ""
-            if text:
-                parts.append(f"{stream} {_size(len(text.encode('utf-8', 'replace')))}")
-        note = g("note")
-        if note:
-            parts.append(note)
-        return f"<shell {g('id')} {g('cmd')!r}: " + ", ".join(parts) + ">"
+            total, cut = g(stream + "_bytes") or 0, g(stream + "_cut") or 0
+            if total:
+                text = f"{stream} {_size(total)}"
+                if cut:
+                    text += f" ({_size(cut)} cut from r.{stream}; r.logs(n) reads lines)"
+                parts.append(text)
+        return f"<shell {g('id')} {g('command')!r}: " + ", ".join(parts) + ">"
 
 
 # Short views of bytes.
