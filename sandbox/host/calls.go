@@ -102,7 +102,7 @@ func (s *callServer) serve() error {
 			if _, err := io.CopyN(io.Discard, r, req.Size); err != nil {
 				return nil
 			}
-			s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (settings: sandbox.attachments.max_bytes); nothing was stored",
+			s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (sandbox.max_attachment_mb in config.toml); nothing was stored",
 				sizeText(req.Size), sizeText(s.maxPayload)))
 			continue
 		}
