@@ -265,14 +265,56 @@ except PermissionError as e:
 				t.Errorf("a jailed session read a secret outside its roots:\n%s", r.stdout)
 			}
 
-			// kill -9 of the host right after an attach: the store is whole.
+			// kill -9 of the host right after an attach, and while attaches
+			// go on: every attachment listed has its bytes.
 			sb.block("e", `print(attach("survives", filename="crash.txt").version)`, 0)
-			rec := sb.record(sb.folder("e"))
-			syscall.Kill(rec.HostPID, syscall.SIGKILL)
+			syscall.Kill(sb.record(sb.folder("e")).HostPID, syscall.SIGKILL)
 			r = sb.block("e", `print(read_attachment("crash.txt", text=True), len(list_attachments()))`, 0)
 			contains(t, "after kill -9", r.stdout, "survives 2")
+			loop := sb.command("run", "--session", "e", "-c", `
+import os
+while True:
+    attach(os.urandom(200000), filename="loop.bin")
+    print("attached", flush=True)`)
+			out := &lockedBuffer{}
+			loop.Stdout = out
+			if err := loop.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), "attached") < 5 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			syscall.Kill(sb.record(sb.folder("e")).HostPID, syscall.SIGKILL)
+			loop.Wait()
+			r = sb.block("e", `
+n = 0
+for d in list_attachments():
+    data = read_attachment(d)
+    assert len(data) == d.size and hashlib.sha256(data).hexdigest() == d.sha256, d
+    n += d.filename == "loop.bin"
+print("whole", n >= 5)
+`, 0)
+			contains(t, "after kill -9 during attaches", r.stdout, "whole True")
 		})
 	}
+}
+
+// lockedBuffer is an io.Writer a test reads while a process writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestSandboxToolsSessionsApart: two sessions attaching at once each see
@@ -311,4 +353,18 @@ print([a.version for a in list_attachments()][:3], read_attachment("same.txt", t
 			t.Errorf("session one lists %v", d)
 		}
 	}
+	// The host answers for the session that calls: a request naming
+	// another one is refused, not served.
+	r = sb.run("run", "--session", "one", "-c", `
+import _vis_host
+print(json.loads(_vis_host.call(b'{"op":"session"}', None)[0])["result"]["name"])
+print(_vis_host.call(b'{"op":"attachments","args":{"session":"two"}}', None)[0].decode())
+for bad in ((b"x", None), (b'{"op":"session"}',), ("str", None), (b'{"op":\n"x"}', None)):
+    try:
+        _vis_host.call(*bad)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__, e)
+`)
+	contains(t, "forged session", r.stdout, "one\n", `"ok":false`, `unknown field \"session\"`,
+		"ValueError the header is one JSON object", "TypeError call(header: bytes, payload: bytes | None)")
 }
