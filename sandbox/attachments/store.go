@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	// The SQLite driver: cgo, so it adds no package init work to
@@ -22,8 +23,12 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 )
 
-// dbFile is the database's name in the store's folder.
-const dbFile = "attachments.db"
+// Files of the store's folder: the database, and the lock openers take
+// turns with.
+const (
+	dbFile   = "attachments.db"
+	openLock = "open.lock"
+)
 
 // DefaultMaxBytes is the size limit of one attachment when the settings
 // name none (sandbox.max_attachment_mb).
@@ -92,6 +97,13 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, blobDir, tmpDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open the attachments store: %w", err)
 	}
+	// Openers take turns: a new database's switch to WAL fails, without
+	// waiting, while another process reads it.
+	unlock, err := lockFile(filepath.Join(dir, openLock))
+	if err != nil {
+		return nil, fmt.Errorf("open the attachments store: %w", err)
+	}
+	defer unlock()
 	db, err := sql.Open("sqlite3", dsn(filepath.Join(dir, dbFile)))
 	if err != nil {
 		return nil, fmt.Errorf("open the attachments store: %w", err)
@@ -103,6 +115,20 @@ func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, db: db}
 	s.sweepTemp()
 	return s, nil
+}
+
+// lockFile holds an exclusive flock on path until the returned function
+// is called.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // dsn names the database with the settings of every connection: WAL, so
@@ -353,7 +379,14 @@ func (s *Store) Read(d Descriptor) (io.ReadCloser, error) {
 
 // ErrReadOnly is the reason a comment is refused: the version was not
 // attached commentable.
-var ErrReadOnly = errors.New("it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments")
+var ErrReadOnly error = readOnlyError{}
+
+// readOnlyError is ErrReadOnly's type: a value, built at compile time.
+type readOnlyError struct{}
+
+func (readOnlyError) Error() string {
+	return "it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments"
+}
 
 // Comment adds a comment to one version (found as Get finds it); a
 // read-only version refuses it with ErrReadOnly.
@@ -388,35 +421,19 @@ func (s *Store) Comment(session, idOrFilename string, version int, text, author 
 }
 
 // RemoveSession deletes the session's attachments and comments, and every
-// blob no other row uses.
+// blob no row uses: the session's own, and any a crashed attach left.
 func (s *Store) RemoveSession(session string) error {
-	var sums []string
 	err := s.write(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT DISTINCT sha256 FROM attachments WHERE session = ?`, session)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var sum string
-			if err := rows.Scan(&sum); err != nil {
-				rows.Close()
-				return err
-			}
-			sums = append(sums, sum)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = tx.Exec(`DELETE FROM attachments WHERE session = ?`, session)
+		_, err := tx.Exec(`DELETE FROM attachments WHERE session = ?`, session)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete the session's attachments: %w", err)
 	}
-	// The rows are gone first: a crash from here on leaves unused blobs,
-	// never a row without its bytes.
-	if err := s.write(func(tx *sql.Tx) error { return s.removeUnused(tx, sums) }); err != nil {
+	// The rows are gone first: a crash from here on leaves unused blobs
+	// (the next RemoveSession deletes them), never a row without its
+	// bytes.
+	if err := s.write(s.removeUnused); err != nil {
 		return fmt.Errorf("delete the session's attachment files: %w", err)
 	}
 	return nil
