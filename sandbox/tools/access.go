@@ -46,8 +46,8 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 	}
 	shown := path
 	if !filepath.IsAbs(path) {
-		if a.Workspace == "" {
-			return resolved{}, fmt.Errorf("relative path %s: the session has no workspace", path)
+		if !filepath.IsAbs(a.Workspace) {
+			return resolved{}, fmt.Errorf("relative path %s: the session has no absolute workspace (%q)", path, a.Workspace)
 		}
 		path = a.Workspace + "/" + path // not Join: ".." must meet symlinks first
 	}

@@ -135,6 +135,14 @@ var bwrapCheck = struct {
 	done map[string]error
 }{done: map[string]error{}}
 
+// CanConfine returns nil when shell commands can run confined here, or
+// the sentence saying why not and how to make them; a session shows it
+// in its access.
+func CanConfine() error {
+	_, err := bwrapPath()
+	return err
+}
+
 // bwrapPath returns the bubblewrap to run, after trying it once, or an
 // error saying how to make confined commands work.
 func bwrapPath() (string, error) {

@@ -110,6 +110,8 @@ func TestCat(t *testing.T) {
 	_, err = Cat(f.a, "/etc/passwd", 0, 0)
 	wantErr(t, err, "outside the session's roots: /etc/passwd")
 
+	_, err = Cat(Access{Workspace: "ws", ReadWrite: []string{"/"}}, "a.txt", 0, 0)
+	wantErr(t, err, "no absolute workspace")
 	// Without the jail the same file reads.
 	open := f.a
 	open.Unconfined = true
@@ -156,6 +158,12 @@ func TestCatLimits(t *testing.T) {
 		t.Fatalf("byte cap: %d bytes, %d lines, note %q", len(r.Text), r.Lines, r.Note)
 	}
 
+	// A line longer than the read buffer.
+	write(t, filepath.Join(f.ws, "huge-line.txt"), "a\n"+strings.Repeat("z", 200000)+"\nb\n")
+	r, err = Cat(f.a, "huge-line.txt", 0, 0)
+	if err != nil || r.Total != 3 || !strings.Contains(r.Text, "    2\t"+strings.Repeat("z", MaxLineBytes)+" … [198000 bytes cut]\n    3\tb\n") {
+		t.Fatalf("huge line: %v %.300q", err, r.Text)
+	}
 	write(t, filepath.Join(f.ws, "bin"), "PK\x00\x01rest")
 	_, err = Cat(f.a, "bin", 0, 0)
 	wantErr(t, err, "binary file: bin (8 bytes)")
@@ -232,6 +240,13 @@ func TestGrep(t *testing.T) {
 		t.Fatalf("no match: %#v %v", r, err)
 	}
 
+	// A match far into a long line shows around the match.
+	write(t, filepath.Join(f.ws, "min.js"), strings.Repeat("x", 5000)+"NEEDLE"+strings.Repeat("y", 5000)+"\n")
+	r, err = Grep(f.a, "NEEDLE", "min.js", "", 0)
+	if err != nil || len(r.Matches) != 1 || !strings.HasPrefix(r.Matches[0].Text, "…x") || !strings.Contains(r.Matches[0].Text, "NEEDLE") ||
+		!strings.HasSuffix(r.Matches[0].Text, "y…") || len(r.Matches[0].Text) > grepShowBytes+10 {
+		t.Fatalf("long line: %#v %v", r.Matches, err)
+	}
 	_, err = Grep(f.a, "a(b", "", "", 0)
 	wantErr(t, err, `bad regex "a(b": missing closing ): `)
 	_, err = Grep(f.a, "x", "", "[", 0)
@@ -318,6 +333,11 @@ func TestPatch(t *testing.T) {
 	wantErr(t, err, "outside the session's roots")
 	if data, _ := os.ReadFile(f.secret); string(data) != "TOPSECRET\n" {
 		t.Fatalf("secret changed: %q", data)
+	}
+	write(t, filepath.Join(f.ws, "tail.txt"), "x\nlast")
+	r, err = Patch(f.a, "tail.txt", "last", "final")
+	if err != nil || !strings.Contains(r.Diff, "-last\n\\ No newline at end of file\n+final\n\\ No newline at end of file\n") {
+		t.Fatalf("no newline at the end: %q %v", r.Diff, err)
 	}
 	// Through a symlink inside the roots, the target changes and the link stays.
 	if _, err := Patch(f.a, "inside", "two", "TWO"); err != nil {

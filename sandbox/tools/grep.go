@@ -85,6 +85,11 @@ func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}
 	g := &grepper{re: re, limit: limit, res: GrepResult{Pattern: pattern, Path: top.Shown}}
+	if !a.Unconfined {
+		for _, h := range a.Hidden {
+			g.hide = append(g.hide, rootPath(h))
+		}
+	}
 	if ws, err := canonical(a.Workspace); err == nil && a.Workspace != "" {
 		g.workspace = ws
 	}
@@ -107,7 +112,19 @@ type grepper struct {
 	workspace string
 	res       GrepResult
 	rows      strings.Builder
-	skipped   int // files that could not be read
+	skipped   int      // files that could not be read
+	hide      []string // Access.Hidden, made canonical
+}
+
+// hidden reports whether p is one of the session's hidden paths or
+// under one.
+func (g *grepper) hidden(p string) bool {
+	for _, h := range g.hide {
+		if within(p, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // walk searches a folder, keeping a stack of the .gitignore files that
@@ -123,8 +140,14 @@ func (g *grepper) walk(a Access, top, glob string) error {
 			g.skipped++
 			return nil
 		}
+		if g.hidden(p) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if d.IsDir() {
-			if p != top && (d.Name() == ".git" || ignored(stack, p, true)) {
+			if p != top && (d.Name() == ".git" || kernelDirs[p] || ignored(stack, p, true)) {
 				return filepath.SkipDir
 			}
 			for len(stack) > base && !within(p, stack[len(stack)-1].dir) {
@@ -149,6 +172,10 @@ func (g *grepper) walk(a Access, top, glob string) error {
 		return nil
 	})
 }
+
+// kernelDirs hold the kernel's files, not text; a search of / (without
+// the jail) passes them over.
+var kernelDirs = map[string]bool{"/proc": true, "/sys": true, "/dev": true}
 
 // ancestorIgnores reads the .gitignore files of top's parents up to the
 // top of the git repository holding top, when there is one; parents

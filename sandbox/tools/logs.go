@@ -107,6 +107,11 @@ func tailLines(tail []byte, total int64, want int) []string {
 	}
 	text := strings.TrimSuffix(strings.ToValidUTF8(string(tail), "\uFFFD"), "\n")
 	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if len(l) > MaxLineBytes {
+			lines[i] = around(l, 0, MaxLineBytes) + fmt.Sprintf(" [%d bytes cut]", len(l)-MaxLineBytes)
+		}
+	}
 	if len(lines) >= want {
 		return lines[len(lines)-want:]
 	}

@@ -26,6 +26,9 @@ const (
 const (
 	// MaxRunning caps the commands of one session running at once.
 	MaxRunning = 32
+	// MaxKept is how many commands a session remembers: past it, the
+	// oldest that ended are forgotten and their output deleted.
+	MaxKept = 100
 	// stopGrace is how long a command has between SIGTERM and SIGKILL.
 	stopGrace = 2 * time.Second
 	// pipeGrace bounds the wait for output after the command's own
@@ -40,8 +43,8 @@ type ShellState struct {
 	Cwd     string `json:"cwd"`
 	// Status is "running", "exited", "timed out" or "stopped".
 	Status string `json:"status"`
-	// Exit is the exit code once the command ended, negative for the
-	// signal that ended it (-9: SIGKILL); nil while it runs.
+	// Exit is the exit code once the command ended, 128+N when signal N
+	// ended it (137: SIGKILL), as a shell's $? says; nil while it runs.
 	Exit *int `json:"exit"`
 	// Out and Err are the command's output: all of it when short, its
 	// first StateHeadBytes and last StateTailBytes with a marker between
@@ -68,6 +71,7 @@ type Shells struct {
 	access Access
 	mu     sync.Mutex
 	shells map[string]*shell
+	order  []string // the ids in m.shells, oldest first
 	next   int
 	closed bool
 }
@@ -82,10 +86,10 @@ type shell struct {
 	logPath                    string
 	done                       chan struct{} // closed when the command ended
 
-	mu     sync.Mutex
-	reason string // StatusTimedOut or StatusStopped once asked to end
-	exit   *int
-	ended  time.Time
+	mu      sync.Mutex
+	reason  string // StatusTimedOut or StatusStopped once asked to end
+	exit    *int
+	endTime time.Time
 }
 
 // NewShells returns the commands of a session whose output is spooled
@@ -142,7 +146,7 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	}
 	running := 0
 	for _, s := range m.shells {
-		if s.state().Status == StatusRunning {
+		if !s.ended() {
 			running++
 		}
 	}
@@ -174,13 +178,46 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 		return ShellState{}, fmt.Errorf("shell: %w", err)
 	}
 	m.shells[s.id] = s
+	m.order = append(m.order, s.id)
+	m.prune()
 	go s.wait()
 	return s.state(), nil
+}
+
+// prune forgets the oldest ended commands past MaxKept, and deletes
+// their output.
+func (m *Shells) prune() {
+	extra := len(m.order) - MaxKept
+	kept := m.order[:0]
+	for _, id := range m.order {
+		if s := m.shells[id]; extra > 0 && s.ended() {
+			delete(m.shells, id)
+			os.RemoveAll(filepath.Join(m.dir, id))
+			extra--
+			continue
+		}
+		kept = append(kept, id)
+	}
+	m.order = kept
+}
+
+// ended reports whether the command has ended.
+func (s *shell) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // spool creates the command's output files in dir: out, err and log
 // (both streams as they came).
 func (s *shell) spool(dir string) error {
+	// A folder of the same name is a previous host's: its states are gone.
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -221,7 +258,7 @@ func (s *shell) wait() {
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	code := 0
 	if st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		code = -int(st.Signal())
+		code = 128 + int(st.Signal())
 	} else if s.cmd.ProcessState != nil {
 		code = s.cmd.ProcessState.ExitCode()
 	} else if err != nil {
@@ -229,15 +266,21 @@ func (s *shell) wait() {
 	}
 	s.closeSpools()
 	s.mu.Lock()
-	s.exit, s.ended = &code, time.Now()
+	s.exit, s.endTime = &code, time.Now()
 	s.mu.Unlock()
 	close(s.done)
 }
 
-// end ends a running command for reason: SIGTERM to its process group
-// and to every process under it (a confined command's are in their own
-// session), then SIGKILL after stopGrace. exited is closed when the
-// command's own process has ended.
+// end ends a running command for reason: SIGTERM to the processes under
+// it, then SIGKILL after stopGrace. exited is closed when the command's
+// own process has ended.
+//
+// Unconfined, the command's process group gets the signals too.
+// Confined, bubblewrap itself is spared SIGTERM, which would end it at
+// once and leave what it runs to die a moment later: the command ends,
+// and bubblewrap with it; the SIGKILL goes to the namespace's first
+// process, whose end ends every process of the namespace before
+// bubblewrap sees it.
 func (s *shell) end(reason string, exited <-chan struct{}) {
 	s.mu.Lock()
 	if s.reason != "" || s.exit != nil {
@@ -247,16 +290,23 @@ func (s *shell) end(reason string, exited <-chan struct{}) {
 	s.reason = reason
 	s.mu.Unlock()
 	pid := s.cmd.Process.Pid
+	confined := s.confined != "none"
 	tree := descendants(pid)
-	signal(pid, tree, syscall.SIGTERM)
+	// A command started a moment ago may not have its processes yet.
+	for i := 0; confined && len(tree) == 0 && i < 20; i++ {
+		time.Sleep(10 * time.Millisecond)
+		tree = descendants(pid)
+	}
+	signal(pid, tree, !confined, syscall.SIGTERM)
 	select {
 	case <-exited:
 	case <-time.After(stopGrace):
 	}
-	signal(pid, append(tree, descendants(pid)...), syscall.SIGKILL)
-	// Processes that are not the host's children (those of bubblewrap's
-	// namespace) die a moment after their signal: wait for that, so that
-	// a stopped command has no process left.
+	tree = append(tree, descendants(pid)...)
+	signal(pid, tree, true, syscall.SIGKILL)
+	// Processes that are not the host's children die a moment after
+	// their signal: wait for that, so that a stopped command has no
+	// process left.
 	for deadline := time.Now().Add(stopGrace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if !anyRunning(tree) {
 			break
@@ -264,13 +314,17 @@ func (s *shell) end(reason string, exited <-chan struct{}) {
 	}
 }
 
-// signal sends sig to the process group of pid and to the processes of
-// tree (the descendants of pid, which may have left its group).
-func signal(pid int, tree []int, sig syscall.Signal) {
+// signal sends sig, when group is set, to the process group of pid (the
+// shell first: a shell whose child dies first runs on), then to the
+// processes of tree (the descendants of pid, which may have left its
+// group).
+func signal(pid int, tree []int, group bool, sig syscall.Signal) {
+	if group {
+		syscall.Kill(-pid, sig)
+	}
 	for _, p := range tree {
 		syscall.Kill(p, sig)
 	}
-	syscall.Kill(-pid, sig)
 }
 
 // anyRunning reports whether one of pids still runs: exists and is not
@@ -347,7 +401,7 @@ func (s *shell) state() ShellState {
 	end := time.Now()
 	if s.exit != nil {
 		code := *s.exit
-		st.Exit, end = &code, s.ended
+		st.Exit, end = &code, s.endTime
 		st.Status = StatusExited
 		if s.reason != "" {
 			st.Status = s.reason
@@ -412,10 +466,9 @@ func (m *Shells) Logs(id string, n int) ([]string, error) {
 	return logLines(s.log, s.logPath, n)
 }
 
-// Stop ends a running command (SIGTERM, then SIGKILL after a grace; in a
-// confined command SIGTERM ends bubblewrap and with it, at once, what it
-// runs) and returns its final state; a command that already ended is
-// left as it is.
+// Stop ends a running command (SIGTERM to its processes, then SIGKILL
+// after a grace) and returns its final state; a command that already
+// ended is left as it is.
 func (m *Shells) Stop(id string) (ShellState, error) {
 	s, err := m.get(id)
 	if err != nil {
@@ -427,10 +480,8 @@ func (m *Shells) Stop(id string) (ShellState, error) {
 
 // stop ends the command and waits until it has.
 func (s *shell) stop() {
-	select {
-	case <-s.done:
+	if s.ended() {
 		return
-	default:
 	}
 	s.end(StatusStopped, s.done)
 	<-s.done

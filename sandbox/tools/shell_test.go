@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,7 +133,7 @@ func TestShellTimeoutAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		st = waitEnd(t, m, st.ID)
-		if st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || st.Out != "started\n" || st.Timeout != 0.3 {
+		if st.Status != StatusTimedOut || st.Exit == nil || *st.Exit != 128+15 || st.Out != "started\n" || st.Timeout != 0.3 {
 			t.Fatalf("timeout: %+v", st)
 		}
 		if time.Since(start) > 10*time.Second || alive("sleep "+marker) {
@@ -144,7 +145,7 @@ func TestShellTimeoutAndStop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st = waitEnd(t, m, st.ID); st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || alive("sleep "+marker) {
+		if st = waitEnd(t, m, st.ID); st.Status != StatusTimedOut || st.Exit == nil || *st.Exit != 128+9 || alive("sleep "+marker) {
 			t.Fatalf("SIGTERM ignored: %+v", st)
 		}
 
@@ -198,6 +199,7 @@ func TestShellHugeOutput(t *testing.T) {
 		!strings.Contains(st.Out, "bytes cut; logs(n) reads lines") || !strings.HasPrefix(st.Out, "y\ny\n") {
 		t.Fatalf("out: %d bytes shown, %d cut", len(st.Out), st.OutCut)
 	}
+	t.Logf("100 MB of output: %.1fs, %d KiB allocated in the host", st.Seconds, (after.TotalAlloc-before.TotalAlloc)>>10)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 20<<20 {
 		t.Fatalf("100 MB of output allocated %d MiB in the host", grew>>20)
 	}
@@ -211,8 +213,15 @@ func TestShellHugeOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The streams' last bytes come in either order: find the end of stdout.
-	if len(last) != 20 || last[0] != "y" || !strings.Contains(strings.Join(last[17:], ","), "y,done") {
+	// The two streams' last bytes come in either order: stdout's alone
+	// end with done.
+	var outLines []string
+	for _, l := range last {
+		if l != "err" {
+			outLines = append(outLines, l)
+		}
+	}
+	if len(last) != 20 || last[0] != "y" || !strings.HasSuffix(strings.Join(outLines, ","), "y,y,done") {
 		t.Fatalf("logs(-20): %q", last)
 	}
 	first, err := m.Logs(st.ID, 3)
@@ -336,6 +345,9 @@ func TestShellHidden(t *testing.T) {
 	}
 	_, err := Cat(f.a, ".vis/store/db", 0, 0)
 	wantErr(t, err, "hidden from the session: .vis/store/db")
+	if r, err := Grep(f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
+		t.Fatalf("grep read hidden files: %s %v", r.Text, err)
+	}
 }
 
 func TestShellWithoutBwrap(t *testing.T) {
@@ -345,7 +357,81 @@ func TestShellWithoutBwrap(t *testing.T) {
 	defer func() { bwrapName = saved }()
 	_, err := shells(t, f.a).Start("touch ran", "", 0)
 	wantErr(t, err, "apt-get install bubblewrap", "--no-jail")
+	wantErr(t, CanConfine(), "apt-get install bubblewrap")
 	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
 		t.Fatal("the command ran unconfined")
+	}
+}
+
+func TestShellLimits(t *testing.T) {
+	f := newFixture(t)
+	f.a.Unconfined = true
+	m := shells(t, f.a)
+	for range MaxKept + 3 {
+		run(t, m, "true")
+	}
+	_, err := m.State("sh3")
+	wantErr(t, err, `no command "sh3"`)
+	if _, err := os.Stat(filepath.Join(m.dir, "sh3")); err == nil {
+		t.Fatal("the output of a forgotten command is left")
+	}
+	if st, err := m.State("sh4"); err != nil || st.Status != StatusExited {
+		t.Fatalf("sh4: %+v %v", st, err)
+	}
+	data, err := json.Marshal(run(t, m, "exit 4"))
+	if err != nil || !strings.Contains(string(data), `"status":"exited","exit":4,`) {
+		t.Fatalf("json: %s %v", data, err)
+	}
+
+	for range MaxRunning {
+		if _, err := m.Start("sleep 60", "", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = m.Start("sleep 60", "", 0)
+	wantErr(t, err, "32 commands are running")
+}
+
+func TestShellBwrapRefused(t *testing.T) {
+	f := newFixture(t)
+	fake := filepath.Join(t.TempDir(), "bwrap")
+	write(t, fake, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := bwrapName
+	bwrapName = fake
+	defer func() { bwrapName = saved }()
+	_, err := shells(t, f.a).Start("touch ran", "", 0)
+	wantErr(t, err, "bubblewrap cannot confine commands here (bwrap: No permissions to create new namespace)", "--no-jail")
+	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+		t.Fatal("the command ran unconfined")
+	}
+}
+
+// BenchmarkShellRun is the time from Start to the end of `true`,
+// unconfined and under bubblewrap.
+func BenchmarkShellRun(b *testing.B) {
+	for _, confined := range []bool{false, true} {
+		b.Run(map[bool]string{false: "unconfined", true: "confined"}[confined], func(b *testing.B) {
+			ws := b.TempDir()
+			a := Access{Workspace: ws, ReadWrite: []string{ws}, Unconfined: !confined}
+			m := NewShells(filepath.Join(b.TempDir(), "shells"), a)
+			defer m.Close()
+			if confined {
+				if err := CanConfine(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				st, err := m.Start("true", "", 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st, err = m.Wait(st.ID, time.Minute); err != nil || st.Status != StatusExited {
+					b.Fatalf("%+v %v", st, err)
+				}
+			}
+		})
 	}
 }
