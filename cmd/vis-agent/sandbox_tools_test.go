@@ -73,6 +73,23 @@ except TypeError as e:
 				"attachment has no field 'nope'; its fields: id, filename, version",
 				"TypeError attach() takes str, bytes")
 
+			// Comments from people, through the CLI, read back in a block.
+			if c := sb.run("attachment", "comment", "--session", "t", "PLAN.md", "--version", "1", "Looks right."); c.code != 0 {
+				t.Fatalf("comment: status %d\n%s%s", c.code, c.stdout, c.stderr)
+			}
+			c := sb.run("attachment", "comment", "--session", "t", "PLAN.md", "--version", "2", "No.")
+			if c.code == 0 || !strings.Contains(c.stderr, "read-only") {
+				t.Errorf("a comment on a read-only version: status %d, stderr %q", c.code, c.stderr)
+			}
+			if g := sb.run("attachment", "get", "--session", "t", "PLAN.md", "-o", "-"); g.stdout != "second\n" {
+				t.Errorf("attachment get -o -: %q %s", g.stdout, g.stderr)
+			}
+			r = sb.block("t", `
+d = get_attachment("PLAN.md", version=1)
+print("comments", [c.text for c in d.comments], len(get_attachment("PLAN.md").get("comments") or []))
+print(d)`, 0)
+			contains(t, "comments", r.stdout, "comments ['Looks right.'] 0", "PLAN.md v1", "commentable, 1 comment")
+
 			r = sb.block("t", `
 print(cat("notes.txt"))
 print(cat("notes.txt", offset=1, limit=1))

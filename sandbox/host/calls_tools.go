@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -17,6 +18,9 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 	a := tools.Access{Workspace: h.cfg.Meta.Workspace, Network: policy.Network, Unconfined: !policy.Jail}
 	if policy.Jail {
 		a.ReadWrite, a.ReadOnly = h.roots(policy)
+		// The host's own files, should a root hold them (a Vis home inside
+		// the workspace).
+		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath()}
 	}
 	return a
 }
