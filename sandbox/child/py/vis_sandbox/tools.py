@@ -14,9 +14,7 @@ a name that is not a field raises KeyError or AttributeError listing the
 fields there are; dict(r) and json.dumps(r) work.
 """
 
-import asyncio
 import builtins
-import inspect
 import io
 import json
 import os
@@ -299,6 +297,8 @@ class Functions:
     def doc(self, name_or_obj):
         """Print the signature and docstring of a session function, a tool,
         an apropos row or any object."""
+        import inspect
+
         obj = name_or_obj
         if isinstance(obj, Row):
             obj = obj[1]
@@ -322,6 +322,8 @@ class Functions:
     def _symbols(self):
         """(type, name, object) of the tools, then the session's own
         functions and classes, by name."""
+        import inspect
+
         out = [("tool", n, self.ns.get(n)) for n in sorted(NAMES) if n in self.ns]
         if "defs" in self.ns:
             out.append(("helper", "defs", self.ns["defs"]))
@@ -350,6 +352,8 @@ def textwrap_indent(text):
 
 def _summary(obj):
     """The first sentence of obj's docstring, on one line."""
+    import inspect
+
     doc = inspect.getdoc(obj) if obj is not None else None
     if not doc:
         return ""
@@ -495,6 +499,8 @@ class Shell(Record):
         return self._waiting().__await__()
 
     async def _waiting(self):
+        import asyncio
+
         # Short waits between event-loop turns, so several handles awaited
         # together each make progress.
         while True:
