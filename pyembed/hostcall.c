@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ static void *(*p_PyBytes_FromStringAndSize)(const char *, ssize_t);
 static char *(*p_PyBytes_AsString)(void *);
 static void (*p_DecRef)(void *);
 static void *p_None;
-static void **p_TypeError, **p_ValueError, **p_ConnectionError;
+static void **p_TypeError, **p_ValueError, **p_ConnectionError, **p_RuntimeError;
 
 // Bounds of one answer: its JSON header line and its payload.
 #define MAX_HEADER (64 << 20)
@@ -49,6 +50,10 @@ static char *rbuf;
 static size_t rlen, rcap;
 static int64_t skip; // payload bytes of an answer nobody waits for any more
 static int broken;   // the host sent what is not an answer: every call fails
+// The thread holding the link: a signal handler that makes a call while
+// its thread waits for an answer would wait for itself.
+static pthread_t owner;
+static int owned;
 
 // Outcome of an I/O step made without the GIL.
 enum { IO_OK = 0, IO_EINTR = 1, IO_ERROR = 2, IO_EOF = 3, IO_BAD = 4 };
@@ -191,6 +196,12 @@ static void *fail(int st) {
 	return NULL;
 }
 
+// release gives the link to the next caller.
+static void release(void) {
+	owned = 0;
+	sem_post(&link_lock);
+}
+
 // interrupted is called without the GIL after EINTR: it takes the GIL and
 // runs the signal handlers. 1 when one raised (the call gives up, its
 // exception set, holding the GIL); 0 when the call goes on (GIL released
@@ -223,6 +234,10 @@ static void *host_call(void *self, void *args) {
 		p_PyErr_SetString(*p_ConnectionError, "no tool link to the sandbox host in this process");
 		return NULL;
 	}
+	if (owned && pthread_equal(owner, pthread_self())) {
+		p_PyErr_SetString(*p_RuntimeError, "a tool call from a signal handler that interrupted a tool call of the same thread");
+		return NULL;
+	}
 	// The bytes objects stay alive (args holds them) and never change, so
 	// they are read without the GIL.
 	void *ts = p_PyEval_SaveThread();
@@ -235,6 +250,8 @@ static void *host_call(void *self, void *args) {
 			return NULL;
 		}
 	}
+	owner = pthread_self();
+	owned = 1;
 	uint64_t id = ++next_id;
 	char prefix[64];
 	int plen = snprintf(prefix, sizeof prefix, "{\"id\":%" PRIu64 ",\"size\":%zd,", id, data_len);
@@ -256,7 +273,7 @@ static void *host_call(void *self, void *args) {
 		st = next_header(&got, &size, &len);
 		if (st == IO_EINTR) {
 			if (interrupted(&ts)) {
-				sem_post(&link_lock);
+				release();
 				return NULL; // the answer is skipped when it comes: its id is old
 			}
 			st = IO_OK;
@@ -278,7 +295,7 @@ static void *host_call(void *self, void *args) {
 		if (answer == NULL || body == NULL) {
 			skip = size;
 			p_PyEval_RestoreThread(ts);
-			sem_post(&link_lock);
+			release();
 			p_DecRef(answer);
 			if (body != p_None) {
 				p_DecRef(body);
@@ -293,7 +310,7 @@ static void *host_call(void *self, void *args) {
 		while ((st = read_payload(dst + (size - left), &left)) == IO_EINTR) {
 			if (interrupted(&ts)) {
 				skip = left;
-				sem_post(&link_lock);
+				release();
 				p_DecRef(answer);
 				p_DecRef(body);
 				return NULL;
@@ -301,7 +318,7 @@ static void *host_call(void *self, void *args) {
 		}
 		break;
 	}
-	sem_post(&link_lock);
+	release();
 	p_PyEval_RestoreThread(ts);
 	if (st != IO_OK) {
 		p_DecRef(answer);
@@ -393,6 +410,7 @@ const char *vis_host_install(int fd) {
 	FIND(p_TypeError, "PyExc_TypeError");
 	FIND(p_ValueError, "PyExc_ValueError");
 	FIND(p_ConnectionError, "PyExc_ConnectionError");
+	FIND(p_RuntimeError, "PyExc_RuntimeError");
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
 		return "the host-call socket is not open";
 	}

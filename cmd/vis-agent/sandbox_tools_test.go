@@ -224,6 +224,21 @@ r.wait()`, 1, "--timeout", "3s")
 			r = sb.block("e", `print(r.stop().status, session.name, len(list_attachments()))`, 0)
 			contains(t, "after the interrupt", r.stdout, "stopped e 1")
 
+			// A signal handler that calls a tool while its thread waits
+			// in one: a clear error, not a thread waiting for itself.
+			r = sb.block("e", `
+import signal
+signal.signal(signal.SIGALRM, lambda *a: list_attachments())
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+try:
+    shell("sleep 3", wait=0).wait()
+except RuntimeError as e:
+    print("RuntimeError", e)
+signal.signal(signal.SIGALRM, signal.SIG_DFL)
+print("then", len(list_attachments()))
+`, 0)
+			contains(t, "a call from a signal handler", r.stdout, "RuntimeError a tool call from a signal handler", "then 1")
+
 			// Threads share the link.
 			r = sb.block("e", `
 import threading
