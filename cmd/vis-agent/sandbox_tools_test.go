@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // TestSandboxTools is the session's host functions on every CPython:
@@ -385,6 +387,15 @@ print([a.version for a in list_attachments()][:3], read_attachment("same.txt", t
 			t.Errorf("session one lists %v", d)
 		}
 	}
+	// The host's status counts the session's attachments.
+	if n := sb.attachmentCount("one"); n == nil || *n != 20 {
+		t.Errorf("status of session one: %v attachments, want 20", n)
+	}
+	sb.block("one", `attach("x")`, 0)
+	if n := sb.attachmentCount("one"); n == nil || *n != 21 {
+		t.Errorf("status of session one after an attach: %v attachments, want 21", n)
+	}
+
 	// The host answers for the session that calls: a request naming
 	// another one is refused, not served.
 	r = sb.run("run", "--session", "one", "-c", `
@@ -399,4 +410,22 @@ for bad in ((b"x", None), (b'{"op":"session"}',), ("str", None), (b'{"op":\n"x"}
 `)
 	contains(t, "forged session", r.stdout, "one\n", `"ok":false`, `unknown field \"session\"`,
 		"ValueError the header is one JSON object", "TypeError call(header: bytes, payload: bytes | None)")
+}
+
+// attachmentCount asks the host of session name for its status.
+func (sb *sandbox) attachmentCount(name string) *int {
+	sb.t.Helper()
+	conn, err := session.Folder{Dir: sb.folder(name)}.Dial()
+	if err != nil {
+		sb.t.Fatalf("dial the host of %s: %v", name, err)
+	}
+	defer conn.Close()
+	if err := protocol.Write(conn, protocol.Request{V: protocol.Version, Op: "status"}); err != nil {
+		sb.t.Fatal(err)
+	}
+	var ev protocol.Event
+	if err := protocol.NewConn(conn, nil).Receive(&ev); err != nil || ev.Status == nil {
+		sb.t.Fatalf("status of %s: %v %+v", name, err, ev)
+	}
+	return ev.Status.Attachments
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // attachLimit is the largest payload a host call may carry: an
@@ -22,11 +21,16 @@ func (h *Host) attachLimit() int64 {
 }
 
 // store opens the attachments store on first use (a session that never
-// attaches never opens it) and keeps it open for the host's life.
+// attaches never opens it) and keeps it open for the host's life. It
+// also counts the session's attachments from then on, for the status:
+// only this host attaches to its session.
 type store struct {
 	dir string
-	mu  sync.Mutex
-	s   *attachments.Store
+	key string // the session's key in the store
+
+	mu    sync.Mutex
+	s     *attachments.Store
+	count int
 }
 
 func (st *store) get() (*attachments.Store, error) {
@@ -42,13 +46,37 @@ func (st *store) get() (*attachments.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.s = s
+	list, err := s.List(st.key)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	st.s, st.count = s, len(list)
 	return s, nil
+}
+
+// attached counts one more attachment.
+func (st *store) attached() {
+	st.mu.Lock()
+	st.count++
+	st.mu.Unlock()
+}
+
+// counted is the session's number of attachments, nil before the store
+// was opened.
+func (st *store) counted() *int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.s == nil {
+		return nil
+	}
+	n := st.count
+	return &n
 }
 
 // attachmentOps adds the attachment calls, for this host's session only.
 func (h *Host) attachmentOps(ops map[string]op) {
-	key := session.ID(h.cfg.Meta.Name, h.cfg.Meta.Workspace)
+	key := h.store.key
 	type ref struct {
 		Ref     string
 		Version int
@@ -90,7 +118,11 @@ func (h *Host) attachmentOps(ops map[string]op) {
 		}
 		d, err := s.Attach(attachments.New{Session: key, SessionName: h.cfg.Meta.Name, Block: in.Block, Filename: in.Filename,
 			Kind: in.Kind, MediaType: in.MediaType, Commentable: in.Commentable}, bytes.NewReader(payload), attachments.Limits{MaxBytes: h.attachLimit()})
-		return reply{result: d}, attachError(err)
+		if err != nil {
+			return reply{}, attachError(err)
+		}
+		h.store.attached()
+		return reply{result: d}, nil
 	}
 	ops["attachments"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
 		if err := decodeArgs(args, &struct{}{}); err != nil {

@@ -103,7 +103,7 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments}}
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -263,6 +263,7 @@ func (h *Host) status() protocol.Status {
 	defer h.mu.Unlock()
 	st := protocol.Status{Name: h.cfg.Meta.Name, Workspace: h.cfg.Meta.Workspace, HostPID: os.Getpid(), Busy: h.busy,
 		IdleSec: int64(time.Since(h.lastUse) / time.Second)}
+	st.Attachments = h.store.counted()
 	if h.child != nil && h.child.alive() {
 		st.ChildPID = h.child.pid()
 		st.Python = h.child.version

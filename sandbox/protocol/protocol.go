@@ -278,6 +278,9 @@ type Status struct {
 	// sees it (session.access).
 	Jailed  bool `json:"jailed"`
 	Network bool `json:"network"`
+	// Attachments is how many attachments the session has, once its
+	// host has opened the attachments store (nil before).
+	Attachments *int `json:"attachments,omitempty"`
 }
 
 // Conn reads and writes messages on one link.
