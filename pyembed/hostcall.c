@@ -243,7 +243,9 @@ static void *host_call(void *self, void *args) {
 	void *ts = p_PyEval_SaveThread();
 	while (sem_wait(&link_lock) != 0) {
 		if (errno != EINTR) {
+			int saved = errno;
 			p_PyEval_RestoreThread(ts);
+			errno = saved;
 			return fail(IO_ERROR);
 		}
 		if (interrupted(&ts)) {
@@ -318,8 +320,10 @@ static void *host_call(void *self, void *args) {
 		}
 		break;
 	}
+	int saved = errno; // for fail's message
 	release();
 	p_PyEval_RestoreThread(ts);
+	errno = saved;
 	if (st != IO_OK) {
 		p_DecRef(answer);
 		if (body != p_None) {

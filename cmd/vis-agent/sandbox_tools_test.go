@@ -99,7 +99,7 @@ print(grep("beta"))
 print("rows", len(grep("beta").matches), grep("beta").matches[0].file)
 print(patch("notes.txt", "alpha", "ALPHA"))
 print(cat("notes.txt").text.splitlines()[0])
-for call in ("cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "cat('/etc/hostname')"):
+for call in ("cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "cat('/etc/hostname')", "patch('notes.txt', 'x' * (17 << 20), 'y')"):
     try:
         eval(call)
     except Exception as e:
@@ -116,7 +116,8 @@ for call in ("cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta',
 				"ValueError | grep: bad regex",
 				"ValueError | patch notes.txt: old text found 2 times",
 				"ValueError | patch notes.txt: old text not found",
-				"PermissionError | cat: outside the session's roots: /etc/hostname")
+				"PermissionError | cat: outside the session's roots: /etc/hostname",
+				"ValueError | the arguments of patch take 17 MiB; a tool call carries at most 16 MiB")
 			if strings.Contains(r.stdout, "ignored.txt:") || strings.Contains(r.stdout, "blob.bin:") {
 				t.Errorf("grep read an ignored or binary file:\n%s", r.stdout)
 			}

@@ -22,6 +22,9 @@ import pathlib
 import re
 import struct
 
+# protocol.MaxCallHeader: the most a call's header (its arguments) holds.
+MAX_HEADER = 16 << 20
+
 # The exceptions a host error may name; anything else is a RuntimeError.
 _ERRORS = {name: getattr(builtins, name) for name in (
     "FileNotFoundError", "PermissionError", "ValueError", "KeyError", "TimeoutError", "TypeError",
@@ -34,8 +37,10 @@ def call(op, args=None, payload=None):
     host names."""
     import _vis_host  # built into the sandbox child only
 
-    head = json.dumps({"op": op, "args": args or {}}, ensure_ascii=False, separators=(",", ":"))
-    raw, data = _vis_host.call(head.encode("utf-8", "surrogateescape"), payload)
+    head = json.dumps({"op": op, "args": args or {}}, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    if len(head) > MAX_HEADER:
+        raise ValueError(f"the arguments of {op} take {len(head) >> 20} MiB; a tool call carries at most {MAX_HEADER >> 20} MiB of them")
+    raw, data = _vis_host.call(head, payload)
     answer = json.loads(raw)
     if not answer.get("ok"):
         err = answer.get("error") or {}
