@@ -181,7 +181,7 @@ func (s *Store) Attach(n New, data io.Reader, lim Limits) (Descriptor, error) {
 		n.Filename = defaultFilename(n.Kind, n.MediaType, id)
 	}
 	d := Descriptor{ID: id, Filename: n.Filename, Kind: n.Kind, MediaType: n.MediaType, Size: b.size, SHA256: b.sum,
-		Commentable: n.Commentable, Created: time.Now().UTC(), Session: n.SessionName, Block: n.Block}
+		Commentable: n.Commentable, Session: n.SessionName, Block: n.Block}
 	// The blob goes in place under the write lock, which RemoveSession
 	// also holds while it deletes unused blobs: the blob cannot vanish
 	// between here and the row's commit.
@@ -189,6 +189,8 @@ func (s *Store) Attach(n New, data io.Reader, lim Limits) (Descriptor, error) {
 		if err := s.place(b); err != nil {
 			return err
 		}
+		// Taken under the lock, so creation times follow versions.
+		d.Created = time.Now().UTC()
 		if err := tx.QueryRow(`SELECT COALESCE(MAX(version), 0) + 1 FROM attachments WHERE session = ? AND filename = ?`,
 			n.Session, n.Filename).Scan(&d.Version); err != nil {
 			return err

@@ -421,6 +421,15 @@ func TestConcurrentStores(t *testing.T) {
 	}
 	s := openStore(t, dir)
 	checkVersions(t, s, "same.txt", 2*perStore)
+	list, err := s.List("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range list {
+		if d.Version != 2*perStore-i {
+			t.Fatalf("newest first: row %d is version %d", i, d.Version)
+		}
+	}
 }
 
 // checkVersions checks that filename has versions 1..n.
