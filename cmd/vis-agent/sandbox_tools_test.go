@@ -99,7 +99,7 @@ print(grep("beta"))
 print("rows", len(grep("beta").matches), grep("beta").matches[0].file)
 print(patch("notes.txt", "alpha", "ALPHA"))
 print(cat("notes.txt").text.splitlines()[0])
-for call in ("cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "cat('/etc/hostname')", "patch('notes.txt', 'x' * (17 << 20), 'y')"):
+for call in ("cat('.')", "cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "cat('/etc/hostname')", "patch('notes.txt', 'x' * (17 << 20), 'y')"):
     try:
         eval(call)
     except Exception as e:
@@ -113,6 +113,7 @@ for call in ("cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta',
 				"-alpha\n+ALPHA",
 				"    1\tALPHA",
 				"FileNotFoundError | cat: no such file",
+				"IsADirectoryError | cat: is a directory",
 				"ValueError | grep: bad regex",
 				"ValueError | patch notes.txt: old text found 2 times",
 				"ValueError | patch notes.txt: old text not found",

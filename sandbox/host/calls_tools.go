@@ -77,8 +77,11 @@ func toolError(err error) error {
 	switch {
 	case errors.Is(err, os.ErrNotExist) || strings.Contains(msg, "no such file"):
 		return &callError{typ: "FileNotFoundError", msg: msg}
-	case errors.Is(err, os.ErrPermission) || strings.Contains(msg, "outside the session's roots") || strings.Contains(msg, "read-only root"):
+	case errors.Is(err, os.ErrPermission) || strings.Contains(msg, "outside the session's roots") || strings.Contains(msg, "read-only root") ||
+		strings.Contains(msg, "hidden from the session"):
 		return &callError{typ: "PermissionError", msg: msg}
+	case strings.Contains(msg, "is a directory"):
+		return &callError{typ: "IsADirectoryError", msg: msg}
 	}
 	return &callError{typ: "ValueError", msg: msg}
 }

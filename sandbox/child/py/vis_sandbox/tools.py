@@ -371,7 +371,8 @@ def _millis(name, seconds, allow_zero=False):
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise TypeError(f"{name} is a number of seconds, not {type(seconds).__name__}")
     if seconds < 0 or (seconds == 0 and not allow_zero):
-        raise ValueError(f"{name} must be more than 0 seconds, not {seconds}")
+        bound = "0 seconds or more" if allow_zero else "more than 0 seconds"
+        raise ValueError(f"{name} must be {bound}, not {seconds}")
     return int(seconds * 1000)
 
 
