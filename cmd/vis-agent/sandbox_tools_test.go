@@ -124,11 +124,13 @@ for call in ("cat('.')", "cat('missing.txt')", "grep('(', '.')", "patch('notes.t
 			}
 
 			r = sb.block("t", `
-import time
+import asyncio, time
 r = shell("echo out; echo err >&2; exit 3")
 print("plain", r.status, r.exit, repr(r.out), repr(r["err"]))
 r = await shell("sleep 0.5; echo later", wait=0)
 print("awaited", r.status, r.out.strip())
+a, b = await asyncio.gather(shell("sleep 1; echo a", wait=0), shell("sleep 1; echo b", wait=0))
+print("gathered", a.out + b.out == "a\nb\n", a != b)
 r = shell("sleep 60", wait=0)
 print("left", r.status)
 print("stopped", r.stop().status)
@@ -147,6 +149,7 @@ for bad in ("shell('')", "shell('ls', cwd='missing-dir')", "shell('ls', timeout=
 			contains(t, "shell", r.stdout,
 				"plain exited 3 'out\\n' 'err\\n'",
 				"awaited exited later",
+				"gathered True True",
 				"left running", "stopped stopped",
 				"timeout timed out True",
 				"logs ['line4', 'line5'] ['line1']",

@@ -461,6 +461,12 @@ class Shell(Record):
 
     __slots__ = ()
 
+    # A handle is one command: equal to itself only, and hashable, so that
+    # asyncio.gather(shell(...), shell(...)) takes several.
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
     def _kind(self):
         return "shell handle"
 
