@@ -29,4 +29,9 @@
 // started through PEP 741's PyInitConfig on CPython 3.14+. Python failures
 // there come back as *PyError values (type, message, formatted traceback),
 // never as text printed on stderr.
+//
+// Two more C parts serve the sandbox child, installed before its
+// interpreter starts: the jail's audit hook (audit.c) and the built-in
+// module _vis_host (hostcall.c), the one entry point through which the
+// session's Python calls its host.
 package pyembed

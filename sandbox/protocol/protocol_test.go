@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -55,5 +57,22 @@ func TestPolicy(t *testing.T) {
 	}
 	if got := (Policy{ReadOnlyRoots: []string{"/x"}}).String(); got != "jail off, network off, 1 extra root" {
 		t.Errorf("String() = %q", got)
+	}
+}
+
+// The shim reads an answer's id and size by position: they come first.
+func TestCallAnswerStartsWithIDAndSize(t *testing.T) {
+	for _, a := range []CallAnswer{
+		{ID: 7, Size: 3, OK: true, Result: map[string]any{"a": 1}},
+		{ID: 0, Error: &CallError{Type: "ValueError", Message: "bad"}},
+		{ID: 1 << 60, Size: 1 << 32},
+	} {
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"id":%d,"size":%d,`, a.ID, a.Size); !strings.HasPrefix(string(b), want) {
+			t.Errorf("%s does not start with %s", b, want)
+		}
 	}
 }

@@ -1,0 +1,200 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// callPeer is the child's end of a call server's link, for tests.
+type callPeer struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+	done chan error
+}
+
+// newCallPeer serves ops (with payloads up to max) on a real socketpair.
+func newCallPeer(t *testing.T, ops map[string]op, max int64) *callPeer {
+	t.Helper()
+	host, child, err := callLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.FileConn(child)
+	child.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &callPeer{t: t, conn: conn, r: bufio.NewReader(conn), done: make(chan error, 1)}
+	s := &callServer{conn: host, ops: ops, maxPayload: max}
+	go func() { p.done <- s.serve() }()
+	t.Cleanup(func() { conn.Close() })
+	return p
+}
+
+func (p *callPeer) write(s string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.conn, s); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// answer reads the next answer and its payload.
+func (p *callPeer) answer() (protocol.CallAnswer, []byte) {
+	p.t.Helper()
+	p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := p.r.ReadBytes('\n')
+	if err != nil {
+		p.t.Fatalf("read an answer: %v", err)
+	}
+	if !strings.HasPrefix(string(line), `{"id":`) {
+		p.t.Fatalf("an answer that does not start with its id: %s", line)
+	}
+	var a protocol.CallAnswer
+	if err := json.Unmarshal(line, &a); err != nil {
+		p.t.Fatalf("answer %s: %v", line, err)
+	}
+	data := make([]byte, a.Size)
+	if _, err := io.ReadFull(p.r, data); err != nil {
+		p.t.Fatal(err)
+	}
+	return a, data
+}
+
+func echoOps() map[string]op {
+	return map[string]op{
+		"echo": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+			var in struct{ Say string }
+			if err := decodeArgs(args, &in); err != nil {
+				return reply{}, err
+			}
+			return reply{result: in.Say, payload: payload}, nil
+		},
+		"block": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+			<-ctx.Done()
+			return reply{}, ctx.Err()
+		},
+		"panic": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+			panic("a bug")
+		},
+		"missing": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+			_, err := os.Open("/nonexistent/file")
+			return reply{}, err
+		},
+	}
+}
+
+func TestCallsAnswerWithPayloads(t *testing.T) {
+	p := newCallPeer(t, echoOps(), 1<<20)
+	p.write(`{"id":1,"size":5,"op":"echo","args":{"say":"hi"}}` + "\nhello")
+	a, data := p.answer()
+	if a.ID != 1 || !a.OK || a.Result != "hi" || string(data) != "hello" {
+		t.Errorf("answer %+v, payload %q", a, data)
+	}
+	// Over the limit: refused, the payload read past, the link goes on.
+	p.write(fmt.Sprintf(`{"id":2,"size":%d,"op":"echo"}`+"\n%s", 2<<20, strings.Repeat("x", 2<<20)))
+	a, _ = p.answer()
+	if a.ID != 2 || a.OK || a.Error.Type != "ValueError" || !strings.Contains(a.Error.Message, "over the limit of 1 MiB") {
+		t.Errorf("over the limit: %+v %+v", a, a.Error)
+	}
+	p.write(`{"id":3,"size":0,"op":"echo","args":{"say":"still"}}` + "\n")
+	if a, _ := p.answer(); a.ID != 3 || a.Result != "still" {
+		t.Errorf("after an oversized payload: %+v", a)
+	}
+}
+
+func TestCallsRefuseBadRequests(t *testing.T) {
+	p := newCallPeer(t, echoOps(), 1<<20)
+	for _, c := range []struct{ send, typ, msg string }{
+		{"not json\n", "ValueError", "not a JSON request"},
+		{`{"id":4,"size":0}` + "\n", "ValueError", "without an op"},
+		{`{"id":5,"size":0,"op":"nothing"}` + "\n", "ValueError", `unknown tool call "nothing"`},
+		{`{"id":6,"size":0,"op":"echo","args":{"say":"x","session":"other"}}` + "\n", "TypeError", `unknown field "session"`},
+		{`{"id":7,"size":0,"op":"echo","args":[1]}` + "\n", "TypeError", "bad arguments"},
+		{`{"id":8,"size":0,"op":"panic"}` + "\n", "RuntimeError", "failed in panic: a bug"},
+		{`{"id":9,"size":0,"op":"missing"}` + "\n", "FileNotFoundError", "no such file"},
+	} {
+		p.write(c.send)
+		a, _ := p.answer()
+		if a.OK || a.Error == nil || a.Error.Type != c.typ || !strings.Contains(a.Error.Message, c.msg) || strings.Contains(a.Error.Message, "\n") {
+			t.Errorf("%q: %+v %+v", c.send, a, a.Error)
+		}
+	}
+	// Garbage without a newline, then a real request: the request is
+	// found at the end of the line.
+	p.write("\xff\x00 half a line")
+	p.write(`{"id":10,"size":0,"op":"echo","args":{"say":"found"}}` + "\n")
+	if a, _ := p.answer(); a.ID != 10 || a.Result != "found" {
+		t.Errorf("after garbage: %+v", a)
+	}
+}
+
+func TestCallsCancelAnAbandonedCall(t *testing.T) {
+	p := newCallPeer(t, echoOps(), 1<<20)
+	p.write(`{"id":1,"size":0,"op":"block"}` + "\n")
+	p.write(`{"id":2,"size":0,"op":"echo","args":{"say":"next"}}` + "\n")
+	got := map[uint64]protocol.CallAnswer{}
+	for range 2 {
+		a, _ := p.answer()
+		got[a.ID] = a
+	}
+	if a := got[1]; a.OK || a.Error.Type != "InterruptedError" {
+		t.Errorf("the abandoned call: %+v %+v", a, a.Error)
+	}
+	if a := got[2]; !a.OK || a.Result != "next" {
+		t.Errorf("the next call: %+v", a)
+	}
+}
+
+func TestCallsCloseOnAHugePayloadOrHeader(t *testing.T) {
+	p := newCallPeer(t, echoOps(), 1<<20)
+	p.write(`{"id":1,"size":99999999999,"op":"echo"}` + "\n")
+	if a, _ := p.answer(); a.OK || !strings.Contains(a.Error.Message, "the tool link is closed") {
+		t.Errorf("a huge payload: %+v", a)
+	}
+	if err := <-p.done; err == nil || !strings.Contains(err.Error(), "payload of 99999999999 bytes") {
+		t.Errorf("serve: %v", err)
+	}
+
+	p = newCallPeer(t, echoOps(), 1<<20)
+	go io.WriteString(p.conn, strings.Repeat("x", protocol.MaxCallHeader+(64<<10)))
+	if a, _ := p.answer(); a.OK || a.ID != 0 {
+		t.Errorf("a huge header: %+v", a)
+	}
+	if err := <-p.done; !errors.Is(err, errLongHeader) {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+func TestCallsEndWithTheChild(t *testing.T) {
+	p := newCallPeer(t, echoOps(), 1<<20)
+	p.write(`{"id":1,"size":10,"op":"echo"}` + "\nabc")
+	p.conn.Close()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("serve after the child closed its end: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not end with the child's end")
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{12: "12 bytes", 1536: "1.5 KiB", 64 << 20: "64 MiB", 3 << 30: "3 GiB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
