@@ -426,3 +426,46 @@ func TestMCPNoNetwork(t *testing.T) {
 		t.Errorf("the block reached the loopback server:\n%s", text)
 	}
 }
+
+// TestMCPCancelQueued: cancelling a python call that waits behind another
+// client's block (a `sandbox run`) withdraws the call's block, which never
+// runs, and leaves the other block alone.
+func TestMCPCancelQueued(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	c := connectMCP(t, sb, "--session", "q")
+	c.python("ran = False", false)
+
+	other := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c",
+		"import time\nprint('other started', flush=True)\ntime.sleep(6)\nprint('other finished')")
+	stdout, err := other.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	other.Stderr = &stderr
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill() })
+	r := bufio.NewReader(stdout)
+	if l, err := r.ReadString('\n'); l != "other started\n" {
+		t.Fatalf("the other client's block: %q %v", l, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		cancel()
+	}()
+	if _, _, _, err := c.call(ctx, "python", map[string]any{"code": "ran = True\nprint('the cancelled block ran')"}, false); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	rest, _ := io.ReadAll(r)
+	if err := other.Wait(); err != nil || string(rest) != "other finished\n" || strings.Contains(stderr.String(), "KeyboardInterrupt") {
+		t.Errorf("the other client's block after the cancel: %v, stdout %q, stderr %q", err, rest, stderr.String())
+	}
+	if text, _ := c.python("print(ran)", false); text != "False\n" {
+		t.Errorf("the cancelled block ran: %q", text)
+	}
+}

@@ -133,15 +133,15 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		notes []string
 		out   = newCapture(sv.maxOutput)
 	)
-	// A cancelled call (or a client gone) interrupts the block; its result
-	// still arrives, and is dropped with the request.
-	stopCancel := context.AfterFunc(ctx, func() { sv.s.Interrupt() })
+	// A cancelled call (or a client gone) withdraws the block if it still
+	// waits behind another client's, or interrupts it (never another
+	// block); its result still arrives, and is dropped with the request.
 	stopProgress := sv.progress(ctx, req, func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return out.total
 	})
-	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
+	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
@@ -151,7 +151,6 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 			out.write(ev.Data)
 		}
 	})
-	stopCancel()
 	stopProgress()
 	if err != nil {
 		return errorResult(fmt.Errorf("the session could not run the block: %w", err))
