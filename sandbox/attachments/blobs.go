@@ -134,23 +134,45 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// removeUnused deletes the blobs of sums that no row uses. The caller
-// holds the write lock, so no attach is placing one of them meanwhile.
-func (s *Store) removeUnused(tx *sql.Tx, sums []string) error {
-	for _, sum := range sums {
-		var used bool
-		if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM attachments WHERE sha256 = ?)`, sum).Scan(&used); err != nil {
+// removeUnused deletes the blob files no row uses. The caller holds the
+// write lock, so no attach is placing one meanwhile.
+func (s *Store) removeUnused(tx *sql.Tx) error {
+	rows, err := tx.Query(`SELECT DISTINCT sha256 FROM attachments`)
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for rows.Next() {
+		var sum string
+		if err := rows.Scan(&sum); err != nil {
+			rows.Close()
 			return err
 		}
-		if used {
-			continue
+		used[sum] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	root := filepath.Join(s.dir, blobDir)
+	prefixes, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, p := range prefixes {
+		if !p.IsDir() || len(p.Name()) != 2 {
+			continue // tmp/, or not the store's
 		}
-		p, err := s.blobPath(sum)
+		names, err := os.ReadDir(filepath.Join(root, p.Name()))
 		if err != nil {
 			return err
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+		for _, n := range names {
+			if sum := p.Name() + n.Name(); len(sum) == 2*sha256.Size && !used[sum] {
+				if err := os.Remove(filepath.Join(root, p.Name(), n.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
 		}
 	}
 	return nil

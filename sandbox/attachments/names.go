@@ -120,21 +120,17 @@ func CheckFilename(name string) error {
 
 // extensionTypes are the media types of common extensions whose bytes
 // sniffing calls plain text or unknown; read before the system's table,
-// so every machine names them alike.
-var extensionTypes = map[string]string{
-	".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain", ".csv": "text/csv",
-	".tsv": "text/tab-separated-values", ".json": "application/json", ".jsonl": "application/jsonl",
-	".yaml": "application/yaml", ".yml": "application/yaml", ".toml": "application/toml",
-	".py": "text/x-python", ".go": "text/x-go", ".diff": "text/x-diff", ".patch": "text/x-diff",
-	".html": "text/html", ".htm": "text/html", ".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml",
-	".xml": "application/xml", ".log": "text/plain", ".ipynb": "application/x-ipynb+json",
-}
-
-// preferredExtensions are the extensions of default filenames where a
-// media type has several.
-var preferredExtensions = map[string]string{
-	"text/plain": ".txt", "text/html": ".html", "text/x-diff": ".diff", "application/yaml": ".yaml",
-	"image/jpeg": ".jpg", "application/octet-stream": ".bin",
+// so every machine names them alike. The first extension of a type is the
+// one default filenames get. (An array, not a map: nothing to build when
+// vis-agent starts.)
+var extensionTypes = [...]struct{ ext, mediaType string }{
+	{".md", "text/markdown"}, {".markdown", "text/markdown"}, {".txt", "text/plain"}, {".log", "text/plain"},
+	{".csv", "text/csv"}, {".tsv", "text/tab-separated-values"}, {".json", "application/json"},
+	{".jsonl", "application/jsonl"}, {".yaml", "application/yaml"}, {".yml", "application/yaml"},
+	{".toml", "application/toml"}, {".py", "text/x-python"}, {".go", "text/x-go"}, {".diff", "text/x-diff"},
+	{".patch", "text/x-diff"}, {".html", "text/html"}, {".htm", "text/html"}, {".css", "text/css"},
+	{".js", "text/javascript"}, {".svg", "image/svg+xml"}, {".xml", "application/xml"},
+	{".ipynb", "application/x-ipynb+json"}, {".jpg", "image/jpeg"}, {".bin", "application/octet-stream"},
 }
 
 // sniff is the media type of bytes starting with head and named filename:
@@ -146,8 +142,10 @@ func sniff(head []byte, filename string) string {
 		return byBytes
 	}
 	if ext := strings.ToLower(filepath.Ext(filename)); ext != "" {
-		if t, ok := extensionTypes[ext]; ok {
-			return t
+		for _, e := range extensionTypes {
+			if e.ext == ext {
+				return e.mediaType
+			}
 		}
 		if t, _, err := mime.ParseMediaType(mime.TypeByExtension(ext)); err == nil && t != "" {
 			return t
@@ -174,10 +172,11 @@ func kindOf(t string) string {
 // defaultFilename names an attachment given no filename: its kind, part
 // of its id and the usual extension of its media type.
 func defaultFilename(kind, mediaType, id string) string {
-	ext, ok := preferredExtensions[mediaType]
-	for e, t := range extensionTypes {
-		if !ok && t == mediaType && (ext == "" || len(e) < len(ext)) {
-			ext = e // the only one, or the shortest: no ties but the preferred
+	ext := ""
+	for _, e := range extensionTypes {
+		if e.mediaType == mediaType {
+			ext = e.ext
+			break
 		}
 	}
 	if ext == "" {

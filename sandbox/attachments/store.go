@@ -353,7 +353,14 @@ func (s *Store) Read(d Descriptor) (io.ReadCloser, error) {
 
 // ErrReadOnly is the reason a comment is refused: the version was not
 // attached commentable.
-var ErrReadOnly = errors.New("it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments")
+var ErrReadOnly error = readOnlyError{}
+
+// readOnlyError is ErrReadOnly's type: a value, built at compile time.
+type readOnlyError struct{}
+
+func (readOnlyError) Error() string {
+	return "it is read-only (attached without commentable=True); a new version attached with commentable=True takes comments"
+}
 
 // Comment adds a comment to one version (found as Get finds it); a
 // read-only version refuses it with ErrReadOnly.
@@ -388,35 +395,19 @@ func (s *Store) Comment(session, idOrFilename string, version int, text, author 
 }
 
 // RemoveSession deletes the session's attachments and comments, and every
-// blob no other row uses.
+// blob no row uses: the session's own, and any a crashed attach left.
 func (s *Store) RemoveSession(session string) error {
-	var sums []string
 	err := s.write(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT DISTINCT sha256 FROM attachments WHERE session = ?`, session)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var sum string
-			if err := rows.Scan(&sum); err != nil {
-				rows.Close()
-				return err
-			}
-			sums = append(sums, sum)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = tx.Exec(`DELETE FROM attachments WHERE session = ?`, session)
+		_, err := tx.Exec(`DELETE FROM attachments WHERE session = ?`, session)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete the session's attachments: %w", err)
 	}
-	// The rows are gone first: a crash from here on leaves unused blobs,
-	// never a row without its bytes.
-	if err := s.write(func(tx *sql.Tx) error { return s.removeUnused(tx, sums) }); err != nil {
+	// The rows are gone first: a crash from here on leaves unused blobs
+	// (the next RemoveSession deletes them), never a row without its
+	// bytes.
+	if err := s.write(s.removeUnused); err != nil {
 		return fmt.Errorf("delete the session's attachment files: %w", err)
 	}
 	return nil
