@@ -597,6 +597,15 @@ func TestMCPAttachments(t *testing.T) {
 		t.Errorf("data.bin as a resource: %v %+v", err, r)
 	}
 
+	// Another client's block attaches: resources/list sees it without a
+	// python call of this client.
+	attach(t, sb, "a", "late.txt", "text/plain", []byte("late\n"))
+	if list, err = c.cs.ListResources(context.Background(), nil); err != nil || !slices.ContainsFunc(list.Resources, func(r *mcp.Resource) bool {
+		return r.URI == "vis-attachment://a/late.txt" && r.Size == 5 && r.MIMEType == "text/plain"
+	}) {
+		t.Errorf("resources after another client's attach: %v %v", err, list)
+	}
+
 	// Bad names: a tool error naming what there is; a resource not found.
 	text, _, isErr, err := c.call(context.Background(), "read_attachment", map[string]any{"id_or_filename": "note.txt"}, false)
 	if err != nil || !isErr || !strings.Contains(text, "notes.txt") {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +78,21 @@ func (sv *server) addAttachments(srv *mcp.Server) {
 type listed struct {
 	mu     sync.Mutex
 	latest map[string]string // filename -> id of its latest version
+	stamp  string            // the store's stamp when it was listed
+}
+
+// storeStamp changes whenever the attachments store commits (SQLite in WAL
+// mode appends every commit to the database's -wal file; a checkpoint
+// rewrites the database), so an unchanged store costs a sync two stats,
+// not a query. "" when there is no store yet.
+func storeStamp(dir string) string {
+	var b strings.Builder
+	for _, f := range []string{"attachments.db", "attachments.db-wal"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return b.String()
 }
 
 // syncResources makes the listed resources the store's: one per filename,
@@ -83,12 +100,17 @@ type listed struct {
 // notifications/resources/list_changed), and tells the subscribers of a
 // filename whose latest version changed (notifications/resources/updated).
 func (sv *server) syncResources(ctx context.Context) {
+	sv.listed.mu.Lock()
+	defer sv.listed.mu.Unlock()
+	stamp := storeStamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	if stamp == sv.listed.stamp {
+		return
+	}
 	all, err := sv.s.Attachments()
 	if err != nil {
 		return // the next sync tries again; the tools report the error
 	}
-	sv.listed.mu.Lock()
-	defer sv.listed.mu.Unlock()
+	sv.listed.stamp = stamp
 	now := map[string]string{}
 	for _, d := range all { // newest first: the first of a filename is its latest
 		if _, seen := now[d.Filename]; seen {
