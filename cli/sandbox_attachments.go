@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -190,6 +191,9 @@ saying so. get_attachment() in the session shows the comments.`,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("version") {
 				return usageError{errors.New("comment needs --version N (a negative N counts back: -1 is the latest)")}
+			}
+			if strings.TrimSpace(args[1]) == "" {
+				return usageError{errors.New("the comment's TEXT is empty")}
 			}
 			c, err := sf.existing()
 			if err != nil {

@@ -136,6 +136,7 @@ func TestSandboxAttachments(t *testing.T) {
 		t.Errorf("comment: %q", r.stdout)
 	}
 	sb.failsWith(1, "read-only (attached without commentable=True)", "attachment", "comment", "--session", "s", "PLAN.md", "--version", "2", "no")
+	sb.failsWith(2, "the comment's TEXT is empty", "attachment", "comment", "--session", "s", "PLAN.md", "--version", "1", " ")
 	sb.failsWith(2, "comment needs --version N", "attachment", "comment", "--session", "s", "PLAN.md", "text")
 	st, err := attachments.Open(filepath.Join(sb.home, "sandbox", "attachments"))
 	if err != nil {

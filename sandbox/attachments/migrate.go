@@ -43,12 +43,19 @@ var migrations = []string{
 // migrate brings db to schema version to, in one write transaction, so
 // processes opening the store at once migrate it once.
 func migrate(db *sql.DB, to int) error {
+	// Up to date, the usual case: no write lock taken.
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == to {
+		return nil
+	}
 	tx, err := db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var v int
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	// The SQLite driver: cgo, so it adds no package init work to
@@ -22,8 +23,12 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 )
 
-// dbFile is the database's name in the store's folder.
-const dbFile = "attachments.db"
+// Files of the store's folder: the database, and the lock openers take
+// turns with.
+const (
+	dbFile   = "attachments.db"
+	openLock = "open.lock"
+)
 
 // DefaultMaxBytes is the size limit of one attachment when the settings
 // name none (sandbox.max_attachment_mb).
@@ -92,6 +97,13 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, blobDir, tmpDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open the attachments store: %w", err)
 	}
+	// Openers take turns: a new database's switch to WAL fails, without
+	// waiting, while another process reads it.
+	unlock, err := lockFile(filepath.Join(dir, openLock))
+	if err != nil {
+		return nil, fmt.Errorf("open the attachments store: %w", err)
+	}
+	defer unlock()
 	db, err := sql.Open("sqlite3", dsn(filepath.Join(dir, dbFile)))
 	if err != nil {
 		return nil, fmt.Errorf("open the attachments store: %w", err)
@@ -103,6 +115,20 @@ func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, db: db}
 	s.sweepTemp()
 	return s, nil
+}
+
+// lockFile holds an exclusive flock on path until the returned function
+// is called.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // dsn names the database with the settings of every connection: WAL, so
