@@ -453,7 +453,8 @@ func TestMCPNoNetwork(t *testing.T) {
 
 // TestMCPCancelQueued: cancelling a python call that waits behind another
 // client's block (a `sandbox run`) withdraws the call's block, which never
-// runs, and leaves the other block alone.
+// runs, and leaves the other block alone; so does a queued client killed
+// before its block started.
 func TestMCPCancelQueued(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -477,20 +478,27 @@ func TestMCPCancelQueued(t *testing.T) {
 		t.Fatalf("the other client's block: %q %v", l, err)
 	}
 
+	// A queued `sandbox run` killed before its block started withdraws it too.
+	killed := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c", "killed_ran = True")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
+		killed.Process.Kill()
 		cancel()
 	}()
 	if _, _, _, err := c.call(ctx, "python", map[string]any{"code": "ran = True\nprint('the cancelled block ran')"}, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: %v", err)
 	}
+	killed.Wait()
 	rest, _ := io.ReadAll(r)
 	if err := other.Wait(); err != nil || string(rest) != "other finished\n" || strings.Contains(stderr.String(), "KeyboardInterrupt") {
 		t.Errorf("the other client's block after the cancel: %v, stdout %q, stderr %q", err, rest, stderr.String())
 	}
-	if text, _ := c.python("print(ran)", false); text != "False\n" {
-		t.Errorf("the cancelled block ran: %q", text)
+	if text, _ := c.python("print(ran, 'killed_ran' in globals())", false); text != "False False\n" {
+		t.Errorf("the cancelled blocks ran: %q", text)
 	}
 }
 
@@ -595,6 +603,17 @@ func TestMCPAttachments(t *testing.T) {
 	contains(t, "read_attachment data.bin", c.tool("read_attachment", map[string]any{"id_or_filename": "data.bin"}), "application/octet-stream", "Not text")
 	if r, err := c.readResource("vis-attachment://a/data.bin"); err != nil || !bytes.Equal(r.Blob, blob) || r.Text != "" {
 		t.Errorf("data.bin as a resource: %v %+v", err, r)
+	}
+
+	// A real attach() in a block: the list changes when the call returns.
+	before = c.listChanged
+	text, _ = c.python("d = attach('made by a block\\n', filename='block.txt')\nprint(d.version, d.block > 0)", false)
+	if text != "1 True\n" {
+		t.Errorf("attach() in a block: %q", text)
+	}
+	c.notified("list_changed after attach() in a block", func() bool { return c.listChanged > before })
+	if r, err := c.readResource("vis-attachment://a/block.txt"); err != nil || r.Text != "made by a block\n" {
+		t.Errorf("block.txt: %v %+v", err, r)
 	}
 
 	// Another client's block attaches: resources/list sees it without a

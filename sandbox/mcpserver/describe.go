@@ -13,10 +13,10 @@ var boundNames = []string{"json", "re", "os", "sys", "math", "time", "datetime",
 // sessionFunctions are the functions bound in every block besides the
 // modules, each with what it does, for the python tool's description.
 var sessionFunctions = []string{
-	"attach(data, filename=, kind=, media_type=, commentable=False) stores bytes, a str or a pathlib.Path as an attachment (the same filename again makes a new version) and returns its descriptor",
-	"list_attachments(), get_attachment(id_or_filename, version=None), read_attachment(..., text=False) and show_attachment(...) list, describe, read and preview them",
-	"shell(cmd, timeout=, cwd=) runs a command and returns a handle (status, exit, out, err, wait(), logs(n), stop())",
-	"cat(path, offset=0, limit=) shows numbered lines, grep(pattern, path=\".\", glob=None) finds lines, patch(path, old, new) replaces one exact unique text and returns the diff",
+	"attach(data, filename=None, kind=None, media_type=None, commentable=False) stores bytes, a str or a pathlib.Path as an attachment (the same filename again makes a new version) and returns its descriptor",
+	"list_attachments(), get_attachment(id_or_filename, version=None), read_attachment(id_or_filename, version=None, text=False) and show_attachment(id_or_filename, version=None) list, describe, read and preview them",
+	"shell(cmd, timeout=300, cwd=None) runs a command and returns a handle (status, exit, out, err, wait(), logs(n), stop())",
+	"cat(path, offset=0, limit=None) shows numbered lines, grep(pattern, path=\".\", glob=None) finds lines, patch(path, old, new) replaces one exact unique text and returns the diff",
 	"apropos(pattern) lists the session's functions and tools, doc(name_or_obj) shows a signature and docstring",
 }
 
