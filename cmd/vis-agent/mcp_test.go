@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -660,5 +661,26 @@ func attach(t *testing.T, sb *sandbox, name, filename, mediaType string, data []
 	if _, err := st.Attach(attachments.New{Session: session.ID(name, sb.ws), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
 		bytes.NewReader(data), attachments.Limits{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMCPOutputPastTheAttachmentLimit: an output larger than
+// sandbox.max_attachment_mb is kept up to the limit, and the note says so.
+func TestMCPOutputPastTheAttachmentLimit(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nmax_attachment_mb = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCP(t, sb, "--session", "big")
+	text, st := c.python("print('é' * 700_000)", false)
+	note := regexp.MustCompile(`\[\.\.\. [^\]]*\]`).FindString(text)
+	contains(t, "the note", note, "python-output.txt version 1", "It holds the first 1.0 MiB; the last 343.2 KiB were beyond the attachment size limit")
+	if st["output_chars"] != 700001.0 {
+		t.Errorf("output_chars %v", st["output_chars"])
+	}
+	res, err := c.readResource("vis-attachment://big/python-output.txt")
+	if err != nil || len(res.Text) != 1<<20 || strings.Trim(res.Text, "é") != "" {
+		t.Errorf("the kept output: %v, %d bytes", err, len(res.Text))
 	}
 }
