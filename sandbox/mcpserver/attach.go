@@ -120,9 +120,12 @@ func (sv *server) syncResources(ctx context.Context) {
 		if sv.listed.latest[d.Filename] == d.ID {
 			continue
 		}
+		desc := describeAttachment(d)
+		if d.Version > 1 {
+			desc += fmt.Sprintf(". Earlier versions: ?version=1..%d", d.Version-1)
+		}
 		sv.srv.AddResource(&mcp.Resource{URI: sv.uri(d.Filename, 0), Name: d.Filename, MIMEType: d.MediaType, Size: d.Size,
-			Title:       fmt.Sprintf("%s (version %d)", d.Filename, d.Version),
-			Description: describeAttachment(d) + fmt.Sprintf(". Earlier versions: ?version=1..%d.", d.Version-1)}, sv.readResource)
+			Title: fmt.Sprintf("%s (version %d)", d.Filename, d.Version), Description: desc}, sv.readResource)
 		if _, had := sv.listed.latest[d.Filename]; had {
 			sv.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: sv.uri(d.Filename, 0)})
 		}
@@ -219,9 +222,10 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 	switch {
 	case isImage(d.MediaType) && len(data) <= maxImage:
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: head}, &mcp.ImageContent{Data: data, MIMEType: d.MediaType}}}, nil, nil
+	case isImage(d.MediaType):
+		return sv.notShown(head, "An image larger than 5 MiB", d), nil, nil
 	case !isText(d.MediaType, data):
-		return textResult(head + "\nNot text, so not shown here. Read its bytes in a python block with read_attachment(" +
-			strconv.Quote(d.ID) + "), or as the resource " + sv.uri(d.ID, 0) + ".\n"), nil, nil
+		return sv.notShown(head, "Not text", d), nil, nil
 	}
 	limit := in.Limit
 	if limit == 0 || limit > sv.maxOutput {
@@ -240,6 +244,13 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	b.WriteString(text)
 	return textResult(b.String()), nil, nil
+}
+
+// notShown describes an attachment read_attachment does not return, and
+// how to read it.
+func (sv *server) notShown(head, why string, d attachments.Descriptor) *mcp.CallToolResult {
+	return textResult(head + "\n" + why + ", so not shown here. Read its bytes in a python block with read_attachment(" +
+		strconv.Quote(d.ID) + "), or as the resource " + sv.uri(d.ID, 0) + ".\n")
 }
 
 // readAll is an attachment's bytes (at most the store's limit per
