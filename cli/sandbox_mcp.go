@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/sandbox/mcpserver"
 )
 
@@ -24,9 +25,10 @@ func newSandboxMCPCmd(s Streams) *cobra.Command {
 		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--max-output N]",
 		Short: "Serve a persistent sandbox session to coding agents (Model Context Protocol over stdio)",
 		Long: `Serve one sandbox session over the Model Context Protocol on standard input
-and output, for coding agents: tools python (run a block), defs, restart_session
-and interrupt. Standard output carries JSON-RPC only; the blocks run in the
-session's own process. The server exits when its standard input closes; the
+and output, for coding agents: tools python (run a block), defs, restart_session,
+interrupt, list_attachments and read_attachment, and the session's attachments
+as resources (vis-attachment://SESSION/FILENAME). Standard output carries
+JSON-RPC only; the blocks run in the session's own process. The server exits when its standard input closes; the
 session keeps its snapshot.
 
 Claude Code:  claude mcp add python-sandbox -- /path/to/vis-agent sandbox mcp
@@ -49,7 +51,9 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy})
+			maxAttach := int64(config.Load(s.layout().UserConfig()).SandboxMaxAttachmentMB.Value) << 20
+			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
+				MaxAttachment: maxAttach})
 			err = srv.Run(ctx, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +22,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // mcpClient is the SDK's client connected to `vis-agent sandbox mcp` for
@@ -26,6 +35,10 @@ type mcpClient struct {
 	cs       *mcp.ClientSession
 	mu       sync.Mutex
 	progress []string
+	// listChanged counts notifications/resources/list_changed; updated
+	// holds the URIs of notifications/resources/updated.
+	listChanged int
+	updated     []string
 	// output is the python tool's output schema, once tools are listed:
 	// every structured result must satisfy it.
 	output *jsonschema.Resolved
@@ -38,6 +51,16 @@ func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.mu.Lock()
 			c.progress = append(c.progress, req.Params.Message)
+			c.mu.Unlock()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.mu.Lock()
+			c.listChanged++
+			c.mu.Unlock()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.mu.Lock()
+			c.updated = append(c.updated, req.Params.URI)
 			c.mu.Unlock()
 		},
 	})
@@ -148,10 +171,11 @@ func TestMCPServer(t *testing.T) {
 				t.Fatalf("python's output schema: %v", err)
 			}
 			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "The session is jailed (enforced by the kernel", "The network is available",
-				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws)
+				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
+				"attach(data", "show_attachment", "shell(cmd", "patch(path", "apropos(", "doc(", "vis-attachment://m/FILENAME")
 		}
 	}
-	if got := strings.Join(sortStrings(names), " "); got != "defs interrupt python restart_session" {
+	if got := strings.Join(sortStrings(names), " "); got != "defs interrupt list_attachments python read_attachment restart_session" {
 		t.Errorf("tools: %s", got)
 	}
 
@@ -174,10 +198,11 @@ func TestMCPServer(t *testing.T) {
 		e["line"] != 2.0 || !strings.HasPrefix(e["excerpt"].(string), "2: 1/0") {
 		t.Errorf("error block: %q %v", text, st)
 	}
-	// Capped output: first and last parts, and how to see the rest.
+	// Capped output: first and last parts, and where the rest is (the
+	// attachments test reads it).
 	text, st = c.python("print('A' * 3000 + 'END')", false)
-	contains(t, "capped output", text, "characters omitted", "print less", "END\n")
-	if len(text) > 2600 || st["output_truncated"] != true || st["output_chars"] != 3004.0 {
+	contains(t, "capped output", text, "characters omitted", "python-output.txt version 1", "read_attachment", "END\n")
+	if len(text) > 2800 || st["output_truncated"] != true || st["output_chars"] != 3004.0 {
 		t.Errorf("capped output: %d characters, %v %v", len(text), st["output_truncated"], st["output_chars"])
 	}
 	// defs lists what the session defined.
@@ -424,5 +449,238 @@ func TestMCPNoNetwork(t *testing.T) {
 	contains(t, "a connect without the network", text, "refused: network access is refused", "False\n")
 	if strings.Contains(text, "the server's answer") {
 		t.Errorf("the block reached the loopback server:\n%s", text)
+	}
+}
+
+// TestMCPCancelQueued: cancelling a python call that waits behind another
+// client's block (a `sandbox run`) withdraws the call's block, which never
+// runs, and leaves the other block alone; so does a queued client killed
+// before its block started.
+func TestMCPCancelQueued(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	c := connectMCP(t, sb, "--session", "q")
+	c.python("ran = False", false)
+
+	other := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c",
+		"import time\nprint('other started', flush=True)\ntime.sleep(6)\nprint('other finished')")
+	stdout, err := other.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	other.Stderr = &stderr
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill() })
+	r := bufio.NewReader(stdout)
+	if l, err := r.ReadString('\n'); l != "other started\n" {
+		t.Fatalf("the other client's block: %q %v", l, err)
+	}
+
+	// A queued `sandbox run` killed before its block started withdraws it too.
+	killed := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c", "killed_ran = True")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		killed.Process.Kill()
+		cancel()
+	}()
+	if _, _, _, err := c.call(ctx, "python", map[string]any{"code": "ran = True\nprint('the cancelled block ran')"}, false); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	killed.Wait()
+	rest, _ := io.ReadAll(r)
+	if err := other.Wait(); err != nil || string(rest) != "other finished\n" || strings.Contains(stderr.String(), "KeyboardInterrupt") {
+		t.Errorf("the other client's block after the cancel: %v, stdout %q, stderr %q", err, rest, stderr.String())
+	}
+	if text, _ := c.python("print(ran, 'killed_ran' in globals())", false); text != "False False\n" {
+		t.Errorf("the cancelled blocks ran: %q", text)
+	}
+}
+
+// readResource reads uri through the client: its one content.
+func (c *mcpClient) readResource(uri string) (*mcp.ResourceContents, error) {
+	res, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Contents) != 1 {
+		c.t.Fatalf("%s: %d contents", uri, len(res.Contents))
+	}
+	return res.Contents[0], nil
+}
+
+// notified waits until the client has received what cond looks for.
+func (c *mcpClient) notified(what string, cond func() bool) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.mu.Lock()
+		ok := cond()
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no %s", what)
+		}
+	}
+}
+
+// TestMCPAttachments: a cut output kept as an attachment and paged with
+// read_attachment; attachments a block stores (text, a new version, an
+// image, a binary) listed by list_attachments and as resources, with the
+// change notifications, read as text, image and blob; bad names.
+func TestMCPAttachments(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	c := connectMCP(t, sb, "--session", "a", "--max-output", "1000")
+	contains(t, "no attachments", c.tool("list_attachments", nil), "No attachments yet")
+
+	// A cut output: the note names the attachment holding all of it.
+	text, _ := c.python("for i in range(500):\n    print(f'line {i:04d}')", false)
+	m := regexp.MustCompile(`python-output\.txt version 1 \(id (\w+)\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the note of a cut output:\n%s", text)
+	}
+	id := m[1]
+	page := c.tool("read_attachment", map[string]any{"id_or_filename": id, "offset": 4500, "limit": 100})
+	contains(t, "the output's attachment", page, "python-output.txt version 1: output, text/plain", "characters 4500 to 4600 of 5000; read on with offset 4600",
+		"line 0450\nline 0451\n")
+	whole, err := c.readResource("vis-attachment://a/python-output.txt")
+	if err != nil || !strings.HasPrefix(whole.Text, "line 0000\n") || !strings.HasSuffix(whole.Text, "line 0499\n") || len(whole.Text) != 5000 {
+		t.Errorf("the output as a resource: %v %d characters", err, len(whole.Text))
+	}
+	c.notified("list_changed after the output's attachment", func() bool { return c.listChanged > 0 })
+
+	// Attachments stored the way a block's attach() stores them.
+	png := pngBytes(t)
+	blob := []byte{0, 1, 2, 0xff, 0xfe}
+	attach(t, sb, "a", "notes.txt", "text/plain", []byte("first version\n"))
+	attach(t, sb, "a", "plot.png", "image/png", png)
+	attach(t, sb, "a", "data.bin", "application/octet-stream", blob)
+	before := c.listChanged
+	c.python("pass", false) // the end of a block: the server looks
+	c.notified("list_changed after a block attached", func() bool { return c.listChanged > before })
+	list, err := c.cs.ListResources(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI)
+	}
+	if got := strings.Join(sortStrings(uris), " "); got != "vis-attachment://a/data.bin vis-attachment://a/notes.txt vis-attachment://a/plot.png vis-attachment://a/python-output.txt" {
+		t.Errorf("resources: %s", got)
+	}
+	listing := c.tool("list_attachments", nil)
+	contains(t, "list_attachments", listing, "notes.txt version 1: text", "plot.png version 1: image, image/png", "data.bin version 1", "python-output.txt version 1", "vis-attachment://a/")
+
+	// A new version: the subscriber of the filename's resource hears of it.
+	if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "vis-attachment://a/notes.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	attach(t, sb, "a", "notes.txt", "text/plain", []byte("second version\n"))
+	c.python("pass", false)
+	c.notified("resources/updated for notes.txt", func() bool { return slices.Contains(c.updated, "vis-attachment://a/notes.txt") })
+	for uri, want := range map[string]string{"vis-attachment://a/notes.txt": "second version\n", "vis-attachment://a/notes.txt?version=1": "first version\n",
+		"vis-attachment://a/notes.txt?version=-2": "first version\n"} {
+		if r, err := c.readResource(uri); err != nil || r.Text != want || r.MIMEType != "text/plain" {
+			t.Errorf("%s: %v %+v", uri, err, r)
+		}
+	}
+	// An image comes back as an image; a binary as a blob, described by the tool.
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_attachment", Arguments: map[string]any{"id_or_filename": "plot.png"}})
+	if err != nil || res.IsError || len(res.Content) != 2 {
+		t.Fatalf("read_attachment plot.png: %v %+v", err, res)
+	}
+	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, png) {
+		t.Errorf("plot.png: %+v", res.Content[1])
+	}
+	contains(t, "read_attachment data.bin", c.tool("read_attachment", map[string]any{"id_or_filename": "data.bin"}), "application/octet-stream", "Not text")
+	if r, err := c.readResource("vis-attachment://a/data.bin"); err != nil || !bytes.Equal(r.Blob, blob) || r.Text != "" {
+		t.Errorf("data.bin as a resource: %v %+v", err, r)
+	}
+
+	// A real attach() in a block: the list changes when the call returns.
+	before = c.listChanged
+	text, _ = c.python("d = attach('made by a block\\n', filename='block.txt')\nprint(d.version, d.block > 0)", false)
+	if text != "1 True\n" {
+		t.Errorf("attach() in a block: %q", text)
+	}
+	c.notified("list_changed after attach() in a block", func() bool { return c.listChanged > before })
+	if r, err := c.readResource("vis-attachment://a/block.txt"); err != nil || r.Text != "made by a block\n" {
+		t.Errorf("block.txt: %v %+v", err, r)
+	}
+
+	// Another client's block attaches: resources/list sees it without a
+	// python call of this client.
+	attach(t, sb, "a", "late.txt", "text/plain", []byte("late\n"))
+	if list, err = c.cs.ListResources(context.Background(), nil); err != nil || !slices.ContainsFunc(list.Resources, func(r *mcp.Resource) bool {
+		return r.URI == "vis-attachment://a/late.txt" && r.Size == 5 && r.MIMEType == "text/plain"
+	}) {
+		t.Errorf("resources after another client's attach: %v %v", err, list)
+	}
+
+	// Bad names: a tool error naming what there is; a resource not found.
+	text, _, isErr, err := c.call(context.Background(), "read_attachment", map[string]any{"id_or_filename": "note.txt"}, false)
+	if err != nil || !isErr || !strings.Contains(text, "notes.txt") {
+		t.Errorf("an unknown filename: %v %v %q", err, isErr, text)
+	}
+	for _, uri := range []string{"vis-attachment://a/nothing.txt", "vis-attachment://other/notes.txt", "vis-attachment://a/notes.txt?version=x"} {
+		if _, err := c.readResource(uri); err == nil {
+			t.Errorf("%s: read", uri)
+		}
+	}
+}
+
+// pngBytes is a small real PNG image.
+func pngBytes(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// attach stores data in the attachments store of sb's Vis home as the
+// next version of filename in session name, as a block's attach() does.
+func attach(t *testing.T, sb *sandbox, name, filename, mediaType string, data []byte) {
+	t.Helper()
+	l := paths.New(func(k string) string { return map[string]string{"VIS_HOME": sb.home}[k] })
+	st, err := attachments.Open(l.Attachments())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Attach(attachments.New{Session: session.ID(name, sb.ws), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
+		bytes.NewReader(data), attachments.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMCPOutputPastTheAttachmentLimit: an output larger than
+// sandbox.max_attachment_mb is kept up to the limit, and the note says so.
+func TestMCPOutputPastTheAttachmentLimit(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
+	if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nmax_attachment_mb = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCP(t, sb, "--session", "big")
+	text, st := c.python("print('é' * 700_000)", false)
+	note := regexp.MustCompile(`\[\.\.\. [^\]]*\]`).FindString(text)
+	contains(t, "the note", note, "python-output.txt version 1", "It holds the first 1.0 MiB; the last 343.2 KiB were beyond the attachment size limit")
+	if st["output_chars"] != 700001.0 {
+		t.Errorf("output_chars %v", st["output_chars"])
+	}
+	res, err := c.readResource("vis-attachment://big/python-output.txt")
+	if err != nil || len(res.Text) != 1<<20 || strings.Trim(res.Text, "é") != "" {
+		t.Errorf("the kept output: %v, %d bytes", err, len(res.Text))
 	}
 }

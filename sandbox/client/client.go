@@ -6,6 +6,7 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -136,19 +137,26 @@ func (s *Session) startHost() error {
 // anything (killed just before the client connected) is replaced and the
 // request sent again, once.
 func (s *Session) call(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
-	ev, answered, err := s.callOnce(req, start, fn)
-	if err != nil && start && !answered && errors.Is(err, errHostGone) {
+	return s.callContext(context.Background(), req, start, fn)
+}
+
+// callContext is call for a run request that ctx may cancel: the host is
+// told on the request's connection, and withdraws the block or interrupts
+// it (it alone).
+func (s *Session) callContext(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
+	ev, answered, err := s.callOnce(ctx, req, start, fn)
+	if err != nil && start && !answered && errors.Is(err, errHostGone) && ctx.Err() == nil {
 		for deadline := time.Now().Add(2 * time.Second); s.Folder.Running() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
-		ev, _, err = s.callOnce(req, start, fn)
+		ev, _, err = s.callOnce(ctx, req, start, fn)
 	}
 	return ev, err
 }
 
 var errHostGone = errors.New("the session's host stopped before it answered")
 
-func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
+func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
 	c, err := s.connect(start)
 	if err != nil {
 		return protocol.Event{}, false, err
@@ -159,6 +167,10 @@ func (s *Session) callOnce(req protocol.Request, start bool, fn func(protocol.Ev
 	if err := pc.Send(req); err != nil {
 		return protocol.Event{}, false, fmt.Errorf("%w: %v", errHostGone, err)
 	}
+	// The host's answer to a cancel comes on this connection (the
+	// "result" of a withdrawn or interrupted block), so the read goes on.
+	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: "cancel"}) })
+	defer stop()
 	answered := false
 	for {
 		var ev protocol.Event
@@ -195,7 +207,15 @@ type RunOptions struct {
 // Run runs a block, starting the host if needed; fn sees the output and
 // notes as they come.
 func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.call(protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
+	return s.RunContext(context.Background(), code, opts, fn)
+}
+
+// RunContext is Run that ctx cancels: a block still waiting for the
+// session (behind another client's) is withdrawn and never runs, its
+// result an error of type "Withdrawn"; a running one gets
+// KeyboardInterrupt. Either way the result still comes back.
+func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
+	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}

@@ -181,7 +181,7 @@ func (h *Host) serveConn(conn net.Conn) {
 	}
 	switch req.Op {
 	case "run":
-		h.run(req, out)
+		h.run(req, out, h.watchRun(pc))
 	case "defs", "is_complete", "completions":
 		h.ask(req, out)
 	case "status":
@@ -226,11 +226,14 @@ func (s *sink) Send(ev protocol.Event) {
 	}
 }
 
-// acquire takes the session's turn, telling the client when it waits.
-func (h *Host) acquire(out *sink) bool {
+// acquire takes the session's turn, telling the client when it waits;
+// false when the host stops or withdrawn closes first.
+func (h *Host) acquire(out *sink, withdrawn <-chan struct{}) bool {
 	select {
 	case h.turn <- struct{}{}:
 		return true
+	case <-withdrawn:
+		return false
 	case <-time.After(waitNotice):
 	}
 	h.mu.Lock()
@@ -242,6 +245,8 @@ func (h *Host) acquire(out *sink) bool {
 	select {
 	case h.turn <- struct{}{}:
 		return true
+	case <-withdrawn:
+		return false
 	case <-h.done:
 		return false
 	}

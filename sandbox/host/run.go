@@ -16,14 +16,20 @@ import (
 )
 
 // run runs one block for a client and sends its result.
-func (h *Host) run(req protocol.Request, out *sink) {
-	if !h.acquire(out) {
-		out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
+func (h *Host) run(req protocol.Request, out *sink, w *watch) {
+	if !h.acquire(out, w.withdrawn) {
+		select {
+		case <-w.withdrawn:
+			res := withdrawnResult()
+			out.Send(protocol.Event{Ev: "result", Result: &res})
+		default:
+			out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
+		}
 		return
 	}
 	defer h.release()
 	started := time.Now()
-	res := h.runBlock(req, out)
+	res := h.runBlock(req, out, w)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
 	h.lastUse = time.Now()
@@ -53,7 +59,7 @@ func onlyComments(src string) bool {
 	return true
 }
 
-func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
+func (h *Host) runBlock(req protocol.Request, out *sink, w *watch) protocol.Result {
 	if onlyComments(req.Code) {
 		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
 	}
@@ -68,11 +74,18 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 	h.mu.Lock()
 	h.busy = true
 	h.mu.Unlock()
+	if !w.start() {
+		h.mu.Lock()
+		h.busy = false
+		h.mu.Unlock()
+		return withdrawnResult()
+	}
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.
 	out.Send(protocol.Event{Ev: "started"})
 	c.setSink(out)
 	defer func() {
+		w.finish()
 		c.drain()
 		c.setSink(nil)
 		h.mu.Lock()
@@ -309,7 +322,7 @@ func writeFile0600(path string, data []byte) error {
 // ask answers a request the child answers in one event: defs,
 // is_complete, completions.
 func (h *Host) ask(req protocol.Request, out *sink) {
-	if !h.acquire(out) {
+	if !h.acquire(out, nil) {
 		out.Send(protocol.Event{Ev: "error", Message: "the session stopped"})
 		return
 	}

@@ -2,13 +2,17 @@ package mcpserver
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
 
 // capture keeps a block's output within max characters however much it
 // prints: the first half as printed and the latest half as it goes on.
-// What lies between is counted, never held, so a block printing gigabytes
+// What lies between is counted, never held in memory: once the output
+// passes the cap, all of it goes to a spill file (itself bounded), from
+// which the server makes an attachment, so a block printing gigabytes
 // costs the server little memory.
 type capture struct {
 	max, headMax, tailMax int
@@ -16,6 +20,8 @@ type capture struct {
 	headChars             int
 	tail                  []byte // output past the head; trimmed to its last tailMax characters
 	total                 int    // characters printed
+	spill                 *spill // nil until the output passes the cap
+	spillMax              int64  // bytes the spill keeps (0: no spill)
 }
 
 func newCapture(max int) *capture {
@@ -23,6 +29,7 @@ func newCapture(max int) *capture {
 }
 
 func (c *capture) write(s string) {
+	all := s
 	c.total += utf8.RuneCountInString(s)
 	if c.headChars < c.headMax {
 		i, n := 0, 0
@@ -36,6 +43,16 @@ func (c *capture) write(s string) {
 		s = s[i:]
 	}
 	c.tail = append(c.tail, s...)
+	// Nothing is trimmed before the output passes the cap (see below), so
+	// when it does, head and tail still hold all of it.
+	switch {
+	case c.spill != nil:
+		c.spill.write(all)
+	case c.spillMax > 0 && c.truncated():
+		c.spill = newSpill(c.spillMax)
+		c.spill.write(c.head.String())
+		c.spill.write(string(c.tail))
+	}
 	// A character is at most 4 bytes: past 8 bytes a character the tail
 	// certainly holds more than it keeps, and trimming now costs O(1) per
 	// byte written.
@@ -57,9 +74,13 @@ func lastChars(b []byte, n int) []byte {
 // truncated says whether the output was longer than the cap.
 func (c *capture) truncated() bool { return c.total > c.max }
 
+// notKept is the end of the note of a cut output no attachment holds.
+const notKept = "The omitted part is not kept anywhere. To see it, print less (a slice, a count, a summary), or write the data to a file in the workspace and print parts of that file."
+
 // text is the output as the agent reads it: whole, or the first and last
-// parts with a note between them saying what is missing and how to see it.
-func (c *capture) text() string {
+// parts with a note between them saying what is missing and, in rest,
+// where the whole is.
+func (c *capture) text(rest string) string {
 	if !c.truncated() {
 		return c.head.String() + string(c.tail)
 	}
@@ -70,7 +91,60 @@ func (c *capture) text() string {
 	if strings.HasSuffix(head, "\n") {
 		sep = ""
 	}
-	return fmt.Sprintf("%s%s[... %d characters omitted: the block printed %d characters and results are capped at %d; this shows the first %d and the last %d. "+
-		"The omitted part is not kept anywhere. To see it, print less (a slice, a count, a summary), or write the data to a file in the workspace and print parts of that file.]\n%s",
-		head, sep, omitted, c.total, c.max, c.headChars, utf8.RuneCount(tail), string(tail))
+	return fmt.Sprintf("%s%s[... %d characters omitted: the block printed %d characters and results are capped at %d; this shows the first %d and the last %d. %s]\n%s",
+		head, sep, omitted, c.total, c.max, c.headChars, utf8.RuneCount(tail), rest, string(tail))
+}
+
+// spill keeps a cut output whole in a temporary file, up to max bytes
+// (past them it only counts). A failure to write is kept for the note.
+type spill struct {
+	f       *os.File
+	max     int64
+	written int64
+	dropped int64
+	err     error
+}
+
+func newSpill(max int64) *spill {
+	f, err := os.CreateTemp("", "vis-agent-mcp-output-*.txt")
+	if err == nil {
+		os.Remove(f.Name()) // the open file is enough; a crash leaves nothing behind
+	}
+	return &spill{f: f, max: max, err: err}
+}
+
+func (s *spill) write(data string) {
+	if s.err != nil {
+		return
+	}
+	n := min(int64(len(data)), s.max-s.written)
+	if n < int64(len(data)) {
+		// Cut at a character's start, so the file stays valid UTF-8.
+		for n > 0 && !utf8.RuneStart(data[n]) {
+			n--
+		}
+	}
+	if _, err := s.f.WriteString(data[:n]); err != nil {
+		s.err = err
+		return
+	}
+	s.written += n
+	s.dropped += int64(len(data)) - n
+}
+
+// reader is the spilled output from its start; close releases the file.
+func (s *spill) reader() (io.Reader, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return s.f, nil
+}
+
+func (s *spill) close() {
+	if s != nil && s.f != nil {
+		s.f.Close()
+	}
 }

@@ -10,10 +10,21 @@ import (
 var boundNames = []string{"json", "re", "os", "sys", "math", "time", "datetime", "pathlib", "collections", "textwrap",
 	"base64", "hashlib", "shlex", "glob", "Path", "Counter"}
 
+// sessionFunctions are the functions bound in every block besides the
+// modules, each with what it does, for the python tool's description.
+var sessionFunctions = []string{
+	"attach(data, filename=None, kind=None, media_type=None, commentable=False) stores bytes, a str or a pathlib.Path as an attachment (the same filename again makes a new version) and returns its descriptor",
+	"list_attachments(), get_attachment(id_or_filename, version=None), read_attachment(id_or_filename, version=None, text=False) and show_attachment(id_or_filename, version=None) list, describe, read and preview them",
+	"shell(cmd, timeout=300, cwd=None) runs a command and returns a handle (status, exit, out, err, wait(), logs(n), stop())",
+	"cat(path, offset=0, limit=None) shows numbered lines, grep(pattern, path=\".\", glob=None) finds lines, patch(path, old, new) replaces one exact unique text and returns the diff",
+	"apropos(pattern) lists the session's functions and tools, doc(name_or_obj) shows a signature and docstring",
+}
+
 // instructions is what the server tells a client about itself.
 func (sv *server) instructions() string {
 	return fmt.Sprintf("A persistent Python session (%q, workspace %s): what one python call defines is there in the next, "+
-		"and survives restarts through a snapshot. Use python to run code, defs to see what the session holds.",
+		"and survives restarts through a snapshot. Use python to run code, defs to see what the session holds, "+
+		"list_attachments and read_attachment (or the vis-attachment:// resources) for the files its blocks attached.",
 		sv.s.Meta.Name, sv.s.Meta.Workspace)
 }
 
@@ -65,11 +76,17 @@ func (sv *server) pythonDescription() string {
 		"",
 		"Output: print() is the only channel. A trailing expression is NOT shown: write print(x), not x. Both stdout and " +
 			fmt.Sprintf("stderr are returned. A result carries at most %d characters of output (the first and last parts, with a "+
-				"note saying how much was left out); print summaries rather than whole large values.", sv.maxOutput),
+				"note saying how much was left out); the whole output is then kept as a version of the attachment %s, which "+
+				"read_attachment pages through. Print summaries rather than whole large values.", sv.maxOutput, outputFilename),
 		"",
 		"Bound in every block: session (its name, workspace, python version and access), defs() (the helpers and variables " +
 			"this session defined; defs(\"name\") shows one's source), and the modules and names " + strings.Join(boundNames, ", ") +
 			". Top-level await works. input() raises EOFError: there is no standard input.",
+		"",
+		"Functions bound in every block (no import; a block may shadow one, and it comes back in the next): " +
+			strings.Join(sessionFunctions, "; ") + ". Attachments are how a block hands you files and images: " +
+			"list_attachments and read_attachment (images come back as images) read them here, and each is a resource " +
+			uriScheme + "://" + sv.s.Meta.Name + "/FILENAME (?version=N for an older version).",
 		"",
 		"Errors come back as Python's message with the failing line and a caret. A block with an unbalanced quote or bracket, " +
 			"or literal braces in an f-string, is repaired before it runs, with a note saying what was changed.",
@@ -96,3 +113,15 @@ Use it when the process is in a bad state (memory, threads, patched modules). Wh
 
 const interruptDescription = `Interrupt the block running in the persistent Python session: it gets KeyboardInterrupt at its next Python instruction, and its python call returns with what it printed.
 The session keeps its state. A block stuck in C code that does not stop is retired at its timeout and the session restored from its snapshot.`
+
+func (sv *server) listDescription() string {
+	return `List the attachments of the persistent Python session, newest first: every version of every file its blocks stored with attach() (and the whole output of python calls whose result was cut, as ` + outputFilename + `).
+Each row: filename, version, kind, media type, size, the block that attached it, when, whether it takes comments, its id, and its resource URI (` + uriScheme + `://` + sv.s.Meta.Name + `/ID).
+Read one with read_attachment; in a block, list_attachments() and read_attachment() do the same.`
+}
+
+func (sv *server) readDescription() string {
+	return fmt.Sprintf(`Read an attachment of the persistent Python session, by id or filename (its latest version, or version N; -1 the latest, -2 the one before).
+Text comes back as text, at most %d characters per call: offset and limit page through a longer one, and the result says where to read on. Images (PNG, JPEG, GIF, WebP up to 5 MiB) come back as images you can see. Other binary files are described (type and size); read their bytes in a python block with read_attachment(id).
+The same attachment is the resource %s://%s/FILENAME or .../ID.`, sv.maxOutput, uriScheme, sv.s.Meta.Name)
+}

@@ -34,3 +34,22 @@ func TestBoundNamesMatchTheDriver(t *testing.T) {
 		t.Errorf("the description names %v; the driver binds %v", got, want)
 	}
 }
+
+// TestSessionFunctionsMatchTheTools: the python tool's description names
+// every function the session binds (vis_sandbox/tools.py's NAMES).
+func TestSessionFunctionsMatchTheTools(t *testing.T) {
+	src, err := os.ReadFile("../child/py/vis_sandbox/tools.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?s)\nNAMES = \((.*?)\)`).FindSubmatch(src)
+	if names == nil {
+		t.Fatal("tools.py has no NAMES")
+	}
+	described := strings.Join(sessionFunctions, "; ")
+	for _, m := range regexp.MustCompile(`"(\w+)"`).FindAllSubmatch(names[1], -1) {
+		if !strings.Contains(described, string(m[1])+"(") {
+			t.Errorf("the description does not name %s()", m[1])
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -39,22 +40,43 @@ type Config struct {
 	// Policy is the jail every block runs under (a child started under
 	// another one is replaced first, with the restart notice).
 	Policy protocol.Policy
+	// MaxAttachment bounds the attachment that keeps a cut output, in
+	// bytes (0: the store's default).
+	MaxAttachment int64
 }
 
 type server struct {
 	s         *client.Session
 	maxOutput int
 	policy    protocol.Policy
+	maxAttach int64
+	srv       *mcp.Server
+	listed    listed
 }
 
 // New is an MCP server for cfg's session, its tools registered.
 func New(cfg Config) *mcp.Server {
-	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy}
+	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment}
+	if sv.maxAttach <= 0 {
+		sv.maxAttach = attachments.DefaultMaxBytes
+	}
 	if sv.maxOutput <= 0 {
 		sv.maxOutput = DefaultMaxOutput
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: sv.instructions(), Capabilities: &mcp.ServerCapabilities{}})
+		&mcp.ServerOptions{Instructions: sv.instructions(),
+			Capabilities:       &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}},
+			SubscribeHandler:   sv.subscribe,
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+	// The list and a read see what blocks of any client attached since.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" || method == "resources/read" {
+				sv.syncResources(ctx)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	// python is on the hot path: registered with its schemas but decoded
 	// here, without the SDK's generic validation of every call's input and
 	// output (a tenth of a warm block's round trip).
@@ -63,6 +85,7 @@ func New(cfg Config) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription}, sv.defs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
+	sv.addAttachments(srv)
 	return srv
 }
 
@@ -117,6 +140,12 @@ func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	return sv.python(ctx, req, *args.Code, args.TimeoutS), nil
 }
 
+// subscribe accepts a subscription to an attachment's resource.
+func (sv *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	_, _, err := sv.parseURI(req.Params.URI)
+	return err
+}
+
 func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
 }
@@ -133,15 +162,17 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		notes []string
 		out   = newCapture(sv.maxOutput)
 	)
-	// A cancelled call (or a client gone) interrupts the block; its result
-	// still arrives, and is dropped with the request.
-	stopCancel := context.AfterFunc(ctx, func() { sv.s.Interrupt() })
+	out.spillMax = sv.maxAttach
+	defer func() { out.spill.close() }()
+	// A cancelled call (or a client gone) withdraws the block if it still
+	// waits behind another client's, or interrupts it (never another
+	// block); its result still arrives, and is dropped with the request.
 	stopProgress := sv.progress(ctx, req, func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return out.total
 	})
-	res, err := sv.s.Run(code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
+	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
@@ -151,12 +182,13 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 			out.write(ev.Data)
 		}
 	})
-	stopCancel()
 	stopProgress()
 	if err != nil {
 		return errorResult(fmt.Errorf("the session could not run the block: %w", err))
 	}
-	printed := out.text()
+	// What the block attached becomes a resource (a cancelled call's too).
+	sv.syncResources(context.Background())
+	printed := out.text(sv.keepOutput(out))
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}},
 		StructuredContent: PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()},

@@ -24,7 +24,13 @@
 //     loses a host before "started" may send the block again), "note"
 //     (Kind "restart" then "repair") before the block's output, "out" events
 //     (Stream "stdout" or "stderr") while it runs, and one "result". A
-//     client that disconnects does not stop the block; its output is dropped.
+//     client that disconnects after "started" does not stop the block; its
+//     output is dropped. After its run request a client may send one more
+//     line, {"op": "cancel"}: a block not started yet is withdrawn (it never
+//     runs; its "result" has Error.Type "Withdrawn"), a started one gets
+//     SIGINT as with interrupt, but only while it is still the running
+//     block, so a cancel never interrupts another client's block. A client
+//     that disconnects before "started" withdraws its block the same way.
 //   - defs: Name, Pattern, Limit, Offset, Details, JSON: the listing as
 //     Data (text, or the JSON of the session's describe() when JSON is set).
 //   - is_complete: Code; answers "is_complete" with Kind "complete",

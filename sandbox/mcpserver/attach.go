@@ -1,0 +1,371 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vis-agent/vis-agent/internal/paths"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// uriScheme names the session's attachments as MCP resources:
+//
+//	vis-attachment://SESSION/FILENAME            the latest version
+//	vis-attachment://SESSION/FILENAME?version=N  version N (-1 the latest, -2 the one before)
+//	vis-attachment://SESSION/ID                  the version with that id
+//
+// FILENAME is percent-encoded as a URL path segment. The list shows one
+// resource per filename (its latest version); any version is readable.
+const uriScheme = "vis-attachment"
+
+// maxImage is the largest image read_attachment returns as an image (MCP
+// clients refuse larger ones); a larger one is described instead.
+const maxImage = 5 << 20
+
+// outputFilename is the attachment that keeps a python call's whole
+// output when the result carries only part of it; each such call adds a
+// version.
+const outputFilename = "python-output.txt"
+
+// uri names version (0: the latest) of filename as a resource.
+func (sv *server) uri(filename string, version int) string {
+	u := uriScheme + "://" + sv.s.Meta.Name + "/" + url.PathEscape(filename)
+	if version != 0 {
+		u += "?version=" + strconv.Itoa(version)
+	}
+	return u
+}
+
+// parseURI is the id or filename and the version a resource URI names.
+func (sv *server) parseURI(uri string) (string, int, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != uriScheme || u.Host != sv.s.Meta.Name || len(u.Path) < 2 || strings.Contains(u.Path[1:], "/") {
+		return "", 0, mcp.ResourceNotFoundError(uri)
+	}
+	version := 0
+	if v := u.Query().Get("version"); v != "" {
+		if version, err = strconv.Atoi(v); err != nil {
+			return "", 0, fmt.Errorf("%s: version %q is not a number", uri, v)
+		}
+	}
+	return u.Path[1:], version, nil
+}
+
+// addAttachments registers the attachment tools and resources.
+func (sv *server) addAttachments(srv *mcp.Server) {
+	sv.srv = srv
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_attachments", Title: "List the session's attachments", Description: sv.listDescription()}, sv.listAttachments)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_attachment", Title: "Read one of the session's attachments", Description: sv.readDescription()}, sv.readAttachment)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uriScheme + "://" + sv.s.Meta.Name + "/{name}{?version}", Name: "attachment",
+		Title: "An attachment of session " + sv.s.Meta.Name, Description: "Any version of an attachment, by filename (?version=N) or by id."}, sv.readResource)
+	sv.syncResources(context.Background())
+}
+
+// listed is what the resource list shows, to tell what changed.
+type listed struct {
+	mu     sync.Mutex
+	latest map[string]string // filename -> id of its latest version
+	stamp  string            // the store's stamp when it was listed
+}
+
+// storeStamp changes whenever the attachments store commits (SQLite in WAL
+// mode appends every commit to the database's -wal file; a checkpoint
+// rewrites the database), so an unchanged store costs a sync two stats,
+// not a query. "" when there is no store yet.
+func storeStamp(dir string) string {
+	var b strings.Builder
+	for _, f := range []string{"attachments.db", "attachments.db-wal"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
+// syncResources makes the listed resources the store's: one per filename,
+// added, replaced or removed (the SDK then sends the client
+// notifications/resources/list_changed), and tells the subscribers of a
+// filename whose latest version changed (notifications/resources/updated).
+func (sv *server) syncResources(ctx context.Context) {
+	sv.listed.mu.Lock()
+	defer sv.listed.mu.Unlock()
+	stamp := storeStamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	if stamp == sv.listed.stamp {
+		return
+	}
+	all, err := sv.s.Attachments()
+	if err != nil {
+		return // the next sync tries again; the tools report the error
+	}
+	sv.listed.stamp = stamp
+	now := map[string]string{}
+	for _, d := range all { // newest first: the first of a filename is its latest
+		if _, seen := now[d.Filename]; seen {
+			continue
+		}
+		now[d.Filename] = d.ID
+		if sv.listed.latest[d.Filename] == d.ID {
+			continue
+		}
+		desc := describeAttachment(d)
+		if d.Version > 1 {
+			desc += fmt.Sprintf(". Earlier versions: ?version=1..%d", d.Version-1)
+		}
+		sv.srv.AddResource(&mcp.Resource{URI: sv.uri(d.Filename, 0), Name: d.Filename, MIMEType: d.MediaType, Size: d.Size,
+			Title: fmt.Sprintf("%s (version %d)", d.Filename, d.Version), Description: desc}, sv.readResource)
+		if _, had := sv.listed.latest[d.Filename]; had {
+			sv.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: sv.uri(d.Filename, 0)})
+		}
+	}
+	var gone []string
+	for f := range sv.listed.latest {
+		if _, ok := now[f]; !ok {
+			gone = append(gone, sv.uri(f, 0))
+		}
+	}
+	if len(gone) > 0 {
+		sv.srv.RemoveResources(gone...)
+	}
+	sv.listed.latest = now
+}
+
+// describeAttachment is one line about a version: what, how big, from where.
+func describeAttachment(d attachments.Descriptor) string {
+	s := fmt.Sprintf("%s version %d: %s, %s, %s", d.Filename, d.Version, d.Kind, d.MediaType, sizeText(d.Size))
+	if d.Block > 0 {
+		s += fmt.Sprintf(", attached by block %d", d.Block)
+	}
+	s += ", " + d.Created.Format("2006-01-02 15:04:05 UTC")
+	if d.Commentable {
+		s += ", commentable"
+	}
+	return s + ", id " + d.ID
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// AttachmentList is list_attachments' structured result.
+type AttachmentList struct {
+	Attachments []AttachmentEntry `json:"attachments"`
+}
+
+// AttachmentEntry is a descriptor with its resource URI.
+type AttachmentEntry struct {
+	attachments.Descriptor
+	URI string `json:"uri"`
+}
+
+func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, AttachmentList, error) {
+	all, err := sv.s.Attachments()
+	if err != nil {
+		return nil, AttachmentList{}, err
+	}
+	sv.syncResources(ctx)
+	list := AttachmentList{Attachments: []AttachmentEntry{}}
+	var b strings.Builder
+	if len(all) == 0 {
+		b.WriteString("No attachments yet: a block stores one with attach(data, filename=...).\n")
+	}
+	for _, d := range all {
+		u := sv.uri(d.ID, 0)
+		list.Attachments = append(list.Attachments, AttachmentEntry{Descriptor: d, URI: u})
+		fmt.Fprintf(&b, "%s (resource %s)\n", describeAttachment(d), u)
+	}
+	return textResult(b.String()), list, nil
+}
+
+// ReadArgs are read_attachment's arguments.
+type ReadArgs struct {
+	IDOrFilename string `json:"id_or_filename" jsonschema:"an attachment's id, or a filename (its latest version unless version is set)"`
+	Version      int    `json:"version,omitempty" jsonschema:"with a filename: version N; -1 the latest, -2 the one before"`
+	Offset       int    `json:"offset,omitempty" jsonschema:"text: characters to skip, to read on where a result stopped"`
+	Limit        int    `json:"limit,omitempty" jsonschema:"text: characters to return (default and maximum: the server's output cap)"`
+}
+
+func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, in ReadArgs) (*mcp.CallToolResult, any, error) {
+	if in.IDOrFilename == "" {
+		return nil, nil, errors.New(`read_attachment needs "id_or_filename" (list_attachments shows them)`)
+	}
+	if in.Offset < 0 || in.Limit < 0 {
+		return nil, nil, errors.New("offset and limit must not be negative")
+	}
+	d, err := sv.s.Attachment(in.IDOrFilename, in.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := sv.readAll(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	head := describeAttachment(d)
+	switch {
+	case isImage(d.MediaType) && len(data) <= maxImage:
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: head}, &mcp.ImageContent{Data: data, MIMEType: d.MediaType}}}, nil, nil
+	case isImage(d.MediaType):
+		return sv.notShown(head, "An image larger than 5 MiB", d), nil, nil
+	case !isText(d.MediaType, data):
+		return sv.notShown(head, "Not text", d), nil, nil
+	}
+	limit := in.Limit
+	if limit == 0 || limit > sv.maxOutput {
+		limit = sv.maxOutput
+	}
+	text, total := charSlice(string(data), in.Offset, limit)
+	var b strings.Builder
+	b.WriteString(head + "\n")
+	end := min(in.Offset+limit, total)
+	if in.Offset > 0 || end < total {
+		fmt.Fprintf(&b, "[characters %d to %d of %d", min(in.Offset, total), end, total)
+		if end < total {
+			fmt.Fprintf(&b, "; read on with offset %d", end)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString(text)
+	return textResult(b.String()), nil, nil
+}
+
+// notShown describes an attachment read_attachment does not return, and
+// how to read it.
+func (sv *server) notShown(head, why string, d attachments.Descriptor) *mcp.CallToolResult {
+	return textResult(head + "\n" + why + ", so not shown here. Read its bytes in a python block with read_attachment(" +
+		strconv.Quote(d.ID) + "), or as the resource " + sv.uri(d.ID, 0) + ".\n")
+}
+
+// readAll is an attachment's bytes (at most the store's limit per
+// attachment, so bounded).
+func (sv *server) readAll(d attachments.Descriptor) ([]byte, error) {
+	r, err := sv.s.ReadAttachment(d)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read attachment %s: %w", d.Filename, err)
+	}
+	return data, nil
+}
+
+// charSlice is limit characters of s from character offset, and how many
+// characters s has.
+func charSlice(s string, offset, limit int) (string, int) {
+	total := utf8.RuneCountInString(s)
+	start, end, i := len(s), len(s), 0
+	for pos := range s {
+		if i == offset {
+			start = pos
+		}
+		if i == offset+limit {
+			end = pos
+			break
+		}
+		i++
+	}
+	if start > end {
+		start = end
+	}
+	return s[start:end], total
+}
+
+func isImage(mediaType string) bool {
+	switch strings.TrimSpace(strings.SplitN(mediaType, ";", 2)[0]) {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// isText says whether an attachment reads as text: a textual media type,
+// or valid UTF-8 without NUL bytes.
+func isText(mediaType string, data []byte) bool {
+	mt := strings.TrimSpace(strings.SplitN(mediaType, ";", 2)[0])
+	if strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "json") || strings.HasSuffix(mt, "xml") || mt == "application/javascript" {
+		return utf8.Valid(data)
+	}
+	return utf8.Valid(data) && !bytes.ContainsRune(data, 0)
+}
+
+// readResource reads an attachment resource: text as text, anything else
+// as a blob.
+func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	name, version, err := sv.parseURI(req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sv.s.Attachment(name, version)
+	var nf *attachments.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := sv.readAll(d)
+	if err != nil {
+		return nil, err
+	}
+	c := &mcp.ResourceContents{URI: req.Params.URI, MIMEType: d.MediaType}
+	if isText(d.MediaType, data) {
+		c.Text = string(data)
+	} else {
+		c.Blob = data
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// attach stores data as an attachment of the session (the client reads
+// the same store, keyed the same way).
+func (sv *server) attach(n attachments.New, data io.Reader) (attachments.Descriptor, error) {
+	st, err := attachments.Open(paths.AttachmentsOf(sv.s.Folder.Dir))
+	if err != nil {
+		return attachments.Descriptor{}, err
+	}
+	defer st.Close()
+	n.Session, n.SessionName = session.ID(sv.s.Meta.Name, sv.s.Meta.Workspace), sv.s.Meta.Name
+	return st.Attach(n, data, attachments.Limits{MaxBytes: sv.maxAttach})
+}
+
+// keepOutput stores the whole output of a call whose result shows only
+// part of it, and says where it is, for the note.
+func (sv *server) keepOutput(out *capture) string {
+	if out.spill == nil {
+		return notKept
+	}
+	r, err := out.spill.reader()
+	if err == nil {
+		var d attachments.Descriptor
+		d, err = sv.attach(attachments.New{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r)
+		if err == nil {
+			sv.syncResources(context.Background())
+			s := fmt.Sprintf("The whole output is attachment %s version %d (id %s): read_attachment with id_or_filename %q and offset/limit pages through it; "+
+				"it is also the resource %s, and read_attachment(%q, text=True) in a block.", outputFilename, d.Version, d.ID, d.ID, sv.uri(d.ID, 0), d.ID)
+			if out.spill.dropped > 0 {
+				s += fmt.Sprintf(" It holds the first %s; the last %s were beyond the attachment size limit.", sizeText(out.spill.written), sizeText(out.spill.dropped))
+			}
+			return s
+		}
+	}
+	return "The omitted part could not be kept as an attachment (" + err.Error() + "). To see it, print less (a slice, a count, a summary)."
+}
