@@ -1,0 +1,192 @@
+package tui
+
+import (
+	"bytes"
+	"image"
+	"image/png"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+var attached = time.Date(2026, 11, 30, 11, 2, 3, 0, time.UTC)
+
+const reportV2 = "# Weekly report\n\nSales **rose** by `12%`.\n\n- north: up\n- south: flat\n\n> checked by hand\n\n```python\ndef total(xs):\n    return sum(xs)\n```\n"
+
+// attachmentList is a session's attachments, newest first: two versions
+// of a Markdown report (the newer commentable, with a comment), a PNG and
+// some bytes.
+func attachmentList() []Descriptor {
+	return []Descriptor{
+		{ID: "a4", Filename: "report.md", Version: 2, Kind: "text", MediaType: "text/markdown", Size: int64(len(reportV2)), SHA256: strings.Repeat("ab", 32),
+			Commentable: true, Created: attached, Session: "default", Block: 7,
+			Comments: []Comment{{ID: "c1", Text: "Check the south figure.", Author: "repl", Created: attached.Add(time.Minute)}}},
+		{ID: "a3", Filename: "plot.png", Version: 1, Kind: "image", MediaType: "image/png", Size: 94, SHA256: strings.Repeat("cd", 32), Created: attached, Session: "default", Block: 6},
+		{ID: "a2", Filename: "blob.bin", Version: 1, Kind: "bytes", MediaType: "application/octet-stream", Size: 40, SHA256: strings.Repeat("ef", 32), Created: attached, Session: "default", Block: 5},
+		{ID: "a1", Filename: "report.md", Version: 1, Kind: "text", MediaType: "text/markdown", Size: 20, SHA256: strings.Repeat("01", 32), Created: attached, Session: "default", Block: 4},
+	}
+}
+
+func pngBytes(t *testing.T, w, h int) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAttachmentsTabViewerAndComment: F3 shows the attachments tab with
+// its list taking the keys; Enter opens a version in the viewer, [ and ]
+// switch versions, c opens the comment input on a commentable version and
+// refuses on a read-only one; golden frames of each.
+func TestAttachmentsTabViewerAndComment(t *testing.T) {
+	m := newModel(t, 120, 30)
+	script(t, m)
+	if cmd := m.refresh(); cmd == nil {
+		t.Fatal("no refresh")
+	}
+	m.Update(attachmentsMsg{list: attachmentList()})
+	if f := frame(m); !strings.Contains(f, "[defs] attachments (4)") {
+		t.Fatalf("the tab line does not count the attachments:\n%s", f)
+	}
+	press(m, "f3")
+	if !m.focus || m.panelTab != tabAttachments {
+		t.Fatal("F3 does not open the attachments tab with the keys on it")
+	}
+	tab := frame(m)
+	for _, want := range []string{"[attachments (4)]", "▶ report.md v2", "text · 137 B · ✎ 1 comment", "plot.png v1", "image · 94 B · read-only", "Enter views"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("the attachments tab lacks %q", want)
+		}
+	}
+	golden(t, "attachments-tab.golden", tab)
+
+	// Enter opens the chosen version; its bytes come from the store
+	if press(m, "enter") == nil || m.view == nil || !m.view.loading {
+		t.Fatal("Enter does not open the viewer")
+	}
+	if !strings.Contains(frame(m), "reading…") {
+		t.Fatal("the viewer does not say it reads")
+	}
+	m.Update(openedMsg{d: attachmentList()[0], data: []byte(reportV2)})
+	view := frame(m)
+	for _, want := range []string{"report.md  v2 (versions 1–2: [ and ] switch)", "text · text/markdown · 137 B · commentable (c)",
+		"attached by block 7 of session default, 2026-11-30 11:02:03 UTC", "Weekly report", "Sales rose by 12%.", "• north: up",
+		"│ checked by hand", "▏ def total(xs):", "Comments (1)", "repl, 2026-11-30 11:03", "  Check the south figure.", "Esc closes"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the viewer lacks %q", want)
+		}
+	}
+	if strings.Contains(view, ">>> ") {
+		t.Error("the viewer shows the input")
+	}
+	golden(t, "attachments-viewer.golden", view)
+
+	// c: the comment input, under the viewer
+	press(m, "c")
+	typeText(m, "Looks right")
+	press(m, "alt+enter")
+	typeText(m, "to me")
+	comment := frame(m)
+	for _, want := range []string{"comment> Looks right", "       … to me", "Comment on report.md v2: Enter saves"} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("the comment input lacks %q", want)
+		}
+	}
+	golden(t, "attachments-comment.golden", comment)
+	if press(m, "enter") == nil || !m.comment.saving {
+		t.Fatal("Enter does not save the comment")
+	}
+	m.Update(commentedMsg{d: m.comment.d, err: errString("the store is locked")})
+	if m.comment == nil || m.comment.ed.Value() != "Looks right\nto me" || !strings.Contains(frame(m), "The comment was not saved: the store is locked") {
+		t.Fatal("a failed save loses the comment or does not say so")
+	}
+	press(m, "enter")
+	if cmd := m.Update2(commentedMsg{d: m.comment.d}); cmd == nil || m.comment != nil || !m.view.loading {
+		t.Fatal("a saved comment does not close the input and read the version again")
+	}
+
+	// [ : the older version, read-only: c says why not
+	press(m, "[")
+	if m.view.d.ID != "a1" {
+		t.Fatalf("[ shows %s, not report.md v1", m.view.d.ID)
+	}
+	m.Update(openedMsg{d: attachmentList()[3], data: []byte("# Draft\n\nnothing yet\n")})
+	press(m, "[")
+	if !strings.Contains(frame(m), "report.md has versions 1 to 2") {
+		t.Error("[ before the first version does not say so")
+	}
+	press(m, "c")
+	if m.comment != nil || !strings.Contains(frame(m), "report.md v1 is read-only: only versions attached with commentable=True take comments") {
+		t.Errorf("c on a read-only version:\n%s", frame(m))
+	}
+	press(m, "esc")
+	if m.view != nil || !m.focus {
+		t.Fatal("Esc does not close the viewer back to the list")
+	}
+
+	// an image is described, bytes summarised
+	press(m, "down")
+	press(m, "enter")
+	m.Update(openedMsg{d: attachmentList()[1], data: pngBytes(t, 640, 480)})
+	if f := frame(m); !strings.Contains(f, "PNG image, 640 × 480 pixels, 94 B") {
+		t.Errorf("the image is not described:\n%s", f)
+	}
+	press(m, "esc")
+	press(m, "down")
+	press(m, "enter")
+	m.Update(openedMsg{d: attachmentList()[2], data: append([]byte("\x00\x01binary"), bytes.Repeat([]byte{0xff}, 32)...)})
+	if f := frame(m); !strings.Contains(f, "binary data (application/octet-stream), 40 B; its first 40 bytes:") || !strings.Contains(f, "00000000  00 01 62 69") {
+		t.Errorf("the bytes are not summarised:\n%s", f)
+	}
+	press(m, "esc")
+
+	// a new attachment keeps the chosen one chosen; typing goes back to the input
+	list := append([]Descriptor{{ID: "a5", Filename: "new.txt", Version: 1, Size: 3}}, attachmentList()...)
+	m.Update(attachmentsMsg{list: list})
+	if d := m.chosen(); d == nil || d.ID != "a2" {
+		t.Fatalf("after a refresh the chosen one is %+v", d)
+	}
+	typeText(m, "x")
+	if m.focus || m.ed.Value() != "x" {
+		t.Fatalf("typing in the list does not go back to the input: focus %v, input %q", m.focus, m.ed.Value())
+	}
+	press(m, "f3") // the list again
+	press(m, "f3") // defs
+	if m.focus || m.panelTab != tabDefs {
+		t.Fatal("F3 from the list does not go back to defs")
+	}
+
+	// narrow: the chosen one shows in the folded panel
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 24})
+	press(m, "f3")
+	for range 4 {
+		press(m, "down")
+	}
+	if f := frame(m); !strings.Contains(f, "▶ report.md v1") || !strings.Contains(f, "[attachments (5)]") {
+		t.Errorf("the chosen one or the tabs do not show at 60 columns:\n%s", f)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestMarkdownAndTextKinds(t *testing.T) {
+	th := newTheme(true)
+	d := Descriptor{Filename: "x.py", MediaType: "text/x-python", Size: 10}
+	if got := textKind(d); got != "python" {
+		t.Errorf("textKind(x.py) = %q", got)
+	}
+	if isText(Descriptor{MediaType: "application/octet-stream"}, []byte("a\x00b")) {
+		t.Error("NUL bytes read as text")
+	}
+	if !isText(Descriptor{MediaType: "application/octet-stream"}, []byte("héllo"[:2])) {
+		t.Error("UTF-8 cut at the sample's end is not text")
+	}
+	if got := th.inline("a **b** `c` * d `e"); stripped(got) != "a b c * d `e" {
+		t.Errorf("inline: %q", stripped(got))
+	}
+}
