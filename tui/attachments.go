@@ -124,8 +124,11 @@ func (m *Model) panelKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "f3":
 		m.switchTab()
-	case "esc":
+	case "esc", "ctrl+c":
 		m.focus, m.hint = false, ""
+		if k.String() == "ctrl+c" && m.running {
+			return m.ctrlC()
+		}
 	default:
 		m.focus, m.hint = false, ""
 		return m.key(k)
@@ -175,6 +178,9 @@ func (m *Model) viewKey(k tea.KeyPressMsg) tea.Cmd {
 		m.view = nil
 		if m.focus {
 			m.hint = panelKeys
+		}
+		if k.String() == "ctrl+c" && m.running {
+			return m.ctrlC() // its hint says it interrupts
 		}
 	case "up", "k":
 		v.top--
