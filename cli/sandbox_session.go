@@ -124,7 +124,8 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
-		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s))
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s),
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -488,7 +489,7 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "rm --session S [--workspace D] [--force]",
-		Short: "Delete a session: its snapshot and spill files (stopping it first)",
+		Short: "Delete a session: its snapshot, spill files and attachments (stopping it first)",
 		Args:  cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("session") {

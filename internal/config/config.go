@@ -47,6 +47,8 @@ type Settings struct {
 	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
 	SandboxRoots         Setting[[]string]
 	SandboxReadOnlyRoots Setting[[]string]
+	// SandboxMaxAttachmentMB bounds one attachment's size, in MiB.
+	SandboxMaxAttachmentMB Setting[int]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -72,6 +74,8 @@ func defaultSettings() Settings {
 		SandboxMemoryMB:      Setting[int]{Value: 4096, From: "default"},
 		SandboxRoots:         Setting[[]string]{From: "default"},
 		SandboxReadOnlyRoots: Setting[[]string]{From: "default"},
+
+		SandboxMaxAttachmentMB: Setting[int]{Value: 64, From: "default"},
 	}
 }
 
@@ -79,6 +83,10 @@ func defaultSettings() Settings {
 // can start under: vis-agent's Go runtime with CPython loaded reserves
 // about 1.5 GiB of address space before any Python runs.
 const MinSandboxMemoryMB = 2048
+
+// MaxAttachmentMB is the largest sandbox.max_attachment_mb: an attachment
+// is written whole to the store, and read whole by read_attachment().
+const MaxAttachmentMB = 16384
 
 // Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
@@ -235,6 +243,15 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		s.SandboxMemoryMB = Setting[int]{n, at}
+	case "max_attachment_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxAttachmentMB {
+			problem("must be between 1 and %d, not %d", MaxAttachmentMB, n)
+			return
+		}
+		s.SandboxMaxAttachmentMB = Setting[int]{n, at}
 	case "roots", "read_only_roots":
 		if !decode(&paths, "a list of strings") {
 			return

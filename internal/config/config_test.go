@@ -115,6 +115,7 @@ network = false
 max_threads = 8
 memory_mb = 0
 roots = ["scratch", "/data"]
+max_attachment_mb = 10
 read_only_roots = ["/ref"]
 `)
 	s := Load(user)
@@ -127,12 +128,15 @@ read_only_roots = ["/ref"]
 	if want := []string{filepath.Join(dir, "home", "scratch"), "/data"}; !reflect.DeepEqual(s.SandboxRoots.Value, want) {
 		t.Errorf("roots = %q, want %q", s.SandboxRoots.Value, want)
 	}
+	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
+		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
+	}
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
 
 	d := Load()
-	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 {
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -143,6 +147,7 @@ max_threads = 0
 memory_mb = 1024
 roots = [""]
 colour = 1
+max_attachment_mb = 0
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\n")
 	b := Load(bad, project)
@@ -152,6 +157,7 @@ colour = 1
 		bad + ":5: sandbox.memory_mb: must be 0 (no cap) or at least 2048",
 		bad + ":6: sandbox.roots: holds an empty path",
 		bad + ":7: sandbox.colour: unknown key",
+		bad + ":8: sandbox.max_attachment_mb: must be between 1 and 16384, not 0",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 	} {
 		found := false
@@ -162,7 +168,7 @@ colour = 1
 			t.Errorf("no problem %q in %q", want, b.Problems)
 		}
 	}
-	if !b.SandboxJail.Value || b.SandboxMaxThreads.Value != 64 || b.SandboxMemoryMB.Value != 4096 {
+	if !b.SandboxJail.Value || b.SandboxMaxThreads.Value != 64 || b.SandboxMemoryMB.Value != 4096 || b.SandboxMaxAttachmentMB.Value != 64 {
 		t.Errorf("bad entries were not ignored: %+v", b)
 	}
 }

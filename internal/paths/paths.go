@@ -108,6 +108,13 @@ func (l Layout) History() string { return filepath.Join(l.Sandbox(), "history") 
 // Attachments is the attachments store: its database and blobs.
 func (l Layout) Attachments() string { return filepath.Join(l.Sandbox(), "attachments") }
 
+// AttachmentsOf is the attachments store of the Vis home that holds the
+// session folder dir (a Session(id)): sessions and the store are siblings,
+// so a client that knows only a session's folder finds its store.
+func AttachmentsOf(sessionDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(sessionDir)), "attachments")
+}
+
 // Logs holds hang records and host logs, one folder per day.
 func (l Layout) Logs() string { return filepath.Join(l.Home(), "logs") }
 

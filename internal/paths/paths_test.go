@@ -15,10 +15,14 @@ func TestLayout(t *testing.T) {
 		l.SharedPackages(): "/home/u/.vis/python/packages",
 		l.Session("a"):     "/home/u/.vis/sandbox/sessions/a",
 		l.Logs():           "/home/u/.vis/logs",
+		l.Attachments():    "/home/u/.vis/sandbox/attachments",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}
+	}
+	if got := AttachmentsOf(l.Session("a")); got != l.Attachments() {
+		t.Errorf("AttachmentsOf a session folder: got %s, want %s", got, l.Attachments())
 	}
 	env["VIS_HOME"] = "rel"
 	env["VIS_PYTHON_PACKAGES"] = "/pkgs"

@@ -275,13 +275,17 @@ func (s *Session) Completions(word string) ([]string, error) {
 }
 
 // Remove deletes the session: it is stopped (force: also while a block
-// runs), then its folder, snapshot and spill files are deleted.
+// runs), then its attachments, folder, snapshot and spill files are
+// deleted.
 func (s *Session) Remove(force bool) error {
 	if err := s.Stop(force); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
 	if !s.Folder.WaitStopped(5 * time.Second) {
 		return fmt.Errorf("session %q did not stop", s.Meta.Name)
+	}
+	if err := s.removeAttachments(); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(s.Folder.Dir); err != nil {
 		return fmt.Errorf("delete the session: %w", err)

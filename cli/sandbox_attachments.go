@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+)
+
+// The attachments commands read the store directly: they work with the
+// session stopped, and never start its host.
+
+func newSandboxAttachmentsCmd(s Streams) *cobra.Command {
+	var (
+		sf     = sessionFlags{s: s}
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attachments [--session S] [--workspace D] [--json]",
+		Short: "List a session's attachments, every version, newest first",
+		Long: `List what the session attached with attach(): every version of every
+filename, newest first, with its id, size, creation time and whether it
+takes comments. --json prints the descriptors list_attachments() returns.`,
+		Args: cobra.NoArgs,
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			c, err := sf.existing()
+			if err != nil {
+				return err
+			}
+			list, err := c.Attachments()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetEscapeHTML(false)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(s.Out, "session %q has no attachments\n", c.Meta.Name)
+				return nil
+			}
+			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tFILENAME\tVERSION\tKIND\tSIZE\tCREATED\tCOMMENTABLE")
+			for _, d := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Filename, d.Version, d.Kind, sizeText(d.Size),
+					d.Created.Local().Format("2006-01-02 15:04:05"), yesNo(d.Commentable))
+			}
+			return tw.Flush()
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the descriptors as JSON")
+	return cmd
+}
+
+func newSandboxAttachmentCmd(s Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "attachment get|comment",
+		Short: "Write out or comment on one of a session's attachments",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q: use get or comment", args[0], cmd.CommandPath())}
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newAttachmentGetCmd(s), newAttachmentCommentCmd(s))
+	return cmd
+}
+
+func newAttachmentGetCmd(s Streams) *cobra.Command {
+	var (
+		sf      = sessionFlags{s: s}
+		version int
+		out     string
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "get ID|FILENAME [--version N] [-o FILE|-] [--force]",
+		Short: "Write an attachment's bytes to a file or standard output",
+		Long: `Write one version of an attachment (default: the latest; --version N that
+one, a negative N counting back: -2 is the one before the latest) to its
+filename in the current folder, which is never overwritten without
+--force; -o FILE writes to FILE (into it, when FILE is a folder), -o - to
+standard output.`,
+		Args: exactArgs(1, "give the attachment's ID or FILENAME"),
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			c, err := sf.existing()
+			if err != nil {
+				return err
+			}
+			d, err := c.Attachment(args[0], version)
+			if err != nil {
+				return err
+			}
+			r, err := c.ReadAttachment(d)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			if out == "-" {
+				_, err := io.Copy(s.Out, r)
+				return err
+			}
+			// The store refuses paths as filenames; an old or foreign
+			// row is checked again before it names a file here.
+			if err := attachments.CheckFilename(d.Filename); err != nil {
+				return err
+			}
+			dest, overwrite := out, force || out != ""
+			if dest == "" {
+				dest = d.Filename
+			}
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(s.Dir, dest)
+			}
+			if st, err := os.Stat(dest); err == nil && st.IsDir() {
+				dest, overwrite = filepath.Join(dest, d.Filename), force
+			}
+			if err := writeOut(dest, r, overwrite); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Err, "vis-agent: wrote %s (%s version %d, %s)\n", dest, d.Filename, d.Version, sizeText(d.Size))
+			return nil
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().IntVar(&version, "version", 0, "the version (default: the latest; negative: counting back)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (- for standard output)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file")
+	return cmd
+}
+
+// writeOut writes r to dest whole or not at all: a temporary file beside
+// it, renamed over it. Without overwrite, an existing dest is refused.
+func writeOut(dest string, r io.Reader, overwrite bool) error {
+	if _, err := os.Lstat(dest); err == nil && !overwrite {
+		return fmt.Errorf("%s exists: give --force to overwrite it, or -o FILE", dest)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dest, errors.Unwrap(err))
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, r)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && !overwrite {
+		// Link, not rename: a file made meanwhile is not replaced.
+		err = os.Link(tmp.Name(), dest)
+	} else if err == nil {
+		err = os.Rename(tmp.Name(), dest)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s exists: give --force to overwrite it, or -o FILE", dest)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dest, err)
+	}
+	return nil
+}
+
+func newAttachmentCommentCmd(s Streams) *cobra.Command {
+	var (
+		sf      = sessionFlags{s: s}
+		version int
+	)
+	cmd := &cobra.Command{
+		Use:   "comment ID|FILENAME --version N TEXT",
+		Short: "Comment on a commentable version of an attachment",
+		Long: `Add TEXT as a comment, signed with your user name, to version N of an
+attachment (a negative N counts back: -1 is the latest). Only versions
+attached with commentable=True take comments; a read-only one refuses,
+saying so. get_attachment() in the session shows the comments.`,
+		Args: exactArgs(2, "give the attachment's ID or FILENAME, then the comment's TEXT"),
+		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("version") {
+				return usageError{errors.New("comment needs --version N (a negative N counts back: -1 is the latest)")}
+			}
+			c, err := sf.existing()
+			if err != nil {
+				return err
+			}
+			d, err := c.Attachment(args[0], version)
+			if err != nil {
+				return err
+			}
+			cm, err := c.CommentAttachment(d.ID, 0, args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "comment %d added to %s version %d\n", cm.ID, d.Filename, d.Version)
+			return nil
+		}),
+	}
+	sf.add(cmd)
+	cmd.Flags().IntVar(&version, "version", 0, "the version to comment on (negative: counting back)")
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs with a message saying what to give.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{errors.New(what)}
+		}
+		return nil
+	}
+}
+
+// sizeText is a size as people read it: 512 B, 1.5 KiB, 3.0 MiB.
+func sizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

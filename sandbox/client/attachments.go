@@ -1,0 +1,97 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+
+	"github.com/vis-agent/vis-agent/internal/paths"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// The session's attachments are read from the store directly (it is
+// shared by processes, WAL): no host is needed, and a stopped session's
+// attachments are there too.
+
+// attachmentKey is the session's key in the store: its folder name.
+func (s *Session) attachmentKey() string { return session.ID(s.Meta.Name, s.Meta.Workspace) }
+
+// attachmentsDir is the store of the Vis home the session's folder is in.
+func (s *Session) attachmentsDir() string { return paths.AttachmentsOf(s.Folder.Dir) }
+
+// withStore runs fn on the open store.
+func (s *Session) withStore(fn func(*attachments.Store) error) error {
+	st, err := attachments.Open(s.attachmentsDir())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// Attachments describes the session's attachments, every version, newest
+// first.
+func (s *Session) Attachments() ([]attachments.Descriptor, error) {
+	var out []attachments.Descriptor
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		out, err = st.List(s.attachmentKey())
+		return err
+	})
+	return out, err
+}
+
+// Attachment describes one version of an attachment, with its comments
+// (version as attachments.Store.Get takes it: 0 the latest, negative
+// counting back).
+func (s *Session) Attachment(idOrFilename string, version int) (attachments.Descriptor, error) {
+	var d attachments.Descriptor
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		d, err = st.Get(s.attachmentKey(), idOrFilename, version)
+		return err
+	})
+	return d, err
+}
+
+// ReadAttachment opens the bytes of d.
+func (s *Session) ReadAttachment(d attachments.Descriptor) (io.ReadCloser, error) {
+	var r io.ReadCloser
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		r, err = st.Read(d)
+		return err
+	})
+	return r, err
+}
+
+// CommentAttachment adds a comment, signed with the account's user name,
+// to a commentable version.
+func (s *Session) CommentAttachment(idOrFilename string, version int, text string) (attachments.Comment, error) {
+	var c attachments.Comment
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		c, err = st.Comment(s.attachmentKey(), idOrFilename, version, text, author())
+		return err
+	})
+	return c, err
+}
+
+// author names the person commenting: the account's user name.
+func author() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "user"
+}
+
+// removeAttachments deletes the session's attachments, when there is a
+// store at all.
+func (s *Session) removeAttachments() error {
+	if _, err := os.Stat(s.attachmentsDir()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := s.withStore(func(st *attachments.Store) error { return st.RemoveSession(s.attachmentKey()) }); err != nil {
+		return fmt.Errorf("delete the session: %w", err)
+	}
+	return nil
+}
