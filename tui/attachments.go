@@ -41,9 +41,9 @@ type (
 )
 
 func (m *Model) loadAttachments() tea.Cmd {
-	st := storeOf(m.sess)
+	s := m.sess
 	return func() tea.Msg {
-		list, err := st.Attachments()
+		list, err := listAttachments(s)
 		return attachmentsMsg{list, err}
 	}
 }
@@ -143,17 +143,13 @@ func (m *Model) open(d Descriptor) tea.Cmd {
 	}
 	m.view.d, m.view.loading, m.view.data, m.view.err, m.view.width = d, true, nil, "", 0
 	m.hint = ""
-	st := storeOf(m.sess)
+	s := m.sess
 	return func() tea.Msg {
-		fresh, err := st.Attachment(d.ID, 0)
+		fresh, data, err := readAttachment(s, d.ID)
 		if err != nil {
 			return openedMsg{d: d, err: err}
 		}
-		data, err := st.ReadAttachment(fresh)
-		if len(data) > maxViewBytes {
-			data = data[:maxViewBytes]
-		}
-		return openedMsg{fresh, data, err}
+		return openedMsg{fresh, data, nil}
 	}
 }
 
@@ -254,9 +250,10 @@ func (m *Model) commentKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		c.saving = true
 		m.hint = "Saving the comment…"
-		st, d := storeOf(m.sess), c.d
+		s, d := m.sess, c.d
 		return func() tea.Msg {
-			return commentedMsg{d, st.CommentAttachment(d.ID, 0, text)}
+			_, err := s.CommentAttachment(d.ID, 0, text)
+			return commentedMsg{d, err}
 		}
 	case "alt+enter", "ctrl+j", "shift+enter":
 		c.ed.Insert("\n")
@@ -280,16 +277,14 @@ func (m *Model) commented(msg commentedMsg) tea.Cmd {
 		m.hint = "The comment was not saved: " + msg.err.Error()
 		return nil
 	}
-	m.comment, m.hint = nil, ""
-	if m.focus && m.view == nil {
-		m.hint = panelKeys
-	}
-	m.tr.add(kindInfo, fmt.Sprintf("Comment added to %s v%d.", msg.d.Filename, msg.d.Version))
+	done := fmt.Sprintf("Comment added to %s v%d.", msg.d.Filename, msg.d.Version)
+	m.comment, m.hint = nil, done
+	m.tr.add(kindInfo, done)
 	cmds := []tea.Cmd{m.loadAttachments()}
 	if m.view != nil && m.view.d.ID == msg.d.ID {
 		top := m.view.top
 		cmds = append(cmds, m.open(m.view.d))
-		m.view.top = top
+		m.view.top, m.hint = top, done
 	}
 	return tea.Batch(cmds...)
 }

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"image"
 	"image/png"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/vis-agent/vis-agent/internal/paths"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 var attached = time.Date(2026, 11, 30, 11, 2, 3, 0, time.UTC)
@@ -22,7 +28,7 @@ func attachmentList() []Descriptor {
 	return []Descriptor{
 		{ID: "a4", Filename: "report.md", Version: 2, Kind: "text", MediaType: "text/markdown", Size: int64(len(reportV2)), SHA256: strings.Repeat("ab", 32),
 			Commentable: true, Created: attached, Session: "default", Block: 7,
-			Comments: []Comment{{ID: "c1", Text: "Check the south figure.", Author: "repl", Created: attached.Add(time.Minute)}}},
+			Comments: []Comment{{ID: 1, Text: "Check the south figure.", Author: "repl", Created: attached.Add(time.Minute)}}},
 		{ID: "a3", Filename: "plot.png", Version: 1, Kind: "image", MediaType: "image/png", Size: 94, SHA256: strings.Repeat("cd", 32), Created: attached, Session: "default", Block: 6},
 		{ID: "a2", Filename: "blob.bin", Version: 1, Kind: "bytes", MediaType: "application/octet-stream", Size: 40, SHA256: strings.Repeat("ef", 32), Created: attached, Session: "default", Block: 5},
 		{ID: "a1", Filename: "report.md", Version: 1, Kind: "text", MediaType: "text/markdown", Size: 20, SHA256: strings.Repeat("01", 32), Created: attached, Session: "default", Block: 4},
@@ -188,5 +194,73 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	}
 	if got := th.inline("a **b** `c` * d `e"); stripped(got) != "a b c * d `e" {
 		t.Errorf("inline: %q", stripped(got))
+	}
+}
+
+// TestAttachmentsFromTheStore runs the REPL's commands against a real
+// store and session folder (no host is needed): the list with comment
+// counts, the viewer reading a version, and a comment saved and read back.
+func TestAttachmentsFromTheStore(t *testing.T) {
+	home := t.TempDir()
+	meta := session.Meta{Name: "default", Workspace: "/home/u/work/proj"}
+	sess, err := client.Open(filepath.Join(home, "sandbox", "sessions"), meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := attachments.Open(paths.AttachmentsOf(sess.Folder.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	attach := func(name, text string, commentable bool) {
+		_, err := st.Attach(attachments.New{Session: session.ID(meta.Name, meta.Workspace), SessionName: meta.Name, Block: 2,
+			Filename: name, Commentable: commentable}, strings.NewReader(text), attachments.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach("notes.md", "# Notes\n\nfirst\n", true)
+	attach("notes.md", "# Notes\n\nsecond\n", false)
+	if _, err := st.Comment(session.ID(meta.Name, meta.Workspace), "notes.md", 1, "an earlier one", "ann"); err != nil {
+		t.Fatal(err)
+	}
+
+	m := New(Config{Session: sess, HistoryDir: t.TempDir()})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m.Update(m.loadAttachments()())
+	press(m, "f3")
+	if f := frame(m); !strings.Contains(f, "▶ notes.md v2") || !strings.Contains(f, "text · 16 B · read-only") || !strings.Contains(f, "text · 15 B · ✎ 1 comment") {
+		t.Fatalf("the list from the store:\n%s", f)
+	}
+	press(m, "c")
+	if m.comment != nil {
+		t.Fatal("c opened a comment on a read-only version")
+	}
+	press(m, "down")
+	m.Update(press(m, "enter")())
+	if f := frame(m); !strings.Contains(f, "Notes") || !strings.Contains(f, "\nfirst") || !strings.Contains(f, "  an earlier one") {
+		t.Fatalf("the viewer from the store:\n%s", f)
+	}
+	press(m, "c")
+	typeText(m, "from the REPL")
+	cmd := m.Update2(press(m, "enter")())
+	if m.comment != nil || cmd == nil || !strings.Contains(frame(m), "Comment added to notes.md v1.") {
+		t.Fatalf("the comment was not saved:\n%s", frame(m))
+	}
+	d, err := st.Get(session.ID(meta.Name, meta.Workspace), "notes.md", 1)
+	if err != nil || len(d.Comments) != 2 || d.Comments[1].Text != "from the REPL" {
+		t.Fatalf("the store holds %+v (%v)", d.Comments, err)
+	}
+	m.Update(m.open(m.view.d)())
+	if f := frame(m); !strings.Contains(f, "Comments (2)") || !strings.Contains(f, "  from the REPL") {
+		t.Fatalf("the viewer does not show the new comment:\n%s", f)
+	}
+	// /attachments lists them in the transcript
+	press(m, "esc", "esc")
+	typeText(m, "/attachments")
+	msg := press(m, "enter")()
+	m.Update(msg)
+	if f := frame(m); !strings.Contains(f, "Attachments (2, newest first") || !strings.Contains(f, "notes.md v1  text · 15 B · ✎ 2 comments  text/markdown  block 2") {
+		t.Fatalf("/attachments:\n%s", f)
 	}
 }

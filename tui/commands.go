@@ -52,9 +52,8 @@ func (m *Model) command(line string) tea.Cmd {
 		}
 	case "/attachments":
 		m.showPanel, m.panelTab, m.focus, m.panelW = true, tabAttachments, true, 0
-		st := storeOf(s)
 		return func() tea.Msg {
-			list, err := st.Attachments()
+			list, err := listAttachments(s)
 			if err != nil {
 				return doneMsg{err: fmt.Errorf("attachments: %w", err)}
 			}

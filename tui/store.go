@@ -1,0 +1,54 @@
+package tui
+
+import (
+	"io"
+
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/client"
+)
+
+// Descriptor is one version of an attachment, as the store describes it.
+type (
+	Descriptor = attachments.Descriptor
+	Comment    = attachments.Comment
+)
+
+// maxCounted is how many commentable versions the list counts the
+// comments of (the store's list leaves them out; each is a query).
+const maxCounted = 200
+
+// listAttachments is the session's attachments, newest first, the
+// commentable ones with their comments.
+func listAttachments(s *client.Session) ([]Descriptor, error) {
+	list, err := s.Attachments()
+	if err != nil {
+		return nil, err
+	}
+	counted := 0
+	for i, d := range list {
+		if !d.Commentable || counted == maxCounted {
+			continue
+		}
+		counted++
+		if full, err := s.Attachment(d.ID, 0); err == nil {
+			list[i] = full
+		}
+	}
+	return list, nil
+}
+
+// readAttachment is version id with its comments, and its first
+// maxViewBytes bytes.
+func readAttachment(s *client.Session, id string) (Descriptor, []byte, error) {
+	d, err := s.Attachment(id, 0)
+	if err != nil {
+		return d, nil, err
+	}
+	r, err := s.ReadAttachment(d)
+	if err != nil {
+		return d, nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxViewBytes))
+	return d, data, err
+}
