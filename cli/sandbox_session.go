@@ -557,8 +557,9 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				return err
 			}
 			l := s.layout()
+			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
-				Policy: p,
+				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
@@ -628,6 +629,9 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			}
 			boot, err := child.Bootstrap(pkgDir, state, ci)
 			if err != nil {
+				return err
+			}
+			if err := lib.InstallHostCall(child.CallsFD); err != nil {
 				return err
 			}
 			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {

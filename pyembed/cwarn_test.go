@@ -11,7 +11,7 @@ import (
 // breaks a user's build; this test makes any warning fail here.
 var shimWarnings = []string{"-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes", "-Wformat=2", "-Wconversion"}
 
-// TestShimCompilesWithoutWarnings compiles shim.c with the C compiler cgo
+// TestShimCompilesWithoutWarnings compiles shim.c and hostcall.c with the C compiler cgo
 // uses.
 func TestShimCompilesWithoutWarnings(t *testing.T) {
 	out, err := exec.Command("go", "env", "CC").Output()
@@ -23,7 +23,7 @@ func TestShimCompilesWithoutWarnings(t *testing.T) {
 		t.Fatal("go env CC is empty")
 	}
 	args := append(cc[1:], shimWarnings...)
-	args = append(args, "-fsyntax-only", "shim.c")
+	args = append(args, "-fsyntax-only", "shim.c", "hostcall.c")
 	if out, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc[0], strings.Join(args, " "), err, out)
 	}

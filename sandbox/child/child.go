@@ -29,6 +29,9 @@ var pkg embed.FS
 const (
 	LinkFD   = 3 // the socketpair end carrying the protocol
 	StacksFD = 4 // where faulthandler writes every thread's stack on SIGUSR1
+	// CallsFD is the socketpair end of the host calls (_vis_host), which
+	// pyembed's shim owns.
+	CallsFD = 5
 )
 
 // Info is what the driver is told about its session at start.

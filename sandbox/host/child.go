@@ -40,13 +40,22 @@ type proc struct {
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
+	// callsBroken: why the host closed its tool link (garbage on it); the
+	// child is replaced before the next block.
+	callsBroken string
 }
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped.
-func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls func(net.Conn) error) (*proc, error) {
+	calls, callsEnd, err := callLink()
+	if err != nil {
+		return nil, fmt.Errorf("start the Python process: %w", err)
+	}
+	defer callsEnd.Close()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
+		calls.Close()
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "link"), os.NewFile(uintptr(fds[1]), "link")
@@ -54,6 +63,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 	hostEnd.Close()
 	if err != nil {
 		childEnd.Close()
+		calls.Close()
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
 	var closeAfterStart []*os.File
@@ -72,6 +82,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 	if err != nil {
 		link.Close()
 		childEnd.Close()
+		calls.Close()
 		for _, f := range closeAfterStart {
 			f.Close()
 		}
@@ -85,7 +96,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
 	cmd.Dir = cfg.Meta.Workspace
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
-	cmd.ExtraFiles = []*os.File{childEnd, stacksW}
+	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd}
 	// Its own process group, so a retire also ends what the block
 	// started; and it dies with the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -98,6 +109,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 	}
 	if err != nil {
 		link.Close()
+		calls.Close()
 		stacksR.Close()
 		outR.Close()
 		errR.Close()
@@ -108,6 +120,13 @@ func startChild(cfg Config, policy protocol.Policy, reason string) (*proc, error
 	go func() {
 		cmd.Wait()
 		close(c.exited)
+	}()
+	go func() {
+		if err := serveCalls(calls); err != nil {
+			c.mu.Lock()
+			c.callsBroken = err.Error()
+			c.mu.Unlock()
+		}
 	}()
 	link.SetReadDeadline(time.Now().Add(readyTimeout))
 	var ev protocol.Event

@@ -60,6 +60,10 @@ type Config struct {
 	// Policy is the jail of the first child; a block asking for another
 	// one replaces the child.
 	Policy protocol.Policy
+	// Attachments is the attachments store's folder; AttachMaxBytes the
+	// limit of one attachment (0: the store's default).
+	Attachments    string
+	AttachMaxBytes int64
 }
 
 // Host serves one session.
@@ -80,6 +84,8 @@ type Host struct {
 	idle     *time.Timer
 	done     chan struct{}
 	conns    sync.WaitGroup
+	store    store  // the attachments store, opened on first use
+	shells   shells // the shell commands of the session's code
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -97,7 +103,7 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy}
+		policy: cfg.Policy, store: store{dir: cfg.Attachments}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -122,6 +128,7 @@ func Serve(cfg Config, ready func(error)) error {
 			select {
 			case <-h.done:
 				h.finishConns()
+				h.closeShells()
 				return nil
 			default:
 			}
@@ -295,7 +302,7 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	reason, policy := h.reason, h.policy
 	h.mu.Unlock()
-	c, err := startChild(h.cfg, policy, reason)
+	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) error { return h.serveCalls(conn, policy) })
 	if err != nil {
 		return nil, err
 	}

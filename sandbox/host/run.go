@@ -223,6 +223,15 @@ func (h *Host) readyChild() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	broken := c.callsBroken
+	c.mu.Unlock()
+	if broken != "" {
+		h.stopChild(broken + ", so its Python process was replaced")
+		if c, err = h.ensureChild(); err != nil {
+			return nil, err
+		}
+	}
 	err = c.ping()
 	if err == nil {
 		return c, nil

@@ -68,6 +68,40 @@
 // thread's stack to file descriptor 4) and then SIGKILL. The child's own
 // file descriptors 1 and 2 (output of C code and subprocesses) are a pipe
 // the host forwards to the running block's client.
+//
+// # Host calls (a second socketpair the child inherits as file descriptor 5)
+//
+// The session's functions (attach, shell, cat, ...) are Python in the
+// child whose work the host does. They reach it through one entry point,
+// the built-in module _vis_host of the shim (pyembed/hostcall.c); the
+// descriptor's number is held in C memory only. A call is one frame each
+// way: a JSON header line ('\n'-terminated, at most MaxCallHeader bytes)
+// that begins {"id":N,"size":M and a raw payload of exactly M bytes after
+// it (the bytes of an attachment: never base64 inside JSON).
+//
+//   - Request (CallRequest): id (chosen by the shim, increasing), size,
+//     op, args (an object, per op). The host answers for the session it
+//     serves, under the policy the child was started with: no request
+//     names a session.
+//   - Answer (CallAnswer): the request's id, size, ok, and result (JSON)
+//     or error (CallError: a Python exception type and a one-line
+//     message). An answer to a line that was not a request has id 0.
+//
+// Calls are one at a time (the shim holds a lock; threads wait). A call
+// waits for its answer with the GIL released; SIGINT during the wait
+// raises KeyboardInterrupt and abandons the call, whose answer arrives
+// later and is skipped by id. Because of that lock, a request that
+// arrives while an earlier one is still running means the earlier one was
+// abandoned: the host cancels it. The host bounds every header and
+// payload it reads and answers a request it cannot parse with an error;
+// garbage written to the descriptor costs only the session's own calls.
+//
+// Ops: session; attach (args filename, kind, media_type, commentable,
+// block; payload the bytes), attachments, attachment (ref, version),
+// attachment_read (ref, version; answer payload the bytes); shell_start
+// (cmd, timeout_ms, cwd, wait_ms), shell_state (id), shell_wait (id,
+// max_ms), shell_logs (id, n), shell_stop (id); cat (path, offset, limit),
+// grep (pattern, path, glob, limit), patch (path, old, new).
 package protocol
 
 import (
@@ -87,6 +121,34 @@ const MaxLine = 64 << 20
 // OutChunk is the largest "out" event a writer sends: output is split so
 // that no peer holds much of it at once.
 const OutChunk = 64 << 10
+
+// MaxCallHeader bounds a host call's header line.
+const MaxCallHeader = 16 << 20
+
+// CallRequest is the header of a host call (see the package doc).
+type CallRequest struct {
+	ID   uint64          `json:"id"`
+	Size int64           `json:"size"`
+	Op   string          `json:"op"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// CallAnswer is the header of a host call's answer. ID and Size come
+// first: the shim reads them by position.
+type CallAnswer struct {
+	ID     uint64     `json:"id"`
+	Size   int64      `json:"size"`
+	OK     bool       `json:"ok"`
+	Result any        `json:"result,omitempty"`
+	Error  *CallError `json:"error,omitempty"`
+}
+
+// CallError is a host call that failed: the Python exception the child
+// raises (a builtin type name) and a one-line message.
+type CallError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
 
 // Request is what a client asks the host, or the host asks the child.
 type Request struct {

@@ -24,6 +24,7 @@ import types
 
 from vis_sandbox import defs as _defs
 from vis_sandbox import state as _state
+from vis_sandbox import tools as _tools
 
 VERSION = 1
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
@@ -36,7 +37,7 @@ _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
 AUTO_IMPORTS = ("json", "re", "os", "sys", "math", "time", "datetime", "pathlib",
                 "collections", "textwrap", "base64", "hashlib", "shlex", "glob")
 AUTO_NAMES = {"Path": ("pathlib", "Path"), "Counter": ("collections", "Counter")}
-PROTECTED = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES) | {"session", "defs"}
+PROTECTED = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES) | {"session", "defs"} | frozenset(_tools.NAMES)
 
 
 class Link:
@@ -267,6 +268,9 @@ class Driver:
         for name, (mod, attr) in AUTO_NAMES.items():
             self.protected[name] = getattr(sys.modules[mod], attr)
         self.protected["defs"] = _defs.make_defs(self.state, self.ns)
+        # The host's functions (attach, shell, cat, ...); attach records
+        # the block that runs.
+        self.protected.update(_tools.Functions(self.ns, lambda: self.state.next_block).bound())
         self.ns.update(self.protected)
 
     def compile(self, src, filename, echo):
@@ -436,13 +440,17 @@ def syntax_fields(e):
     return {"message": str(e), "line": 0, "column": 0, "text": ""}
 
 
+# The runtime's own files, whose frames a block's traceback leaves out.
+_RUNTIME_FILES = frozenset({__file__, _tools.__file__})
+
+
 def trim(te):
     """Drops the runtime's frames (this driver's anywhere, asyncio's above
     the block's first frame), in the exception and the ones it chains."""
     seen = set()
     while te is not None and id(te) not in seen:
         seen.add(id(te))
-        stack = [f for f in te.stack if f.filename != __file__]
+        stack = [f for f in te.stack if f.filename not in _RUNTIME_FILES]
         for i, f in enumerate(stack):
             if f.filename.startswith("<block "):
                 stack = stack[i:]

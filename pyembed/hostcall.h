@@ -1,0 +1,13 @@
+// The host-call bridge of a sandbox child: the built-in module _vis_host,
+// whose call() sends one request to the session's host over an inherited
+// socket and returns its answer (framing: the sandbox/protocol package
+// doc, "Host calls"). The socket's number lives in C memory only.
+#ifndef VIS_PYEMBED_HOSTCALL_H
+#define VIS_PYEMBED_HOSTCALL_H
+
+// vis_host_install registers _vis_host as a built-in module calling the
+// host over socket fd (made close-on-exec); the library must be loaded and
+// the interpreter not yet started. NULL, or what went wrong.
+const char *vis_host_install(int fd);
+
+#endif

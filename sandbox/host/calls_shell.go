@@ -1,0 +1,185 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
+)
+
+// Bounds of the shell calls' times.
+const (
+	maxShellTimeout = 24 * time.Hour
+	// waitSlice is how long one wait on a command lasts before the call
+	// checks whether it was abandoned.
+	waitSlice = 250 * time.Millisecond
+)
+
+// shells are the host's shell commands, one set per jail policy (a
+// command keeps the confinement it started with); all are stopped when
+// the host ends.
+type shells struct {
+	mu   sync.Mutex
+	sets map[string]*tools.Shells
+}
+
+// shellsFor returns the commands of children started under policy.
+func (h *Host) shellsFor(policy protocol.Policy) *tools.Shells {
+	key, _ := json.Marshal(policy)
+	h.shells.mu.Lock()
+	defer h.shells.mu.Unlock()
+	if h.shells.sets == nil {
+		h.shells.sets = map[string]*tools.Shells{}
+	}
+	m := h.shells.sets[string(key)]
+	if m == nil {
+		dir := filepath.Join(h.cfg.Folder.Dir, "shells", fmt.Sprint(len(h.shells.sets)+1))
+		m = tools.NewShells(dir, h.access(policy))
+		h.shells.sets[string(key)] = m
+	}
+	return m
+}
+
+// closeShells stops every command the host started.
+func (h *Host) closeShells() {
+	h.shells.mu.Lock()
+	sets := h.shells.sets
+	h.shells.sets = nil
+	h.shells.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// waitShell waits until command id ends, max passes (0: no bound but the
+// command's own timeout) or the call is abandoned.
+func waitShell(ctx context.Context, m *tools.Shells, id string, max time.Duration) (tools.ShellState, error) {
+	deadline := time.Now().Add(max)
+	for {
+		slice := waitSlice
+		if max > 0 {
+			slice = min(slice, time.Until(deadline))
+		}
+		st, err := m.Wait(id, max0(slice))
+		if err != nil || st.Status != tools.StatusRunning || (max > 0 && !time.Now().Before(deadline)) {
+			return st, err
+		}
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+	}
+}
+
+func max0(d time.Duration) time.Duration { return max(d, 0) }
+
+// millis reads a duration argument in milliseconds, within [0, limit].
+func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
+	d := time.Duration(ms) * time.Millisecond
+	if ms < 0 || d > limit {
+		return 0, errorf("ValueError", "shell: %s must be between 0 and %s", name, limit)
+	}
+	return d, nil
+}
+
+// shellOps adds shell_start, shell_state, shell_wait, shell_logs and
+// shell_stop, for the commands of children started under policy.
+func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
+	ops["shell_start"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			Cmd       string `json:"cmd"`
+			Cwd       string `json:"cwd"`
+			TimeoutMS int64  `json:"timeout_ms"`
+			WaitMS    int64  `json:"wait_ms"`
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		if strings.TrimSpace(in.Cmd) == "" {
+			return reply{}, errorf("ValueError", "shell: the command is empty")
+		}
+		timeout, err := millis("timeout", in.TimeoutMS, maxShellTimeout)
+		if err != nil {
+			return reply{}, err
+		}
+		if timeout == 0 {
+			return reply{}, errorf("ValueError", "shell: timeout must be more than 0 seconds")
+		}
+		wait, err := millis("wait", in.WaitMS, maxShellTimeout)
+		if err != nil {
+			return reply{}, err
+		}
+		m := h.shellsFor(policy)
+		st, err := m.Start(in.Cmd, in.Cwd, timeout)
+		if err != nil {
+			return reply{}, toolError(err)
+		}
+		if wait > 0 {
+			st, err = waitShell(ctx, m, st.ID, wait)
+		}
+		return reply{result: st}, toolError(err)
+	}
+	id := func(args json.RawMessage) (string, error) {
+		var in struct {
+			ID string `json:"id"`
+		}
+		err := decodeArgs(args, &in)
+		return in.ID, err
+	}
+	ops["shell_state"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		sid, err := id(args)
+		if err != nil {
+			return reply{}, err
+		}
+		st, err := h.shellsFor(policy).State(sid)
+		return reply{result: st}, toolError(err)
+	}
+	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		sid, err := id(args)
+		if err != nil {
+			return reply{}, err
+		}
+		st, err := h.shellsFor(policy).Stop(sid)
+		return reply{result: st}, toolError(err)
+	}
+	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			ID    string `json:"id"`
+			MaxMS int64  `json:"max_ms"`
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		max, err := millis("max", in.MaxMS, maxShellTimeout)
+		if err != nil {
+			return reply{}, err
+		}
+		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
+		return reply{result: st}, toolError(err)
+	}
+	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			ID string `json:"id"`
+			N  int    `json:"n"`
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		lines, err := h.shellsFor(policy).Logs(in.ID, in.N)
+		if lines == nil {
+			lines = []string{}
+		}
+		return reply{result: map[string]any{"lines": lines}}, toolError(err)
+	}
+}

@@ -1,0 +1,80 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
+)
+
+// access is what a child started under policy may touch through the
+// tools: its roots when jailed, anything when not.
+func (h *Host) access(policy protocol.Policy) tools.Access {
+	a := tools.Access{Workspace: h.cfg.Meta.Workspace, Network: policy.Network, Unconfined: !policy.Jail}
+	if policy.Jail {
+		a.ReadWrite, a.ReadOnly = h.roots(policy)
+	}
+	return a
+}
+
+// toolOps adds cat, grep and patch, run under the child's access.
+func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
+	a := h.access(policy)
+	ops["cat"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			Path          string
+			Offset, Limit int
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		if in.Offset < 0 || in.Limit < 0 {
+			return reply{}, errorf("ValueError", "cat: offset and limit are 0 or more")
+		}
+		res, err := tools.Cat(a, in.Path, in.Offset, in.Limit)
+		return reply{result: res}, toolError(err)
+	}
+	ops["grep"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			Pattern, Path, Glob string
+			Limit               int
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		if in.Limit < 0 {
+			return reply{}, errorf("ValueError", "grep: limit is 0 or more")
+		}
+		res, err := tools.Grep(a, in.Pattern, in.Path, in.Glob, in.Limit)
+		return reply{result: res}, toolError(err)
+	}
+	ops["patch"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct{ Path, Old, New string }
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		res, err := tools.Patch(a, in.Path, in.Old, in.New)
+		return reply{result: res}, toolError(err)
+	}
+}
+
+// toolError gives a tool's failure the Python exception that fits it:
+// missing files, refused paths, and otherwise bad input (a bad regex, a
+// patch whose old text is missing or not unique).
+func toolError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, os.ErrNotExist) || strings.Contains(msg, "no such file"):
+		return &callError{typ: "FileNotFoundError", msg: msg}
+	case errors.Is(err, os.ErrPermission) || strings.Contains(msg, "outside the session's roots") || strings.Contains(msg, "read-only root"):
+		return &callError{typ: "PermissionError", msg: msg}
+	}
+	return &callError{typ: "ValueError", msg: msg}
+}

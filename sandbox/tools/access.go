@@ -1,0 +1,164 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Access is what the session's code may touch. Unconfined (the session's
+// --no-jail) lifts every file check and runs commands unconfined.
+type Access struct {
+	// Workspace is the default working directory and the base of relative
+	// paths.
+	Workspace string
+	// ReadWrite and ReadOnly are absolute roots: files may be read under
+	// both and written under ReadWrite only.
+	ReadWrite, ReadOnly []string
+	// Unconfined turns the jail off: files anywhere, commands unconfined.
+	Unconfined bool
+	// Network lets commands use the network.
+	Network bool
+	// Hidden are files and folders under the roots that the session's
+	// code may not touch (the host's socket, its store): the file tools
+	// refuse them, and confined commands find an empty read-only folder
+	// or an unreadable file there.
+	Hidden []string
+}
+
+// resolved is a path checked against an Access: Real is the canonical
+// path (no symlink, no ..) every operation uses, Shown is how the caller
+// wrote it, for messages.
+type resolved struct {
+	Real, Shown string
+}
+
+// resolve makes path absolute (relative to the workspace), resolves its
+// symlinks and .., and checks the result is inside the roots: any root
+// for reading, a writable root when write is set.
+func (a Access) resolve(path string, write bool) (resolved, error) {
+	if path == "" {
+		path = "."
+	}
+	shown := path
+	if !filepath.IsAbs(path) {
+		if a.Workspace == "" {
+			return resolved{}, fmt.Errorf("relative path %s: the session has no workspace", path)
+		}
+		path = a.Workspace + "/" + path // not Join: ".." must meet symlinks first
+	}
+	real, err := canonical(path)
+	if err != nil {
+		return resolved{}, fmt.Errorf("%s: %w", shown, err)
+	}
+	r := resolved{Real: real, Shown: shown}
+	if a.Unconfined {
+		return r, nil
+	}
+	where := shown
+	if real != filepath.Clean(path) || strings.Contains(shown, "..") {
+		where = fmt.Sprintf("%s (resolves to %s)", shown, real)
+	}
+	if under(real, a.Hidden) {
+		return resolved{}, fmt.Errorf("hidden from the session: %s", where)
+	}
+	if under(real, a.ReadWrite) {
+		return r, nil
+	}
+	if under(real, a.ReadOnly) {
+		if write {
+			return resolved{}, fmt.Errorf("read-only root: %s (the session may change files only under %s)", where, strings.Join(a.ReadWrite, ", "))
+		}
+		return r, nil
+	}
+	return resolved{}, fmt.Errorf("outside the session's roots: %s", where)
+}
+
+// canonical resolves an absolute path the way the kernel would, one
+// element at a time: a symlink is replaced by its target and a ".." goes
+// up from where the path really is, so "link/.." is link's parent, not
+// the folder holding link. From the first element that does not exist
+// on, the rest is appended as written (cleaned), so a path that does not
+// exist yet is judged by where it would be created.
+func canonical(path string) (string, error) {
+	parts := strings.Split(path, "/")
+	real, links := "/", 0
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real)
+			continue
+		}
+		next := filepath.Join(real, parts[i])
+		st, err := os.Lstat(next)
+		if errors.Is(err, os.ErrNotExist) {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			real = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			real = "/"
+		}
+		parts = append(strings.Split(target, "/"), parts[i+1:]...)
+		i = -1
+	}
+	return real, nil
+}
+
+// under reports whether path is one of roots or inside one; each root is
+// made canonical first, so a root given through a symlink still matches.
+func under(path string, roots []string) bool {
+	for _, root := range roots {
+		if !filepath.IsAbs(root) {
+			continue
+		}
+		if real, err := canonical(root); err == nil {
+			root = real
+		}
+		if within(path, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is root or below it, at a / boundary.
+func within(path, root string) bool {
+	if root == "/" || path == root {
+		return true
+	}
+	return strings.HasPrefix(path, root+"/")
+}
+
+// openNoSymlinks opens a canonical path refusing any symlink on the way,
+// so a link swapped in after resolve cannot lead outside the roots.
+// Kernels without openat2 (before 5.6) get a plain open.
+func openNoSymlinks(path string, flags int) (*os.File, error) {
+	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
+	if errors.Is(err, unix.ENOSYS) {
+		fd, err = unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

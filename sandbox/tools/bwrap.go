@@ -1,0 +1,164 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bwrapName is the program that confines commands; tests point it
+// elsewhere to see the refusal.
+var bwrapName = "bwrap"
+
+// systemDirs are mounted read-only in every confined command: the
+// programs and libraries of the system. Where one is a symlink (Debian's
+// merged /usr), the same symlink is made inside.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// systemEtc are the files of /etc a command needs: the loader's cache,
+// users and groups (no passwords: /etc/shadow stays out), the resolver's
+// files, certificates, time zone and Debian's alternatives (the targets
+// of /usr/bin/awk and friends). The rest of /etc stays out.
+var systemEtc = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone",
+	"/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+}
+
+// confinedPath is the PATH of a confined command.
+const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// bwrapArgs returns bubblewrap's arguments that confine a command to a's
+// roots, in cwd, with hidden covered. Inside, the system is read-only,
+// /tmp is private and empty, /proc shows only the command's processes,
+// /dev holds only the basic devices, every capability is dropped (also
+// for root, with no_new_privs set), and without a.Network only a loopback
+// of its own is there. Everything else of the host (/root, /home, /var,
+// the rest of /etc) is not there at all.
+func bwrapArgs(a Access, cwd string, hidden []string) []string {
+	args := []string{
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+	}
+	if !a.Network {
+		args = append(args, "--unshare-net")
+	}
+	for _, d := range systemDirs {
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case st.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				args = append(args, "--symlink", target, d)
+			}
+		case st.IsDir():
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	for _, p := range systemEtc {
+		args = append(args, "--ro-bind-try", p, p)
+	}
+	// Roots, outer ones first, so a read-only root inside a writable one
+	// (or the reverse) keeps its own mode.
+	type mount struct {
+		path string
+		rw   bool
+	}
+	var mounts []mount
+	for _, r := range a.ReadOnly {
+		mounts = append(mounts, mount{rootPath(r), false})
+	}
+	for _, r := range a.ReadWrite {
+		mounts = append(mounts, mount{rootPath(r), true})
+	}
+	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
+	for _, m := range mounts {
+		if m.rw {
+			args = append(args, "--bind-try", m.path, m.path)
+		} else {
+			args = append(args, "--ro-bind-try", m.path, m.path)
+		}
+	}
+	for _, h := range hidden {
+		h = rootPath(h)
+		st, err := os.Stat(h)
+		switch {
+		case err != nil:
+		case st.IsDir():
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
+	}
+	// The root above these mounts is bubblewrap's own tmpfs: read-only
+	// too, so that nothing is written outside the roots and /tmp even
+	// where it would vanish with the command.
+	return append(args, "--remount-ro", "/", "--chdir", cwd, "--")
+}
+
+// rootPath is a root made canonical, as given when that fails.
+func rootPath(p string) string {
+	if real, err := canonical(filepath.Clean(p)); err == nil {
+		return real
+	}
+	return filepath.Clean(p)
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+// confinedEnv is the whole environment of a confined command: nothing of
+// the host's but the language.
+func confinedEnv(cwd string) []string {
+	env := []string{"PATH=" + confinedPath, "HOME=/tmp", "TMPDIR=/tmp", "TERM=dumb", "PWD=" + cwd}
+	for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// bwrapCheck caches, per program, whether bubblewrap can confine a
+// command here: it is found and it can create its namespaces, which
+// a container or a kernel setting may forbid.
+var bwrapCheck = struct {
+	sync.Mutex
+	done map[string]error
+}{done: map[string]error{}}
+
+// bwrapPath returns the bubblewrap to run, after trying it once, or an
+// error saying how to make confined commands work.
+func bwrapPath() (string, error) {
+	bwrapCheck.Lock()
+	defer bwrapCheck.Unlock()
+	path, err := exec.LookPath(bwrapName)
+	if err != nil {
+		return "", fmt.Errorf("shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
+	}
+	if err, ok := bwrapCheck.done[path]; ok {
+		return path, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	probe := exec.CommandContext(ctx, path, append(bwrapArgs(Access{}, "/", nil), "/bin/true")...)
+	var stderr bytes.Buffer
+	probe.Stderr = &stderr
+	if err = probe.Run(); err != nil {
+		why := strings.TrimSpace(stderr.String())
+		if why == "" {
+			why = err.Error()
+		}
+		err = fmt.Errorf("shell: bubblewrap cannot confine commands here (%s): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile) or run the session with --no-jail", why)
+	}
+	bwrapCheck.done[path] = err
+	return path, err
+}

@@ -1,0 +1,332 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// fixture is a workspace (writable root), a read-only root and a secret
+// file outside both, with symlinks that lead out.
+type fixture struct {
+	a              Access
+	ws, ro, secret string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base := t.TempDir()
+	ws, ro, out := filepath.Join(base, "ws"), filepath.Join(base, "ro"), filepath.Join(base, "outside")
+	testenv.WriteTree(t, base, map[string]string{
+		"ws/a.txt":       "one\ntwo\nthree\n",
+		"ro/lib.txt":     "read only\n",
+		"outside/secret": "TOPSECRET\n",
+		"outside/sub/":   "",
+	})
+	for link, target := range map[string]string{
+		"ws/escape":     filepath.Join(out, "secret"),
+		"ws/escape-dir": filepath.Join(out, "sub"),
+		"ws/inside":     filepath.Join(ws, "a.txt"),
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fixture{
+		a:  Access{Workspace: ws, ReadWrite: []string{ws}, ReadOnly: []string{ro}},
+		ws: ws, ro: ro, secret: filepath.Join(out, "secret"),
+	}
+}
+
+// wantErr fails unless err holds every part.
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want one with %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("error %q does not say %q", err, p)
+		}
+	}
+}
+
+func TestCat(t *testing.T) {
+	f := newFixture(t)
+	r, err := Cat(f.a, "a.txt", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "    1\tone\n    2\ttwo\n    3\tthree\n" || r.Total != 3 || r.Next != 0 || r.Note != "" {
+		t.Fatalf("cat: %#v", r)
+	}
+	r, err = Cat(f.a, "a.txt", 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "    2\ttwo\n" || r.Next != 2 || !strings.Contains(r.Note, `cat("a.txt", offset=2)`) {
+		t.Fatalf("cat part: %#v", r)
+	}
+	if r, err = Cat(f.a, "a.txt", 9, 0); err != nil || !strings.Contains(r.Note, "past the end") {
+		t.Fatalf("cat past the end: %#v %v", r, err)
+	}
+	if r, err = Cat(f.a, "inside", 0, 0); err != nil || r.Total != 3 {
+		t.Fatalf("cat through a symlink inside the roots: %#v %v", r, err)
+	}
+	if r, err = Cat(f.a, filepath.Join(f.ro, "lib.txt"), 0, 0); err != nil || r.Total != 1 {
+		t.Fatalf("cat in the read-only root: %#v %v", r, err)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Cat(f.a, "missing.txt", 0, 0)
+	wantErr(t, err, "no such file: missing.txt")
+	_, err = Cat(f.a, ".", 0, 0)
+	wantErr(t, err, "is a directory")
+	_, err = Cat(f.a, "a.txt", -1, 0)
+	wantErr(t, err, "negative")
+	_, err = Cat(f.a, f.secret, 0, 0)
+	wantErr(t, err, "outside the session's roots: "+f.secret)
+	_, err = Cat(f.a, "escape", 0, 0)
+	wantErr(t, err, "outside the session's roots: escape (resolves to "+f.secret+")")
+	_, err = Cat(f.a, "../outside/secret", 0, 0)
+	wantErr(t, err, "outside the session's roots")
+	_, err = Cat(f.a, "escape-dir/../secret", 0, 0)
+	wantErr(t, err, "outside the session's roots")
+	if err := os.Symlink("loop", filepath.Join(f.ws, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Cat(f.a, "loop", 0, 0)
+	wantErr(t, err, "too many levels of symbolic links")
+	// A symlink swapped in after the check is not followed.
+	_, err = openNoSymlinks(filepath.Join(f.ws, "inside"), os.O_RDONLY)
+	wantErr(t, err, "too many levels of symbolic links")
+	_, err = Cat(f.a, "/etc/passwd", 0, 0)
+	wantErr(t, err, "outside the session's roots: /etc/passwd")
+
+	// Without the jail the same file reads.
+	open := f.a
+	open.Unconfined = true
+	if r, err := Cat(open, "escape", 0, 0); err != nil || !strings.Contains(r.Text, "TOPSECRET") {
+		t.Fatalf("unconfined cat: %#v %v", r, err)
+	}
+}
+
+func TestCatLimits(t *testing.T) {
+	f := newFixture(t)
+	var b strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	b.WriteString(strings.Repeat("é", 3000) + "\n") // a long line of 2-byte runes
+	b.WriteString("no newline at the end")
+	write(t, filepath.Join(f.ws, "long.txt"), b.String())
+	r, err := Cat(f.a, "long.txt", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lines != DefaultCatLines || r.Total != 2502 || r.Next != 2000 || !strings.Contains(r.Note, "lines 1-2000 of 2502") {
+		t.Fatalf("default limit: lines %d total %d next %d note %q", r.Lines, r.Total, r.Next, r.Note)
+	}
+	r, err = Cat(f.a, "long.txt", 2500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSuffix(r.Text, "\n"), "\n")
+	if len(rows) != 2 || !strings.HasSuffix(rows[0], "é … [4000 bytes cut]") || rows[1] != " 2502\tno newline at the end" {
+		t.Fatalf("long line: %q", rows)
+	}
+	if !strings.Contains(r.Note, "1 long lines cut") {
+		t.Fatalf("note: %q", r.Note)
+	}
+
+	// The byte cap stops a file of long lines before the line limit.
+	write(t, filepath.Join(f.ws, "wide.txt"), strings.Repeat(strings.Repeat("x", 1500)+"\n", 1000))
+	r, err = Cat(f.a, "wide.txt", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Text) > MaxCatBytes || r.Lines >= 1000 || r.Next != r.Lines || !strings.Contains(r.Note, fmt.Sprintf("offset=%d", r.Lines)) {
+		t.Fatalf("byte cap: %d bytes, %d lines, note %q", len(r.Text), r.Lines, r.Note)
+	}
+
+	write(t, filepath.Join(f.ws, "bin"), "PK\x00\x01rest")
+	_, err = Cat(f.a, "bin", 0, 0)
+	wantErr(t, err, "binary file: bin (8 bytes)")
+	write(t, filepath.Join(f.ws, "empty"), "")
+	if r, err := Cat(f.a, "empty", 0, 0); err != nil || r.Note != "empty file" {
+		t.Fatalf("empty: %#v %v", r, err)
+	}
+}
+
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGrep(t *testing.T) {
+	f := newFixture(t)
+	testenv.WriteTree(t, f.ws, map[string]string{
+		".gitignore":     "*.log\n/build/\n!keep.log\nsub/gen?.go\n",
+		"main.go":        "package main\n// TODO: one\n",
+		"keep.log":       "TODO kept\n",
+		"drop.log":       "TODO dropped\n",
+		"build/out.go":   "TODO built\n",
+		"sub/build/x.go": "TODO not top build\n",
+		"sub/gen1.go":    "TODO generated\n",
+		"sub/.gitignore": "local.txt\n",
+		"sub/local.txt":  "TODO local\n",
+		"sub/other.txt":  "TODO other\n",
+		".git/config":    "TODO git\n",
+		".hidden":        "TODO hidden\n",
+	})
+	write(t, filepath.Join(f.ws, "image.bin"), "TODO\x00binary")
+	r, err := Grep(f.a, "TODO", "", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range r.Matches {
+		got = append(got, fmt.Sprintf("%s:%d", m.File, m.Line))
+	}
+	want := ".hidden:1 keep.log:1 main.go:2 sub/build/x.go:1 sub/other.txt:1"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("grep rows %q, want %q\n%s", got, want, r.Text)
+	}
+	if r.Binary != 1 || !strings.Contains(r.Text, "main.go:2:// TODO: one\n") || !strings.Contains(r.Note, "1 binary files skipped") {
+		t.Fatalf("grep: %#v", r)
+	}
+
+	// From a subfolder, the parent's .gitignore still applies.
+	r, err = Grep(f.a, "TODO", "sub", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Total != 2 || r.Matches[0].File != "sub/build/x.go" {
+		t.Fatalf("grep sub: %s", r.Text)
+	}
+	// A glob on names, and one on paths.
+	if r, err = Grep(f.a, "TODO", "", "*.txt", 0); err != nil || r.Total != 1 || r.Matches[0].File != "sub/other.txt" {
+		t.Fatalf("glob: %#v %v", r, err)
+	}
+	if r, err = Grep(f.a, "TODO", "", "sub/*/*.go", 0); err != nil || r.Total != 1 {
+		t.Fatalf("path glob: %#v %v", r, err)
+	}
+	// One file, named explicitly, is searched even when ignored.
+	if r, err = Grep(f.a, "(?i)todo", "drop.log", "", 0); err != nil || r.Total != 1 {
+		t.Fatalf("one file: %#v %v", r, err)
+	}
+	// The limit keeps the first rows and counts the rest.
+	if r, err = Grep(f.a, "TODO", "", "", 2); err != nil || len(r.Matches) != 2 || r.Total != 5 || !strings.Contains(r.Note, "3 more matching lines not shown") {
+		t.Fatalf("limit: %#v %v", r, err)
+	}
+	if r, err = Grep(f.a, "nothing-like-this", "", "", 0); err != nil || len(r.Matches) != 0 || !strings.Contains(r.Note, "no match") {
+		t.Fatalf("no match: %#v %v", r, err)
+	}
+
+	_, err = Grep(f.a, "a(b", "", "", 0)
+	wantErr(t, err, `bad regex "a(b": missing closing ): `)
+	_, err = Grep(f.a, "x", "", "[", 0)
+	wantErr(t, err, `bad glob "["`)
+	_, err = Grep(f.a, "x", "nowhere", "", 0)
+	wantErr(t, err, "no such file or folder: nowhere")
+	_, err = Grep(f.a, "x", "image.bin", "", 0)
+	wantErr(t, err, "binary file: image.bin")
+	_, err = Grep(f.a, "TOPSECRET", "escape-dir/..", "", 0)
+	wantErr(t, err, "outside the session's roots")
+	_, err = Grep(f.a, "root", "/etc", "", 0)
+	wantErr(t, err, "outside the session's roots: /etc")
+	// Symlinks inside the tree are not followed out of it.
+	if r, err = Grep(f.a, "TOPSECRET", "", "", 0); err != nil || r.Total != 0 {
+		t.Fatalf("grep followed a symlink out: %#v %v", r, err)
+	}
+}
+
+func TestGitignoreRules(t *testing.T) {
+	rules := []ignoreFile{{dir: "/r", rules: parseIgnore([]string{
+		"# comment", "", "*.o", "!keep.o", "/top.txt", "doc/*.html", "**/deep/x", "logs/**", "a/**/b",
+		"trail\\ ", "\\#hash", "[abc].c", "[!z].d", "dir/",
+	})}}
+	for p, want := range map[string]bool{
+		"/r/x.o": true, "/r/s/y.o": true, "/r/keep.o": false, "/r/top.txt": true, "/r/s/top.txt": false,
+		"/r/doc/a.html": true, "/r/doc/s/a.html": false, "/r/s/doc/a.html": false,
+		"/r/deep/x": true, "/r/q/w/deep/x": true, "/r/logs/a/b": true, "/r/a/b": true, "/r/a/x/y/b": true,
+		"/r/trail ": true, "/r/#hash": true, "/r/a.c": true, "/r/d.c": false, "/r/a.d": true, "/r/z.d": false,
+		"/r/dir": false, "/other/x.o": false, "/r/x.oo": false, "/r/comment": false,
+	} {
+		if got := ignored(rules, p, false); got != want {
+			t.Errorf("ignored(%q) = %v, want %v", p, got, want)
+		}
+	}
+	if !ignored(rules, "/r/s/dir", true) {
+		t.Errorf("dir/ does not match a folder")
+	}
+}
+
+func TestPatch(t *testing.T) {
+	f := newFixture(t)
+	p := filepath.Join(f.ws, "code.py")
+	write(t, p, "a = 1\nb = 2\nc = 3\nb = 2\nd = 4\n")
+	if err := os.Chmod(p, 0o751); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Patch(f.a, "code.py", "c = 3\n", "c = 30\nc2 = 31\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDiff := "--- a/code.py\n+++ b/code.py\n@@ -1,5 +1,6 @@\n a = 1\n b = 2\n-c = 3\n+c = 30\n+c2 = 31\n b = 2\n d = 4\n"
+	if r.Diff != wantDiff {
+		t.Fatalf("diff:\n%s\nwant:\n%s", r.Diff, wantDiff)
+	}
+	data, _ := os.ReadFile(p)
+	if string(data) != "a = 1\nb = 2\nc = 30\nc2 = 31\nb = 2\nd = 4\n" {
+		t.Fatalf("content %q", data)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o751 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	entries, _ := os.ReadDir(f.ws)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "vis-patch") {
+			t.Fatalf("temporary file left: %s", e.Name())
+		}
+	}
+
+	_, err = Patch(f.a, "code.py", "b = 2\n", "B\n")
+	wantErr(t, err, "old text found 2 times; add context to make it unique")
+	_, err = Patch(f.a, "code.py", "zzz", "y")
+	wantErr(t, err, "old text not found")
+	_, err = Patch(f.a, "code.py", "", "y")
+	wantErr(t, err, "old is empty")
+	_, err = Patch(f.a, "missing.py", "a", "b")
+	wantErr(t, err, "no such file: missing.py")
+	_, err = Patch(f.a, ".", "a", "b")
+	wantErr(t, err, "is a directory")
+	_, err = Patch(f.a, filepath.Join(f.ro, "lib.txt"), "read", "write")
+	wantErr(t, err, "read-only root: "+filepath.Join(f.ro, "lib.txt"))
+	_, err = Patch(f.a, "escape", "TOPSECRET", "changed")
+	wantErr(t, err, "outside the session's roots: escape")
+	_, err = Patch(f.a, "../outside/secret", "TOPSECRET", "changed")
+	wantErr(t, err, "outside the session's roots")
+	if data, _ := os.ReadFile(f.secret); string(data) != "TOPSECRET\n" {
+		t.Fatalf("secret changed: %q", data)
+	}
+	// Through a symlink inside the roots, the target changes and the link stays.
+	if _, err := Patch(f.a, "inside", "two", "TWO"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(data) != "one\nTWO\nthree\n" {
+		t.Fatalf("a.txt: %q", data)
+	}
+	if st, err := os.Lstat(filepath.Join(f.ws, "inside")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v %v", st, err)
+	}
+}

@@ -1,0 +1,144 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aymanbagabas/go-udiff"
+	"golang.org/x/sys/unix"
+)
+
+// MaxPatchBytes is the largest file patch rewrites.
+const MaxPatchBytes = 64 << 20
+
+// PatchResult is one replacement written.
+type PatchResult struct {
+	Path string `json:"path"` // as the caller named it
+	Diff string `json:"diff"` // unified diff of the change, 3 lines of context
+}
+
+// Patch replaces the one occurrence of old in the file at path with new,
+// and returns the unified diff. It refuses when old is empty, missing or
+// found more than once, and when the file is not under a writable root.
+// The new content is written to a temporary file beside the old one
+// (same mode and owner), synced, and renamed over it, so a crash leaves
+// either the old file or the new one; the file's other hard links keep
+// the old content.
+func Patch(a Access, path, old, new string) (PatchResult, error) {
+	if old == "" {
+		return PatchResult{}, fmt.Errorf("patch %s: old is empty; give the exact text to replace", path)
+	}
+	r, err := a.resolve(path, true)
+	if err != nil {
+		return PatchResult{}, fmt.Errorf("patch: %w", err)
+	}
+	dir, err := openNoSymlinks(filepath.Dir(r.Real), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
+	}
+	defer dir.Close()
+	name := filepath.Base(r.Real)
+	content, st, err := readForPatch(dir, name, r.Shown)
+	if err != nil {
+		return PatchResult{}, fmt.Errorf("patch: %w", err)
+	}
+	switch n := strings.Count(content, old); n {
+	case 0:
+		return PatchResult{}, fmt.Errorf("patch %s: old text not found (it must match exactly, whitespace included)", r.Shown)
+	case 1:
+	default:
+		return PatchResult{}, fmt.Errorf("patch %s: old text found %d times; add context to make it unique", r.Shown, n)
+	}
+	at := strings.Index(content, old)
+	edits := []udiff.Edit{{Start: at, End: at + len(old), New: new}}
+	diff, err := udiff.ToUnified("a/"+r.Shown, "b/"+r.Shown, content, edits, 3)
+	if err != nil {
+		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
+	}
+	if err := replaceFile(dir, name, content[:at]+new+content[at+len(old):], st); err != nil {
+		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
+	}
+	return PatchResult{Path: r.Shown, Diff: diff}, nil
+}
+
+// readForPatch reads the regular file name in dir, refusing symlinks,
+// folders and files over MaxPatchBytes.
+func readForPatch(dir *os.File, name, shown string) (string, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return "", st, fmt.Errorf("no such file: %s", shown)
+		}
+		return "", st, fmt.Errorf("%s: %w", shown, err)
+	}
+	f := os.NewFile(uintptr(fd), shown)
+	defer f.Close()
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", st, fmt.Errorf("%s: %w", shown, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return "", st, fmt.Errorf("is a directory: %s", shown)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return "", st, fmt.Errorf("not a regular file: %s", shown)
+	case st.Size > MaxPatchBytes:
+		return "", st, fmt.Errorf("%s is %d bytes; patch edits files up to %d MiB", shown, st.Size, MaxPatchBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxPatchBytes+1))
+	if err != nil {
+		return "", st, fmt.Errorf("%s: %w", shown, err)
+	}
+	return string(data), st, nil
+}
+
+// replaceFile writes content to a new file in dir with st's mode and
+// owner, syncs it, renames it over name and syncs the folder.
+func replaceFile(dir *os.File, name, content string, st unix.Stat_t) error {
+	dfd := int(dir.Fd())
+	tmp := "." + name + ".vis-patch-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			unix.Unlinkat(dfd, tmp, 0)
+		}
+	}()
+	if _, err := io.WriteString(f, content); err != nil {
+		return err
+	}
+	// The owner first: chown clears the set-id bits that fchmod then sets.
+	if err := unix.Fchown(fd, int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, unix.EPERM) {
+		return err
+	}
+	if err := unix.Fchmod(fd, st.Mode&0o7777); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
+		return err
+	}
+	ok = true
+	// O_PATH descriptors cannot be synced: open the folder again to.
+	if d, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		unix.Fsync(d)
+		unix.Close(d)
+	}
+	return nil
+}

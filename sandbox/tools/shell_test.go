@@ -1,0 +1,351 @@
+package tools
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// needBwrap fails the test when bubblewrap cannot confine commands here,
+// unless VIS_TEST_NO_BWRAP=1 says this machine cannot have it.
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := bwrapPath(); err != nil {
+		if os.Getenv("VIS_TEST_NO_BWRAP") == "1" {
+			t.Skipf("VIS_TEST_NO_BWRAP=1: %v", err)
+		}
+		t.Fatalf("%v (set VIS_TEST_NO_BWRAP=1 to skip the confined tests)", err)
+	}
+}
+
+// shells returns the commands of a fixture's session, closed by the test.
+func shells(t *testing.T, a Access) *Shells {
+	t.Helper()
+	m := NewShells(filepath.Join(t.TempDir(), "shells"), a)
+	t.Cleanup(m.Close)
+	return m
+}
+
+// run starts cmd and waits for it to end (at most a minute).
+func run(t *testing.T, m *Shells, cmd string) ShellState {
+	t.Helper()
+	st, err := m.Start(cmd, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return waitEnd(t, m, st.ID)
+}
+
+func waitEnd(t *testing.T, m *Shells, id string) ShellState {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := m.Wait(id, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status != StatusRunning {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still running after a minute: %+v", id, st)
+		}
+	}
+}
+
+// modes runs a test unconfined and confined.
+func modes(t *testing.T, test func(t *testing.T, f fixture)) {
+	for _, confined := range []bool{false, true} {
+		name := map[bool]string{false: "unconfined", true: "confined"}[confined]
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			if confined {
+				needBwrap(t)
+			} else {
+				f.a.Unconfined = true
+			}
+			test(t, f)
+		})
+	}
+}
+
+func TestShellRuns(t *testing.T) {
+	modes(t, func(t *testing.T, f fixture) {
+		m := shells(t, f.a)
+		st := run(t, m, "echo out; echo err >&2; pwd; exit 3")
+		if st.Status != StatusExited || st.Exit == nil || *st.Exit != 3 || st.Out != "out\n"+f.ws+"\n" || st.Err != "err\n" || st.OutCut != 0 {
+			t.Fatalf("state: %+v", st)
+		}
+		if st.ID != "sh1" || st.Command == "" || st.Seconds <= 0 {
+			t.Fatalf("state: %+v", st)
+		}
+		os.Mkdir(filepath.Join(f.ws, "sub"), 0o755)
+		st, err := m.Start("pwd", "sub", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st = waitEnd(t, m, st.ID); st.Out != filepath.Join(f.ws, "sub")+"\n" {
+			t.Fatalf("cwd: %+v", st)
+		}
+		if got, err := m.State(st.ID); err != nil || got.Out != st.Out {
+			t.Fatalf("State: %+v %v", got, err)
+		}
+		_, err = m.Start("pwd", "missing", 0)
+		wantErr(t, err, "cwd missing is not a folder")
+		_, err = m.Start("  ", "", 0)
+		wantErr(t, err, "the command is empty")
+		_, err = m.Start("true", "", -time.Second)
+		wantErr(t, err, "negative")
+		_, err = m.State("sh99")
+		wantErr(t, err, `no command "sh99" (there are sh1, sh2)`)
+	})
+	f := newFixture(t)
+	_, err := shells(t, f.a).Start("pwd", f.secret+"/..", 0)
+	wantErr(t, err, "outside the session's roots")
+}
+
+// alive reports whether a process whose command line holds marker runs.
+func alive(marker string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), marker) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestShellTimeoutAndStop(t *testing.T) {
+	modes(t, func(t *testing.T, f fixture) {
+		m := shells(t, f.a)
+		marker := fmt.Sprintf("%d.%d", 400+len(t.Name()), time.Now().UnixNano()%1000)
+		start := time.Now()
+		st, err := m.Start("echo started; sleep "+marker+" & sleep "+marker+"; echo never", "", 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = waitEnd(t, m, st.ID)
+		if st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || st.Out != "started\n" || st.Timeout != 0.3 {
+			t.Fatalf("timeout: %+v", st)
+		}
+		if time.Since(start) > 10*time.Second || alive("sleep "+marker) {
+			t.Fatalf("the timed-out command's processes live on (%v)", time.Since(start))
+		}
+
+		// A command that ignores SIGTERM is killed after the grace.
+		st, err = m.Start("trap '' TERM; sleep "+marker, "", 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st = waitEnd(t, m, st.ID); st.Status != StatusTimedOut || st.Exit == nil || *st.Exit >= 0 || alive("sleep "+marker) {
+			t.Fatalf("SIGTERM ignored: %+v", st)
+		}
+
+		st, err = m.Start("sleep "+marker, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status != StatusRunning || st.Exit != nil {
+			t.Fatalf("started: %+v", st)
+		}
+		if st, err = m.Wait(st.ID, 100*time.Millisecond); err != nil || st.Status != StatusRunning {
+			t.Fatalf("wait returned early: %+v %v", st, err)
+		}
+		if st, err = m.Stop(st.ID); err != nil || st.Status != StatusStopped || st.Exit == nil || alive("sleep "+marker) {
+			t.Fatalf("stop: %+v %v", st, err)
+		}
+		// Stopping again, or a command that ended, changes nothing.
+		done := run(t, m, "true")
+		if again, err := m.Stop(done.ID); err != nil || again.Status != StatusExited || *again.Exit != 0 {
+			t.Fatalf("stop after the end: %+v %v", again, err)
+		}
+
+		// Close ends what still runs and refuses new commands.
+		for range 2 {
+			if _, err := m.Start("sleep "+marker, "", 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.Close()
+		if alive("sleep " + marker) {
+			t.Fatal("Close left a command running")
+		}
+		_, err = m.Start("true", "", 0)
+		wantErr(t, err, "closing")
+	})
+}
+
+func TestShellHugeOutput(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	m := shells(t, f.a)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	st := run(t, m, "yes | head -c 100000000; echo done; echo err >&2")
+	runtime.ReadMemStats(&after)
+	if st.Status != StatusExited || *st.Exit != 0 || st.OutBytes != 100000005 || st.Err != "err\n" {
+		t.Fatalf("state: %v %v %d %q", st.Status, st.Exit, st.OutBytes, st.Err)
+	}
+	if len(st.Out) > StateHeadBytes+StateTailBytes+200 || st.OutCut != 100000005-StateHeadBytes-StateTailBytes ||
+		!strings.Contains(st.Out, "bytes cut; logs(n) reads lines") || !strings.HasPrefix(st.Out, "y\ny\n") {
+		t.Fatalf("out: %d bytes shown, %d cut", len(st.Out), st.OutCut)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 20<<20 {
+		t.Fatalf("100 MB of output allocated %d MiB in the host", grew>>20)
+	}
+	for _, name := range []string{"out", "log"} {
+		info, err := os.Stat(filepath.Join(m.dir, st.ID, name))
+		if err != nil || info.Size() != MaxSpoolBytes {
+			t.Fatalf("spool %s: %v %v", name, info, err)
+		}
+	}
+	last, err := m.Logs(st.ID, -20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The streams' last bytes come in either order: find the end of stdout.
+	if len(last) != 20 || last[0] != "y" || !strings.Contains(strings.Join(last[17:], ","), "y,done") {
+		t.Fatalf("logs(-20): %q", last)
+	}
+	first, err := m.Logs(st.ID, 3)
+	if err != nil || strings.Join(first, ",") != "y,y,y" {
+		t.Fatalf("logs(3): %q %v", first, err)
+	}
+	all, err := m.Logs(st.ID, 0)
+	if err != nil || len(all) != MaxLogLines+1 || !strings.Contains(all[MaxLogLines], "more lines") {
+		t.Fatalf("logs(0): %d lines, last %q, %v", len(all), all[len(all)-1], err)
+	}
+}
+
+func TestShellLogs(t *testing.T) {
+	f := newFixture(t)
+	f.a.Unconfined = true
+	m := shells(t, f.a)
+	st := run(t, m, "seq 1 1000; printf 'no newline'")
+	last, err := m.Logs(st.ID, -3)
+	if err != nil || strings.Join(last, ",") != "999,1000,no newline" {
+		t.Fatalf("logs(-3): %q %v", last, err)
+	}
+	if first, err := m.Logs(st.ID, 2); err != nil || strings.Join(first, ",") != "1,2" {
+		t.Fatalf("logs(2): %q %v", first, err)
+	}
+	if all, err := m.Logs(st.ID, 0); err != nil || len(all) != 1001 {
+		t.Fatalf("logs(0): %d %v", len(all), err)
+	}
+	if all, err := m.Logs(st.ID, -5000); err != nil || len(all) != 1001 || all[0] != "1" {
+		t.Fatalf("logs(-5000): %d %v", len(all), err)
+	}
+	st = run(t, m, "true")
+	if none, err := m.Logs(st.ID, -20); err != nil || len(none) != 0 {
+		t.Fatalf("logs of no output: %q %v", none, err)
+	}
+	_, err = m.Logs("nope", 1)
+	wantErr(t, err, `no command "nope"`)
+}
+
+func TestShellConfined(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	home, _ := os.UserHomeDir()
+	outside := filepath.Dir(f.secret)
+	hostTmp, err := os.CreateTemp("", "vis-host-tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostTmp.Close()
+	defer os.Remove(hostTmp.Name())
+	tcp, _ := testenv.Loopback(t, "LOOPBACK-ANSWER")
+	m := shells(t, f.a)
+	script := strings.Join([]string{
+		"id -u",
+		"grep CapEff /proc/self/status",
+		"cat " + f.secret,
+		"cat escape",
+		"ls -A " + home,
+		"ls " + hostTmp.Name(),
+		"echo x > " + filepath.Join(outside, "made"),
+		"echo x > " + filepath.Join(f.ro, "lib.txt"),
+		"echo x > /usr/local/made",
+		"echo x > /made",
+		"chroot / /bin/true",
+		"echo inside > made-inside",
+		"echo tmp > /tmp/t && cat /tmp/t",
+		"ls /proc | grep -c '^[0-9]'",
+		fmt.Sprintf("bash -c 'cat < /dev/tcp/127.0.0.1/%d'", tcp),
+		"echo end",
+	}, "\n")
+	st := run(t, m, script)
+	t.Logf("out:\n%s\nerr:\n%s", st.Out, st.Err)
+	all := st.Out + st.Err
+	for _, bad := range []string{"TOPSECRET", "LOOPBACK-ANSWER", "go\n"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("a confined command got %q", bad)
+		}
+	}
+	for _, want := range []string{"0\nCapEff:\t0000000000000000\n", "tmp\n", "end\n"} {
+		if !strings.Contains(st.Out, want) {
+			t.Errorf("out lacks %q", want)
+		}
+	}
+	for _, p := range []string{filepath.Join(outside, "made"), "/usr/local/made", "/made"} {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("a confined command wrote %s", p)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ro, "lib.txt")); string(data) != "read only\n" {
+		t.Errorf("a confined command wrote the read-only root: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ws, "made-inside")); string(data) != "inside\n" {
+		t.Errorf("the workspace is not writable: %q", data)
+	}
+	if strings.Count(st.Err, "Permission denied")+strings.Count(st.Err, "Read-only file system") < 3 {
+		t.Errorf("expected refusals in stderr")
+	}
+
+	// With the network on, the same server answers.
+	f.a.Network = true
+	st = run(t, shells(t, f.a), fmt.Sprintf("bash -c 'cat < /dev/tcp/127.0.0.1/%d'", tcp))
+	if st.Out != "LOOPBACK-ANSWER" {
+		t.Fatalf("network on: %+v", st)
+	}
+}
+
+func TestShellHidden(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	session := filepath.Join(f.ws, ".vis")
+	testenv.WriteTree(t, session, map[string]string{"host.sock": "not a socket here", "store/db": "rows"})
+	f.a.Hidden = []string{filepath.Join(session, "host.sock"), filepath.Join(session, "store")}
+	m := NewShells(filepath.Join(session, "shells"), f.a)
+	t.Cleanup(m.Close)
+	st := run(t, m, "cat .vis/host.sock; ls -A .vis/store .vis/shells; touch .vis/store/x; echo end")
+	if strings.Contains(st.Out, "not a socket") || strings.Contains(st.Out, "db") || strings.Contains(st.Out, "sh1") || !strings.Contains(st.Out, "end") {
+		t.Fatalf("hidden files seen: %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(session, "store", "x")); err == nil {
+		t.Fatal("a hidden folder was written")
+	}
+	_, err := Cat(f.a, ".vis/store/db", 0, 0)
+	wantErr(t, err, "hidden from the session: .vis/store/db")
+}
+
+func TestShellWithoutBwrap(t *testing.T) {
+	f := newFixture(t)
+	saved := bwrapName
+	bwrapName = "bwrap-not-installed-here"
+	defer func() { bwrapName = saved }()
+	_, err := shells(t, f.a).Start("touch ran", "", 0)
+	wantErr(t, err, "apt-get install bubblewrap", "--no-jail")
+	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+		t.Fatal("the command ran unconfined")
+	}
+}
