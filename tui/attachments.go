@@ -325,6 +325,8 @@ func attachmentSummary(d Descriptor) string {
 	switch {
 	case !d.Commentable:
 		parts = append(parts, "read-only")
+	case d.Comments == nil:
+		parts = append(parts, "✎ commentable") // comments not counted
 	case len(d.Comments) == 1:
 		parts = append(parts, "✎ 1 comment")
 	default:

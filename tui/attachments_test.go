@@ -195,6 +195,29 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	if got := th.inline("a **b** `c` * d `e"); stripped(got) != "a b c * d `e" {
 		t.Errorf("inline: %q", stripped(got))
 	}
+	if got := attachmentSummary(Descriptor{Commentable: true, Size: 3}); got != "3 B · ✎ commentable" {
+		t.Errorf("a commentable version whose comments were not counted: %q", got)
+	}
+}
+
+func TestPanelWindowKeepsTheChosenLine(t *testing.T) {
+	lines := []string{"tabs", "a", "a'", "b", "b'", "c", "c'", "d", "d'"}
+	for _, c := range []struct {
+		chosen, height int
+		want           string
+	}{
+		{-1, 4, "tabs a a' b"},
+		{1, 4, "tabs a a' b"},
+		{5, 4, "tabs b' c c'"},
+		{7, 4, "tabs c' d d'"},
+		{7, 20, "tabs a a' b b' c c' d d'"},
+		{7, 1, "tabs"},
+		{7, 0, ""},
+	} {
+		if got := strings.Join(window(lines, c.chosen, c.height), " "); got != c.want {
+			t.Errorf("window(chosen %d, height %d) = %q, want %q", c.chosen, c.height, got, c.want)
+		}
+	}
 }
 
 // TestAttachmentsFromTheStore runs the REPL's commands against a real

@@ -13,12 +13,14 @@ type (
 	Comment    = attachments.Comment
 )
 
-// maxCounted is how many commentable versions the list counts the
-// comments of (the store's list leaves them out; each is a query).
-const maxCounted = 200
+// maxCounted is how many commentable versions, the newest, the list
+// counts the comments of: the store's list leaves comments out, and each
+// count is a Get that opens the store (about 1-2 ms).
+const maxCounted = 30
 
-// listAttachments is the session's attachments, newest first, the
-// commentable ones with their comments.
+// listAttachments is the session's attachments, newest first; the newest
+// maxCounted commentable ones carry their comments (a non-nil slice), the
+// others none (nil: not counted).
 func listAttachments(s *client.Session) ([]Descriptor, error) {
 	list, err := s.Attachments()
 	if err != nil {
@@ -31,6 +33,9 @@ func listAttachments(s *client.Session) ([]Descriptor, error) {
 		}
 		counted++
 		if full, err := s.Attachment(d.ID, 0); err == nil {
+			if full.Comments == nil {
+				full.Comments = []Comment{}
+			}
 			list[i] = full
 		}
 	}
