@@ -174,6 +174,13 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	if f := frame(m); !strings.Contains(f, "▶ report.md v1") || !strings.Contains(f, "[attachments (5)]") {
 		t.Errorf("the chosen one or the tabs do not show at 60 columns:\n%s", f)
 	}
+	press(m, "enter")
+	// another session: none of this one's attachments stay
+	other := &client.Session{Meta: session.Meta{Name: "other", Workspace: "/home/u/work/proj"}}
+	m.Update(doneMsg{text: "Now in session other.", sess: other})
+	if m.view != nil || len(m.atts) != 0 || !strings.Contains(frame(m), "[attachments (0)]") {
+		t.Errorf("after /session the old session's attachments stay:\n%s", frame(m))
+	}
 }
 
 type errString string

@@ -232,7 +232,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case doneMsg:
 		if msg.sess != nil {
-			m.sess = msg.sess
+			// another session: its own attachments come with the refresh
+			m.sess, m.atts, m.sel, m.view, m.comment, m.panelW = msg.sess, nil, 0, nil, nil, 0
 		}
 		if msg.err != nil {
 			m.tr.add(kindProblem, msg.err.Error())

@@ -455,6 +455,15 @@ func TestTinyTerminals(t *testing.T) {
 		}
 		press(m, "f2")
 		frame(m)
+		m.Update(attachmentsMsg{list: attachmentList()})
+		press(m, "f3", "down")
+		frame(m)
+		press(m, "enter")
+		m.Update(openedMsg{d: attachmentList()[1], data: pngBytes(t, 2, 2)})
+		press(m, "pgdown", "c")
+		if f := frame(m); f == "" {
+			t.Errorf("%v: an empty viewer frame", size)
+		}
 	}
 }
 
