@@ -106,9 +106,9 @@ func (m *Model) panelKey(k tea.KeyPressMsg) tea.Cmd {
 	m.hint = panelKeys
 	m.panelW = 0
 	switch k.String() {
-	case "up", "k":
+	case "up":
 		m.sel = max(0, m.sel-1)
-	case "down", "j":
+	case "down":
 		m.sel = max(0, min(len(m.atts)-1, m.sel+1))
 	case "home", "pgup":
 		m.sel = 0
