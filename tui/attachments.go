@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"image"
 	"slices"
 	"strings"
 
@@ -28,11 +29,12 @@ type (
 		err  error
 	}
 	// openedMsg is a version to view: its descriptor with its comments,
-	// and its first maxViewBytes bytes.
+	// its first maxViewBytes bytes, and the image they hold, if whole.
 	openedMsg struct {
 		d    Descriptor
 		data []byte
 		err  error
+		img  image.Image
 	}
 	commentedMsg struct {
 		d   Descriptor
@@ -149,7 +151,7 @@ func (m *Model) open(d Descriptor) tea.Cmd {
 		if err != nil {
 			return openedMsg{d: d, err: err}
 		}
-		return openedMsg{fresh, data, nil}
+		return openedMsg{fresh, data, nil, decodeWhole(fresh, data)}
 	}
 }
 
@@ -158,7 +160,7 @@ func (m *Model) opened(msg openedMsg) {
 	if v == nil || v.d.ID != msg.d.ID {
 		return // closed, or another version asked for since
 	}
-	v.d, v.data, v.loading, v.width = msg.d, msg.data, false, 0
+	v.d, v.data, v.img, v.loading, v.width = msg.d, msg.data, msg.img, false, 0
 	if msg.err != nil {
 		v.err = msg.err.Error()
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"image"
+	"image/color"
 	"image/png"
 	"path/filepath"
 	"strings"
@@ -35,9 +36,17 @@ func attachmentList() []Descriptor {
 	}
 }
 
+// pngBytes is a PNG w×h pixels, from black at the top to white at the
+// bottom.
 func pngBytes(t *testing.T, w, h int) []byte {
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetGray(x, y, color.Gray{Y: uint8(y * 255 / max(1, h-1))})
+		}
+	}
 	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+	if err := png.Encode(&b, img); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -136,9 +145,15 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	// an image is described, bytes summarised
 	press(m, "down")
 	press(m, "enter")
-	m.Update(openedMsg{d: attachmentList()[1], data: pngBytes(t, 640, 480)})
-	if f := frame(m); !strings.Contains(f, "PNG image, 640 × 480 pixels, 94 B") {
-		t.Errorf("the image is not described:\n%s", f)
+	d, data := attachmentList()[1], pngBytes(t, 640, 480)
+	m.Update(openedMsg{d: d, data: data, img: decodeWhole(d, data)})
+	if f := frame(m); !strings.Contains(f, "PNG image, 640 × 480 pixels, 94 B") || !strings.Contains(f, "(no preview: over 1 MiB, or not decodable)") {
+		t.Errorf("the image is not described, or a preview is drawn of bytes that are not all of it:\n%s", f)
+	}
+	d.Size = int64(len(data))
+	m.Update(openedMsg{d: d, data: data, img: decodeWhole(d, data)})
+	if f := frame(m); !strings.Contains(f, "\n"+strings.Repeat("░", 64)+"\n") || !strings.Contains(f, "\n"+strings.Repeat("█", 64)+"\n") {
+		t.Errorf("no preview of the image:\n%s", f)
 	}
 	press(m, "esc")
 	press(m, "down")
@@ -292,5 +307,28 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 	m.Update(msg)
 	if f := frame(m); !strings.Contains(f, "Attachments (2, newest first") || !strings.Contains(f, "notes.md v1  text · 15 B · ✎ 2 comments  text/markdown  block 2") {
 		t.Fatalf("/attachments:\n%s", f)
+	}
+}
+
+func TestShades(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 8, 4))
+	for y := 0; y < 4; y++ {
+		for x := 0; x < 4; x++ {
+			img.Set(x, y, color.White)
+			img.Set(x+4, y, color.RGBA{A: 255})
+		}
+	}
+	if got := strings.Join(shades(img, 8, true), "|"); got != "████    |████    " {
+		t.Errorf("dark: %q", got)
+	}
+	if got := strings.Join(shades(img, 8, false), "|"); got != "    ████|    ████" {
+		t.Errorf("light: %q", got)
+	}
+	tall := image.NewGray(image.Rect(0, 0, 10, 1000))
+	if got := shades(tall, 64, true); len(got) != previewRows || len([]rune(got[0])) != 1 {
+		t.Errorf("a tall image: %d lines of %d", len(got), len([]rune(got[0])))
+	}
+	if shades(image.NewGray(image.Rect(0, 0, 0, 0)), 8, true) != nil {
+		t.Error("an empty image")
 	}
 }

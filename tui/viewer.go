@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/gif" // the viewer describes GIF, JPEG and PNG images
 	_ "image/jpeg"
 	_ "image/png"
@@ -22,8 +23,9 @@ const maxViewLines = 5000
 // (text and Markdown rendered, images described, other bytes summarised)
 // and its comments.
 type viewer struct {
-	d       Descriptor // with its comments, once read
-	data    []byte     // its first maxViewBytes bytes
+	d       Descriptor  // with its comments, once read
+	data    []byte      // its first maxViewBytes bytes
+	img     image.Image // the image they hold, when whole
 	err     string
 	loading bool
 	top     int      // the first line shown
@@ -64,7 +66,7 @@ func (v *viewer) render(th *theme, versions []Descriptor, width int) []string {
 	case v.err != "":
 		prose(th.problem.Render("could not read it: " + v.err))
 	default:
-		raw = append(raw, content(th, d, v.data, width)...)
+		raw = append(raw, content(th, d, v.data, v.img, width)...)
 	}
 	raw = append(raw, th.rule.Render(strings.Repeat("─", width)))
 	switch {
@@ -110,11 +112,16 @@ func (v *viewer) view(th *theme, versions []Descriptor, width, height int) []str
 }
 
 // content is what the bytes of d are, width columns wide: an image's
-// format and pixel size, a text (Python highlighted, Markdown rendered),
-// or for other bytes their type, size and first bytes.
-func content(th *theme, d Descriptor, data []byte, width int) []string {
+// format and pixel size (and a preview in shades when img holds it), a
+// text (Python highlighted, Markdown rendered), or for other bytes their
+// type, size and first bytes.
+func content(th *theme, d Descriptor, data []byte, img image.Image, width int) []string {
 	if cfg, format, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-		return []string{fmt.Sprintf("%s image, %d × %d pixels, %s", strings.ToUpper(format), cfg.Width, cfg.Height, sizeText(d.Size))}
+		lines := []string{fmt.Sprintf("%s image, %d × %d pixels, %s", strings.ToUpper(format), cfg.Width, cfg.Height, sizeText(d.Size))}
+		if img == nil {
+			return append(lines, th.info.Render("(no preview: over 1 MiB, or not decodable)"))
+		}
+		return append(lines, shades(img, min(width, previewCols), th.dark)...)
 	}
 	if !isText(d, data) {
 		head := data[:min(len(data), 256)]
@@ -269,4 +276,61 @@ func (t *theme) inline(s string) string {
 		s = s[len(mark)+end+len(mark):]
 	}
 	return b.String()
+}
+
+// A preview is at most previewCols × previewRows characters.
+const (
+	previewCols = 64
+	previewRows = 24
+)
+
+// decodeWhole is the image in data when data is all of d and decodes.
+func decodeWhole(d Descriptor, data []byte) image.Image {
+	if int64(len(data)) != d.Size {
+		return nil
+	}
+	img, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil
+	}
+	return img
+}
+
+// shades draws img at most cols wide in five shades of one colour, so
+// that it shows without colours too: a character a pixel sampled from each
+// cell, two rows of pixels to a line as characters are twice as high as
+// wide; dark is whether the terminal is dark (light pixels drawn dense).
+func shades(img image.Image, cols int, dark bool) []string {
+	b := img.Bounds()
+	if b.Dx() == 0 || b.Dy() == 0 || cols < 1 {
+		return nil
+	}
+	cols = min(cols, b.Dx())
+	rows := max(1, cols*b.Dy()/b.Dx()/2)
+	if rows > previewRows {
+		rows = previewRows
+		cols = max(1, min(cols, rows*2*b.Dx()/b.Dy()))
+	}
+	ramp := []rune(" ░▒▓█")
+	out := make([]string, 0, rows)
+	for y := 0; y < rows; y++ {
+		line := make([]rune, cols)
+		for x := range line {
+			px := img.At(b.Min.X+x*b.Dx()/cols, b.Min.Y+y*b.Dy()/rows)
+			gray := color.GrayModel.Convert(px).(color.Gray).Y
+			if _, _, _, a := px.RGBA(); a < 0x8000 {
+				gray = 0 // transparent: the background
+				if !dark {
+					gray = 255
+				}
+			}
+			level := int(gray) * len(ramp) / 256
+			if !dark {
+				level = len(ramp) - 1 - level
+			}
+			line[x] = ramp[level]
+		}
+		out = append(out, string(line))
+	}
+	return out
 }
