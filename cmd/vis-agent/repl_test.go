@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	imagepng "image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -460,6 +464,27 @@ func TestReplAttachments(t *testing.T) {
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
 			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Escape")
+			tm.waitForGone("Esc back to the input")
+
+			// an image: described, with a preview in shades
+			img := image.NewGray(image.Rect(0, 0, 32, 8))
+			for x := 16; x < 32; x++ {
+				for y := 0; y < 8; y++ {
+					img.SetGray(x, y, color.Gray{Y: 255})
+				}
+			}
+			var png bytes.Buffer
+			if err := imagepng.Encode(&png, img); err != nil {
+				t.Fatal(err)
+			}
+			sb.attachTo("default", "half.png", png.String(), false)
+			tm.typed("/attachments")
+			tm.waitFor("half.png v1")
+			tm.keys("Home", "Enter")
+			tm.waitFor("PNG image, 32 × 8 pixels", "\n"+strings.Repeat(" ", 16)+strings.Repeat("█", 16)+"\n")
 			tm.keys("Escape")
 			tm.waitForGone("Esc closes")
 			tm.keys("F3")
