@@ -51,7 +51,8 @@ func (m *Model) loadAttachments() tea.Cmd {
 }
 
 // attachments takes the store's list (newest first), keeping the chosen
-// version chosen.
+// version chosen while the list has the keys or the viewer is open; else
+// the newest is chosen.
 func (m *Model) attachments(msg attachmentsMsg) {
 	m.panelW = 0
 	if m.view != nil {
@@ -62,6 +63,9 @@ func (m *Model) attachments(msg attachmentsMsg) {
 		return
 	}
 	chosen := m.chosen()
+	if !m.focus && m.view == nil {
+		chosen = nil
+	}
 	m.atts, m.attsErr = msg.list, ""
 	m.sel = 0
 	for i, d := range m.atts {

@@ -174,6 +174,10 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	if m.focus || m.ed.Value() != "x" {
 		t.Fatalf("typing in the list does not go back to the input: focus %v, input %q", m.focus, m.ed.Value())
 	}
+	m.Update(attachmentsMsg{list: list})
+	if d := m.chosen(); d == nil || d.ID != "a5" {
+		t.Fatalf("a refresh while the input has the keys does not choose the newest: %+v", d)
+	}
 	press(m, "f3") // the list again
 	press(m, "f3") // defs
 	if m.focus || m.panelTab != tabDefs {

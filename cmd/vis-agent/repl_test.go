@@ -460,7 +460,7 @@ func TestReplAttachments(t *testing.T) {
 			sb.attachTo("default", "plan.md", "# Plan, second\n", false)
 			tm.typed("/attachments")
 			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments")
-			tm.keys("Home", "Enter") // the newest; notes.txt stayed chosen
+			tm.keys("Home", "Enter") // the newest: the chosen one stays chosen while the list has the keys
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
 			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
