@@ -39,7 +39,7 @@ test-deps:
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.
 golden:
-	$(GO) test ./tui -run TestPanelAndLayouts -count=1 -update
+	$(GO) test ./tui -run 'TestPanelAndLayouts|TestAttachmentsTabViewerAndComment' -count=1 -update
 
 # The few tests that download from PyPI (uv's wheels); make test is offline.
 test-registry: build

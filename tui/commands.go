@@ -13,19 +13,25 @@ import (
 )
 
 const helpText = `Keys
-  Enter            run the input when it is complete (as python's REPL decides), else a new line
-  Alt+Enter, Ctrl+J  a new line
-  Tab              indent, or complete a name or attribute from the session
-  Up / Down        move between lines; at the first or last, walk the history
-  Ctrl+C           interrupt the running block (twice within 2 s: offer to restart); else clear the input
-  Ctrl+D           quit on an empty input (the session keeps running)
-  PgUp / PgDn, wheel  scroll the transcript      Ctrl+O  show or fold long outputs
-  F2               hide or show the defs panel    F1      this help     Ctrl+L  clear the transcript
+  Enter         run the input when complete (as python decides), else new line
+  Alt+Enter, Ctrl+J   a new line
+  Tab           indent, or complete a name or attribute from the session
+  Up / Down     move between lines; at the first or last, walk the history
+  Ctrl+C        interrupt the running block (twice within 2 s: offer to
+                restart its Python process); else clear the input
+  Ctrl+D        quit on an empty input (the session keeps running)
+  PgUp / PgDn   scroll the transcript (also the wheel); Ctrl+O folds outputs
+  F1 this help  F2 hide or show the panel  Ctrl+L clear the transcript
+  F3            the attachments tab, its list taking the keys (again: defs):
+                ↑/↓ choose, Enter views, c comments, Esc back to the input
+  Viewer        ↑/↓ PgUp/PgDn scroll, [ ] previous/next version, c comments,
+                Esc closes
 Commands
-  /defs [pattern]  list helpers and variables     /restart  restart the Python process (state restored)
-  /reset           delete the session's state     /session NAME  switch to another session
-  /timeout DUR     time blocks out after DUR      /clear  clear the transcript
-  /help            this help                      /quit   leave (the session keeps running)`
+  /defs [pattern]  helpers and variables  /attachments  list, open the tab
+  /restart      restart the Python process (its state restored)
+  /reset        delete the session's state  /session NAME  switch sessions
+  /timeout DUR  time blocks out after DUR   /clear  clear the transcript
+  /help  this help     /quit  leave (the session keeps running)`
 
 // command runs a /command line.
 func (m *Model) command(line string) tea.Cmd {
@@ -43,6 +49,15 @@ func (m *Model) command(line string) tea.Cmd {
 		return func() tea.Msg {
 			text, err := s.Defs(client.DefsOptions{Pattern: arg, Limit: 100})
 			return doneMsg{text: text, err: err}
+		}
+	case "/attachments":
+		m.showPanel, m.panelTab, m.focus, m.panelW = true, tabAttachments, true, 0
+		return func() tea.Msg {
+			list, err := listAttachments(s)
+			if err != nil {
+				return doneMsg{err: fmt.Errorf("attachments: %w", err)}
+			}
+			return doneMsg{text: attachmentTable(list)}
 		}
 	case "/restart":
 		if m.running {

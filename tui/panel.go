@@ -36,13 +36,26 @@ func parseDefs(s string) (*defsData, error) {
 	return &d, nil
 }
 
-// panelLines is the defs panel, width columns wide: helpers with their
-// signature and first docstring line, variables with type, size and
-// whether the snapshot holds them.
-func panelLines(th *theme, d *defsData, width int) []string {
+// panelTabs is the panel's first line: its two tabs, the shown one
+// bracketed.
+func panelTabs(th *theme, tab, attachments int) string {
+	names := []string{"defs", fmt.Sprintf("attachments (%d)", attachments)}
+	for i, n := range names {
+		if i == tab {
+			names[i] = th.panelTitle.Render("[" + n + "]")
+		} else {
+			names[i] = th.panelDim.Render(" " + n + " ")
+		}
+	}
+	return names[0] + names[1] + th.panelDim.Render("  F3")
+}
+
+// defsLines is the defs tab: helpers with their signature and first
+// docstring line, variables with type, size and whether the snapshot holds
+// them.
+func defsLines(th *theme, d *defsData, width int) []string {
 	var out []string
 	add := func(s string) { out = append(out, ansi.Truncate(s, width, "…")) }
-	add(th.panelTitle.Render("defs") + th.panelDim.Render("  (F2 hides)"))
 	if d == nil {
 		add(th.panelDim.Render("(waiting for the session)"))
 		return out
@@ -73,6 +86,20 @@ func panelLines(th *theme, d *defsData, width int) []string {
 		}
 	}
 	return out
+}
+
+// window is the panel's lines fitting height: its tab line, then the
+// lines from the top, or, when the chosen line (and the one under it)
+// would not show, from where it does.
+func window(lines []string, chosen, height int) []string {
+	if len(lines) <= height || height < 2 {
+		return lines[:min(len(lines), max(0, height))]
+	}
+	start := 1
+	if chosen+2 > start+height-1 {
+		start = min(chosen+2-(height-1), len(lines)-(height-1))
+	}
+	return append([]string{lines[0]}, lines[start:start+height-1]...)
 }
 
 func sizeText(n int64) string {

@@ -62,10 +62,19 @@ type Model struct {
 	pending []tea.Msg // keys and pastes typed meanwhile, replayed after the answer
 	confirm string    // "restart" or "reset": a y/n question is open
 
-	defs      *defsData
-	showPanel bool
-	panel     []string // rendered panel lines, for panelW
-	panelW    int
+	defs       *defsData
+	showPanel  bool
+	panelTab   int      // tabDefs or tabAttachments
+	panel      []string // rendered panel lines, for panelW
+	panelW     int
+	chosenLine int // the panel line of the chosen attachment (-1: none)
+
+	atts    []Descriptor // the session's attachments, newest first
+	attsErr string
+	sel     int           // the chosen one
+	focus   bool          // keys go to the attachments list
+	view    *viewer       // the attachment being viewed
+	comment *commentInput // a comment being written
 
 	status    protocol.Status
 	statusErr string
@@ -142,7 +151,7 @@ func (m *Model) refresh() tea.Cmd {
 	}, func() tea.Msg {
 		st, err := s.Status()
 		return statusMsg{st, err}
-	})
+	}, m.loadAttachments())
 }
 
 // Update handles a message.
@@ -169,12 +178,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pending = append(m.pending, msg)
 			return m, nil
 		}
-		m.ed.Insert(msg.Content)
+		if m.comment != nil {
+			m.comment.ed.Insert(msg.Content)
+		} else {
+			m.ed.Insert(msg.Content)
+		}
 	case tea.MouseWheelMsg:
-		switch msg.Button {
-		case tea.MouseWheelUp:
+		switch {
+		case m.view != nil && msg.Button == tea.MouseWheelUp:
+			m.view.top -= 3
+		case m.view != nil && msg.Button == tea.MouseWheelDown:
+			m.view.top += 3
+		case msg.Button == tea.MouseWheelUp:
 			m.tr.scroll += 3
-		case tea.MouseWheelDown:
+		case msg.Button == tea.MouseWheelDown:
 			m.tr.scroll = max(0, m.tr.scroll-3)
 		}
 	case spinner.TickMsg:
@@ -194,6 +211,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.defs, m.panelW = d, 0
 			}
 		}
+	case attachmentsMsg:
+		m.attachments(msg)
+	case openedMsg:
+		m.opened(msg)
+	case commentedMsg:
+		return m, m.commented(msg)
 	case completeMsg:
 		return m, m.replay(m.completed(msg))
 	case completionsMsg:
@@ -209,7 +232,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case doneMsg:
 		if msg.sess != nil {
-			m.sess = msg.sess
+			// another session: its own attachments come with the refresh
+			m.sess, m.atts, m.sel, m.view, m.comment, m.panelW = msg.sess, nil, 0, nil, nil, 0
 		}
 		if msg.err != nil {
 			m.tr.add(kindProblem, msg.err.Error())
@@ -247,8 +271,15 @@ func (m *Model) replay(cmd tea.Cmd) tea.Cmd {
 
 // key handles a key press.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
-	if m.confirm != "" {
+	switch {
+	case m.confirm != "":
 		return m.answer(k.String() == "y")
+	case m.comment != nil:
+		return m.commentKey(k)
+	case m.view != nil:
+		return m.viewKey(k)
+	case m.focus:
+		return m.panelKey(k)
 	}
 	if k.String() != "tab" {
 		m.hint = ""
@@ -279,28 +310,6 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 				m.ed.SetValue(s)
 			}
 		}
-	case "left", "ctrl+b":
-		m.ed.Left()
-	case "right", "ctrl+f":
-		m.ed.Right()
-	case "alt+left", "ctrl+left", "alt+b":
-		m.ed.WordLeft()
-	case "alt+right", "ctrl+right", "alt+f":
-		m.ed.WordRight()
-	case "home", "ctrl+a":
-		m.ed.Home()
-	case "end", "ctrl+e":
-		m.ed.End()
-	case "backspace", "ctrl+h":
-		m.ed.Backspace()
-	case "delete":
-		m.ed.Delete()
-	case "ctrl+u":
-		m.ed.DeleteToStart()
-	case "ctrl+k":
-		m.ed.DeleteToEnd()
-	case "ctrl+w", "alt+backspace":
-		m.ed.DeleteWord()
 	case "pgup":
 		m.tr.scroll += max(1, m.transcriptHeight()-1)
 	case "pgdown":
@@ -309,16 +318,53 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.tr.toggle()
 	case "f2":
 		m.showPanel = !m.showPanel
+		m.focus = m.focus && m.showPanel
+	case "f3":
+		m.switchTab()
 	case "f1":
 		m.tr.add(kindInfo, helpText)
 	case "ctrl+l":
 		m.tr.clear()
 	default:
-		if k.Text != "" && k.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) == 0 {
-			m.ed.Insert(k.Text)
-		}
+		editKey(&m.ed, k)
 	}
 	return nil
+}
+
+// editKey applies an editing key that is not a line's end or a history
+// step to e (the input, or a comment being written); it says whether k was
+// one.
+func editKey(e *editor, k tea.KeyPressMsg) bool {
+	switch k.String() {
+	case "left", "ctrl+b":
+		e.Left()
+	case "right", "ctrl+f":
+		e.Right()
+	case "alt+left", "ctrl+left", "alt+b":
+		e.WordLeft()
+	case "alt+right", "ctrl+right", "alt+f":
+		e.WordRight()
+	case "home", "ctrl+a":
+		e.Home()
+	case "end", "ctrl+e":
+		e.End()
+	case "backspace", "ctrl+h":
+		e.Backspace()
+	case "delete":
+		e.Delete()
+	case "ctrl+u":
+		e.DeleteToStart()
+	case "ctrl+k":
+		e.DeleteToEnd()
+	case "ctrl+w", "alt+backspace":
+		e.DeleteWord()
+	default:
+		if k.Text == "" || k.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) != 0 {
+			return false
+		}
+		e.Insert(k.Text)
+	}
+	return true
 }
 
 func (m *Model) ctrlC() tea.Cmd {
@@ -560,7 +606,16 @@ func (m *Model) completions(msg completionsMsg) {
 
 func (m *Model) wide() bool { return m.w >= wideLayout }
 
-func (m *Model) inputHeight() int { return m.ed.Height(max(3, m.h/3)) }
+// input is the editor the keys go to: a comment's while one is written,
+// else the block's.
+func (m *Model) input() *editor {
+	if m.comment != nil {
+		return &m.comment.ed
+	}
+	return &m.ed
+}
+
+func (m *Model) inputHeight() int { return m.input().Height(max(3, m.h/3)) }
 
 // underPanel is how many lines the panel (and the rule above it) takes
 // under the transcript on a narrow terminal.
@@ -571,6 +626,19 @@ func (m *Model) underPanel() int {
 	return min(len(m.panelLines(m.w))+1, max(3, m.h/4))
 }
 
+// viewHeight is the viewer's height: all but the status bar, the hint and
+// a comment being written.
+func (m *Model) viewHeight() int {
+	h := m.h - 1
+	if m.hint != "" {
+		h--
+	}
+	if m.comment != nil {
+		h -= m.inputHeight()
+	}
+	return max(1, h)
+}
+
 func (m *Model) transcriptHeight() int {
 	h := m.h - m.inputHeight() - 1 - m.underPanel()
 	if m.hint != "" {
@@ -579,9 +647,22 @@ func (m *Model) transcriptHeight() int {
 	return max(1, h)
 }
 
+// panelLines is the panel at width: its tabs, then the shown tab.
 func (m *Model) panelLines(width int) []string {
 	if m.panelW != width {
-		m.panel, m.panelW = panelLines(m.th, m.defs, width), width
+		var body []string
+		m.chosenLine = -1
+		if m.panelTab == tabAttachments {
+			var chosen int
+			body, chosen = attachmentLines(m.th, m.atts, m.attsErr, m.sel, m.focus, width)
+			if chosen >= 0 {
+				m.chosenLine = chosen + 1
+			}
+		} else {
+			body = defsLines(m.th, m.defs, width)
+		}
+		m.panel = append([]string{ansi.Truncate(panelTabs(m.th, m.panelTab, len(m.atts)), width, "…")}, body...)
+		m.panelW = width
 	}
 	return m.panel
 }
@@ -593,6 +674,10 @@ func (m *Model) panelLines(width int) []string {
 func (m *Model) View() tea.View {
 	th := m.th
 	var rows []string
+	if m.view != nil {
+		rows = m.view.view(th, m.versions(m.view.d.Filename), m.w, m.viewHeight())
+		return m.finish(rows)
+	}
 	tw, th2 := m.w, m.transcriptHeight()
 	pw := 0
 	if m.showPanel && m.wide() {
@@ -601,7 +686,7 @@ func (m *Model) View() tea.View {
 	}
 	body := m.tr.view(th, tw, th2)
 	if pw > 0 {
-		pl := m.panelLines(pw)
+		pl := window(m.panelLines(pw), m.chosenLine, len(body))
 		sep := th.rule.Render("│")
 		for i, l := range body {
 			p := ""
@@ -613,24 +698,36 @@ func (m *Model) View() tea.View {
 	} else {
 		rows = append(rows, body...)
 		if n := m.underPanel(); n > 0 {
-			pl := m.panelLines(m.w)
 			rows = append(rows, th.rule.Render(strings.Repeat("─", m.w)))
-			rows = append(rows, pl[:n-1]...)
+			rows = append(rows, window(m.panelLines(m.w), m.chosenLine, n-1)...)
 		}
 	}
+	return m.finish(rows)
+}
+
+// finish is the view of rows with the input (when it shows), the hint
+// and the status bar under them.
+func (m *Model) finish(rows []string) tea.View {
+	th := m.th
 	prompt, more := th.prompt.Render(">>> "), th.prompt.Render("... ")
-	in, cx, cy := m.ed.View(m.w, m.inputHeight(), prompt, more)
-	inputTop := len(rows)
-	rows = append(rows, in...)
+	if m.comment != nil {
+		prompt, more = th.prompt.Render("comment> "), th.prompt.Render("       … ")
+	}
+	var cursor *tea.Cursor
+	if m.view == nil || m.comment != nil {
+		in, cx, cy := m.input().View(m.w, m.inputHeight(), prompt, more)
+		if m.confirm == "" && (!m.focus || m.comment != nil) {
+			cursor = tea.NewCursor(cx, len(rows)+cy)
+		}
+		rows = append(rows, in...)
+	}
 	if m.hint != "" {
 		rows = append(rows, th.hint.Render(ansi.Truncate(m.hint, m.w, "…")))
 	}
 	rows = append(rows, m.statusBar())
 	v := tea.NewView(strings.Join(rows, "\n"))
 	v.MouseMode = tea.MouseModeCellMotion
-	if m.confirm == "" {
-		v.Cursor = tea.NewCursor(cx, inputTop+cy)
-	}
+	v.Cursor = cursor
 	return v
 }
 

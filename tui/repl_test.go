@@ -66,6 +66,12 @@ func key(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "f2":
 		return tea.KeyPressMsg{Code: tea.KeyF2}
+	case "f3":
+		return tea.KeyPressMsg{Code: tea.KeyF3}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	case "pgup":
 		return tea.KeyPressMsg{Code: tea.KeyPgUp}
 	case "ctrl+c", "ctrl+d", "ctrl+o", "ctrl+u":
@@ -81,7 +87,9 @@ func typeText(m *Model, s string) {
 	}
 }
 
-func frame(m *Model) string { return ansi.Strip(m.View().Content) }
+func frame(m *Model) string { return stripped(m.View().Content) }
+
+func stripped(s string) string { return ansi.Strip(s) }
 
 // run submits src as complete and finishes it with the given events.
 func run(t *testing.T, m *Model, src string, res protocol.Result, events ...protocol.Event) {
@@ -190,7 +198,7 @@ func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 }
 
 func TestSlashCommandsAndCtrlKeys(t *testing.T) {
-	m := newModel(t, 100, 30)
+	m := newModel(t, 100, 50)
 	typeText(m, "/timeout 2h")
 	press(m, "enter")
 	if m.timeout.String() != "35m0s" || !strings.Contains(frame(m), "Blocks now time out after 35m0s.") {
@@ -365,7 +373,7 @@ func TestPanelAndLayouts(t *testing.T) {
 		}
 	}
 	press(m, "f2")
-	if strings.Contains(frame(m), "(F2 hides)") {
+	if strings.Contains(frame(m), "[defs]") {
 		t.Error("F2 does not hide the panel")
 	}
 	press(m, "f2")
@@ -380,7 +388,7 @@ func TestPanelAndLayouts(t *testing.T) {
 		if ansi.StringWidth(l) > 60 {
 			t.Fatalf("a line wider than 60 columns: %q", l)
 		}
-		under = under || strings.HasPrefix(l, "defs  (F2 hides)")
+		under = under || strings.HasPrefix(l, "[defs] attachments (0)")
 	}
 	if !under {
 		t.Fatalf("the panel is not under the transcript at 60 columns:\n%s", narrow)
@@ -447,6 +455,15 @@ func TestTinyTerminals(t *testing.T) {
 		}
 		press(m, "f2")
 		frame(m)
+		m.Update(attachmentsMsg{list: attachmentList()})
+		press(m, "f3", "down")
+		frame(m)
+		press(m, "enter")
+		m.Update(openedMsg{d: attachmentList()[1], data: pngBytes(t, 2, 2)})
+		press(m, "pgdown", "c")
+		if f := frame(m); f == "" {
+			t.Errorf("%v: an empty viewer frame", size)
+		}
 	}
 }
 

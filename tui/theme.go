@@ -12,6 +12,8 @@ type theme struct {
 	status, busy, hint, panelTitle, panelName, panelDim, panelBad, rule   lipgloss.Style
 
 	keyword, name, fn, str, num, comment, op lipgloss.Style
+
+	mdHeading, mdBold, mdCode lipgloss.Style
 }
 
 func newTheme(dark bool) *theme {
@@ -49,5 +51,9 @@ func newTheme(dark bool) *theme {
 		num:     col("#af5f00", "#ffaf5f"),
 		comment: col("#8a8a8a", "#808080").Italic(true),
 		op:      col("#5f5f5f", "#bcbcbc"),
+
+		mdHeading: col("#005f87", "#87d7ff").Bold(true),
+		mdBold:    lipgloss.NewStyle().Bold(true),
+		mdCode:    col("#008700", "#87d787"),
 	}
 }

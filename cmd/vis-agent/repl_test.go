@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	imagepng "image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
 )
 
 // term is a private tmux server showing one command at a fixed size, for
@@ -188,7 +193,7 @@ func TestReplInTmux(t *testing.T) {
 			tm.tmux("resize-window", "-t", "0", "-x", "60", "-y", "24")
 			s := tm.waitFor(strings.Repeat("─", 60))
 			for _, l := range strings.Split(s, "\n") {
-				if strings.HasPrefix(l, "defs ") {
+				if strings.HasPrefix(l, "[defs] ") {
 					goto narrow
 				}
 			}
@@ -400,4 +405,90 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 	tm.waitFor("SandboxRestarted")
 	tm.typed("print(kept)")
 	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+}
+
+// TestReplAttachments drives the attachments tab in a real terminal: an
+// attach() from a block and one from another process (this test, on the
+// same store) appear in the tab; the viewer shows a Markdown version and
+// switches versions; a comment typed in the REPL is in the store, read back
+// by a block, and one added with the CLI shows in the viewer; a read-only
+// version refuses a comment, saying why.
+func TestReplAttachments(t *testing.T) {
+	for _, py := range replPythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			sb := newSandbox(t, py)
+			tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+			tm.waitFor(">>>", "Python 3.", "attachments (0)")
+			sb.attachTo("default", "notes.txt", "from the test\n", false)
+			tm.typed(`d = attach("# Plan\n\n- one **step**\n", filename="plan.md", commentable=True)`)
+			tm.waitFor("attachments (2)")
+
+			tm.keys("F3")
+			tm.waitFor("[attachments (2)]", "▶ plan.md v1", "text · 23 B · ✎ 0 comments", "notes.txt v1", "text · 14 B · read-only")
+			tm.keys("Enter")
+			tm.waitFor("plan.md  v1", "text/markdown · 23 B · commentable (c)", "\nPlan", "• one step", "No comments yet: c adds one.")
+			tm.keys("c")
+			tm.waitFor("\ncomment>")
+			tm.typed("ship it")
+			tm.waitFor("Comment added to plan.md v1.", "Comments (1)", "\n  ship it")
+			st, err := attachments.Open(filepath.Join(sb.home, "sandbox", "attachments"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := st.Get(filepath.Base(sb.folder("default")), "plan.md", 1)
+			st.Close()
+			if err != nil || len(d.Comments) != 1 || d.Comments[0].Text != "ship it" {
+				t.Fatalf("the store's comments on plan.md v1: %+v (%v)", d.Comments, err)
+			}
+
+			// the read-only version: viewed, and c says why not
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Down", "Enter")
+			tm.waitFor("notes.txt  v1", "\nfrom the test", "Read-only: this version takes no comments.")
+			tm.keys("c")
+			tm.waitFor("notes.txt v1 is read-only: only versions attached with commentable=True take comments")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Escape")
+			tm.waitForGone("Esc back to the input")
+
+			// a block reads the comment; the CLI adds one and a new version
+			tm.typed(`print([c.text for c in get_attachment("plan.md").comments])`)
+			tm.waitFor("['ship it']")
+			sb.ok("attachment", "comment", "plan.md", "--version", "1", "from the CLI")
+			sb.attachTo("default", "plan.md", "# Plan, second\n", false)
+			tm.typed("/attachments")
+			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments")
+			tm.keys("Home", "Enter") // the newest: the chosen one stays chosen while the list has the keys
+			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
+			tm.keys("[")
+			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Escape")
+			tm.waitForGone("Esc back to the input")
+
+			// an image: described, with a preview in shades
+			img := image.NewGray(image.Rect(0, 0, 32, 8))
+			for x := 16; x < 32; x++ {
+				for y := 0; y < 8; y++ {
+					img.SetGray(x, y, color.Gray{Y: 255})
+				}
+			}
+			var png bytes.Buffer
+			if err := imagepng.Encode(&png, img); err != nil {
+				t.Fatal(err)
+			}
+			sb.attachTo("default", "half.png", png.String(), false)
+			tm.typed("/attachments")
+			tm.waitFor("half.png v1")
+			tm.keys("Home", "Enter")
+			tm.waitFor("PNG image, 32 × 8 pixels", "\n"+strings.Repeat(" ", 16)+strings.Repeat("█", 16)+"\n")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("F3")
+			tm.waitFor("[defs]", "d: ")
+		})
+	}
 }
