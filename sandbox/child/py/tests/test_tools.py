@@ -44,7 +44,7 @@ class RecordTest(unittest.TestCase):
             self.r["methods"]
         self.assertIn("status, items, transcript", str(cm.exception))
         with self.assertRaises(AttributeError) as cm:
-            self.r.methods
+            _ = self.r.methods
         self.assertIn("'methods'", str(cm.exception))
         self.assertIn("status, items, transcript", str(cm.exception))
         self.assertFalse(hasattr(self.r, "nope"))
@@ -75,7 +75,7 @@ class AttachmentTest(unittest.TestCase):
         for part in ("att_1", "PLAN.md v2", "text/markdown", "2 KiB", "commentable", "1 comment", "block 4"):
             self.assertIn(part, text)
         with self.assertRaises(AttributeError) as cm:
-            d.bytes
+            _ = d.bytes
         self.assertIn("attachment has no field 'bytes'", str(cm.exception))
 
     def test_list_prints_one_row_each(self):
