@@ -131,6 +131,7 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) 
 		kernel = jail.Session(rw, ro, p.Network, memory)
 		acc.Roots, acc.ReadOnlyRoots = rw, ro
 	}
+	kernel.MaxThreads = p.MaxThreads
 	hook := pyembed.AuditPolicy{Jail: p.Jail, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
 		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
 	if !p.Jail {
@@ -143,7 +144,7 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) 
 	if err != nil {
 		return acc, fmt.Errorf("the sandbox's jail: %w", err)
 	}
-	if p.MaxThreads > 0 && !lib.ThreadCapHeld() {
+	if p.MaxThreads > 0 && !lib.ThreadCapHeld() && st.MaxTasks == 0 {
 		st.Missing = append(st.Missing, fmt.Sprintf("threads: CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads))
 	}
 	acc.Kernel = &st

@@ -1,6 +1,7 @@
 // Package jail applies the kernel layer of vis-agent's jail to the current
 // process: Landlock file roots and TCP rules, a seccomp filter, no_new_privs,
-// no capabilities and rlimits, on every thread, before untrusted code runs.
+// no capabilities, rlimits and a pids cgroup, on every thread, before
+// untrusted code runs.
 //
 // It is the layer under the C audit hook (pyembed): the hook refuses with a
 // clear Python error, the kernel layer still holds when the hook is

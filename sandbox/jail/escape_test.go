@@ -299,6 +299,36 @@ print("OK", open(WS + "/d/e/b").read(), hashlib.sha256(b"x").hexdigest()[:8])
 	t.Log(firstLine(out))
 }
 
+// TestThreadCap: the pids cgroup stops threads near the cap whatever
+// starts them (here plain CPython with no hook), long before the
+// address-space cap would.
+func TestThreadCap(t *testing.T) {
+	py := testenv.First(t)
+	code := `import threading
+ev = threading.Event(); n = 0
+try:
+    while n < 2000:
+        threading.Thread(target=ev.wait, daemon=True).start(); n += 1
+except RuntimeError as e:
+    print("stopped at", n)
+finally:
+    ev.set()
+`
+	out, err := runJailed(t, Policy{MaxThreads: 20, MemoryBytes: 4 << 30}, []string{py.Executable, "-c", code}, os.Environ())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, "threads: the kernel does not cap them") {
+		t.Fatalf("no pids cgroup on this machine (tests run as root here):\n%s", out)
+	}
+	var n int
+	_, stop, _ := strings.Cut(out, "stopped at")
+	if _, err := fmt.Sscanf(stop, "%d", &n); err != nil || n < 19 || n > 19+taskHeadroom+8 {
+		t.Fatalf("the thread cap of 20 did not stop the threads near 20:\n%s", out)
+	}
+	t.Log(strings.TrimSpace(out))
+}
+
 // TestThreadsBeforeApply: threads running before Apply are restricted too
 // (psx for Landlock and capabilities, TSYNC for seccomp).
 func TestThreadsBeforeApply(t *testing.T) {

@@ -31,6 +31,14 @@ func Apply(p Policy) (Status, error) {
 		}
 		st.MemoryBytes = p.MemoryBytes
 	}
+	// Before the capabilities go: joining a cgroup needs root's access.
+	if p.MaxThreads > 0 {
+		if max, err := limitTasks(p.MaxThreads); err != nil {
+			st.Missing = append(st.Missing, fmt.Sprintf("threads: the kernel does not cap them (%v)", err))
+		} else {
+			st.MaxTasks = max
+		}
+	}
 	if p.DropPrivileges {
 		if err := dropCapabilities(); err != nil {
 			return st, err

@@ -37,6 +37,10 @@ type Policy struct {
 	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
 	// hard): an allocation past it fails (MemoryError in Python).
 	MemoryBytes uint64
+	// MaxThreads, when not 0, caps the process's threads through a pids
+	// cgroup of its own (the main thread counted, a few more left for the
+	// Go runtime): past it no thread starts, whatever starts it.
+	MaxThreads int
 }
 
 // SystemReadOnly are the files every program on this system reads: shared
@@ -82,6 +86,8 @@ type Status struct {
 	NoNewPrivs  bool   `json:"no_new_privs"` // on every thread
 	NoCaps      bool   `json:"no_caps"`      // no capability left that an exec could use
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	// MaxTasks is the pids.max of the process's cgroup, 0 when none.
+	MaxTasks int `json:"max_tasks,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
 	// kernel could not enforce.
 	Missing []string `json:"missing,omitempty"`
@@ -106,6 +112,9 @@ func (s Status) String() string {
 	add(s.NoCaps, "no capabilities")
 	if s.MemoryBytes > 0 {
 		on = append(on, fmt.Sprintf("address space %d MiB", s.MemoryBytes>>20))
+	}
+	if s.MaxTasks > 0 {
+		on = append(on, fmt.Sprintf("%d tasks", s.MaxTasks))
 	}
 	text := "kernel layer: " + strings.Join(on, ", ")
 	if len(on) == 0 {

@@ -1,0 +1,162 @@
+package jail
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// taskHeadroom is how many tasks past the cap the Go runtime under the
+// interpreter may still start (a thread for a blocking call, the signal
+// thread); Python's own threads reach the cap first.
+const taskHeadroom = 8
+
+// taskGroupDir is the folder, inside the caller's own pids cgroup, that
+// holds one cgroup per jailed process, named by its pid.
+const taskGroupDir = "vis-agent"
+
+// limitTasks moves the current process into a pids cgroup of its own whose
+// pids.max lets it start maxThreads-1 more threads than the main one (plus
+// taskHeadroom for the Go runtime): past it, clone fails with EAGAIN and
+// CPython raises RuntimeError, whatever started the thread (threading, a C
+// extension, ctypes). It returns the pids.max in force.
+func limitTasks(maxThreads int) (int, error) {
+	base, err := ownPidsCgroup()
+	if err != nil {
+		return 0, err
+	}
+	parent := filepath.Join(base, taskGroupDir)
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return 0, fmt.Errorf("make a pids cgroup under %s: %w", base, err)
+	}
+	sweepTaskGroups(parent)
+	// cgroup v2 hands the pids controller down only when asked; v1 has no
+	// such file, and a failure here shows as a missing pids.max below.
+	os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0)
+	// Another process's sweep may remove the group between its mkdir and
+	// the join (it is empty until then): try again.
+	var max int
+	for try := 0; ; try++ {
+		max, err = joinTaskGroup(filepath.Join(parent, strconv.Itoa(os.Getpid())), maxThreads)
+		if err == nil || !errors.Is(err, os.ErrNotExist) || try == 2 {
+			break
+		}
+	}
+	return max, err
+}
+
+// joinTaskGroup makes the group, sets its pids.max and moves the process
+// in.
+func joinTaskGroup(group string, maxThreads int) (int, error) {
+	if err := os.Mkdir(group, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return 0, fmt.Errorf("make a pids cgroup: %w", err)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		os.Remove(group)
+		return 0, fmt.Errorf("count this process's threads: %w", err)
+	}
+	max := len(tasks) + maxThreads - 1 + taskHeadroom
+	if err := os.WriteFile(filepath.Join(group, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		os.Remove(group)
+		return 0, fmt.Errorf("set pids.max in %s: %w", group, err)
+	}
+	// cgroup.procs moves every thread of the process at once.
+	if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+		os.Remove(group)
+		return 0, fmt.Errorf("join the pids cgroup %s: %w", group, err)
+	}
+	return max, nil
+}
+
+// sweepTaskGroups removes the groups of processes that have ended: the
+// kernel refuses to remove a group that still has tasks, so a live one
+// stays.
+func sweepTaskGroups(parent string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
+			os.Remove(filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
+// ownPidsCgroup is the folder of the current process's cgroup in the
+// hierarchy that has the pids controller: a cgroup v1 "pids" mount, or the
+// v2 unified one.
+func ownPidsCgroup() (string, error) {
+	v1, v2, err := pidsMounts()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("read this process's cgroups: %w", err)
+	}
+	defer f.Close()
+	var unified string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// hierarchy-ID:controllers:path
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if v1 != "" && hasWord(parts[1], "pids") {
+			return filepath.Join(v1, parts[2]), nil
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			unified = parts[2]
+		}
+	}
+	if v2 != "" && unified != "" {
+		return filepath.Join(v2, unified), nil
+	}
+	return "", errors.New("no pids cgroup is mounted")
+}
+
+// pidsMounts finds where the cgroup v1 pids controller and the cgroup v2
+// hierarchy are mounted ("" when not).
+func pidsMounts() (v1, v2 string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", fmt.Errorf("read the mount table: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID parent major:minor root mountpoint options [optional...] - type source super-options
+		left, right, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		lf, rf := strings.Fields(left), strings.Fields(right)
+		if len(lf) < 5 || len(rf) < 3 {
+			continue
+		}
+		switch rf[0] {
+		case "cgroup":
+			if v1 == "" && hasWord(rf[2], "pids") {
+				v1 = lf[4]
+			}
+		case "cgroup2":
+			if v2 == "" {
+				v2 = lf[4]
+			}
+		}
+	}
+	return v1, v2, sc.Err()
+}
+
+func hasWord(list, word string) bool {
+	for _, w := range strings.Split(list, ",") {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
