@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	_ "github.com/vis-agent/vis-agent/pyembed/early" // a python run's earliest start-up work
 )
 
 func init() {
@@ -186,7 +187,9 @@ func (l *Library) Main(args []string, home, startup string) int {
 	// P, the runtime's monitor thread leaves the P of a cgo call alone for
 	// 10 ms while another P is idle, and meanwhile wakes every 20 µs or so:
 	// some 60 wake-ups beside a `-c pass`. With one P it takes the P back
-	// at once and sleeps.
+	// at once and sleeps. (`vis-agent python` has run on one P since
+	// package early's init; this is for the others, such as a sandbox
+	// child.)
 	runtime.GOMAXPROCS(1)
 	// The strings live until the process exits: CPython keeps pointers into
 	// argv and home.
