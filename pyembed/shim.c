@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,9 +70,19 @@ static int prefetch_wanted;
 static void *prefetched;
 static char prefetch_path[PATH_MAX];
 
+// prefetch_state: the thread claims the load (PREFETCH_RUNNING) when it
+// starts, unless Go asked for the library first (PREFETCH_DROPPED): on a
+// loaded machine a new thread can wait milliseconds for a CPU, and Go then
+// loads the library itself rather than wait for a load not yet begun.
+enum { PREFETCH_PENDING, PREFETCH_RUNNING, PREFETCH_DROPPED };
+static atomic_int prefetch_state;
+
 static void *prefetch_run(void *arg) {
 	(void)arg;
-	prefetched = dlopen(prefetch_path, RTLD_LAZY | RTLD_LOCAL);
+	int pending = PREFETCH_PENDING;
+	if (atomic_compare_exchange_strong(&prefetch_state, &pending, PREFETCH_RUNNING)) {
+		prefetched = dlopen(prefetch_path, RTLD_LAZY | RTLD_LOCAL);
+	}
 	return NULL;
 }
 
@@ -178,7 +189,12 @@ const char *vis_py_prefetched(void) { return prefetch_path; }
 
 const char *vis_py_open(const char *path) {
 	if (prefetching) {
-		pthread_join(prefetch_thread, NULL);
+		int pending = PREFETCH_PENDING;
+		if (atomic_compare_exchange_strong(&prefetch_state, &pending, PREFETCH_DROPPED)) {
+			pthread_detach(prefetch_thread); // it has not started; it ends at once when it does
+		} else {
+			pthread_join(prefetch_thread, NULL); // loading: dlopen below would wait for it anyway
+		}
 		prefetching = 0;
 	}
 	// RTLD_GLOBAL: extension modules are not linked against libpython and
