@@ -15,8 +15,8 @@
 package early
 
 /*
-void vis_py_prefetch_start(void);
-int vis_py_python_command(void);
+#cgo CFLAGS: -I${SRCDIR}/..
+#include "shim.h"
 */
 import "C"
 
