@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
@@ -162,6 +163,21 @@ func load(path string) (*Library, error) {
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// RestoreSignals gives every signal the disposition this process
+// inherited, and the calling thread the inherited mask of blocked signals,
+// as they were before the Go runtime installed its handlers. Call it right
+// before syscall.Exec of another program, from the main goroutine: exec
+// passes ignored signals and the mask on, so the program then starts with
+// what it would have inherited had it been run directly (an ignored
+// SIGTERM or SIGHUP reaches it ignored). Go's handlers are gone afterwards:
+// only exec or exit may follow.
+func RestoreSignals() error {
+	if errno := C.vis_py_restore_signals(); errno != 0 {
+		return fmt.Errorf("restore the signal mask: %w", syscall.Errno(errno))
+	}
+	return nil
 }
 
 // Main runs CPython's command line with args (args[0] is the program name

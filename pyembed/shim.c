@@ -299,6 +299,11 @@ static void reset_signals(void) {
 	}
 }
 
+int vis_py_restore_signals(void) {
+	reset_signals();
+	return pthread_sigmask(SIG_SETMASK, &inherited_mask, NULL);
+}
+
 // The start-up hook: a built-in module named sitecustomize, which site
 // imports after it has set up sys.path and before the program runs. Its
 // body is Python source the Go side composes. The structures mirror

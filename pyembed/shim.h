@@ -32,6 +32,11 @@ const char *vis_py_resolve(int minor);
 // vis_py_version is Py_GetVersion() of the loaded library.
 const char *vis_py_version(void);
 
+// vis_py_restore_signals gives the process the signal dispositions it
+// inherited and the calling thread the inherited mask, for an exec of
+// another program; 0, or pthread_sigmask's error number.
+int vis_py_restore_signals(void);
+
 // vis_py_main runs CPython's own command line (Py_BytesMain) and returns its
 // exit status. home, when not NULL, overrides the interpreter's home;
 // startup, when not NULL, is Python source run as sitecustomize.
