@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -169,6 +170,11 @@ func dedupEnv(env []string) []string {
 // setEnviron makes env the process's environment, which the embedded
 // CPython reads as its own.
 func setEnviron(env []string) error {
+	if slices.Equal(env, os.Environ()) {
+		// Most runs change nothing, and each change below is a call into C
+		// (the C library's environment is the one CPython reads).
+		return nil
+	}
 	os.Clearenv()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

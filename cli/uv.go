@@ -90,6 +90,11 @@ func runUV(pa PythonArgs, s Streams) int {
 	settings := runSettings(s, project)
 	env := uvwrap.Environ(s.Environ(), python, settings.IndexURL.Value)
 	if !sharedSync {
+		// uv inherits the signals it would have run directly: ignored
+		// stays ignored.
+		if err := pyembed.RestoreSignals(); err != nil {
+			return fail(1, "%v", err)
+		}
 		return fail(1, "%v", uvwrap.Exec(uv, pa.Program, env))
 	}
 	base, root := sa.Dirs(cwd)

@@ -15,9 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	_ "github.com/vis-agent/vis-agent/pyembed/early" // a python run's earliest start-up work
 )
 
 func init() {
@@ -163,6 +165,21 @@ func oneLine(s string) string {
 	return s
 }
 
+// RestoreSignals gives every signal the disposition this process
+// inherited, and the calling thread the inherited mask of blocked signals,
+// as they were before the Go runtime installed its handlers. Call it right
+// before syscall.Exec of another program, from the main goroutine: exec
+// passes ignored signals and the mask on, so the program then starts with
+// what it would have inherited had it been run directly (an ignored
+// SIGTERM or SIGHUP reaches it ignored). Go's handlers are gone afterwards:
+// only exec or exit may follow.
+func RestoreSignals() error {
+	if errno := C.vis_py_restore_signals(); errno != 0 {
+		return fmt.Errorf("restore the signal mask: %w", syscall.Errno(errno))
+	}
+	return nil
+}
+
 // Main runs CPython's command line with args (args[0] is the program name
 // CPython computes its paths from) and returns the exit status. It finalizes
 // the interpreter, so it runs at most once per process. home, when not
@@ -186,7 +203,9 @@ func (l *Library) Main(args []string, home, startup string) int {
 	// P, the runtime's monitor thread leaves the P of a cgo call alone for
 	// 10 ms while another P is idle, and meanwhile wakes every 20 µs or so:
 	// some 60 wake-ups beside a `-c pass`. With one P it takes the P back
-	// at once and sleeps.
+	// at once and sleeps. (`vis-agent python` has run on one P since
+	// package early's init; this is for the others, such as a sandbox
+	// child.)
 	runtime.GOMAXPROCS(1)
 	// The strings live until the process exits: CPython keeps pointers into
 	// argv and home.

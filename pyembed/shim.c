@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,20 +51,38 @@ static int (*p_PyInitConfig_GetError)(void *, const char **);
 static int (*p_Py_InitializeFromInitConfig)(void *);
 
 // Prefetch: loading libpython (mapping and relocating several MB) costs
-// about as much as the Go runtime's start-up, so a constructor starts it on
-// a helper thread before Go initializes and the two overlap. It only
-// predicts; Go still decides which library to load. The prediction is
-// VIS_PYTHON_NATIVE_PATH when it names a file, else the library the last
-// run loaded (the hint file Go keeps). The library is opened RTLD_LOCAL so
-// a wrong guess never puts its symbols in the global namespace.
+// about as much as the Go runtime's start-up, so it runs on a helper thread
+// while Go initializes and the two overlap. It only predicts; Go still
+// decides which library to load. The prediction is VIS_PYTHON_NATIVE_PATH
+// when it names a file, else the library the last run loaded (the hint file
+// Go keeps). The library is opened RTLD_LOCAL so a wrong guess never puts
+// its symbols in the global namespace.
+//
+// A constructor makes the prediction; the thread starts later, from the
+// first package initializers (package pyembed/early), once the Go runtime
+// has started its own threads: glibc's dlopen holds the lock
+// pthread_create needs for a new thread's TLS, and a dlopen started before
+// Go kept the runtime's first pthread_create (its sysmon thread) waiting
+// until the library was loaded, so the two did not overlap.
 static pthread_t prefetch_thread;
 static int prefetching;
+static int prefetch_wanted;
 static void *prefetched;
 static char prefetch_path[PATH_MAX];
 
+// prefetch_state: the thread claims the load (PREFETCH_RUNNING) when it
+// starts, unless Go asked for the library first (PREFETCH_DROPPED): on a
+// loaded machine a new thread can wait milliseconds for a CPU, and Go then
+// loads the library itself rather than wait for a load not yet begun.
+enum { PREFETCH_PENDING, PREFETCH_RUNNING, PREFETCH_DROPPED };
+static atomic_int prefetch_state;
+
 static void *prefetch_run(void *arg) {
 	(void)arg;
-	prefetched = dlopen(prefetch_path, RTLD_LAZY | RTLD_LOCAL);
+	int pending = PREFETCH_PENDING;
+	if (atomic_compare_exchange_strong(&prefetch_state, &pending, PREFETCH_RUNNING)) {
+		prefetched = dlopen(prefetch_path, RTLD_LAZY | RTLD_LOCAL);
+	}
 	return NULL;
 }
 
@@ -95,6 +114,26 @@ static int read_hint(void) {
 	return len > 0;
 }
 
+// loads_no_library predicts `vis-agent python [VIS OPTIONS] uv SUB ...`
+// without --shared or --active and with SUB other than pip: those exec uv
+// and load no libpython (uv pip and --shared uv sync load it to find their
+// environment). cli.ParsePythonArgs and cli.runUV decide; a wrong guess
+// costs only time.
+static int loads_no_library(int argc, char **argv) {
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "uv") == 0) {
+			return i + 1 >= argc || strcmp(argv[i + 1], "pip") != 0;
+		}
+		if (strcmp(a, "--env") == 0) {
+			i++;
+		} else if (strcmp(a, "--no-env") != 0 && strcmp(a, "--no-network") != 0 && strncmp(a, "--env=", 6) != 0) {
+			return 0; // --shared, --active or anything else: a python run, or a uv run that loads
+		}
+	}
+	return 0;
+}
+
 __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (argc < 2 || argv == NULL || strcmp(argv[1], "python") != 0) {
@@ -110,6 +149,13 @@ __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, cha
 	} else if (!read_hint()) {
 		return;
 	}
+	prefetch_wanted = !loads_no_library(argc, argv);
+}
+
+void vis_py_prefetch_start(void) {
+	if (!prefetch_wanted || prefetching) {
+		return;
+	}
 	// The helper thread takes no signals: they belong to Go now and to
 	// CPython's main thread later.
 	sigset_t all, old;
@@ -118,6 +164,17 @@ __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, cha
 	prefetching = pthread_create(&prefetch_thread, NULL, prefetch_run, NULL) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
+
+// python_command records whether this process is `vis-agent python`, read
+// before Go parses the command line.
+static int python_command;
+
+__attribute__((constructor)) static void vis_note_command(int argc, char **argv, char **envp) {
+	(void)envp;
+	python_command = argc >= 2 && argv != NULL && strcmp(argv[1], "python") == 0;
+}
+
+int vis_py_python_command(void) { return python_command; }
 
 const char *vis_py_prefetched(void) { return prefetch_path; }
 
@@ -132,7 +189,12 @@ const char *vis_py_prefetched(void) { return prefetch_path; }
 
 const char *vis_py_open(const char *path) {
 	if (prefetching) {
-		pthread_join(prefetch_thread, NULL);
+		int pending = PREFETCH_PENDING;
+		if (atomic_compare_exchange_strong(&prefetch_state, &pending, PREFETCH_DROPPED)) {
+			pthread_detach(prefetch_thread); // it has not started; it ends at once when it does
+		} else {
+			pthread_join(prefetch_thread, NULL); // loading: dlopen below would wait for it anyway
+		}
 		prefetching = 0;
 	}
 	// RTLD_GLOBAL: extension modules are not linked against libpython and
@@ -235,6 +297,11 @@ static void reset_signals(void) {
 			sigaction(sig, &want, NULL);
 		}
 	}
+}
+
+int vis_py_restore_signals(void) {
+	reset_signals();
+	return pthread_sigmask(SIG_SETMASK, &inherited_mask, NULL);
 }
 
 // The start-up hook: a built-in module named sitecustomize, which site

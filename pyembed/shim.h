@@ -7,9 +7,18 @@
 // library the last run loaded, so the next one can start loading it early.
 #define VIS_HINT_FILE "last-library"
 
-// vis_py_prefetched is the library a constructor started loading before Go
-// initialized ("" when none).
+// vis_py_prefetched is the library a constructor predicted a python run
+// loads ("" when none).
 const char *vis_py_prefetched(void);
+
+// vis_py_prefetch_start starts loading the predicted library on a helper
+// thread (once; nothing when there is no prediction). Package pyembed/early
+// calls it from one of the first package initializers.
+void vis_py_prefetch_start(void);
+
+// vis_py_python_command reports whether the command line is `vis-agent
+// python ...`, before Go has parsed it.
+int vis_py_python_command(void);
 
 // vis_py_open loads the library with global symbols and finds
 // Py_GetVersion. It returns NULL on success, or a message (owned by the
@@ -22,6 +31,11 @@ const char *vis_py_resolve(int minor);
 
 // vis_py_version is Py_GetVersion() of the loaded library.
 const char *vis_py_version(void);
+
+// vis_py_restore_signals gives the process the signal dispositions it
+// inherited and the calling thread the inherited mask, for an exec of
+// another program; 0, or pthread_sigmask's error number.
+int vis_py_restore_signals(void);
 
 // vis_py_main runs CPython's own command line (Py_BytesMain) and returns its
 // exit status. home, when not NULL, overrides the interpreter's home;

@@ -104,6 +104,13 @@ var initLine = regexp.MustCompile(`^init (\S+) @[0-9.]+ ms, ([0-9.]+) ms clock`)
 // initTrace runs `vis-agent python -c pass` with GODEBUG=inittrace=1 and
 // returns each package's init time and their total.
 func initTrace(t *testing.T, bin string) (map[string]time.Duration, time.Duration) {
+	inits, total, _ := initTraceOrder(t, bin)
+	return inits, total
+}
+
+// initTraceOrder is initTrace that also lists the packages in the order
+// their inits ran.
+func initTraceOrder(t *testing.T, bin string) (map[string]time.Duration, time.Duration, []string) {
 	t.Helper()
 	py := testenv.First(t)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
@@ -117,6 +124,7 @@ func initTrace(t *testing.T, bin string) (map[string]time.Duration, time.Duratio
 	}
 	inits := map[string]time.Duration{}
 	var total time.Duration
+	var order []string
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		m := initLine.FindStringSubmatch(line)
 		if m == nil {
@@ -129,11 +137,30 @@ func initTrace(t *testing.T, bin string) (map[string]time.Duration, time.Duratio
 		d := time.Duration(ms * float64(time.Millisecond))
 		inits[m[1]] += d
 		total += d
+		order = append(order, m[1])
 	}
 	if len(inits) == 0 {
 		t.Fatalf("no inittrace lines on stderr:\n%s", stderr.String())
 	}
-	return inits, total
+	return inits, total, order
+}
+
+// TestPythonStartupPrefetchEarly checks that the libpython prefetch starts
+// among the first package inits: package pyembed/early starts it from its
+// init, which Go runs early only while the package imports (almost) nothing.
+// An import of, say, os would move it after most of the linked packages'
+// inits and leave little for the load to overlap with.
+func TestPythonStartupPrefetchEarly(t *testing.T) {
+	const prefetch = "github.com/vis-agent/vis-agent/pyembed/early"
+	_, _, order := initTraceOrder(t, testenv.Binary(t))
+	at, osAt := slices.Index(order, prefetch), slices.Index(order, "os")
+	switch {
+	case at < 0:
+		t.Fatalf("%s ran no init; the inits that ran: %s", prefetch, strings.Join(order, ", "))
+	case osAt >= 0 && at > osAt:
+		t.Errorf("%s's init ran after os's (init %d of %d): the prefetch starts late; the inits before it: %s",
+			prefetch, at+1, len(order), strings.Join(order[:at], ", "))
+	}
 }
 
 // initBound is what all package inits together may take on the python

@@ -95,7 +95,9 @@ func startup(bin string, runs int) error {
 }
 
 // uvPassthrough times uv --version run directly and through vis-agent
-// python uv, which checks the pin once per uv binary.
+// python uv, which checks the pin once per uv binary. A python run comes
+// first, as it would for a user, so vis-agent's folder holds what such a
+// run leaves (the runtime record, the library to prefetch).
 func uvPassthrough(bin string, runs int) error {
 	uv := filepath.Join(filepath.Dir(bin), "vis-agent-python", "uv")
 	tmp, err := os.MkdirTemp("", "cmdbench-uv-")
@@ -104,6 +106,9 @@ func uvPassthrough(bin string, runs int) error {
 	}
 	defer os.RemoveAll(tmp)
 	env := append(os.Environ(), "VIS_HOME="+tmp)
+	if _, err := timeOne(env, []string{bin, "python", "-c", "pass"}); err != nil {
+		return err
+	}
 	samples, err := alternate(runs, env, []string{uv, "--version"}, []string{bin, "python", "uv", "--version"})
 	if err != nil {
 		return err
