@@ -19,15 +19,18 @@ import sys
 import threading
 import _thread
 import time
-import traceback
 import types
 
 from vis_sandbox import defs as _defs
 from vis_sandbox import state as _state
+from vis_sandbox.lazy import module as _lazy
+
+traceback = _lazy("traceback", globals())
 
 VERSION = 1
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
 FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
+WARM_AFTER = 0.05  # seconds of a quiet link before an auto-import is done ahead
 
 _TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
@@ -36,7 +39,12 @@ _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
 AUTO_IMPORTS = ("json", "re", "os", "sys", "math", "time", "datetime", "pathlib",
                 "collections", "textwrap", "base64", "hashlib", "shlex", "glob")
 AUTO_NAMES = {"Path": ("pathlib", "Path"), "Counter": ("collections", "Counter")}
-PROTECTED = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES) | {"session", "defs"}
+AUTO_ALL = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES)
+PROTECTED = AUTO_ALL | {"session", "defs"}
+# Names through which a block reaches the namespace without naming what it
+# reads there: a block using one gets every auto-imported name bound.
+REACHES_ALL = frozenset({"globals", "vars", "locals", "dir", "exec", "eval", "modules", "__main__",
+                         "__dict__", "__globals__", "f_globals", "__import__"})
 
 
 class Link:
@@ -262,12 +270,40 @@ class Driver:
             cap_threads(access["max_threads"], "the sandbox's jail" if access.get("is_jailed") else "the sandbox session's policy")
         values["access"] = Session(access)
         self.protected["session"] = Session(values)
-        for name in AUTO_IMPORTS:
-            self.protected[name] = __import__(name)
-        for name, (mod, attr) in AUTO_NAMES.items():
-            self.protected[name] = getattr(sys.modules[mod], attr)
         self.protected["defs"] = _defs.make_defs(self.state, self.ns)
+        # Restored helpers may use any auto-imported name.
+        self.bind_auto(None if restarted else ())
         self.ns.update(self.protected)
+
+    def bind_auto(self, names):
+        """Imports and binds the auto-imported names among names (all of
+        them for None, or when names can reach the namespace indirectly).
+        They are imported when a block first needs them, not at start: a
+        new session's first block does not wait for fourteen modules."""
+        if names is None or not REACHES_ALL.isdisjoint(names):
+            names = AUTO_ALL
+        for name in AUTO_IMPORTS:
+            if name in names and name not in self.protected:
+                self.protected[name] = __import__(name)
+        for name, (mod, attr) in AUTO_NAMES.items():
+            if name in names and name not in self.protected:
+                self.protected[name] = getattr(__import__(mod), attr)
+
+    def warm_up(self, fd):
+        """Between blocks, binds the auto-imported names no block needed
+        yet, one at a time while the link is quiet (WARM_AFTER seconds
+        without a request), so that a later block using one does not wait
+        for its import, and a request that comes meanwhile waits for one
+        import at most."""
+        if len(self.protected) >= len(PROTECTED):
+            return
+        import select
+        for name in [*AUTO_IMPORTS, *AUTO_NAMES]:
+            if name in self.protected:
+                continue
+            if select.select([fd], [], [], WARM_AFTER)[0]:
+                return
+            self.bind_auto((name,))
 
     def compile(self, src, filename, echo):
         """The block's code objects: the body, then (with echo) its trailing
@@ -293,6 +329,10 @@ class Driver:
             self.link.send({"ev": "result", "syntax": syntax_fields(e)})
             return
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        names = set()
+        for code in codes:
+            _state.code_names(code, names)
+        self.bind_auto(names)
         result = {"error": None, "restarted": bool(self.notice), "notice": self.notice}
         if self.notice:
             self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
@@ -316,16 +356,16 @@ class Driver:
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
-        result["snapshot"] = self.after(src, block)
+        result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
-    def after(self, src, block):
+    def after(self, src, block, names=None):
         """Records the block and saves the snapshot: "saved", "unchanged", or
         "" when the save failed."""
         try:
-            self.state.after_block(self.ns, src, block)
+            self.state.after_block(self.ns, src, block, names)
             report = self.state.save(self.ns)
             if report.get("changed") or self.saved < 0:
                 self.saved = len(report.get("saved", ()))
@@ -381,6 +421,8 @@ class Driver:
         attribute's code prints meanwhile is dropped: the link carries one
         answer."""
         import rlcompleter
+        self.bind_auto(None)
+        self.ns.update(self.protected)
         text = req.get("code", "")
         names = []
         if text.strip():
@@ -529,6 +571,7 @@ def serve(fd, stacks_fd, folder, info_json):
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})
     while True:
+        driver.warm_up(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
             break

@@ -23,23 +23,27 @@ A change made only through objects outside the session (another module, a
 thread) is seen by the next save with full=True.
 """
 
-import ast
 import builtins
 import gc
-import hashlib
 import json
-import linecache
 import os
-import pickle
 import struct
-import symtable
 import sys
-import textwrap
 import threading
 import types
 import zlib
 
 from . import defs as _defs
+from .lazy import module as _lazy
+
+ast = _lazy("ast", globals())
+hashlib = _lazy("hashlib", globals())
+linecache = _lazy("linecache", globals())
+# The C pickler itself (what pickle.Pickler and pickle.loads are): the
+# pickle module around it imports re, which a first block need not wait for.
+pickle = _lazy("_pickle", globals(), "pickle")
+symtable = _lazy("symtable", globals())
+textwrap = _lazy("textwrap", globals())
 
 MiB = 1 << 20
 VALUE_LIMIT = 1 * MiB
@@ -191,11 +195,13 @@ def _reach(value):
     return frozenset(out)
 
 
-def _code_names(code, out):
+def code_names(code, out):
+    """Adds to out the global and attribute names code (and the code
+    nested in it) reads, writes or deletes."""
     out.update(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            _code_names(c, out)
+            code_names(c, out)
 
 
 def _session_code(value, namespace, found):
@@ -210,7 +216,7 @@ def _session_code(value, namespace, found):
         done.add(id(o))
         if isinstance(o, types.FunctionType):
             if o.__globals__ is namespace:
-                _code_names(o.__code__, found)
+                code_names(o.__code__, found)
         elif not isinstance(o, type) and getattr(type(o), "__module__", None) == "__main__":
             stack.append(type(o))
         if isinstance(o, type):
@@ -384,8 +390,18 @@ class State:
 
     # ---- learning from blocks -------------------------------------------
 
-    def after_block(self, namespace, source, block):
+    def after_block(self, namespace, source, block, names=None):
+        """Learns what the block (source, compiled; names: its code_names, if
+        known) defined, imported and used."""
         self.next_block = max(self.next_block, block + 1)
+        if (names is not None and not any(w in source for w in ("import", "def", "class"))
+                and names.isdisjoint(self._helpers) and names.isdisjoint(self._imports)):
+            # No statement can define or import anything without those
+            # words, and none rebinds a helper or an import: no need to
+            # parse it (the first block of a session does not wait for ast).
+            if self._touched is not None:
+                self._touched |= names
+            return
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
