@@ -79,7 +79,11 @@ type Host struct {
 	stopping bool
 	idle     *time.Timer
 	done     chan struct{}
-	conns    sync.WaitGroup
+	// current is the run request holding the turn; waiting, those waiting
+	// for it, oldest first (see ticket).
+	current *ticket
+	waiting []*ticket
+	conns   sync.WaitGroup
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -323,11 +327,17 @@ func (h *Host) usePolicy(p protocol.Policy) {
 	h.writeRecord()
 }
 
+// interrupt interrupts the block holding the session, or the oldest one
+// waiting for it.
 func (h *Host) interrupt() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.busy && h.child != nil {
-		h.child.interrupt()
+	t := h.current
+	if t == nil && len(h.waiting) > 0 {
+		t = h.waiting[0]
+	}
+	if t != nil {
+		h.interruptTicket(t)
 	}
 }
 

@@ -17,13 +17,16 @@ import (
 
 // run runs one block for a client and sends its result.
 func (h *Host) run(req protocol.Request, out *sink) {
+	t := h.enqueue()
+	defer h.finish(t)
 	if !h.acquire(out) {
 		out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
 		return
 	}
 	defer h.release()
+	h.begin(t)
 	started := time.Now()
-	res := h.runBlock(req, out)
+	res := h.runBlock(req, out, t)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
 	h.lastUse = time.Now()
@@ -53,7 +56,10 @@ func onlyComments(src string) bool {
 	return true
 }
 
-func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
+func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket) protocol.Result {
+	if h.cancelled(t) {
+		return notStarted()
+	}
 	if onlyComments(req.Code) {
 		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
 	}
@@ -64,6 +70,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 	c, err := h.readyChild()
 	if err != nil {
 		return blockError("SandboxError", err.Error())
+	}
+	if h.cancelled(t) {
+		return notStarted()
 	}
 	h.mu.Lock()
 	h.busy = true
@@ -94,7 +103,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 			return
 		}
 		timedOut = true
-		c.interrupt()
+		h.mu.Lock()
+		h.interruptTicket(t)
+		h.mu.Unlock()
 		grace = time.AfterFunc(unwindGrace, func() {
 			mu.Lock()
 			done := finished
@@ -121,6 +132,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 
 	code, note := req.Code, ""
 	for {
+		if h.cancelled(t) { // while the block was being repaired
+			return notStarted()
+		}
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "run", Code: code, Echo: req.Echo}); err != nil {
 			return h.childLost(c, wasTimedOut(), timeout)
 		}
@@ -134,6 +148,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink) protocol.Result {
 			switch ev.Ev {
 			case "out", "note":
 				out.Send(ev)
+			case "running":
+				h.running(t, c)
 			case "result":
 				break events
 			default:

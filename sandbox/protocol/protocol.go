@@ -34,7 +34,9 @@
 //     with the names completing it (rlcompleter's rules), one per line in
 //     Data.
 //   - status: the host's Status.
-//   - interrupt: SIGINT to the running block, if any; "ok".
+//   - interrupt: interrupts the block holding the session, else the oldest
+//     one waiting for it (a block interrupted before its child started it
+//     does not run: its result is a KeyboardInterrupt error); "ok".
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -49,7 +51,9 @@
 // requests with the same shape:
 //
 //   - run: Code, Echo. The child answers "note" (the restart notice,
-//     once), "out" events, then "result" whose Syntax is set when Python
+//     once), "running" as the block starts (from then on SIGINT interrupts
+//     it; the host holds back an interrupt that comes earlier until it
+//     reads "running"), "out" events, then "result" whose Syntax is set when Python
 //     refused the block as it stands: the block did not run, and the host
 //     repairs it (asking "compile") and sends it again or reports the error.
 //   - ping: answers "pong" (the host asks before each block, so a child

@@ -55,7 +55,7 @@ class Child:
                 (out if ev["stream"] == "stdout" else err).append(ev["data"])
             elif ev["ev"] == "note":
                 notes.append(ev["data"])
-            else:
+            elif ev["ev"] != "running":
                 return "".join(out), "".join(err), notes, ev
 
     def close(self):
@@ -174,6 +174,7 @@ class DriverTest(unittest.TestCase):
 
     def test_sigint_interrupts_the_block(self):
         self.child.send(op="run", code="print('go', flush=True)\nwhile True:\n    pass\n")
+        self.assertEqual(self.child.receive(), {"ev": "running"})
         ev = self.child.receive()
         self.assertEqual(ev, {"ev": "out", "stream": "stdout", "data": "go\n"})
         os.kill(self.child.proc.pid, signal.SIGINT)
@@ -190,6 +191,7 @@ class DriverTest(unittest.TestCase):
     def test_output_streams_while_the_block_runs(self):
         self.child.send(op="run", code="import time\nprint('early')\ntime.sleep(1)\nprint('late')")
         started = time.monotonic()
+        self.assertEqual(self.child.receive(), {"ev": "running"})
         ev = self.child.receive()
         self.assertEqual(ev["data"], "early\n")
         self.assertLess(time.monotonic() - started, 0.8)

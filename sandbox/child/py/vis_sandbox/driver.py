@@ -344,6 +344,9 @@ class Driver:
         self.interrupts.install()
         self.interrupts.in_block = True
         try:
+            # From here SIGINT is KeyboardInterrupt; the host holds back an
+            # interrupt that comes earlier until it reads this.
+            self.link.send({"ev": "running"})
             for code in codes:
                 value = eval(code, self.ns)
                 if code.co_flags & _CO_COROUTINE:

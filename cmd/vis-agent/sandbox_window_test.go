@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// slowRestore defines a value whose unpickling takes 3 s: a new child
+// restoring it keeps a block waiting that long for its start.
+const slowRestore = `class Slow:
+    def __init__(self):
+        self.a = 1
+    def __setstate__(self, state):
+        import time
+        time.sleep(3)
+        self.__dict__.update(state)
+s = Slow()`
+
+// TestSandboxInterruptBeforeStart: an interrupt that comes while a block
+// waits for its child (here, one restoring a slow snapshot) cancels that
+// block — `sandbox interrupt` and Ctrl-C of `sandbox run` alike — and the
+// session goes on.
+func TestSandboxInterruptBeforeStart(t *testing.T) {
+	for _, py := range testenv.Pythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			sb := newSandbox(t, py)
+			sb.block("w", slowRestore, 0)
+			sb.run("restart", "--session", "w")
+
+			// `sandbox interrupt` while the block waits for the child.
+			waiting := sb.command("run", "--session", "w", "-c", "print('ran')")
+			var out, errb bytes.Buffer
+			waiting.Stdout, waiting.Stderr = &out, &errb
+			if err := waiting.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if r := sb.run("interrupt", "--session", "w"); r.code != 0 {
+				t.Fatalf("interrupt: %+v", r)
+			}
+			waiting.Wait()
+			if code := waiting.ProcessState.ExitCode(); code != 1 || strings.Contains(out.String(), "ran") {
+				t.Errorf("interrupted before it started: status %d, stdout %q", code, out.String())
+			}
+			contains(t, "the cancelled block's error", errb.String(), "KeyboardInterrupt", "before it started")
+			if r := sb.block("w", "print(s.a)", 0); !strings.HasSuffix(r.stdout, "1\n") {
+				t.Errorf("after the cancelled block: %q", r.stdout)
+			}
+
+			// Ctrl-C of `sandbox run` in the same window, on a cold host.
+			if r := sb.run("stop", "--session", "w"); r.code != 0 {
+				t.Fatalf("stop: %+v", r)
+			}
+			cold := sb.command("run", "--session", "w", "-c", "print('ran')")
+			out.Reset()
+			errb.Reset()
+			cold.Stdout, cold.Stderr = &out, &errb
+			if err := cold.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			cold.Process.Signal(os.Interrupt)
+			cold.Wait()
+			if code := cold.ProcessState.ExitCode(); code != 1 || strings.Contains(out.String(), "ran") {
+				t.Errorf("Ctrl-C before the block started: status %d, stdout %q", code, out.String())
+			}
+			contains(t, "the cancelled block's error", errb.String(), "KeyboardInterrupt", "before it started")
+			// The restore notice waits for the first block that runs.
+			r := sb.block("w", "print(s.a)", 0)
+			contains(t, "the block after the cancelled one", r.stdout, "[Sandbox restarted]", "Restored classes (1): Slow; variables (1): s.")
+			if !strings.HasSuffix(r.stdout, "\n1\n") {
+				t.Errorf("after the cancelled block: %q", r.stdout)
+			}
+		})
+	}
+}
