@@ -182,8 +182,9 @@ type Result struct {
 	// Snapshot is what the save after the block did: "saved",
 	// "unchanged", or "" when it failed or did not run.
 	Snapshot string `json:"snapshot,omitempty"`
-	// Saved is how many names the snapshot holds after the block (child
-	// to host only; -1 when unknown).
+	// Saved is how many names the snapshot holds after the block:
+	// helpers, classes, imports and variables (child to host only; -1
+	// when unknown).
 	Saved int `json:"saved,omitempty"`
 }
 

@@ -371,7 +371,7 @@ class Driver:
             self.state.after_block(self.ns, src, block, names)
             report = self.state.save(self.ns)
             if report.get("changed") or self.saved < 0:
-                self.saved = len(report.get("saved", ()))
+                self.saved = report.get("names", 0)
             return "saved" if report.get("changed") else "unchanged"
         except Exception:
             sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())

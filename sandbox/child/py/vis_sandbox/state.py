@@ -580,7 +580,8 @@ class State:
                 and all(self._cache[n].immutable for n in touched if n in self._cache)):
             self._write_counter()
             r = q[4]
-            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"]}
+            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
+                    "names": r["names"]}
         imports, helpers, names = self._classify(namespace)
 
         entries = {}
@@ -640,8 +641,11 @@ class State:
         lost_before = tuple(sorted((n, r) for n, r in self._lost.items() if n not in namespace))
         manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())),
                     lost_before)
+        # "names": how many names the snapshot brings back (helpers, classes,
+        # imports and variables), what `sandbox list` shows
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
-                  "not_saved": not_saved, "bytes": used + spilled}
+                  "not_saved": not_saved, "bytes": used + spilled,
+                  "names": len(helpers) + len({n for n, _ in imports if n is not None}) + len(saved) + len(spills)}
         # (values kept so that the ids stay theirs)
         self._quick = (keys, ids, values, self._version, result)
         if manifest == self._last:

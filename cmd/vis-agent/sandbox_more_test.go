@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -77,5 +78,34 @@ func TestSandboxInterruptBeforeStart(t *testing.T) {
 				t.Errorf("after the cancelled block: %q", r.stdout)
 			}
 		})
+	}
+}
+
+// TestSandboxListCountsNames: `sandbox list` counts every name the
+// snapshot brings back (helpers, classes, imports, variables), running or
+// stopped.
+func TestSandboxListCountsNames(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	sb.block("n", "import json as j\nimport email.utils\ndef f():\n    pass\nclass C:\n    pass\nx = 1\nunsaved = (i for i in [])", 0)
+	for _, state := range []string{"running", "stopped"} {
+		r := sb.run("list", "--json")
+		var rows []struct {
+			Name       string `json:"name"`
+			State      string `json:"state"`
+			SavedNames int    `json:"saved_names"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("list --json: %v\n%s", err, r.stdout)
+		}
+		if rows[0].State != state || rows[0].SavedNames != 5 { // j, email, f, C, x
+			t.Errorf("list --json: %+v, want %s with 5 names", rows[0], state)
+		}
+		// the NAMES column, after SNAPSHOT's "N B"
+		text := sb.run("list").stdout
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		if f := strings.Fields(lines[1]); len(f) < 8 || f[7] != "5" {
+			t.Errorf("list: NAMES is not 5:\n%s", text)
+		}
+		sb.run("stop", "--session", "n")
 	}
 }
