@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -107,5 +108,22 @@ func TestSandboxListCountsNames(t *testing.T) {
 			t.Errorf("list: NAMES is not 5:\n%s", text)
 		}
 		sb.run("stop", "--session", "n")
+	}
+}
+
+// TestSandboxOutputOrder: what a block prints and what it writes with
+// os.write to file descriptors 1 and 2 come out in the order written.
+func TestSandboxOutputOrder(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	r := sb.block("o", "import os, sys\nfor i in range(300):\n    print('p', i)\n    os.write(1, b'w %d\\n' % i)\n    if i % 7 == 0:\n        sys.stdout.flush()\n        os.write(2, b'e %d\\n' % i)\n        print('q', i, file=sys.stderr)", 0)
+	var want, wantErr strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&want, "p %d\nw %d\n", i, i)
+		if i%7 == 0 {
+			fmt.Fprintf(&wantErr, "e %d\nq %d\n", i, i)
+		}
+	}
+	if r.stdout != want.String() || r.stderr != wantErr.String() {
+		t.Errorf("out of order:\nstdout %q\nstderr %q", r.stdout, r.stderr)
 	}
 }

@@ -71,7 +71,10 @@
 // the next bytecode); a stuck child gets SIGUSR1 (faulthandler writes every
 // thread's stack to file descriptor 4) and then SIGKILL. The child's own
 // file descriptors 1 and 2 (output of C code and subprocesses) are a pipe
-// the host forwards to the running block's client.
+// the host forwards to the running block's client; it drains them before
+// the block's result. What Python code writes to them with os.write goes
+// over the link with print's output instead, in the order written; output
+// of C code may still overtake printed text.
 package protocol
 
 import (

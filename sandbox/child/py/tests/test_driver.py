@@ -155,6 +155,15 @@ class DriverTest(unittest.TestCase):
             self.assertIsNone(ev["result"]["error"], (code, err))
             self.assertEqual(out.strip(), want, code)
 
+    def test_os_write_to_stdout_keeps_its_place_among_prints(self):
+        out, err, _, ev = self.child.run(
+            "import os, sys\nprint('a')\nn = os.write(1, b'b\\n')\nprint('c', n)\nos.write(2, b'e\\n')\n"
+            "print('f', file=sys.stderr)\nos.write(1, 'd\\u00e9\\n'.encode())\ntry:\n    os.write(1, 'text')\n"
+            "except TypeError:\n    print('TypeError')")
+        self.assertIsNone(ev["result"]["error"], err)
+        self.assertEqual(out, "a\nb\nc 2\nd\u00e9\nTypeError\n")
+        self.assertEqual(err, "e\nf\n")
+
     def test_session_is_read_only(self):
         out, _, _, ev = self.child.run("print(session.name, session['workspace'] == os.getcwd(), session.access.is_jailed)")
         self.assertEqual(out, "t True False\n")

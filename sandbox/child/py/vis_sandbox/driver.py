@@ -64,7 +64,7 @@ class Link:
         with self.interrupts.deferred(), self.lock:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.fd, view):]
+                view = view[_os_write(self.fd, view):]
 
     def receive(self):
         while True:
@@ -544,6 +544,21 @@ def cap_threads(cap, policy):
 
 
 _outputs = ()
+_os_write = os.write
+
+
+def session_write(fd, data):
+    """os.write as the session sees it: what Python code writes to file
+    descriptor 1 or 2 goes the way print's output goes (the link), after
+    what print left in the buffer, so the two come out in the order they
+    were written. (The descriptors themselves are a pipe the host forwards
+    on its own: output of C code and subprocesses keeps that way, and may
+    overtake printed text still in the buffer.)"""
+    if (fd == 1 or fd == 2) and _outputs:
+        view = memoryview(data)  # TypeError for what os.write refuses
+        _outputs[fd - 1].write(bytes(view).decode("utf-8", "surrogateescape"))
+        return view.nbytes
+    return _os_write(fd, data)
 
 
 def flush_outputs():
@@ -567,6 +582,7 @@ def serve(fd, stacks_fd, folder, info_json):
     flusher = Flusher()
     _outputs = (Output(link, "stdout", flusher), Output(link, "stderr", flusher))
     sys.stdout, sys.stderr = _outputs
+    os.write = session_write
     flusher.start(_outputs)
     driver = Driver(link, interrupts, folder, info)
     driver.start()
