@@ -102,6 +102,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 		return nil, policy, err
 	}
 	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
+	if c != nil {
+		c.Env = sf.s.Environ()
+	}
 	return c, policy, err
 }
 

@@ -127,3 +127,26 @@ func TestSandboxOutputOrder(t *testing.T) {
 		t.Errorf("out of order:\nstdout %q\nstderr %q", r.stdout, r.stderr)
 	}
 }
+
+// TestSandboxEnvironment: a session runs with a fixed environment, not
+// the one of the client that happened to start it: a second client with
+// another environment sees the same one, and no client's secrets.
+func TestSandboxEnvironment(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	show := "import os\nprint(sorted((k, v) for k, v in os.environ.items() if k in ('PATH', 'LANG', 'TZ', 'LC_ALL', 'SECRET_TOKEN', 'PYTHONWARNINGS', 'VIS_ENV_IDLE_TTL_MS')))"
+	base := sb.env
+	sb.env = append(append([]string(nil), base...), "TZ=Asia/Tokyo", "LC_ALL=C", "LANG=de_DE.UTF-8", "SECRET_TOKEN=first",
+		"PYTHONWARNINGS=error", "PATH=/opt/first/bin:"+os.Getenv("PATH"))
+	first := sb.block("env", show, 0).stdout
+	sb.env = append(append([]string(nil), base...), "TZ=UTC", "SECRET_TOKEN=second", "PATH=/opt/second/bin:"+os.Getenv("PATH"))
+	second := sb.block("env", show, 0).stdout
+	want := "[('LANG', 'C.UTF-8'), ('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'), ('VIS_ENV_IDLE_TTL_MS', '120000')]\n"
+	if first != want || second != want {
+		t.Errorf("the session's environment:\nfirst client  %s\nsecond client %s\nwant          %s", first, second, want)
+	}
+	rec := sb.record(sb.folder("env"))
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", rec.HostPID))
+	if err != nil || bytes.Contains(environ, []byte("SECRET_TOKEN")) || !bytes.Contains(environ, []byte("VIS_HOME=")) {
+		t.Errorf("the host's environment (%v): %q", err, environ)
+	}
+}

@@ -37,6 +37,9 @@ type Session struct {
 	// HostCommand is the command line that starts a host for the folder
 	// (the vis-agent binary and its hidden `sandbox host` command).
 	HostCommand []string
+	// Env is the client's environment (nil: this process's), of which a
+	// host it starts keeps what session.Environ keeps.
+	Env []string
 }
 
 // Open makes (or finds) the folder of the session named in m under root.
@@ -97,6 +100,11 @@ func (s *Session) startHost() error {
 	}
 	defer r.Close()
 	cmd := exec.Command(s.HostCommand[0], s.HostCommand[1:]...)
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = session.Environ(env)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Dir = "/"
