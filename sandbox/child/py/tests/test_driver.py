@@ -316,7 +316,8 @@ class FirstBlockTest(unittest.TestCase):
 
     def test_first_block_imports_only_what_it_names(self):
         with tempfile.TemporaryDirectory() as tmp:
-            heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback")
+            heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback",
+                     "re", "json", "enum", "linecache", "tokenize", "pickle")
             # less those this python imports at start (a .pth file may)
             at_start = subprocess.run([sys.executable, "-B", "-c", "import sys; print(' '.join(sys.modules))"],
                                       capture_output=True, text=True, check=True).stdout.split()
@@ -331,5 +332,19 @@ class FirstBlockTest(unittest.TestCase):
                 # later blocks still find every auto-imported name
                 out, _, _, ev = child.run("print(math.pi > 3, Path('a').name, hashlib.sha256(b'').hexdigest()[:4])")
                 self.assertEqual(out.strip(), "True a e3b0")
+            finally:
+                child.close()
+
+    def test_first_block_finds_its_source_in_tracebacks(self):
+        # linecache is imported by the block itself (through traceback):
+        # the block's source is there all the same.
+        with tempfile.TemporaryDirectory() as tmp:
+            code = "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()\nprint(undefined)"
+            child = Child(tmp, early={"op": "run", "code": code})
+            try:
+                out, err, _, ev = child.run_events()
+                self.assertIn('File "<block 1>", line 3, in <module>\n    1 / 0', err)
+                self.assertTrue(ev["result"]["error"]["excerpt"].startswith("6: print(undefined)"), ev["result"]["error"])
+                self.assertIn("    print(undefined)", ev["result"]["error"]["traceback"])
             finally:
                 child.close()

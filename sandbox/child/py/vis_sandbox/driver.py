@@ -11,20 +11,24 @@ import builtins
 import collections.abc
 import faulthandler
 import io
-import json
-import linecache
 import os
-import signal
 import sys
 import threading
 import _thread
 import time
 import types
 
+# _signal is what signal wraps: signal's import costs enum's
+import _signal as signal
+
 from vis_sandbox import defs as _defs
+from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
+from vis_sandbox import wire
 from vis_sandbox.lazy import module as _lazy
 
+json = _lazy("json", globals())
+linecache = _lazy("linecache", globals())
 traceback = _lazy("traceback", globals())
 
 VERSION = 1
@@ -60,7 +64,7 @@ class Link:
         self.interrupts = interrupts
 
     def send(self, msg):
-        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogateescape")
+        data = (wire.dumps(msg) + "\n").encode("utf-8", "surrogateescape")
         with self.interrupts.deferred(), self.lock:
             view = memoryview(data)
             while view:
@@ -75,7 +79,7 @@ class Link:
                 continue  # an interrupt for a block that has already ended
         if not line:
             return None
-        return json.loads(line)
+        return wire.loads(line)
 
 
 class Interrupts:
@@ -328,7 +332,7 @@ class Driver:
         except (SyntaxError, ValueError) as e:
             self.link.send({"ev": "result", "syntax": syntax_fields(e)})
             return
-        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        _sources.register(filename, src)
         names = set()
         for code in codes:
             _state.code_names(code, names)
@@ -574,7 +578,8 @@ def serve(fd, stacks_fd, folder, info_json):
     the link or asks the child to exit. stacks_fd receives every thread's
     stack when the host sends SIGUSR1 (faulthandler) before a kill."""
     global _outputs
-    info = json.loads(info_json)
+    info = wire.loads(info_json)
+    _sources.install()
     faulthandler.register(signal.SIGUSR1, file=stacks_fd, all_threads=True, chain=False)
     interrupts = Interrupts()
     interrupts.install()

@@ -25,7 +25,6 @@ thread) is seen by the next save with full=True.
 
 import builtins
 import gc
-import json
 import os
 import struct
 import sys
@@ -34,6 +33,7 @@ import types
 import zlib
 
 from . import defs as _defs
+from . import wire
 from .lazy import module as _lazy
 
 ast = _lazy("ast", globals())
@@ -704,7 +704,7 @@ class State:
             "lost_before": dict(lost_before),
             "blob_bytes": offset,
         }
-        head = json.dumps(header, separators=(",", ":")).encode()
+        head = wire.dumps(header, ascii=True).encode()
         chunks = [MAGIC, struct.pack("<QI", len(head), zlib.crc32(head)), head]
         chunks.extend(data for _, data in saved)
         _write_atomic(os.path.join(self.folder, SNAPSHOT), chunks)
@@ -735,7 +735,7 @@ class State:
         head = data[pos:pos + n]
         if len(head) != n or zlib.crc32(head) != crc:
             raise ValueError("it is truncated or damaged")
-        header = json.loads(head)
+        header = wire.loads(head)
         if header.get("format") != FORMAT:
             raise ValueError(f"its format {header.get('format')} is not {FORMAT}")
         blob = memoryview(data)[pos + n:]
