@@ -6,6 +6,8 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,7 +85,13 @@ type Host struct {
 	// for it, oldest first (see ticket).
 	current *ticket
 	waiting []*ticket
-	conns   sync.WaitGroup
+	// memoryChecked is when relieveMemory last ran for a block.
+	memoryChecked time.Time
+	// recorded is the last record written, without its last use
+	// (recordedUse, Unix ms).
+	recorded    []byte
+	recordedUse int64
+	conns       sync.WaitGroup
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -279,10 +287,32 @@ func (h *Host) writeRecord() {
 	if h.child != nil && h.child.alive() {
 		r.ChildPID, r.KernelMissing = h.child.pid(), h.child.kernelMissing
 	}
+	if h.recordUnchanged(r) {
+		h.mu.Unlock()
+		return
+	}
 	h.mu.Unlock()
 	if err := h.cfg.Folder.WriteHost(r); err != nil {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
 	}
+}
+
+// recordUnchanged reports whether r is the record last written but for a
+// last use less than a second later, which is not worth a file write
+// after every warm block (the last use is shown in whole seconds). The
+// caller holds h.mu.
+func (h *Host) recordUnchanged(r session.HostRecord) bool {
+	use := r.LastUse
+	r.LastUse = 0
+	key, err := json.Marshal(r)
+	if err != nil {
+		return false
+	}
+	if bytes.Equal(key, h.recorded) && use-h.recordedUse < 1000 {
+		return true
+	}
+	h.recorded, h.recordedUse = key, use
+	return false
 }
 
 // ensureChild returns the live child, starting one (which restores the

@@ -66,7 +66,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket) protocol.Res
 	if req.Policy != nil {
 		h.usePolicy(*req.Policy)
 	}
-	h.relieveMemory()
+	h.relieveMemorySometimes()
 	c, err := h.readyChild()
 	if err != nil {
 		return blockError("SandboxError", err.Error())
