@@ -91,7 +91,11 @@ type Host struct {
 	// (recordedUse, Unix ms).
 	recorded    []byte
 	recordedUse int64
-	conns       sync.WaitGroup
+	// fresh is the child ensureChild started, until its first block, and
+	// when it said it was ready.
+	fresh      *proc
+	freshReady time.Time
+	conns      sync.WaitGroup
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -335,6 +339,7 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	h.mu.Lock()
 	h.child, h.reason = c, ""
+	h.fresh, h.freshReady = c, time.Now()
 	h.mu.Unlock()
 	h.writeRecord()
 	return c, nil

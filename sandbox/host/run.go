@@ -239,6 +239,13 @@ func (h *Host) readyChild() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.mu.Lock()
+	fresh := h.fresh == c && time.Since(h.freshReady) < freshFor
+	h.fresh = nil
+	h.mu.Unlock()
+	if fresh && c.alive() {
+		return c, nil
+	}
 	err = c.ping()
 	if err == nil {
 		return c, nil
@@ -255,6 +262,10 @@ func (h *Host) readyChild() (*proc, error) {
 	<-c.exited
 	return h.ensureChild()
 }
+
+// freshFor is how long after a new child said it was ready its first block
+// need not ask whether it answers: no block ran in it to hang it.
+const freshFor = time.Second
 
 // childLost is the result of a block whose child died under it.
 func (h *Host) childLost(c *proc, timedOut bool, timeout time.Duration) protocol.Result {
