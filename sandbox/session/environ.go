@@ -13,11 +13,18 @@ const (
 	SessionLang = "C.UTF-8"
 )
 
-// kept are the variables a session takes from the client that starts its
-// host: vis-agent's own settings (VIS_*, which say where its files are,
-// which CPython to load and the session's limits) and who the user is.
-// PYENV_ROOT is where vis-agent looks for pyenv's CPythons.
-var kept = map[string]bool{"HOME": true, "USER": true, "LOGNAME": true, "PYENV_ROOT": true}
+// kept reports whether a session takes variable k from the client that
+// starts its host: vis-agent's own settings (VIS_*, which say where its
+// files are, which CPython to load and the session's limits), who the user
+// is, and PYENV_ROOT (where vis-agent looks for pyenv's CPythons). A
+// switch, not a map: no package initializer for every start of vis-agent.
+func kept(k string) bool {
+	switch k {
+	case "HOME", "USER", "LOGNAME", "PYENV_ROOT":
+		return true
+	}
+	return strings.HasPrefix(k, "VIS_")
+}
 
 // Environ is the environment of a session's host, and so of its child,
 // given that of the client starting it: fixed and documented, so that a
@@ -31,7 +38,7 @@ func Environ(client []string) []string {
 	env := []string{"PATH=" + SessionPath, "LANG=" + SessionLang}
 	for _, kv := range client {
 		k, _, ok := strings.Cut(kv, "=")
-		if ok && (kept[k] || strings.HasPrefix(k, "VIS_")) {
+		if ok && kept(k) {
 			env = append(env, kv)
 		}
 	}
