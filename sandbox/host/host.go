@@ -95,6 +95,7 @@ type Host struct {
 	// when it said it was ready.
 	fresh      *proc
 	freshReady time.Time
+	recordMu   sync.Mutex
 	conns      sync.WaitGroup
 }
 
@@ -107,21 +108,15 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	defer alive.Release()
-	ln, err := cfg.Folder.Listen()
-	if err != nil {
-		ready(err)
-		return err
-	}
-	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
+	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
 		policy: cfg.Policy}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
 		h.reason = "the sandbox's host process was killed or crashed"
 	}
-	h.writeRecord()
-	ready(nil)
-	// The first block is on its way: start the child now.
+	// The first block is on its way: start the child now, while the
+	// socket is set up (if that fails, the child dies with this process).
 	go func() {
 		h.turn <- struct{}{}
 		if _, err := h.ensureChild(); err != nil {
@@ -129,6 +124,14 @@ func Serve(cfg Config, ready func(error)) error {
 		}
 		<-h.turn
 	}()
+	ln, err := cfg.Folder.Listen()
+	if err != nil {
+		ready(err)
+		return err
+	}
+	h.ln = ln
+	h.writeRecord()
+	ready(nil)
 	if cfg.IdleTTL > 0 {
 		h.idle = time.AfterFunc(cfg.IdleTTL, h.onIdle)
 	}
@@ -280,8 +283,11 @@ func (h *Host) status() protocol.Status {
 	return st
 }
 
-// writeRecord publishes the host's state in the session folder.
+// writeRecord publishes the host's state in the session folder. Writes
+// take turns, so the last one written holds the latest state.
 func (h *Host) writeRecord() {
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
 	h.mu.Lock()
 	policy := h.policy
 	r := session.HostRecord{HostPID: os.Getpid(), LastUse: h.lastUse.UnixMilli(), Saved: h.saved, Policy: &policy}
