@@ -331,8 +331,10 @@ def _fsync_dir(path):
 
 def _write_atomic(path, chunks):
     """Writes path so that a kill at any moment leaves the old file or the
-    new one: a temp file beside it, fsync, rename, fsync of the folder."""
-    folder = os.path.dirname(path)
+    new one: a temp file beside it, fsync, rename. The folder is not synced
+    here (a millisecond or more on every changed block): after a power loss
+    the rename may be undone, which brings back the previous file, whole.
+    Spill files are synced with their folder before a snapshot names them."""
     tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -348,7 +350,6 @@ def _write_atomic(path, chunks):
         except OSError:
             pass
         raise
-    _fsync_dir(folder)
 
 
 def _remove_temps(folder, prefix=""):
