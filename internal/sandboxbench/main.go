@@ -274,7 +274,8 @@ func roundTrip(bin string, py testenv.Python, n int) (time.Duration, error) {
 // open is a Go client of session name, whose host starts its child under
 // policy (nil: the settings').
 func (b *bench) open(name string, policy *protocol.Policy) (*client.Session, error) {
-	// The host the client starts inherits this process's environment.
+	// The host the client starts keeps this process's VIS_* settings
+	// (session.Environ).
 	for _, kv := range b.env {
 		if k, v, ok := cut(kv); ok {
 			os.Setenv(k, v)

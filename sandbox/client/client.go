@@ -258,7 +258,9 @@ func (s *Session) Restart(force bool) error {
 	return err
 }
 
-// Interrupt raises KeyboardInterrupt in the running block, if any.
+// Interrupt raises KeyboardInterrupt in the running block; when none runs
+// yet, the oldest block waiting for the session (or for its Python to
+// start) is cancelled: it does not run.
 func (s *Session) Interrupt() error {
 	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
 	return err
