@@ -102,6 +102,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 		return nil, policy, err
 	}
 	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
+	if c != nil {
+		c.Env = sf.s.Environ()
+	}
 	return c, policy, err
 }
 
@@ -348,7 +351,10 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
-		Args:  cobra.NoArgs,
+		Long: `List the sandbox sessions: state, host and child processes, idle time,
+snapshot size, and NAMES, how many names the snapshot brings back after a
+restart (helpers, classes, imports and variables).`,
+		Args: cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			folders, err := session.All(s.layout().Sessions())
 			if err != nil {

@@ -134,9 +134,23 @@ static int loads_no_library(int argc, char **argv) {
 	return 0;
 }
 
+// loads_python reports whether the command line is one that loads
+// libpython at once: `python`, and a sandbox session's interpreter child
+// (`sandbox child`), whose start is on the way to a new session's first
+// block.
+static int loads_python(int argc, char **argv) {
+	if (argc < 2 || argv == NULL) {
+		return 0;
+	}
+	if (strcmp(argv[1], "python") == 0) {
+		return 1;
+	}
+	return argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "child") == 0;
+}
+
 __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (argc < 2 || argv == NULL || strcmp(argv[1], "python") != 0) {
+	if (!loads_python(argc, argv)) {
 		return;
 	}
 	const char *env = getenv("VIS_PYTHON_NATIVE_PATH");

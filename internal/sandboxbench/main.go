@@ -22,7 +22,7 @@
 //     MiB spilled string, against one with an empty snapshot and against
 //     Jupyter's kernel restart to ready.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only]
 package main
 
 import (
@@ -53,14 +53,18 @@ func main() {
 	bin := flag.String("bin", "bin/vis-agent", "the vis-agent binary")
 	jupyter := flag.Bool("jupyter", true, "also time a Jupyter kernel (installs jupyter_client and ipykernel from PyPI)")
 	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
+	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
 	}
 	var err error
-	if *jailOnly {
+	switch {
+	case *jailOnly:
 		err = jailOverheads(*bin, *runs)
-	} else {
+	case *blocksOnly:
+		err = blockFigures(*bin, *runs)
+	default:
 		err = run(*bin, *runs, *jupyter)
 	}
 	if err != nil {
@@ -146,15 +150,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func run(bin string, runs int, jupyter bool) error {
 	pythons := testenv.FindPythons()
-	if len(pythons) == 0 {
-		return fmt.Errorf("no CPython 3.10+ shared library found")
-	}
-	fmt.Printf("sandbox blocks: median of %d runs each, alternating with python3 -c pass (cold: %d)\n", runs, coldRuns(runs))
-	fmt.Printf("%-14s %10s %10s %7s %10s %7s\n", "cpython", "python", "warm run", "ratio", "cold run", "ratio")
-	for _, py := range pythons {
-		if err := blocks(bin, py, runs); err != nil {
-			return fmt.Errorf("%s: %w", py.Name, err)
-		}
+	if err := blockFigures(bin, runs); err != nil {
+		return err
 	}
 	if err := jailOverheads(bin, runs); err != nil {
 		return err
@@ -192,6 +189,22 @@ func run(bin string, runs int, jupyter bool) error {
 }
 
 func coldRuns(runs int) int { return max(5, runs/3) }
+
+// blockFigures prints the warm and cold rows of every CPython.
+func blockFigures(bin string, runs int) error {
+	pythons := testenv.FindPythons()
+	if len(pythons) == 0 {
+		return fmt.Errorf("no CPython 3.10+ shared library found")
+	}
+	fmt.Printf("sandbox blocks: median of %d runs each, alternating with python3 -c pass (cold: %d)\n", runs, coldRuns(runs))
+	fmt.Printf("%-14s %10s %10s %7s %10s %7s\n", "cpython", "python", "warm run", "ratio", "cold run", "ratio")
+	for _, py := range pythons {
+		if err := blocks(bin, py, runs); err != nil {
+			return fmt.Errorf("%s: %w", py.Name, err)
+		}
+	}
+	return nil
+}
 
 // blocks prints the warm and cold rows of one CPython.
 func blocks(bin string, py testenv.Python, runs int) error {
@@ -261,7 +274,8 @@ func roundTrip(bin string, py testenv.Python, n int) (time.Duration, error) {
 // open is a Go client of session name, whose host starts its child under
 // policy (nil: the settings').
 func (b *bench) open(name string, policy *protocol.Policy) (*client.Session, error) {
-	// The host the client starts inherits this process's environment.
+	// The host the client starts keeps this process's VIS_* settings
+	// (session.Environ).
 	for _, kv := range b.env {
 		if k, v, ok := cut(kv); ok {
 			os.Setenv(k, v)

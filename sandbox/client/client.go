@@ -38,6 +38,9 @@ type Session struct {
 	// HostCommand is the command line that starts a host for the folder
 	// (the vis-agent binary and its hidden `sandbox host` command).
 	HostCommand []string
+	// Env is the client's environment (nil: this process's), of which a
+	// host it starts keeps what session.Environ keeps.
+	Env []string
 }
 
 // Open makes (or finds) the folder of the session named in m under root.
@@ -98,6 +101,11 @@ func (s *Session) startHost() error {
 	}
 	defer r.Close()
 	cmd := exec.Command(s.HostCommand[0], s.HostCommand[1:]...)
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = session.Environ(env)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Dir = "/"
@@ -270,7 +278,9 @@ func (s *Session) Restart(force bool) error {
 	return err
 }
 
-// Interrupt raises KeyboardInterrupt in the running block, if any.
+// Interrupt raises KeyboardInterrupt in the running block; when none runs
+// yet, the oldest block waiting for the session (or for its Python to
+// start) is cancelled: it does not run.
 func (s *Session) Interrupt() error {
 	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
 	return err

@@ -6,6 +6,8 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,9 +85,24 @@ type Host struct {
 	stopping bool
 	idle     *time.Timer
 	done     chan struct{}
-	conns    sync.WaitGroup
-	store    store  // the attachments store, opened on first use
-	shells   shells // the shell commands of the session's code
+	// current is the run request holding the turn; waiting, those waiting
+	// for it, oldest first (see ticket).
+	current *ticket
+	waiting []*ticket
+	// memoryChecked is when relieveMemory last ran for a block.
+	memoryChecked time.Time
+	// recorded is the last record written, without its last use
+	// (recordedUse, Unix ms).
+	recorded    []byte
+	recordedUse int64
+	// fresh is the child ensureChild started, until its first block, and
+	// when it said it was ready.
+	fresh      *proc
+	freshReady time.Time
+	recordMu   sync.Mutex
+	conns      sync.WaitGroup
+	store      store  // the attachments store, opened on first use
+	shells     shells // the shell commands of the session's code
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -97,21 +114,15 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	defer alive.Release()
-	ln, err := cfg.Folder.Listen()
-	if err != nil {
-		ready(err)
-		return err
-	}
-	h := &Host{cfg: cfg, ln: ln, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
+	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
 		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
 		h.reason = "the sandbox's host process was killed or crashed"
 	}
-	h.writeRecord()
-	ready(nil)
-	// The first block is on its way: start the child now.
+	// The first block is on its way: start the child now, while the
+	// socket is set up (if that fails, the child dies with this process).
 	go func() {
 		h.turn <- struct{}{}
 		if _, err := h.ensureChild(); err != nil {
@@ -119,6 +130,14 @@ func Serve(cfg Config, ready func(error)) error {
 		}
 		<-h.turn
 	}()
+	ln, err := cfg.Folder.Listen()
+	if err != nil {
+		ready(err)
+		return err
+	}
+	h.ln = ln
+	h.writeRecord()
+	ready(nil)
 	if cfg.IdleTTL > 0 {
 		h.idle = time.AfterFunc(cfg.IdleTTL, h.onIdle)
 	}
@@ -277,8 +296,11 @@ func (h *Host) status() protocol.Status {
 	return st
 }
 
-// writeRecord publishes the host's state in the session folder.
+// writeRecord publishes the host's state in the session folder. Writes
+// take turns, so the last one written holds the latest state.
 func (h *Host) writeRecord() {
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
 	h.mu.Lock()
 	policy := h.policy
 	r := session.HostRecord{HostPID: os.Getpid(), LastUse: h.lastUse.UnixMilli(), Saved: h.saved, Policy: &policy}
@@ -288,10 +310,32 @@ func (h *Host) writeRecord() {
 	if h.child != nil && h.child.alive() {
 		r.ChildPID, r.KernelMissing = h.child.pid(), h.child.kernelMissing
 	}
+	if h.recordUnchanged(r) {
+		h.mu.Unlock()
+		return
+	}
 	h.mu.Unlock()
 	if err := h.cfg.Folder.WriteHost(r); err != nil {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
 	}
+}
+
+// recordUnchanged reports whether r is the record last written but for a
+// last use less than a second later, which is not worth a file write
+// after every warm block (the last use is shown in whole seconds). The
+// caller holds h.mu.
+func (h *Host) recordUnchanged(r session.HostRecord) bool {
+	use := r.LastUse
+	r.LastUse = 0
+	key, err := json.Marshal(r)
+	if err != nil {
+		return false
+	}
+	if bytes.Equal(key, h.recorded) && use-h.recordedUse < 1000 {
+		return true
+	}
+	h.recorded, h.recordedUse = key, use
+	return false
 }
 
 // ensureChild returns the live child, starting one (which restores the
@@ -314,6 +358,7 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	h.mu.Lock()
 	h.child, h.reason = c, ""
+	h.fresh, h.freshReady = c, time.Now()
 	h.mu.Unlock()
 	h.writeRecord()
 	return c, nil
@@ -336,11 +381,17 @@ func (h *Host) usePolicy(p protocol.Policy) {
 	h.writeRecord()
 }
 
+// interrupt interrupts the block holding the session, or the oldest one
+// waiting for it.
 func (h *Host) interrupt() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.busy && h.child != nil {
-		h.child.interrupt()
+	t := h.current
+	if t == nil && len(h.waiting) > 0 {
+		t = h.waiting[0]
+	}
+	if t != nil {
+		h.interruptTicket(t)
 	}
 }
 

@@ -78,6 +78,25 @@ func (h *Host) relieveMemory() {
 	}
 }
 
+// memoryCheckEvery is how often a session whose child runs looks at the
+// memory of the others: a look at every block would cost each warm block a
+// walk through every session's folder and /proc. A block that needs a
+// child started always looks.
+const memoryCheckEvery = time.Second
+
+// relieveMemorySometimes is relieveMemory when its time has come.
+func (h *Host) relieveMemorySometimes() {
+	h.mu.Lock()
+	due := h.child == nil || !h.child.alive() || time.Since(h.memoryChecked) >= memoryCheckEvery
+	if due {
+		h.memoryChecked = time.Now()
+	}
+	h.mu.Unlock()
+	if due {
+		h.relieveMemory()
+	}
+}
+
 // evict asks another session's host to snapshot and stop its child.
 func evict(f session.Folder) error {
 	conn, err := f.Dial()

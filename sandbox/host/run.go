@@ -17,6 +17,8 @@ import (
 
 // run runs one block for a client and sends its result.
 func (h *Host) run(req protocol.Request, out *sink, w *watch) {
+	t := h.enqueue()
+	defer h.finish(t)
 	if !h.acquire(out, w.withdrawn) {
 		select {
 		case <-w.withdrawn:
@@ -28,8 +30,9 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 		return
 	}
 	defer h.release()
+	h.begin(t)
 	started := time.Now()
-	res := h.runBlock(req, out, w)
+	res := h.runBlock(req, out, t, w)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
 	h.lastUse = time.Now()
@@ -59,17 +62,23 @@ func onlyComments(src string) bool {
 	return true
 }
 
-func (h *Host) runBlock(req protocol.Request, out *sink, w *watch) protocol.Result {
+func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) protocol.Result {
+	if h.cancelled(t) {
+		return notStarted()
+	}
 	if onlyComments(req.Code) {
 		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
 	}
 	if req.Policy != nil {
 		h.usePolicy(*req.Policy)
 	}
-	h.relieveMemory()
+	h.relieveMemorySometimes()
 	c, err := h.readyChild()
 	if err != nil {
 		return blockError("SandboxError", err.Error())
+	}
+	if h.cancelled(t) {
+		return notStarted()
 	}
 	h.mu.Lock()
 	h.busy = true
@@ -107,7 +116,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink, w *watch) protocol.Resu
 			return
 		}
 		timedOut = true
-		c.interrupt()
+		h.mu.Lock()
+		h.interruptTicket(t)
+		h.mu.Unlock()
 		grace = time.AfterFunc(unwindGrace, func() {
 			mu.Lock()
 			done := finished
@@ -134,6 +145,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink, w *watch) protocol.Resu
 
 	code, note := req.Code, ""
 	for {
+		if h.cancelled(t) { // while the block was being repaired
+			return notStarted()
+		}
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "run", Code: code, Echo: req.Echo}); err != nil {
 			return h.childLost(c, wasTimedOut(), timeout)
 		}
@@ -147,6 +161,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink, w *watch) protocol.Resu
 			switch ev.Ev {
 			case "out", "note":
 				out.Send(ev)
+			case "running":
+				h.running(t, c)
 			case "result":
 				break events
 			default:
@@ -245,6 +261,13 @@ func (h *Host) readyChild() (*proc, error) {
 			return nil, err
 		}
 	}
+	h.mu.Lock()
+	fresh := h.fresh == c && time.Since(h.freshReady) < freshFor
+	h.fresh = nil
+	h.mu.Unlock()
+	if fresh && c.alive() {
+		return c, nil
+	}
 	err = c.ping()
 	if err == nil {
 		return c, nil
@@ -261,6 +284,10 @@ func (h *Host) readyChild() (*proc, error) {
 	<-c.exited
 	return h.ensureChild()
 }
+
+// freshFor is how long after a new child said it was ready its first block
+// need not ask whether it answers: no block ran in it to hang it.
+const freshFor = time.Second
 
 // childLost is the result of a block whose child died under it.
 func (h *Host) childLost(c *proc, timedOut bool, timeout time.Duration) protocol.Result {

@@ -40,7 +40,9 @@
 //     with the names completing it (rlcompleter's rules), one per line in
 //     Data.
 //   - status: the host's Status.
-//   - interrupt: SIGINT to the running block, if any; "ok".
+//   - interrupt: interrupts the block holding the session, else the oldest
+//     one waiting for it (a block interrupted before its child started it
+//     does not run: its result is a KeyboardInterrupt error); "ok".
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -55,7 +57,9 @@
 // requests with the same shape:
 //
 //   - run: Code, Echo. The child answers "note" (the restart notice,
-//     once), "out" events, then "result" whose Syntax is set when Python
+//     once), "running" as the block starts (from then on SIGINT interrupts
+//     it; the host holds back an interrupt that comes earlier until it
+//     reads "running"), "out" events, then "result" whose Syntax is set when Python
 //     refused the block as it stands: the block did not run, and the host
 //     repairs it (asking "compile") and sends it again or reports the error.
 //   - ping: answers "pong" (the host asks before each block, so a child
@@ -73,7 +77,10 @@
 // the next bytecode); a stuck child gets SIGUSR1 (faulthandler writes every
 // thread's stack to file descriptor 4) and then SIGKILL. The child's own
 // file descriptors 1 and 2 (output of C code and subprocesses) are a pipe
-// the host forwards to the running block's client.
+// the host forwards to the running block's client; it drains them before
+// the block's result. What Python code writes to them with os.write goes
+// over the link with print's output instead, in the order written; output
+// of C code may still overtake printed text.
 //
 // # Host calls (a second socketpair the child inherits as file descriptor 5)
 //
@@ -246,8 +253,9 @@ type Result struct {
 	// Snapshot is what the save after the block did: "saved",
 	// "unchanged", or "" when it failed or did not run.
 	Snapshot string `json:"snapshot,omitempty"`
-	// Saved is how many names the snapshot holds after the block (child
-	// to host only; -1 when unknown).
+	// Saved is how many names the snapshot holds after the block:
+	// helpers, classes, imports and variables (child to host only; -1
+	// when unknown).
 	Saved int `json:"saved,omitempty"`
 }
 

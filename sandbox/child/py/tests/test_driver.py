@@ -15,7 +15,7 @@ PY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Child:
-    def __init__(self, folder, info=None):
+    def __init__(self, folder, info=None, early=None):
         self.sock, theirs = socket.socketpair()
         self.stacks_r, stacks_w = os.pipe()
         info = json.dumps(info or {"session": {"name": "t", "workspace": folder, "access": {"is_jailed": False, "network": True}}})
@@ -27,6 +27,8 @@ class Child:
         os.close(stacks_w)
         self.rfile = self.sock.makefile("rb")
         self.sock.settimeout(30)
+        if early is not None:
+            self.send(**early)  # waits in the socket while the driver starts
         self.ready = self.receive()
 
     def send(self, **req):
@@ -42,6 +44,10 @@ class Child:
     def run(self, code, **kw):
         """Runs a block; returns (printed stdout, printed stderr, notes, final event)."""
         self.send(op="run", code=code, **kw)
+        return self.run_events()
+
+    def run_events(self):
+        """The events of a block already sent, as run returns them."""
         out, err, notes = [], [], []
         while True:
             ev = self.receive()
@@ -49,7 +55,7 @@ class Child:
                 (out if ev["stream"] == "stdout" else err).append(ev["data"])
             elif ev["ev"] == "note":
                 notes.append(ev["data"])
-            else:
+            elif ev["ev"] != "running":
                 return "".join(out), "".join(err), notes, ev
 
     def close(self):
@@ -137,6 +143,27 @@ class DriverTest(unittest.TestCase):
         out, _, _, _ = self.child.run("print(json.dumps([Path('a').name, Counter('aab')['a'], math.pi > 3]))")
         self.assertEqual(out, '["a", 2, true]\n')
 
+    def test_auto_imports_come_when_a_block_needs_them(self):
+        # Each block is the first to use its names; the last ones reach
+        # them without naming them.
+        for code, want in [("print(Counter('aab')['a'], Path('x/y').name)", "2 y"),
+                           ("print(json.dumps(datetime.date(2020, 1, 2).isoformat()))", '"2020-01-02"'),
+                           ("print(globals()['shlex'].quote('a b'))", "'a b'"),
+                           ("def f():\n    return textwrap.dedent('  z')\nprint(f())", "z"),
+                           ("exec('print(base64.b64encode(b\"a\").decode())')", "YQ==")]:
+            out, err, _, ev = self.child.run(code)
+            self.assertIsNone(ev["result"]["error"], (code, err))
+            self.assertEqual(out.strip(), want, code)
+
+    def test_os_write_to_stdout_keeps_its_place_among_prints(self):
+        out, err, _, ev = self.child.run(
+            "import os, sys\nprint('a')\nn = os.write(1, b'b\\n')\nprint('c', n)\nos.write(2, b'e\\n')\n"
+            "print('f', file=sys.stderr)\nos.write(1, 'd\\u00e9\\n'.encode())\ntry:\n    os.write(1, 'text')\n"
+            "except TypeError:\n    print('TypeError')")
+        self.assertIsNone(ev["result"]["error"], err)
+        self.assertEqual(out, "a\nb\nc 2\nd\u00e9\nTypeError\n")
+        self.assertEqual(err, "e\nf\n")
+
     def test_session_is_read_only(self):
         out, _, _, ev = self.child.run("print(session.name, session['workspace'] == os.getcwd(), session.access.is_jailed)")
         self.assertEqual(out, "t True False\n")
@@ -156,6 +183,7 @@ class DriverTest(unittest.TestCase):
 
     def test_sigint_interrupts_the_block(self):
         self.child.send(op="run", code="print('go', flush=True)\nwhile True:\n    pass\n")
+        self.assertEqual(self.child.receive(), {"ev": "running"})
         ev = self.child.receive()
         self.assertEqual(ev, {"ev": "out", "stream": "stdout", "data": "go\n"})
         os.kill(self.child.proc.pid, signal.SIGINT)
@@ -172,6 +200,7 @@ class DriverTest(unittest.TestCase):
     def test_output_streams_while_the_block_runs(self):
         self.child.send(op="run", code="import time\nprint('early')\ntime.sleep(1)\nprint('late')")
         started = time.monotonic()
+        self.assertEqual(self.child.receive(), {"ev": "running"})
         ev = self.child.receive()
         self.assertEqual(ev["data"], "early\n")
         self.assertLess(time.monotonic() - started, 0.8)
@@ -280,3 +309,42 @@ class ThreadCapTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("3 can't start a new thread: the cap of 4 threads is reached (the test policy)", out.stdout)
         self.assertIn("after", out.stdout)
+
+
+class FirstBlockTest(unittest.TestCase):
+    """A new session's first block waits for no module it does not use."""
+
+    def test_first_block_imports_only_what_it_names(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback",
+                     "re", "json", "enum", "linecache", "tokenize", "pickle")
+            # less those this python imports at start (a .pth file may)
+            at_start = subprocess.run([sys.executable, "-B", "-c", "import sys; print(' '.join(sys.modules))"],
+                                      capture_output=True, text=True, check=True).stdout.split()
+            heavy = tuple(m for m in heavy if m not in at_start)
+            # (naming sys.modules would reach every name: all get bound)
+            code = f"import sys\nprint(sorted(m for m in {heavy!r} if m in getattr(sys, 'mod' + 'ules')))"
+            child = Child(tmp, early={"op": "run", "code": code})
+            try:
+                out, err, _, ev = child.run_events()
+                self.assertIsNone(ev["result"]["error"], err)
+                self.assertEqual(out.strip(), "[]")
+                # later blocks still find every auto-imported name
+                out, _, _, ev = child.run("print(math.pi > 3, Path('a').name, hashlib.sha256(b'').hexdigest()[:4])")
+                self.assertEqual(out.strip(), "True a e3b0")
+            finally:
+                child.close()
+
+    def test_first_block_finds_its_source_in_tracebacks(self):
+        # linecache is imported by the block itself (through traceback):
+        # the block's source is there all the same.
+        with tempfile.TemporaryDirectory() as tmp:
+            code = "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()\nprint(undefined)"
+            child = Child(tmp, early={"op": "run", "code": code})
+            try:
+                out, err, _, ev = child.run_events()
+                self.assertIn('File "<block 1>", line 3, in <module>\n    1 / 0', err)
+                self.assertTrue(ev["result"]["error"]["excerpt"].startswith("6: print(undefined)"), ev["result"]["error"])
+                self.assertIn("    print(undefined)", ev["result"]["error"]["traceback"])
+            finally:
+                child.close()

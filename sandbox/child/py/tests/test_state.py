@@ -40,17 +40,25 @@ class Session:
     def close(self):
         sys.modules["__main__"] = self._old_main
 
-    def run(self, src, save=True):
+    def run(self, src, save=True, names=False):
+        """Runs src; names=True hands after_block the code's names, as the
+        driver does."""
         src = textwrap.dedent(src)
         n = self.state.next_block
         fn = f"<block {n}>"
         linecache.cache[fn] = (len(src), None, src.splitlines(True), fn)
         self.error = None
+        code = None
         try:
-            exec(compile(src, fn, "exec"), self.ns)
+            code = compile(src, fn, "exec")
+            exec(code, self.ns)
         except Exception as e:
             self.error = e
-        self.state.after_block(self.ns, src, n)
+        found = None
+        if names and code is not None:
+            found = set()
+            st.code_names(code, found)
+        self.state.after_block(self.ns, src, n, found)
         return self.state.save(self.ns) if save else None
 
     def restore(self):
@@ -235,6 +243,28 @@ class LearnTest(Case):
         s2 = self.session(protected=frozenset({"tool"}))
         s2.restore()
         self.assertNotIn("tool", s2.ns)
+
+
+class NamesTest(Case):
+    def test_save_counts_every_kind_of_name(self):
+        s = self.session()
+        r = s.run("import json as j\nimport os.path\nimport os.path\ndef f():\n    pass\nclass C:\n    pass\nx = 1\nbig = 'z' * (2 << 20)")
+        self.assertEqual(r["names"], 6)  # j, os, f, C, x, big
+        self.assertEqual(s.run("x = 2")["names"], 6)
+        self.assertEqual(s.run("y = 2")["names"], 7, "the quick path counts too")
+
+    def test_code_names_learn_as_much_as_the_source(self):
+        # The same blocks, learned from their code's names (no parse) and
+        # from their source, leave the same state behind.
+        blocks = ["x = [1]", "def f(a):\n    return x + a", "y = [v for v in x]", "x.append(len(y))",
+                  "f = 3", "import json", "json = 4", "z = lambda q: q + w if (w := 1) else 0", "del y"]
+        fast, slow = self.session(), self.session()
+        for b in blocks:
+            fast.run(b, names=True)
+            slow.run(b)
+            for attr in ("_helpers", "_imports", "_version"):
+                self.assertEqual(getattr(fast.state, attr), getattr(slow.state, attr), (b, attr))
+            self.assertTrue(slow.state._touched is None or fast.state._touched is not None, b)
 
 
 class SaveTest(Case):

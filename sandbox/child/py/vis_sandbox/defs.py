@@ -1,8 +1,10 @@
 """The session's defs(): a short listing of its helpers and variables, never their values."""
 
-import hashlib
-import inspect
-import re
+from .lazy import module as _lazy
+
+hashlib = _lazy("hashlib", globals())
+inspect = _lazy("inspect", globals())
+re = _lazy("re", globals())
 
 ROW_WIDTH = 120
 DOC_WIDTH = 72

@@ -11,24 +11,31 @@ import builtins
 import collections.abc
 import faulthandler
 import io
-import json
-import linecache
 import os
-import signal
 import sys
 import threading
 import _thread
 import time
-import traceback
 import types
 
+# _signal is what signal wraps: signal's import costs enum's
+import _signal as signal
+
 from vis_sandbox import defs as _defs
+from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
+from vis_sandbox import wire
+from vis_sandbox.lazy import module as _lazy
+
+json = _lazy("json", globals())
+linecache = _lazy("linecache", globals())
+traceback = _lazy("traceback", globals())
 
 VERSION = 1
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
 FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
+WARM_AFTER = 0.05  # seconds of a quiet link before an auto-import is done ahead
 
 _TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
@@ -37,7 +44,12 @@ _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
 AUTO_IMPORTS = ("json", "re", "os", "sys", "math", "time", "datetime", "pathlib",
                 "collections", "textwrap", "base64", "hashlib", "shlex", "glob")
 AUTO_NAMES = {"Path": ("pathlib", "Path"), "Counter": ("collections", "Counter")}
-PROTECTED = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES) | {"session", "defs"} | frozenset(_tools.NAMES)
+AUTO_ALL = frozenset(AUTO_IMPORTS) | frozenset(AUTO_NAMES)
+PROTECTED = AUTO_ALL | {"session", "defs"} | frozenset(_tools.NAMES)
+# Names through which a block reaches the namespace without naming what it
+# reads there: a block using one gets every auto-imported name bound.
+REACHES_ALL = frozenset({"globals", "vars", "locals", "dir", "exec", "eval", "modules", "__main__",
+                         "__dict__", "__globals__", "f_globals", "__import__"})
 
 
 class Link:
@@ -53,11 +65,11 @@ class Link:
         self.interrupts = interrupts
 
     def send(self, msg):
-        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogateescape")
+        data = (wire.dumps(msg) + "\n").encode("utf-8", "surrogateescape")
         with self.interrupts.deferred(), self.lock:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.fd, view):]
+                view = view[_os_write(self.fd, view):]
 
     def receive(self):
         while True:
@@ -68,7 +80,7 @@ class Link:
                 continue  # an interrupt for a block that has already ended
         if not line:
             return None
-        return json.loads(line)
+        return wire.loads(line)
 
 
 class Interrupts:
@@ -263,15 +275,43 @@ class Driver:
             cap_threads(access["max_threads"], "the sandbox's jail" if access.get("is_jailed") else "the sandbox session's policy")
         values["access"] = Session(access)
         self.protected["session"] = Session(values)
-        for name in AUTO_IMPORTS:
-            self.protected[name] = __import__(name)
-        for name, (mod, attr) in AUTO_NAMES.items():
-            self.protected[name] = getattr(sys.modules[mod], attr)
         self.protected["defs"] = _defs.make_defs(self.state, self.ns)
         # The host's functions (attach, shell, cat, ...); attach records
         # the block that runs.
         self.protected.update(_tools.Functions(self.ns, lambda: self.state.next_block).bound())
+        # Restored helpers may use any auto-imported name.
+        self.bind_auto(None if restarted else ())
         self.ns.update(self.protected)
+
+    def bind_auto(self, names):
+        """Imports and binds the auto-imported names among names (all of
+        them for None, or when names can reach the namespace indirectly).
+        They are imported when a block first needs them, not at start: a
+        new session's first block does not wait for fourteen modules."""
+        if names is None or not REACHES_ALL.isdisjoint(names):
+            names = AUTO_ALL
+        for name in AUTO_IMPORTS:
+            if name in names and name not in self.protected:
+                self.protected[name] = __import__(name)
+        for name, (mod, attr) in AUTO_NAMES.items():
+            if name in names and name not in self.protected:
+                self.protected[name] = getattr(__import__(mod), attr)
+
+    def warm_up(self, fd):
+        """Between blocks, binds the auto-imported names no block needed
+        yet, one at a time while the link is quiet (WARM_AFTER seconds
+        without a request), so that a later block using one does not wait
+        for its import, and a request that comes meanwhile waits for one
+        import at most."""
+        if len(self.protected) >= len(PROTECTED):
+            return
+        import select
+        for name in [*AUTO_IMPORTS, *AUTO_NAMES]:
+            if name in self.protected:
+                continue
+            if select.select([fd], [], [], WARM_AFTER)[0]:
+                return
+            self.bind_auto((name,))
 
     def compile(self, src, filename, echo):
         """The block's code objects: the body, then (with echo) its trailing
@@ -296,7 +336,11 @@ class Driver:
         except (SyntaxError, ValueError) as e:
             self.link.send({"ev": "result", "syntax": syntax_fields(e)})
             return
-        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        _sources.register(filename, src)
+        names = set()
+        for code in codes:
+            _state.code_names(code, names)
+        self.bind_auto(names)
         result = {"error": None, "restarted": bool(self.notice), "notice": self.notice}
         if self.notice:
             self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
@@ -308,6 +352,9 @@ class Driver:
         self.interrupts.install()
         self.interrupts.in_block = True
         try:
+            # From here SIGINT is KeyboardInterrupt; the host holds back an
+            # interrupt that comes earlier until it reads this.
+            self.link.send({"ev": "running"})
             for code in codes:
                 value = eval(code, self.ns)
                 if code.co_flags & _CO_COROUTINE:
@@ -320,19 +367,19 @@ class Driver:
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
-        result["snapshot"] = self.after(src, block)
+        result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
-    def after(self, src, block):
+    def after(self, src, block, names=None):
         """Records the block and saves the snapshot: "saved", "unchanged", or
         "" when the save failed."""
         try:
-            self.state.after_block(self.ns, src, block)
+            self.state.after_block(self.ns, src, block, names)
             report = self.state.save(self.ns)
             if report.get("changed") or self.saved < 0:
-                self.saved = len(report.get("saved", ()))
+                self.saved = report.get("names", 0)
             return "saved" if report.get("changed") else "unchanged"
         except Exception:
             sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
@@ -385,6 +432,8 @@ class Driver:
         attribute's code prints meanwhile is dropped: the link carries one
         answer."""
         import rlcompleter
+        self.bind_auto(None)
+        self.ns.update(self.protected)
         text = req.get("code", "")
         names = []
         if text.strip():
@@ -507,6 +556,21 @@ def cap_threads(cap, policy):
 
 
 _outputs = ()
+_os_write = os.write
+
+
+def session_write(fd, data):
+    """os.write as the session sees it: what Python code writes to file
+    descriptor 1 or 2 goes the way print's output goes (the link), after
+    what print left in the buffer, so the two come out in the order they
+    were written. (The descriptors themselves are a pipe the host forwards
+    on its own: output of C code and subprocesses keeps that way, and may
+    overtake printed text still in the buffer.)"""
+    if (fd == 1 or fd == 2) and _outputs:
+        view = memoryview(data)  # TypeError for what os.write refuses
+        _outputs[fd - 1].write(bytes(view).decode("utf-8", "surrogateescape"))
+        return view.nbytes
+    return _os_write(fd, data)
 
 
 def flush_outputs():
@@ -522,7 +586,8 @@ def serve(fd, stacks_fd, folder, info_json):
     the link or asks the child to exit. stacks_fd receives every thread's
     stack when the host sends SIGUSR1 (faulthandler) before a kill."""
     global _outputs
-    info = json.loads(info_json)
+    info = wire.loads(info_json)
+    _sources.install()
     faulthandler.register(signal.SIGUSR1, file=stacks_fd, all_threads=True, chain=False)
     interrupts = Interrupts()
     interrupts.install()
@@ -530,6 +595,7 @@ def serve(fd, stacks_fd, folder, info_json):
     flusher = Flusher()
     _outputs = (Output(link, "stdout", flusher), Output(link, "stderr", flusher))
     sys.stdout, sys.stderr = _outputs
+    os.write = session_write
     flusher.start(_outputs)
     driver = Driver(link, interrupts, folder, info)
     driver.start()
@@ -537,6 +603,7 @@ def serve(fd, stacks_fd, folder, info_json):
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})
     while True:
+        driver.warm_up(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
             break

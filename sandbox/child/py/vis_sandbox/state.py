@@ -23,23 +23,27 @@ A change made only through objects outside the session (another module, a
 thread) is seen by the next save with full=True.
 """
 
-import ast
 import builtins
 import gc
-import hashlib
-import json
-import linecache
 import os
-import pickle
 import struct
-import symtable
 import sys
-import textwrap
 import threading
 import types
 import zlib
 
 from . import defs as _defs
+from . import wire
+from .lazy import module as _lazy
+
+ast = _lazy("ast", globals())
+hashlib = _lazy("hashlib", globals())
+linecache = _lazy("linecache", globals())
+# The C pickler itself (what pickle.Pickler and pickle.loads are): the
+# pickle module around it imports re, which a first block need not wait for.
+pickle = _lazy("_pickle", globals(), "pickle")
+symtable = _lazy("symtable", globals())
+textwrap = _lazy("textwrap", globals())
 
 MiB = 1 << 20
 VALUE_LIMIT = 1 * MiB
@@ -191,11 +195,13 @@ def _reach(value):
     return frozenset(out)
 
 
-def _code_names(code, out):
+def code_names(code, out):
+    """Adds to out the global and attribute names code (and the code
+    nested in it) reads, writes or deletes."""
     out.update(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            _code_names(c, out)
+            code_names(c, out)
 
 
 def _session_code(value, namespace, found):
@@ -210,7 +216,7 @@ def _session_code(value, namespace, found):
         done.add(id(o))
         if isinstance(o, types.FunctionType):
             if o.__globals__ is namespace:
-                _code_names(o.__code__, found)
+                code_names(o.__code__, found)
         elif not isinstance(o, type) and getattr(type(o), "__module__", None) == "__main__":
             stack.append(type(o))
         if isinstance(o, type):
@@ -325,8 +331,10 @@ def _fsync_dir(path):
 
 def _write_atomic(path, chunks):
     """Writes path so that a kill at any moment leaves the old file or the
-    new one: a temp file beside it, fsync, rename, fsync of the folder."""
-    folder = os.path.dirname(path)
+    new one: a temp file beside it, fsync, rename. The folder is not synced
+    here (a millisecond or more on every changed block): after a power loss
+    the rename may be undone, which brings back the previous file, whole.
+    Spill files are synced with their folder before a snapshot names them."""
     tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -342,7 +350,6 @@ def _write_atomic(path, chunks):
         except OSError:
             pass
         raise
-    _fsync_dir(folder)
 
 
 def _remove_temps(folder, prefix=""):
@@ -384,8 +391,18 @@ class State:
 
     # ---- learning from blocks -------------------------------------------
 
-    def after_block(self, namespace, source, block):
+    def after_block(self, namespace, source, block, names=None):
+        """Learns what the block (source, compiled; names: its code_names, if
+        known) defined, imported and used."""
         self.next_block = max(self.next_block, block + 1)
+        if (names is not None and not any(w in source for w in ("import", "def", "class"))
+                and names.isdisjoint(self._helpers) and names.isdisjoint(self._imports)):
+            # No statement can define or import anything without those
+            # words, and none rebinds a helper or an import: no need to
+            # parse it (the first block of a session does not wait for ast).
+            if self._touched is not None:
+                self._touched |= names
+            return
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
@@ -564,7 +581,8 @@ class State:
                 and all(self._cache[n].immutable for n in touched if n in self._cache)):
             self._write_counter()
             r = q[4]
-            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"]}
+            return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
+                    "names": r["names"]}
         imports, helpers, names = self._classify(namespace)
 
         entries = {}
@@ -624,8 +642,11 @@ class State:
         lost_before = tuple(sorted((n, r) for n, r in self._lost.items() if n not in namespace))
         manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())),
                     lost_before)
+        # "names": how many names the snapshot brings back (helpers, classes,
+        # imports and variables), what `sandbox list` shows
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
-                  "not_saved": not_saved, "bytes": used + spilled}
+                  "not_saved": not_saved, "bytes": used + spilled,
+                  "names": len(helpers) + len({n for n, _ in imports if n is not None}) + len(saved) + len(spills)}
         # (values kept so that the ids stay theirs)
         self._quick = (keys, ids, values, self._version, result)
         if manifest == self._last:
@@ -684,7 +705,7 @@ class State:
             "lost_before": dict(lost_before),
             "blob_bytes": offset,
         }
-        head = json.dumps(header, separators=(",", ":")).encode()
+        head = wire.dumps(header, ascii=True).encode()
         chunks = [MAGIC, struct.pack("<QI", len(head), zlib.crc32(head)), head]
         chunks.extend(data for _, data in saved)
         _write_atomic(os.path.join(self.folder, SNAPSHOT), chunks)
@@ -715,7 +736,7 @@ class State:
         head = data[pos:pos + n]
         if len(head) != n or zlib.crc32(head) != crc:
             raise ValueError("it is truncated or damaged")
-        header = json.loads(head)
+        header = wire.loads(head)
         if header.get("format") != FORMAT:
             raise ValueError(f"its format {header.get('format')} is not {FORMAT}")
         blob = memoryview(data)[pos + n:]

@@ -1,0 +1,47 @@
+package session
+
+import (
+	"sort"
+	"strings"
+)
+
+// Fixed values of a session's environment.
+const (
+	// SessionPath is the PATH of a session's host and child.
+	SessionPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// SessionLang is their LANG (no LC_* variables are set).
+	SessionLang = "C.UTF-8"
+)
+
+// kept reports whether a session takes variable k from the client that
+// starts its host: vis-agent's own settings (VIS_*, which say where its
+// files are, which CPython to load and the session's limits), who the user
+// is, and PYENV_ROOT (where vis-agent looks for pyenv's CPythons). A
+// switch, not a map: no package initializer for every start of vis-agent.
+func kept(k string) bool {
+	switch k {
+	case "HOME", "USER", "LOGNAME", "PYENV_ROOT":
+		return true
+	}
+	return strings.HasPrefix(k, "VIS_")
+}
+
+// Environ is the environment of a session's host, and so of its child,
+// given that of the client starting it: fixed and documented, so that a
+// second client with another environment finds the session as a first one
+// with that environment would. It keeps VIS_*, HOME, USER, LOGNAME and
+// PYENV_ROOT, sets
+// PATH and LANG to SessionPath and SessionLang, and drops everything else:
+// TZ and LC_* (the system's time zone and the C.UTF-8 locale), PYTHON*
+// settings, proxies, tokens and other secrets of the client.
+func Environ(client []string) []string {
+	env := []string{"PATH=" + SessionPath, "LANG=" + SessionLang}
+	for _, kv := range client {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && kept(k) {
+			env = append(env, kv)
+		}
+	}
+	sort.Strings(env)
+	return env
+}
