@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,10 +226,11 @@ func blockSource(s Streams, cmd *cobra.Command, code string, args []string) (str
 	return src, nil
 }
 
-// forwardInterrupts makes Ctrl-C (SIGINT) interrupt the running block,
-// as in python; a second one leaves at once (the block goes on). It
+// forwardInterrupts makes Ctrl-C (SIGINT) cancel this run: its block is
+// interrupted, as in python, or withdrawn while it still waits for the
+// session; a second one leaves at once (the block goes on). It
 // returns the function that stops forwarding.
-func forwardInterrupts(s *client.Session, stderr io.Writer) func() {
+func forwardInterrupts(cancel context.CancelFunc, stderr io.Writer) func() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
 	done := make(chan struct{})
@@ -238,7 +240,9 @@ func forwardInterrupts(s *client.Session, stderr io.Writer) func() {
 		case <-done:
 			return
 		}
-		go s.Interrupt()
+		// This run's own block only: withdrawn while it waits behind
+		// another client's, interrupted when it runs.
+		cancel()
 		select {
 		case <-sigs:
 			fmt.Fprintln(stderr, "vis-agent: left the block running in the session")
@@ -254,9 +258,11 @@ func forwardInterrupts(s *client.Session, stderr io.Writer) func() {
 
 // runBlock runs src and reports it as people or programs (--json) read it.
 func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool, stdout, stderr io.Writer) error {
-	defer forwardInterrupts(s, stderr)()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer forwardInterrupts(cancel, stderr)()
 	var printed strings.Builder
-	res, err := s.Run(src, opts, func(ev protocol.Event) {
+	res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) {
 		switch {
 		case ev.Ev == "wait":
 			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)

@@ -6,6 +6,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -83,6 +84,9 @@ type Model struct {
 	events    chan tea.Msg
 	started   time.Time
 	interrupt time.Time // when Ctrl+C last interrupted the running block
+	// cancelRun cancels the running block's own run: withdrawn while it
+	// waits behind another client's block, interrupted when it runs.
+	cancelRun context.CancelFunc
 	lastDur   time.Duration
 	snapshot  string
 	timeout   time.Duration
@@ -382,6 +386,14 @@ func (m *Model) ctrlC() tea.Cmd {
 		m.interrupt = time.Now()
 		m.hint = "Interrupting… (Ctrl+C again within 2 s offers to restart the Python process)"
 	}
+	if cancel := m.cancelRun; cancel != nil {
+		// The first Ctrl+C reaches this block only, never another
+		// client's; a later one (the block caught KeyboardInterrupt and
+		// runs on) goes to the block holding the session, which is this one.
+		m.cancelRun = nil
+		cancel()
+		return nil
+	}
 	s := m.sess
 	return func() tea.Msg {
 		if err := s.Interrupt(); err != nil {
@@ -482,9 +494,12 @@ func (m *Model) submit(src string) tea.Cmd {
 	id, s, opts := m.runID, m.sess, client.RunOptions{Timeout: m.timeout, Echo: true}
 	events := make(chan tea.Msg, 64)
 	m.events = events
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancelRun = cancel
 	start := func() tea.Msg {
 		go func() {
-			res, err := s.Run(src, opts, func(ev protocol.Event) { events <- runEventMsg{id, ev} })
+			defer cancel()
+			res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) { events <- runEventMsg{id, ev} })
 			events <- runDoneMsg{id, res, err}
 		}()
 		return <-events
@@ -518,7 +533,7 @@ func (m *Model) runEvent(ev protocol.Event) {
 }
 
 func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
-	m.running, m.events = false, nil
+	m.running, m.events, m.cancelRun = false, nil, nil
 	if m.confirm != "reset" {
 		// the interrupt's hint or its restart question ends with the block
 		m.confirm, m.hint = "", ""

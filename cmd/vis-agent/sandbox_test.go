@@ -598,3 +598,63 @@ func TestSandboxBlockSources(t *testing.T) {
 		t.Errorf("hidden commands in the help:\n%s", help.stdout)
 	}
 }
+
+// TestSandboxCtrlCWhileQueued: Ctrl-C (SIGINT) of a `sandbox run` whose
+// block waits behind another client's withdraws its own block, which never
+// runs, and leaves the running one alone.
+func TestSandboxCtrlCWhileQueued(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	sb.block("q", "queued_ran = False", 0)
+
+	other := sb.command("run", "--session", "q", "-c", "import time\nprint('other started', flush=True)\ntime.sleep(4)\nprint('other finished')")
+	var out, errOut bytes.Buffer
+	started := make(chan struct{})
+	other.Stdout, other.Stderr = &lineSignal{w: &out, line: "other started\n", seen: started}, &errOut
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill() })
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the other client's block did not start: %s%s", out.String(), errOut.String())
+	}
+
+	queued := sb.command("run", "--session", "q", "-c", "queued_ran = True")
+	var qOut bytes.Buffer
+	queued.Stdout, queued.Stderr = &qOut, &qOut
+	if err := queued.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // queued behind the other block by now
+	queued.Process.Signal(syscall.SIGINT)
+	if err := queued.Wait(); err == nil || !strings.Contains(qOut.String(), "Withdrawn") {
+		t.Errorf("the interrupted queued run: %v\n%s", err, qOut.String())
+	}
+	if err := other.Wait(); err != nil || !strings.Contains(out.String(), "other finished") || strings.Contains(errOut.String(), "KeyboardInterrupt") {
+		t.Errorf("the other client's block after the Ctrl-C: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if r := sb.block("q", "print(queued_ran)", 0); !strings.Contains(r.stdout, "False") {
+		t.Errorf("the withdrawn block ran: %s", r.stdout)
+	}
+}
+
+// lineSignal writes to w and closes seen once line has been written.
+type lineSignal struct {
+	mu   sync.Mutex
+	w    *bytes.Buffer
+	line string
+	seen chan struct{}
+}
+
+func (l *lineSignal) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.w.Write(p)
+	if l.seen != nil && strings.Contains(l.w.String(), l.line) {
+		close(l.seen)
+		l.seen = nil
+	}
+	return n, err
+}
