@@ -629,7 +629,7 @@ func TestSandboxCtrlCWhileQueued(t *testing.T) {
 	}
 	time.Sleep(time.Second) // queued behind the other block by now
 	queued.Process.Signal(syscall.SIGINT)
-	if err := queued.Wait(); err == nil || !strings.Contains(qOut.String(), "Withdrawn") {
+	if err := queued.Wait(); err == nil || !strings.Contains(qOut.String(), "KeyboardInterrupt: the block was interrupted before it started") {
 		t.Errorf("the interrupted queued run: %v\n%s", err, qOut.String())
 	}
 	if err := other.Wait(); err != nil || !strings.Contains(out.String(), "other finished") || strings.Contains(errOut.String(), "KeyboardInterrupt") {

@@ -220,7 +220,7 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 
 // RunContext is Run that ctx cancels: a block still waiting for the
 // session (behind another client's) is withdrawn and never runs, its
-// result an error of type "Withdrawn"; a running one gets
+// result a KeyboardInterrupt "before it started"; a running one gets
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
 	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)

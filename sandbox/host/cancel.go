@@ -78,8 +78,3 @@ func (w *watch) finish() {
 	w.state = blockDone
 	w.mu.Unlock()
 }
-
-// withdrawnResult answers a block withdrawn before it started.
-func withdrawnResult() protocol.Result {
-	return blockError("Withdrawn", "the block was cancelled before it started, so it did not run")
-}

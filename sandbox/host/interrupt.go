@@ -76,7 +76,8 @@ func (h *Host) cancelled(t *ticket) bool {
 	return t.interrupted && t.child == nil
 }
 
-// notStarted is the result of a block interrupted before it started.
+// notStarted is the result of a block interrupted (or cancelled by its
+// client) before it started.
 func notStarted() protocol.Result {
 	return blockError("KeyboardInterrupt", "the block was interrupted before it started, so it did not run")
 }

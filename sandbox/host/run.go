@@ -22,7 +22,7 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	if !h.acquire(out, w.withdrawn) {
 		select {
 		case <-w.withdrawn:
-			res := withdrawnResult()
+			res := notStarted()
 			out.Send(protocol.Event{Ev: "result", Result: &res})
 		default:
 			out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
@@ -87,7 +87,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		h.mu.Lock()
 		h.busy = false
 		h.mu.Unlock()
-		return withdrawnResult()
+		return notStarted()
 	}
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.

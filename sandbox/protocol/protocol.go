@@ -27,7 +27,8 @@
 //     client that disconnects after "started" does not stop the block; its
 //     output is dropped. After its run request a client may send one more
 //     line, {"op": "cancel"}: a block not started yet is withdrawn (it never
-//     runs; its "result" has Error.Type "Withdrawn"), a started one gets
+//     runs; its "result" is the KeyboardInterrupt of a block interrupted
+//     before it started), a started one gets
 //     SIGINT as with interrupt, but only while it is still the running
 //     block, so a cancel never interrupts another client's block. A client
 //     that disconnects before "started" withdraws its block the same way.

@@ -16,11 +16,15 @@ fields there are; dict(r) and json.dumps(r) work.
 
 import builtins
 import io
-import json
 import os
-import pathlib
-import re
 import struct
+
+from vis_sandbox.lazy import module as _lazy
+
+# Imported at first use: a new session's first block does not wait for them.
+json = _lazy("json", globals())
+pathlib = _lazy("pathlib", globals())
+re = _lazy("re", globals())
 
 # protocol.MaxCallHeader: the most a call's header (its arguments) holds.
 MAX_HEADER = 16 << 20
