@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "pyfind.h"
 
 // The C API the hook calls, found in the loaded libpython (opened with
 // RTLD_GLOBAL) when the hook is installed.
@@ -485,40 +486,33 @@ const char *vis_audit_add_root(const char *path, int writable) {
 	return NULL;
 }
 
-#define FIND(name, sym)                                                    \
-	do {                                                                   \
-		*(void **)(&(name)) = dlsym(RTLD_DEFAULT, sym);                    \
-		if ((name) == NULL) {                                              \
-			return "the loaded libpython lacks " sym;                      \
-		}                                                                  \
-	} while (0)
 
 const char *vis_audit_install(int jail, int network, int max_threads, const char *policy) {
 	if (installed) {
 		return "the audit hook is already installed";
 	}
-	FIND(p_PySys_AddAuditHook, "PySys_AddAuditHook");
-	FIND(p_PyTuple_Size, "PyTuple_Size");
-	FIND(p_PyTuple_GetItem, "PyTuple_GetItem");
-	FIND(p_PyOS_FSPath, "PyOS_FSPath");
-	FIND(p_PyUnicode_EncodeFSDefault, "PyUnicode_EncodeFSDefault");
-	FIND(p_PyBytes_AsString, "PyBytes_AsString");
-	FIND(p_PyObject_IsInstance, "PyObject_IsInstance");
-	FIND(p_PyLong_AsLong, "PyLong_AsLong");
-	FIND(p_PyUnicode_AsUTF8, "PyUnicode_AsUTF8");
-	FIND(p_PyObject_Repr, "PyObject_Repr");
-	FIND(p_PyErr_SetString, "PyErr_SetString");
-	FIND(p_PyErr_Clear, "PyErr_Clear");
-	FIND(p_DecRef, "Py_DecRef");
-	FIND(p_PyInterpreterState_Get, "PyInterpreterState_Get");
-	FIND(p_PyInterpreterState_ThreadHead, "PyInterpreterState_ThreadHead");
-	FIND(p_PyThreadState_Next, "PyThreadState_Next");
-	FIND(p_None, "_Py_NoneStruct");
-	FIND(p_LongType, "PyLong_Type");
-	FIND(p_UnicodeType, "PyUnicode_Type");
-	FIND(p_BytesType, "PyBytes_Type");
-	FIND(p_PermissionError, "PyExc_PermissionError");
-	FIND(p_RuntimeError, "PyExc_RuntimeError");
+	VIS_FIND(p_PySys_AddAuditHook, "PySys_AddAuditHook");
+	VIS_FIND(p_PyTuple_Size, "PyTuple_Size");
+	VIS_FIND(p_PyTuple_GetItem, "PyTuple_GetItem");
+	VIS_FIND(p_PyOS_FSPath, "PyOS_FSPath");
+	VIS_FIND(p_PyUnicode_EncodeFSDefault, "PyUnicode_EncodeFSDefault");
+	VIS_FIND(p_PyBytes_AsString, "PyBytes_AsString");
+	VIS_FIND(p_PyObject_IsInstance, "PyObject_IsInstance");
+	VIS_FIND(p_PyLong_AsLong, "PyLong_AsLong");
+	VIS_FIND(p_PyUnicode_AsUTF8, "PyUnicode_AsUTF8");
+	VIS_FIND(p_PyObject_Repr, "PyObject_Repr");
+	VIS_FIND(p_PyErr_SetString, "PyErr_SetString");
+	VIS_FIND(p_PyErr_Clear, "PyErr_Clear");
+	VIS_FIND(p_DecRef, "Py_DecRef");
+	VIS_FIND(p_PyInterpreterState_Get, "PyInterpreterState_Get");
+	VIS_FIND(p_PyInterpreterState_ThreadHead, "PyInterpreterState_ThreadHead");
+	VIS_FIND(p_PyThreadState_Next, "PyThreadState_Next");
+	VIS_FIND(p_None, "_Py_NoneStruct");
+	VIS_FIND(p_LongType, "PyLong_Type");
+	VIS_FIND(p_UnicodeType, "PyUnicode_Type");
+	VIS_FIND(p_BytesType, "PyBytes_Type");
+	VIS_FIND(p_PermissionError, "PyExc_PermissionError");
+	VIS_FIND(p_RuntimeError, "PyExc_RuntimeError");
 	jail_on = jail;
 	network_on = network;
 	thread_cap = max_threads;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hostcall.h"
+#include "pyfind.h"
 
 // The C API the module uses, found in the loaded libpython (opened with
 // RTLD_GLOBAL) when the module is registered.
@@ -384,37 +385,30 @@ static vis_host_moduledef host_def = {
 
 static void *host_init(void) { return p_PyModuleDef_Init(&host_def); }
 
-#define FIND(name, sym)                                                    \
-	do {                                                                   \
-		*(void **)(&(name)) = dlsym(RTLD_DEFAULT, sym);                    \
-		if ((name) == NULL) {                                              \
-			return "the loaded libpython lacks " sym;                      \
-		}                                                                  \
-	} while (0)
 
 const char *vis_host_install(int fd) {
 	if (link_fd >= 0) {
 		return "the host-call module is already registered";
 	}
-	FIND(p_PyImport_AppendInittab, "PyImport_AppendInittab");
-	FIND(p_PyModuleDef_Init, "PyModuleDef_Init");
-	FIND(p_PyEval_SaveThread, "PyEval_SaveThread");
-	FIND(p_PyEval_RestoreThread, "PyEval_RestoreThread");
-	FIND(p_PyErr_CheckSignals, "PyErr_CheckSignals");
-	FIND(p_PyErr_SetString, "PyErr_SetString");
-	FIND(p_PyErr_NoMemory, "PyErr_NoMemory");
-	FIND(p_PyTuple_Size, "PyTuple_Size");
-	FIND(p_PyTuple_GetItem, "PyTuple_GetItem");
-	FIND(p_PyTuple_Pack, "PyTuple_Pack");
-	FIND(p_PyBytes_AsStringAndSize, "PyBytes_AsStringAndSize");
-	FIND(p_PyBytes_FromStringAndSize, "PyBytes_FromStringAndSize");
-	FIND(p_PyBytes_AsString, "PyBytes_AsString");
-	FIND(p_DecRef, "Py_DecRef");
-	FIND(p_None, "_Py_NoneStruct");
-	FIND(p_TypeError, "PyExc_TypeError");
-	FIND(p_ValueError, "PyExc_ValueError");
-	FIND(p_ConnectionError, "PyExc_ConnectionError");
-	FIND(p_RuntimeError, "PyExc_RuntimeError");
+	VIS_FIND(p_PyImport_AppendInittab, "PyImport_AppendInittab");
+	VIS_FIND(p_PyModuleDef_Init, "PyModuleDef_Init");
+	VIS_FIND(p_PyEval_SaveThread, "PyEval_SaveThread");
+	VIS_FIND(p_PyEval_RestoreThread, "PyEval_RestoreThread");
+	VIS_FIND(p_PyErr_CheckSignals, "PyErr_CheckSignals");
+	VIS_FIND(p_PyErr_SetString, "PyErr_SetString");
+	VIS_FIND(p_PyErr_NoMemory, "PyErr_NoMemory");
+	VIS_FIND(p_PyTuple_Size, "PyTuple_Size");
+	VIS_FIND(p_PyTuple_GetItem, "PyTuple_GetItem");
+	VIS_FIND(p_PyTuple_Pack, "PyTuple_Pack");
+	VIS_FIND(p_PyBytes_AsStringAndSize, "PyBytes_AsStringAndSize");
+	VIS_FIND(p_PyBytes_FromStringAndSize, "PyBytes_FromStringAndSize");
+	VIS_FIND(p_PyBytes_AsString, "PyBytes_AsString");
+	VIS_FIND(p_DecRef, "Py_DecRef");
+	VIS_FIND(p_None, "_Py_NoneStruct");
+	VIS_FIND(p_TypeError, "PyExc_TypeError");
+	VIS_FIND(p_ValueError, "PyExc_ValueError");
+	VIS_FIND(p_ConnectionError, "PyExc_ConnectionError");
+	VIS_FIND(p_RuntimeError, "PyExc_RuntimeError");
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
 		return "the host-call socket is not open";
 	}

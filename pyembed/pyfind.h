@@ -1,0 +1,18 @@
+// VIS_FIND, for the C files that call the loaded libpython without the
+// shim's table (the audit hook, the host-call module): point name at the
+// C API symbol sym, found in the global namespace libpython was opened
+// into (RTLD_GLOBAL), or return from the enclosing function with a message.
+#ifndef VIS_PYEMBED_PYFIND_H
+#define VIS_PYEMBED_PYFIND_H
+
+#include <dlfcn.h>
+
+#define VIS_FIND(name, sym)                                                \
+	do {                                                                   \
+		*(void **)(&(name)) = dlsym(RTLD_DEFAULT, sym);                    \
+		if ((name) == NULL) {                                              \
+			return "the loaded libpython lacks " sym;                      \
+		}                                                                  \
+	} while (0)
+
+#endif
