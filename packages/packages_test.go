@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -193,9 +194,25 @@ func TestSharedEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What runs killed while making it left: an old temporary folder goes,
+	// a fresh one (another run making it now) stays.
+	old, fresh := filepath.Join(root, ".vis-new-"+py.Version.Short()+"-1"), filepath.Join(root, ".vis-new-"+py.Version.Short()+"-2")
+	for _, d := range []string{old, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "lib"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(old, hourAgo, hourAgo)
 	env, notes, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), inst, py.Version)
 	if err != nil || len(notes) != 0 {
 		t.Fatal(err, notes)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Errorf("an abandoned temporary environment stays: %s", old)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary environment was removed: %v", err)
 	}
 	if env.Dir != filepath.Join(root, py.Version.Short()) {
 		t.Errorf("environment in %s", env.Dir)

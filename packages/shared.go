@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
@@ -77,6 +78,7 @@ func pointAt(dir, short, cfg, executable string) error {
 // renames it into place, so a run killed halfway leaves no half
 // environment, and of two runs making it at once one wins whole.
 func makeShared(root, dir, short, cfg string, inst pyembed.Install, v pyembed.Version) error {
+	removeAbandoned(root, ".vis-new-"+v.Short()+"-")
 	tmp, err := os.MkdirTemp(root, ".vis-new-"+v.Short()+"-")
 	if err != nil {
 		return err
@@ -114,6 +116,24 @@ func makeShared(root, dir, short, cfg string, inst pyembed.Install, v pyembed.Ve
 
 // isVersionDir reports whether name is an environment's name under the
 // root: 3.11, 3.12, ….
+// abandonedAfter is how old a temporary environment folder must be to be
+// another run's leftover: making one takes about a second.
+const abandonedAfter = 10 * time.Minute
+
+// removeAbandoned deletes the temporary folders (prefix*) that runs killed
+// while making an environment left in root.
+func removeAbandoned(root, prefix string) {
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > abandonedAfter {
+			os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+}
+
 func isVersionDir(name string) bool {
 	major, minor, ok := strings.Cut(name, ".")
 	return ok && isDigits(major) && isDigits(minor)
