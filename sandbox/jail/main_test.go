@@ -45,6 +45,9 @@ func runChild(req string) int {
 	if len(r.Argv) == 0 {
 		return threadsCheck(r)
 	}
+	// The thread cap takes the calling thread (cgroup v1), which must be
+	// the one that execs.
+	runtime.LockOSThread()
 	st, err := Apply(r.Policy)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apply:", err)

@@ -37,9 +37,11 @@ type Policy struct {
 	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
 	// hard): an allocation past it fails (MemoryError in Python).
 	MemoryBytes uint64
-	// MaxThreads, when not 0, caps the process's threads through a pids
-	// cgroup of its own (the main thread counted, a few more left for the
-	// Go runtime): past it no thread starts, whatever starts it.
+	// MaxThreads, when not 0, caps the threads of the thread calling
+	// Apply, which must be the one that runs the untrusted code, through a
+	// pids cgroup of its own: that thread and every thread it (or they)
+	// start count, a few more are left for the Go runtime, and past it no
+	// thread starts, whatever starts it.
 	MaxThreads int
 }
 

@@ -19,13 +19,20 @@ const taskHeadroom = 8
 // holds one cgroup per jailed process, named by its pid.
 const taskGroupDir = "vis-agent"
 
-// limitTasks moves the current process into a pids cgroup of its own whose
-// pids.max lets it start maxThreads-1 more threads than the main one (plus
-// taskHeadroom for the Go runtime): past it, clone fails with EAGAIN and
-// CPython raises RuntimeError, whatever started the thread (threading, a C
-// extension, ctypes). It returns the pids.max in force.
+// limitTasks puts the calling thread (cgroup v1) or the whole process (v2)
+// into a pids cgroup of its own whose pids.max lets it start maxThreads-1
+// more threads than the one calling (plus taskHeadroom for the Go
+// runtime): past it, clone fails with EAGAIN and CPython raises
+// RuntimeError, whatever started the thread (threading, a C extension,
+// ctypes). A thread starts in its creator's cgroup, so every thread the
+// caller's thread starts, and theirs, is counted. On v1 only the calling
+// thread moves, named "0", which is what makes the move cheap: moving a
+// thread group, or a thread named by its id, waits for an RCU grace period
+// (13–14 ms here, on a new session's way to its first block). The caller must be the thread that runs the
+// untrusted code (the interpreter's main thread). It returns the pids.max
+// in force.
 func limitTasks(maxThreads int) (int, error) {
-	base, err := ownPidsCgroup()
+	base, v1, err := ownPidsCgroup()
 	if err != nil {
 		return 0, err
 	}
@@ -41,7 +48,7 @@ func limitTasks(maxThreads int) (int, error) {
 	// the join (it is empty until then): try again.
 	var max int
 	for try := 0; ; try++ {
-		max, err = joinTaskGroup(filepath.Join(parent, strconv.Itoa(os.Getpid())), maxThreads)
+		max, err = joinTaskGroup(filepath.Join(parent, strconv.Itoa(os.Getpid())), maxThreads, v1)
 		if err == nil || !errors.Is(err, os.ErrNotExist) || try == 2 {
 			break
 		}
@@ -49,24 +56,29 @@ func limitTasks(maxThreads int) (int, error) {
 	return max, err
 }
 
-// joinTaskGroup makes the group, sets its pids.max and moves the process
-// in.
-func joinTaskGroup(group string, maxThreads int) (int, error) {
+// joinTaskGroup makes the group, sets its pids.max and moves the calling
+// thread (v1: its "tasks" file) or the process (v2: "cgroup.procs") in.
+func joinTaskGroup(group string, maxThreads int, v1 bool) (int, error) {
 	if err := os.Mkdir(group, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return 0, fmt.Errorf("make a pids cgroup: %w", err)
 	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		os.Remove(group)
-		return 0, fmt.Errorf("count this process's threads: %w", err)
+	// "0" is the calling thread: the kernel then skips the lock that
+	// waits for an RCU grace period (it does for a thread named by its id).
+	file, id, members := "tasks", 0, 1
+	if !v1 {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			os.Remove(group)
+			return 0, fmt.Errorf("count this process's threads: %w", err)
+		}
+		file, id, members = "cgroup.procs", os.Getpid(), len(tasks)
 	}
-	max := len(tasks) + maxThreads - 1 + taskHeadroom
+	max := members + maxThreads - 1 + taskHeadroom
 	if err := os.WriteFile(filepath.Join(group, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
 		os.Remove(group)
 		return 0, fmt.Errorf("set pids.max in %s: %w", group, err)
 	}
-	// cgroup.procs moves every thread of the process at once.
-	if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+	if err := os.WriteFile(filepath.Join(group, file), []byte(strconv.Itoa(id)), 0); err != nil {
 		os.Remove(group)
 		return 0, fmt.Errorf("join the pids cgroup %s: %w", group, err)
 	}
@@ -86,16 +98,16 @@ func sweepTaskGroups(parent string) {
 }
 
 // ownPidsCgroup is the folder of the current process's cgroup in the
-// hierarchy that has the pids controller: a cgroup v1 "pids" mount, or the
-// v2 unified one.
-func ownPidsCgroup() (string, error) {
-	v1, v2, err := pidsMounts()
+// hierarchy that has the pids controller: a cgroup v1 "pids" mount (v1
+// true), or the v2 unified one.
+func ownPidsCgroup() (dir string, v1 bool, err error) {
+	v1Mount, v2Mount, err := pidsMounts()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
-		return "", fmt.Errorf("read this process's cgroups: %w", err)
+		return "", false, fmt.Errorf("read this process's cgroups: %w", err)
 	}
 	defer f.Close()
 	var unified string
@@ -106,17 +118,17 @@ func ownPidsCgroup() (string, error) {
 		if len(parts) != 3 {
 			continue
 		}
-		if v1 != "" && hasWord(parts[1], "pids") {
-			return filepath.Join(v1, parts[2]), nil
+		if v1Mount != "" && hasWord(parts[1], "pids") {
+			return filepath.Join(v1Mount, parts[2]), true, nil
 		}
 		if parts[0] == "0" && parts[1] == "" {
 			unified = parts[2]
 		}
 	}
-	if v2 != "" && unified != "" {
-		return filepath.Join(v2, unified), nil
+	if v2Mount != "" && unified != "" {
+		return filepath.Join(v2Mount, unified), false, nil
 	}
-	return "", errors.New("no pids cgroup is mounted")
+	return "", false, errors.New("no pids cgroup is mounted")
 }
 
 // pidsMounts finds where the cgroup v1 pids controller and the cgroup v2
