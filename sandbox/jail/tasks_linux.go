@@ -28,9 +28,9 @@ const taskGroupDir = "vis-agent"
 // caller's thread starts, and theirs, is counted. On v1 only the calling
 // thread moves, named "0", which is what makes the move cheap: moving a
 // thread group, or a thread named by its id, waits for an RCU grace period
-// (13–14 ms here, on a new session's way to its first block). The caller must be the thread that runs the
-// untrusted code (the interpreter's main thread). It returns the pids.max
-// in force.
+// (13–14 ms here, on a new session's way to its first block). The caller
+// must be the thread that runs the untrusted code (the interpreter's main
+// thread). It returns the pids.max in force.
 func limitTasks(maxThreads int) (int, error) {
 	base, v1, err := ownPidsCgroup()
 	if err != nil {
