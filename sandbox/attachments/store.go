@@ -30,6 +30,20 @@ const (
 	openLock = "open.lock"
 )
 
+// Stamp changes whenever a store in dir commits (SQLite in WAL mode
+// appends every commit to the database's -wal file; a checkpoint rewrites
+// the database), so a reader that only wants to know whether anything
+// changed pays two stats, not a query. "" when there is no store yet.
+func Stamp(dir string) string {
+	var b strings.Builder
+	for _, f := range []string{dbFile, dbFile + "-wal"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
 // DefaultMaxBytes is the size limit of one attachment when the settings
 // name none (sandbox.max_attachment_mb).
 const DefaultMaxBytes = 64 << 20

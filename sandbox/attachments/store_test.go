@@ -457,3 +457,27 @@ func TestOddFolderName(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStamp: no store, no stamp; every attach changes it, reading does not.
+func TestStamp(t *testing.T) {
+	dir := t.TempDir()
+	if st := Stamp(dir); st != "" {
+		t.Fatalf("stamp of an empty folder: %q", st)
+	}
+	s := openStore(t, dir)
+	attach(t, s, "s1", "a.txt", "one", false)
+	first := Stamp(dir)
+	if first == "" {
+		t.Fatal("no stamp after an attach")
+	}
+	if _, err := s.List("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if again := Stamp(dir); again != first {
+		t.Errorf("a list changed the stamp: %q, then %q", first, again)
+	}
+	attach(t, s, "s1", "a.txt", "two", false)
+	if next := Stamp(dir); next == first {
+		t.Errorf("an attach left the stamp %q", next)
+	}
+}

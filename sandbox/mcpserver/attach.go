@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,20 +79,6 @@ type listed struct {
 	stamp  string            // the store's stamp when it was listed
 }
 
-// storeStamp changes whenever the attachments store commits (SQLite in WAL
-// mode appends every commit to the database's -wal file; a checkpoint
-// rewrites the database), so an unchanged store costs a sync two stats,
-// not a query. "" when there is no store yet.
-func storeStamp(dir string) string {
-	var b strings.Builder
-	for _, f := range []string{"attachments.db", "attachments.db-wal"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
-		}
-	}
-	return b.String()
-}
-
 // syncResources makes the listed resources the store's: one per filename,
 // added, replaced or removed (the SDK then sends the client
 // notifications/resources/list_changed), and tells the subscribers of a
@@ -102,7 +86,7 @@ func storeStamp(dir string) string {
 func (sv *server) syncResources(ctx context.Context) {
 	sv.listed.mu.Lock()
 	defer sv.listed.mu.Unlock()
-	stamp := storeStamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	stamp := attachments.Stamp(paths.AttachmentsOf(sv.s.Folder.Dir))
 	if stamp == sv.listed.stamp {
 		return
 	}
