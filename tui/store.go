@@ -15,31 +15,14 @@ type (
 
 // maxCounted is how many commentable versions, the newest, the list
 // counts the comments of: the store's list leaves comments out, and each
-// count is a Get that opens the store (about 1-2 ms).
+// count is one more query.
 const maxCounted = 30
 
 // listAttachments is the session's attachments, newest first; the newest
 // maxCounted commentable ones carry their comments (a non-nil slice), the
 // others none (nil: not counted).
 func listAttachments(s *client.Session) ([]Descriptor, error) {
-	list, err := s.Attachments()
-	if err != nil {
-		return nil, err
-	}
-	counted := 0
-	for i, d := range list {
-		if !d.Commentable || counted == maxCounted {
-			continue
-		}
-		counted++
-		if full, err := s.Attachment(d.ID, 0); err == nil {
-			if full.Comments == nil {
-				full.Comments = []Comment{}
-			}
-			list[i] = full
-		}
-	}
-	return list, nil
+	return s.AttachmentsCommented(maxCounted)
 }
 
 // readAttachment is version id with its comments, and its first

@@ -43,6 +43,33 @@ func (s *Session) Attachments() ([]attachments.Descriptor, error) {
 	return out, err
 }
 
+// AttachmentsCommented is Attachments with the comments of the newest
+// counted commentable versions filled in (a non-nil slice; the others
+// nil), read through one open store.
+func (s *Session) AttachmentsCommented(counted int) ([]attachments.Descriptor, error) {
+	var out []attachments.Descriptor
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		key := s.attachmentKey()
+		if out, err = st.List(key); err != nil {
+			return err
+		}
+		for i, d := range out {
+			if !d.Commentable || counted == 0 {
+				continue
+			}
+			counted--
+			if full, err := st.Get(key, d.ID, 0); err == nil {
+				if full.Comments == nil {
+					full.Comments = []attachments.Comment{}
+				}
+				out[i] = full
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Attachment describes one version of an attachment, with its comments
 // (version as attachments.Store.Get takes it: 0 the latest, negative
 // counting back).

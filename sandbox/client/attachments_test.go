@@ -51,6 +51,12 @@ func TestAttachmentsWithoutHost(t *testing.T) {
 	if err != nil || len(d.Comments) != 1 || d.Comments[0].Author == "" {
 		t.Fatalf("get %+v, %v", d, err)
 	}
+	if counted, err := c.AttachmentsCommented(1); err != nil || len(counted) != 1 || len(counted[0].Comments) != 1 {
+		t.Fatalf("list with comments %+v, %v", counted, err)
+	}
+	if uncounted, err := c.AttachmentsCommented(0); err != nil || len(uncounted) != 1 || uncounted[0].Comments != nil {
+		t.Fatalf("list counting none %+v, %v", uncounted, err)
+	}
 	r, err := c.ReadAttachment(d)
 	if err != nil {
 		t.Fatal(err)
