@@ -303,11 +303,19 @@ func TestMCPMalformedInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of the test's own, not StdoutPipe: Wait closes that one as
+	// soon as the server exits, and with it the server's last answer
+	// when it is not read yet (the server exits right after answering
+	// once standard input closes).
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer stdout.Close()
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	var waitErr error
