@@ -155,7 +155,7 @@ func runPython(args []string, s Streams) int {
 	if cwd == "" {
 		return fail(errors.New("the working folder cannot be read (was it removed?)"))
 	}
-	lib, _, inst, err := loadRuntime(s)
+	lib, choice, inst, err := loadRuntime(s)
 	if err != nil {
 		return fail(err)
 	}
@@ -173,6 +173,9 @@ func runPython(args []string, s Streams) int {
 	}
 	if err := setEnviron(plan.env); err != nil {
 		return fail(err)
+	}
+	if pyembed.FastPathMissed() {
+		saveReplay(s, args, pa, choice, lib, inst, plan)
 	}
 	if pa.Vis.NoNetwork {
 		if err := refuseNetwork(lib, stderr); err != nil {

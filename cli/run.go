@@ -35,6 +35,10 @@ type runPlan struct {
 	// folders put on its sys.path: a jail lets the program read them.
 	envDir      string
 	importRoots []string
+	// replayable says the next identical run may replay this plan before
+	// Go starts (see fastpath.go), observed what the decision read.
+	replayable bool
+	observed   []string
 }
 
 // runContext is what a plan is made from: the command line, the process's
@@ -94,6 +98,11 @@ func planRun(rc runContext) (runPlan, error) {
 	}
 	settings := rc.settings(project)
 	plan.env = childEnv(rc, settings)
+	plan.replayable = project == nil && len(plan.messages) == 0 && len(settings.Problems) == 0 &&
+		!informational(rc.args) && !(rc.args.Mode == ModeModule && rc.args.Target == "pip")
+	if plan.replayable {
+		plan.observed = decisionInputs(rc.cwd, plan.envDir, plan.argv0)
+	}
 	var ss startupSettings
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
@@ -106,7 +115,9 @@ func planRun(rc runContext) (runPlan, error) {
 		return plan, nil
 	}
 	var err error
-	plan.startup, err = startupCode(ss, rc.startupDir)
+	var module string
+	plan.startup, module, err = startupCode(ss, rc.startupDir)
+	plan.observed = append(plan.observed, module)
 	return plan, err
 }
 
@@ -214,17 +225,17 @@ func (s fsString) MarshalJSON() ([]byte, error) {
 }
 
 // startupCode is the sitecustomize hook for a run: it imports startup.py
-// from dir rather than carrying it (compiling it on every start would cost
-// milliseconds, importing it uses CPython's bytecode cache) and hands it
-// the settings.
-func startupCode(ss startupSettings, dir string) (string, error) {
+// (the file module, in a folder under dir) rather than carrying it
+// (compiling it on every start would cost milliseconds, importing it uses
+// CPython's bytecode cache) and hands it the settings.
+func startupCode(ss startupSettings, dir string) (code, module string, err error) {
 	settings, err := json.Marshal(ss)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	dir, err = startupModuleDir(dir)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	// The bytecode cache is written even under -B or
 	// PYTHONDONTWRITEBYTECODE: it lives in vis-agent's folder, not the
@@ -235,7 +246,7 @@ func startupCode(ss startupSettings, dir string) (string, error) {
 		"try:\n    import _vis_startup\n" +
 		"finally:\n    del sys.path[0]\n    sys.dont_write_bytecode = dont_write\n" +
 		"del dont_write\n" +
-		"_vis_startup.main(" + pyembed.BytesLiteral(string(settings)) + ")\n", nil
+		"_vis_startup.main(" + pyembed.BytesLiteral(string(settings)) + ")\n", filepath.Join(dir, "_vis_startup.py"), nil
 }
 
 // startupModuleDir holds startup.py as _vis_startup.py, in a folder under

@@ -281,7 +281,8 @@ static unsigned char inherited_ignored[NSIG];
 // The inherited mask of blocked signals, which the Go runtime trims.
 static sigset_t inherited_mask;
 
-__attribute__((constructor)) static void vis_record_signals(void) {
+// Priority 101: before fastpath.c's constructor, which may start CPython.
+__attribute__((constructor(101))) static void vis_record_signals(void) {
 	pthread_sigmask(SIG_BLOCK, NULL, &inherited_mask);
 	struct sigaction sa;
 	for (int sig = 1; sig < NSIG; sig++) {

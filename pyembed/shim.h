@@ -7,6 +7,16 @@
 // library the last run loaded, so the next one can start loading it early.
 #define VIS_HINT_FILE "last-library"
 
+// A python run's plan, which the next identical run replays before Go
+// starts (fastpath.c), lives in $VIS_HOME/python/VIS_FASTPATH_DIR, and
+// begins with VIS_FASTPATH_MAGIC, which changes with the format.
+#define VIS_FASTPATH_DIR "fastpath"
+#define VIS_FASTPATH_MAGIC "vis-fastpath-1"
+
+// vis_fastpath_missed reports whether this `vis-agent python` run looked
+// for a plan and could not replay one, so Go should save its own.
+int vis_fastpath_missed(void);
+
 // vis_py_prefetched is the library a constructor predicted a python run
 // loads ("" when none).
 const char *vis_py_prefetched(void);

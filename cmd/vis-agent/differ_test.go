@@ -115,6 +115,13 @@ func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
 	reference := sharedPython(t, py, home)
 	ref := execIn(t, work, c, py, home, append([]string{reference}, c.args...))
 	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
+	sameRuns(t, c, reference, ref, got)
+}
+
+// sameRuns fails when got, vis-agent's run of c, differs from ref, the run
+// of the reference python.
+func sameRuns(t *testing.T, c pyCase, reference string, ref, got run) {
+	t.Helper()
 	if c.scrub != nil {
 		for _, r := range []*run{&ref, &got} {
 			r.stdout = c.scrub.ReplaceAllString(r.stdout, "<scrubbed>")

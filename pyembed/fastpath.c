@@ -1,0 +1,279 @@
+// The replay of a python run before Go starts. A `vis-agent python` run
+// spends about 3 ms in the Go runtime's start-up and vis-agent's package
+// initializers before CPython starts; python spends none. When the same
+// command line runs again in the same folder with the same environment,
+// and none of the files the run was decided from has changed, the decision
+// is the same: Go saved it (pyembed/fastpath.go) as a plan, and this
+// constructor replays it (loads the library, sets the environment, runs
+// CPython's main and exits) without starting Go at all. Anything it cannot
+// confirm leaves the run to Go, which decides afresh and saves a new plan;
+// a wrong or damaged plan costs time, never a different run.
+//
+// A plan is a file of NUL-terminated fields (fastpath.go writes them):
+//   magic, cwd, a hash of environ, argument prefix (count, tokens),
+//   how many arguments must follow it, whether none may follow ("1"/"0"),
+//   observed paths (count, then path and stat signature pairs), library,
+//   minor version, home, start-up source, argv[0], CPython's arguments for
+//   the prefix (count, tokens), "end".
+// The program's environment is the process's: a plan holds a hash of it,
+// never its values (which may be secrets).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+extern char **environ;
+
+static int fastpath_missed;
+
+int vis_fastpath_missed(void) { return fastpath_missed; }
+
+// plan_fields walks a plan's NUL-terminated fields.
+typedef struct {
+	const char *at, *end;
+} plan_fields;
+
+static const char *next_field(plan_fields *f) {
+	if (f->at >= f->end) {
+		return NULL;
+	}
+	const char *s = f->at;
+	const char *nul = memchr(s, '\0', (size_t)(f->end - s));
+	if (nul == NULL) {
+		return NULL;
+	}
+	f->at = nul + 1;
+	return s;
+}
+
+// next_count reads a count field; -1 when it is not a small number.
+static long next_count(plan_fields *f) {
+	const char *s = next_field(f);
+	if (s == NULL || *s == '\0') {
+		return -1;
+	}
+	char *e;
+	errno = 0;
+	long n = strtol(s, &e, 10);
+	if (*e != '\0' || errno != 0 || n < 0 || n > 100000) {
+		return -1;
+	}
+	return n;
+}
+
+static int append_stat(char *buf, size_t size, const struct stat *st) {
+	return snprintf(buf, size, "%llu:%llu:%o:%lld:%lld.%09ld:%lld.%09ld", (unsigned long long)st->st_dev,
+	                (unsigned long long)st->st_ino, (unsigned)st->st_mode, (long long)st->st_size,
+	                (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+	                st->st_ctim.tv_nsec);
+}
+
+// stat_signature is what a plan remembers of a path (fastpath.go's
+// statSignature): its lstat, and for a link its target's stat after ">", or
+// "-" when it does not exist. A file's content cannot change without its
+// change time (ctime) changing.
+static void stat_signature(const char *path, char *buf, size_t size) {
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	int n = append_stat(buf, size, &st);
+	if (!S_ISLNK(st.st_mode) || n < 0 || (size_t)n >= size) {
+		return;
+	}
+	if (stat(path, &st) != 0) {
+		snprintf(buf + n, size - (size_t)n, ">-");
+	} else {
+		buf[n] = '>';
+		append_stat(buf + n + 1, size - (size_t)n - 1, &st);
+	}
+}
+
+// go_cwd is the working folder as Go's os.Getwd names it: $PWD when it is
+// absolute and names the same folder as ".", else the kernel's path.
+static int go_cwd(char *buf, size_t size) {
+	const char *pwd = getenv("PWD");
+	struct stat dot, st;
+	if (pwd != NULL && pwd[0] == '/' && strlen(pwd) < size && stat(".", &dot) == 0 && stat(pwd, &st) == 0 &&
+	    dot.st_dev == st.st_dev && dot.st_ino == st.st_ino) {
+		strcpy(buf, pwd);
+		return 1;
+	}
+	return getcwd(buf, size) != NULL;
+}
+
+// FNV-1a, 64 bits: the plan's file name (fastpath.go's planName). Two keys
+// with the same name only share a file; the plan compares them in full.
+static uint64_t fnv_add(uint64_t h, const char *s, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+#define FNV_OFFSET 14695981039346656037ULL
+
+static uint64_t env_hash(uint64_t h, char **env) {
+	for (char **e = env; e != NULL && *e != NULL; e++) {
+		h = fnv_add(h, *e, strlen(*e) + 1);
+	}
+	return h;
+}
+
+static uint64_t plan_name(const char *cwd, char **env, const char *first) {
+	uint64_t h = fnv_add(FNV_OFFSET, cwd, strlen(cwd) + 1);
+	h = fnv_add(env_hash(h, env), "\1", 1);
+	return fnv_add(h, first, strlen(first) + 1);
+}
+
+// read_plan reads the plan file into a malloc'd buffer, if it is a regular
+// file of this user that nobody else may write.
+static char *read_plan(const char *path, size_t *len) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0 &&
+	    st.st_size > 0 && st.st_size <= (1 << 20)) {
+		buf = malloc((size_t)st.st_size);
+		if (buf != NULL && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return buf;
+}
+
+// replay runs the plan when every field still holds, and does not return;
+// it returns when the run must be left to Go.
+static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
+	const char *s = next_field(f);
+	if (s == NULL || strcmp(s, VIS_FASTPATH_MAGIC) != 0) {
+		return;
+	}
+	if ((s = next_field(f)) == NULL || strcmp(s, cwd) != 0) {
+		return;
+	}
+	char hash[17];
+	snprintf(hash, sizeof hash, "%016llx", (unsigned long long)env_hash(FNV_OFFSET, environ));
+	if ((s = next_field(f)) == NULL || strcmp(s, hash) != 0) {
+		return;
+	}
+	// The command line: the prefix Go parsed, then what it left to the
+	// program (a -c CODE's code, a script's arguments).
+	long nprefix = next_count(f);
+	if (nprefix < 0 || nprefix > argc - 2) {
+		return;
+	}
+	for (long i = 0; i < nprefix; i++) {
+		if ((s = next_field(f)) == NULL || strcmp(s, argv[2 + i]) != 0) {
+			return;
+		}
+	}
+	long rest = argc - 2 - nprefix;
+	long need = next_count(f);
+	const char *exact = next_field(f);
+	if (need < 0 || rest < need || exact == NULL || (strcmp(exact, "1") == 0 && rest != 0)) {
+		return;
+	}
+	long nobserved = next_count(f);
+	if (nobserved < 0) {
+		return;
+	}
+	char sig[256];
+	for (long i = 0; i < nobserved; i++) {
+		const char *path = next_field(f);
+		const char *want = next_field(f);
+		if (path == NULL || want == NULL) {
+			return;
+		}
+		stat_signature(path, sig, sizeof sig);
+		if (strcmp(sig, want) != 0) {
+			return;
+		}
+	}
+	const char *library = next_field(f);
+	long minor = next_count(f);
+	const char *home = next_field(f);
+	const char *startup = next_field(f);
+	const char *argv0 = next_field(f);
+	long nhead = next_count(f);
+	if (library == NULL || minor < 0 || home == NULL || startup == NULL || argv0 == NULL || nhead < 0) {
+		return;
+	}
+	char **args = calloc((size_t)(1 + nhead + rest + 1), sizeof *args);
+	if (args == NULL) {
+		return;
+	}
+	args[0] = (char *)argv0;
+	for (long i = 0; i < nhead; i++) {
+		if ((args[1 + i] = (char *)next_field(f)) == NULL) {
+			free(args);
+			return;
+		}
+	}
+	memcpy(args + 1 + nhead, argv + 2 + nprefix, (size_t)rest * sizeof *args);
+	s = next_field(f);
+	// From here on the run is CPython's; a library that no longer loads
+	// goes back to Go, which explains why.
+	if (s == NULL || strcmp(s, "end") != 0 || vis_py_open(library) != NULL || vis_py_resolve((int)minor) != NULL) {
+		free(args);
+		return;
+	}
+	int status = vis_py_main((int)(1 + nhead + rest), args, home[0] != '\0' ? home : NULL,
+	                         startup[0] != '\0' ? startup : NULL);
+	exit(status);
+}
+
+// Runs after vis_record_signals (priority 101), which vis_py_main relies on.
+__attribute__((constructor(102))) static void vis_fastpath(int argc, char **argv, char **envp) {
+	(void)envp;
+	if (argc < 2 || argv == NULL || strcmp(argv[1], "python") != 0) {
+		return;
+	}
+	const char *off = getenv("VIS_PYTHON_FASTPATH");
+	if (off != NULL && strcmp(off, "0") == 0) {
+		return;
+	}
+	const char *vis_home = getenv("VIS_HOME");
+	const char *home = getenv("HOME");
+	char cwd[PATH_MAX], file[PATH_MAX];
+	if (!go_cwd(cwd, sizeof cwd)) {
+		return;
+	}
+	uint64_t name = plan_name(cwd, environ, argc > 2 ? argv[2] : "");
+	int n;
+	if (vis_home != NULL && vis_home[0] != '\0') {
+		n = snprintf(file, sizeof file, "%s/python/" VIS_FASTPATH_DIR "/%016llx", vis_home, (unsigned long long)name);
+	} else if (home != NULL && home[0] != '\0') {
+		n = snprintf(file, sizeof file, "%s/.vis/python/" VIS_FASTPATH_DIR "/%016llx", home, (unsigned long long)name);
+	} else {
+		return;
+	}
+	if (n <= 0 || (size_t)n >= sizeof file) {
+		return;
+	}
+	fastpath_missed = 1;
+	size_t len = 0;
+	char *plan = read_plan(file, &len);
+	if (plan == NULL) {
+		return;
+	}
+	plan_fields f = {plan, plan + len};
+	replay(&f, cwd, argc, argv);
+	free(plan);
+}

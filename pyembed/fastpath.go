@@ -1,0 +1,192 @@
+package pyembed
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
+)
+
+// Plan is a python run as fastpath.c replays it, before the Go runtime
+// starts, when the same command line runs again in the same folder with
+// the same environment and none of the observed paths has changed.
+type Plan struct {
+	// Cwd is the working folder as os.Getwd named it, Environ the
+	// process's whole environment, which is also the program's: with the
+	// first argument after `python` they name the plan's file. The plan
+	// keeps only a hash of Environ, whose values may be secrets.
+	Cwd     string
+	Environ []string
+	// Args are the leading arguments after `python` the decision was made
+	// from (options, the program selector, a script's or module's name);
+	// Need more must follow them (a -c's code), and with Exact none may.
+	Args  []string
+	Need  int
+	Exact bool
+	// Observed are the paths the decision read, or whose absence it
+	// relied on; a replay needs each to be as it was.
+	Observed []string
+	// What the run does: load Library (3.Minor) and run CPython's main
+	// with Argv0, then ArgvHead for Args, then the arguments that followed
+	// them, with Home and Startup (see Library.Main).
+	Library  string
+	Minor    int
+	Home     string
+	Startup  string
+	Argv0    string
+	ArgvHead []string
+}
+
+// FastPathMissed reports whether this `vis-agent python` run looked for a
+// plan to replay and found none that holds: then it should save its own.
+func FastPathMissed() bool { return C.vis_fastpath_missed() != 0 }
+
+// racyWindow: a path changed this recently may change again within the
+// same timestamp tick without its signature changing, so a plan that
+// observed it is not saved (the next run saves one).
+const racyWindow = 2 * time.Second
+
+// maxPlans bounds the plans kept; the oldest go first.
+const maxPlans = 64
+
+// errRacy says a plan observed a path that changed too recently.
+var errRacy = errors.New("an observed path changed too recently")
+
+// SavePlan writes p where fastpath.c finds it, under stateDir
+// (~/.vis/python). A plan whose observed paths changed too recently is not
+// written.
+func SavePlan(stateDir string, p Plan) error {
+	var b bytes.Buffer
+	field := func(s string) {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	list := func(l []string) {
+		field(strconv.Itoa(len(l)))
+		for _, s := range l {
+			field(s)
+		}
+	}
+	exact := "0"
+	if p.Exact {
+		exact = "1"
+	}
+	field(C.VIS_FASTPATH_MAGIC)
+	field(p.Cwd)
+	field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
+	list(p.Args)
+	field(strconv.Itoa(p.Need))
+	field(exact)
+	field(strconv.Itoa(len(p.Observed)))
+	recent := time.Now().Add(-racyWindow)
+	for _, path := range p.Observed {
+		sig, changed := statSignature(path)
+		if changed.After(recent) {
+			return errRacy
+		}
+		field(path)
+		field(sig)
+	}
+	field(p.Library)
+	field(strconv.Itoa(p.Minor))
+	field(p.Home)
+	field(p.Startup)
+	field(p.Argv0)
+	list(p.ArgvHead)
+	field("end")
+	dir := filepath.Join(stateDir, C.VIS_FASTPATH_DIR)
+	first := ""
+	if len(p.Args) > 0 {
+		first = p.Args[0]
+	}
+	if err := atomicfile.Write(filepath.Join(dir, planName(p.Cwd, p.Environ, first)), b.Bytes()); err != nil {
+		return fmt.Errorf("save the run's plan: %w", err)
+	}
+	prunePlans(dir)
+	return nil
+}
+
+// planName is fastpath.c's plan_name: FNV-1a of the working folder, each
+// variable and the first argument, each ended by a NUL, with a 1 before
+// the argument.
+func planName(cwd string, environ []string, first string) string {
+	h := fnv.New64a()
+	h.Write(append([]byte(cwd), 0))
+	envHash(h, environ)
+	h.Write([]byte{1})
+	h.Write(append([]byte(first), 0))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// envHash adds each variable, ended by a NUL, to h (fastpath.c's
+// env_hash).
+func envHash(h hash.Hash64, environ []string) hash.Hash64 {
+	for _, kv := range environ {
+		h.Write(append([]byte(kv), 0))
+	}
+	return h
+}
+
+// statSignature is fastpath.c's stat_signature, and the latest change time
+// it covers.
+func statSignature(path string) (sig string, changed time.Time) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return "-", time.Time{}
+	}
+	format := func(st *syscall.Stat_t) string {
+		t := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		if m := time.Unix(st.Mtim.Sec, st.Mtim.Nsec); m.After(t) {
+			t = m
+		}
+		if t.After(changed) {
+			changed = t
+		}
+		return fmt.Sprintf("%d:%d:%o:%d:%d.%09d:%d.%09d", st.Dev, st.Ino, st.Mode, st.Size,
+			st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	sig = format(&st)
+	if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
+		return sig, changed
+	}
+	if err := syscall.Stat(path, &st); err != nil {
+		return sig + ">-", changed
+	}
+	return sig + ">" + format(&st), changed
+}
+
+// prunePlans keeps the newest maxPlans plans in dir.
+func prunePlans(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= maxPlans {
+		return
+	}
+	type plan struct {
+		name string
+		mod  time.Time
+	}
+	var plans []plan
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			plans = append(plans, plan{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(plans, func(a, b plan) int { return b.mod.Compare(a.mod) })
+	for _, p := range plans[min(maxPlans, len(plans)):] {
+		os.Remove(filepath.Join(dir, p.name))
+	}
+}
