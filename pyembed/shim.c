@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <wchar.h>
@@ -281,8 +282,15 @@ static unsigned char inherited_ignored[NSIG];
 // The inherited mask of blocked signals, which the Go runtime trims.
 static sigset_t inherited_mask;
 
+// The inherited limit on open files: Go raises the soft limit to the hard
+// one when it starts (and lowers it again only for the programs it execs);
+// CPython and the programs it starts get the inherited one, as python's do.
+static struct rlimit inherited_nofile;
+static int have_inherited_nofile;
+
 // Priority 101: before fastpath.c's constructor, which may start CPython.
 __attribute__((constructor(101))) static void vis_record_signals(void) {
+	have_inherited_nofile = getrlimit(RLIMIT_NOFILE, &inherited_nofile) == 0;
 	pthread_sigmask(SIG_BLOCK, NULL, &inherited_mask);
 	struct sigaction sa;
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -401,6 +409,9 @@ int vis_py_main(int argc, char **argv, const char *home, const char *startup) {
 		p_PyImport_AppendInittab("sitecustomize", startup_init);
 	}
 	reset_signals();
+	if (have_inherited_nofile) {
+		setrlimit(RLIMIT_NOFILE, &inherited_nofile);
+	}
 	// CPython's main thread, and the threads it starts, block what python's
 	// would. Go's own threads keep their masks: a process-directed signal
 	// python blocks can still reach one of them.

@@ -59,7 +59,8 @@ type pyCase struct {
 	drive func(t *testing.T, cmd *exec.Cmd) run
 	// inherit, when set, starts both commands with every catchable signal
 	// in this disposition (inheritIgnored or inheritDefault), or default
-	// and blocked (inheritBlocked).
+	// and blocked (inheritBlocked), or default with a low limit of open
+	// files (inheritFewFiles).
 	inherit string
 }
 
@@ -71,6 +72,9 @@ const (
 	inheritIgnored = "ignored"
 	inheritDefault = "default"
 	inheritBlocked = "blocked"
+	// inheritFewFiles: default dispositions, and a soft limit of 256 open
+	// files under a higher hard one, as `ulimit -Sn 256` leaves.
+	inheritFewFiles = "few-files"
 )
 
 // init is the exec helper: it runs before any test when inheritEnv is set.

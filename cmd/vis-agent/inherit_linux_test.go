@@ -20,6 +20,17 @@ func execInheriting(mode string, argv []string) error {
 	case inheritIgnored:
 		handler = 1 // SIG_IGN
 	case inheritDefault:
+	case inheritFewFiles:
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return err
+		}
+		// Setrlimit also stops Go from restoring its own start's limit at
+		// the exec below.
+		lim.Cur = min(256, lim.Max)
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return err
+		}
 	case inheritBlocked:
 		mask = ^uint64(0)
 	default:

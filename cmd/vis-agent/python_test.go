@@ -224,6 +224,8 @@ func signalCases() []pyCase {
 		{name: "inherited ignored", args: []string{"-c", showSignals}, inherit: inheritIgnored},
 		{name: "inherited blocked", args: []string{"-c", showMask}, inherit: inheritBlocked},
 		{name: "inherited unblocked", args: []string{"-c", showMask}, inherit: inheritDefault},
+		{name: "inherited open files limit", args: []string{"-c", "import resource, subprocess, sys\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))\n" +
+			"subprocess.run([sys.executable, '-c', 'import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE))'])"}, inherit: inheritFewFiles},
 		{name: "kill TERM ignored", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
 			inherit: inheritIgnored, drive: signalWhenReady(syscall.SIGTERM)},
 		{name: "kill TERM default", args: []string{"-c", "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('survived')"},
