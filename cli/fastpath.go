@@ -5,37 +5,62 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
-// A python run outside a project whose environment is the process's own can
-// be replayed by the next identical run before Go starts (pyembed.Plan,
-// pyembed/fastpath.c), which saves the Go runtime's start-up and the package
-// initializers: most of what vis-agent adds to python's start-up. The plan
-// observes every path the decision read: the binary, how the runtime was
-// found, the configuration files, the pyproject.toml and vis.toml that could
-// appear at or above the working folder, the environment and the start-up
-// module.
+// A python run outside a project whose environment is the process's own,
+// and a `vis-agent python uv SUB` other than uv pip, can be replayed by the
+// next identical run before Go starts (pyembed.Plan, pyembed/fastpath.c),
+// which saves the Go runtime's start-up and the package initializers: most
+// of what vis-agent adds to python's or uv's start-up. The plan observes
+// every path the decision read: the binary, how the runtime was found, the
+// configuration files, the pyproject.toml and vis.toml that could appear at
+// or above the working folder, and the environment, start-up module or uv
+// the run uses.
 
-// decisionInputs are the paths a run outside a project decided from, besides
-// the runtime and the configuration: a pyproject.toml or vis.toml at or above
-// cwd would change it, and so would a change to the environment dir or its
-// python.
-func decisionInputs(cwd, envDir, python string) []string {
+// folderInputs are the files at or above cwd that decide a run: a
+// pyproject.toml makes a project, the nearest vis.toml is configuration.
+func folderInputs(cwd string) []string {
 	var observed []string
 	for dir := cwd; ; dir = filepath.Dir(dir) {
 		observed = append(observed, filepath.Join(dir, "pyproject.toml"), filepath.Join(dir, "vis.toml"))
 		if filepath.Dir(dir) == dir {
-			break
+			return observed
 		}
 	}
-	if envDir != "" {
-		// The folder above it: the shared packages root, whose entries an
-		// earlier layout's packages are moved from.
-		observed = append(observed, filepath.Dir(envDir), envDir, filepath.Join(envDir, "pyvenv.cfg"), python)
+}
+
+// environmentInputs are what a run's choice of environment (a venv) read:
+// its folder, pyvenv.cfg and python, and the folder above it (the shared
+// packages root, whose entries an earlier layout's packages are moved from).
+func environmentInputs(envDir, python string) []string {
+	if envDir == "" {
+		return nil
+	}
+	return []string{filepath.Dir(envDir), envDir, filepath.Join(envDir, "pyvenv.cfg"), python}
+}
+
+// runtimeInputs are the paths that decided which CPython a run uses
+// (pyembed.Find and Locate), the binary itself and the user's settings.
+func runtimeInputs(s Streams, libPath string, inst pyembed.Install) []string {
+	l := s.layout()
+	observed := []string{l.UserConfig(), l.RuntimeRecord(), libPath, filepath.Dir(inst.Executable), inst.Executable}
+	if exe, err := os.Executable(); err == nil {
+		bundle := filepath.Join(filepath.Dir(exe), pyembed.BundleDir)
+		observed = append(observed, exe, bundle, filepath.Join(bundle, "lib"))
+	}
+	if native := s.Getenv("VIS_PYTHON_NATIVE_PATH"); native != "" {
+		observed = append(observed, native, filepath.Join(native, "lib"))
 	}
 	return observed
+}
+
+// replayable says whether a run that found its CPython this way and read
+// these settings may be replayed.
+func replayable(choice pyembed.Choice, inst pyembed.Install, settingsOK bool) bool {
+	return settingsOK && pyembed.FastPathMissed() && choice.Source != pyembed.SourceSystem && inst.Executable != ""
 }
 
 // replayArgs splits a parsed command line into what the decision depended
@@ -68,31 +93,49 @@ func replayArgs(args []string, pa PythonArgs) (prefix, head []string, need int, 
 	return args[:k], pa.Argv[:len(pa.Argv)-len(tail)], need, exact, true
 }
 
-// saveReplay saves the plan of a run about to start, when the next
+// saveReplay saves the plan of a python run about to start, when the next
 // identical run may replay it: best effort, a plan not saved only costs
 // the next run its start-up time.
 func saveReplay(s Streams, args []string, pa PythonArgs, choice pyembed.Choice, lib *pyembed.Library, inst pyembed.Install, plan runPlan) {
-	if !plan.replayable || pa.Vis.NoNetwork || choice.Source == pyembed.SourceSystem || inst.Executable == "" ||
-		!slices.Equal(plan.env, s.Environ()) {
+	if !plan.replayable || pa.Vis.NoNetwork || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
 		return
 	}
 	prefix, head, need, exact, ok := replayArgs(args, pa)
 	if !ok {
 		return
 	}
-	l := s.layout()
-	observed := append(slices.Clone(plan.observed), config.Files(l, "", s.Dir)...)
-	if exe, err := os.Executable(); err == nil {
-		bundle := filepath.Join(filepath.Dir(exe), pyembed.BundleDir)
-		observed = append(observed, exe, bundle, filepath.Join(bundle, "lib"))
-	}
-	if native := s.Getenv("VIS_PYTHON_NATIVE_PATH"); native != "" {
-		observed = append(observed, native, filepath.Join(native, "lib"))
-	}
-	observed = append(observed, l.RuntimeRecord(), lib.Path, filepath.Dir(inst.Executable), inst.Executable)
-	_ = pyembed.SavePlan(l.Python(), pyembed.Plan{
+	_ = pyembed.SavePlan(s.layout().Python(), pyembed.Plan{
 		Cwd: s.Dir, Environ: s.Environ(), Args: prefix, Need: need, Exact: exact,
-		Observed: observed, Library: lib.Path, Minor: lib.Version.Minor, Home: inst.Home,
+		Observed: slices.Concat(plan.observed, runtimeInputs(s, lib.Path, inst)),
+		Library:  lib.Path, Minor: lib.Version.Minor, Home: inst.Home,
 		Startup: plan.startup, Argv0: plan.argv0, ArgvHead: head,
 	})
+}
+
+// saveUVReplay saves the plan of `vis-agent python uv SUB …` about to exec
+// uv with env, SUB other than pip (which acts on the environment a run
+// uses): the decision read the command line up to SUB, the runtime, the
+// configuration and uv's pin record.
+func saveUVReplay(s Streams, args []string, pa PythonArgs, choice pyembed.Choice, inst pyembed.Install, uv string, env []string, settingsOK bool) {
+	if !replayable(choice, inst, settingsOK) {
+		return
+	}
+	plan := pyembed.Plan{Cwd: s.Dir, Environ: s.Environ(), Exec: uv, Argv0: "uv", DropEmpty: true}
+	k := len(args) - len(pa.Program)
+	if len(pa.Program) == 0 {
+		plan.Exact = true
+	} else {
+		k++
+		plan.ArgvHead = pa.Program[:1]
+	}
+	plan.Args = args[:k]
+	kept := plan.ExecEnv(plan.Environ)
+	if len(env) < len(kept) || !slices.Equal(env[:len(kept)], kept) {
+		return // not the process's environment and additions: not replayable
+	}
+	plan.AddEnv = env[len(kept):]
+	l := s.layout()
+	plan.Observed = slices.Concat(folderInputs(s.Dir), runtimeInputs(s, choice.Library, inst),
+		[]string{filepath.Join(paths.ExeDir(), uvwrap.BundleDir, "uv"), filepath.Join(l.Python(), "uv"), l.UVVerified()})
+	_ = pyembed.SavePlan(l.Python(), plan)
 }

@@ -85,6 +85,8 @@ Environment:
                           CPython version (3.11/, 3.12/, …)
   VIRTUAL_ENV             the activated environment, as for python
   VIS_HOME                vis-agent's own folder (default ~/.vis)
+  VIS_PYTHON_FASTPATH     0: never replay an earlier identical run's plan
+                          (README: Start-up)
   UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
 
@@ -145,7 +147,7 @@ func runPython(args []string, s Streams) int {
 		return 0
 	}
 	if pa.Mode == ModeUV {
-		return runUV(pa, s)
+		return runUV(args, pa, s)
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)

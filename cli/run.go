@@ -101,7 +101,7 @@ func planRun(rc runContext) (runPlan, error) {
 	plan.replayable = project == nil && len(plan.messages) == 0 && len(settings.Problems) == 0 &&
 		!informational(rc.args) && !(rc.args.Mode == ModeModule && rc.args.Target == "pip")
 	if plan.replayable {
-		plan.observed = decisionInputs(rc.cwd, plan.envDir, plan.argv0)
+		plan.observed = slices.Concat(folderInputs(rc.cwd), environmentInputs(plan.envDir, plan.argv0))
 	}
 	var ss startupSettings
 	if !settings.TLSStrict.Value {

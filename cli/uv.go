@@ -16,7 +16,7 @@ import (
 // (the project's, the activated one, or the shared one), never on the
 // installation itself unless the user passes uv's own --system or
 // --python.
-func runUV(pa PythonArgs, s Streams) int {
+func runUV(args []string, pa PythonArgs, s Streams) int {
 	stdout, stderr := s.Out, s.Err
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "vis-agent python: "+format+"\n", a...)
@@ -64,6 +64,8 @@ func runUV(pa PythonArgs, s Streams) int {
 	var (
 		python  string
 		project *packages.Project
+		found   pyembed.Choice // how the runtime was found, for uv SUB
+		inst    pyembed.Install
 	)
 	if sharedSync || (sub == "pip" && !hasAnyArg(pa.Program[1:], "--system", "--python", "-p")) {
 		choice, err := uvEnvironment(pa, s)
@@ -78,8 +80,8 @@ func runUV(pa PythonArgs, s Streams) int {
 		}
 		python, project = choice.Env.Python, choice.Project
 	} else {
-		inst, err := locateRuntime(s)
-		if err != nil {
+		var err error
+		if found, inst, err = locateRuntime(s); err != nil {
 			return fail(1, "%v", err)
 		}
 		if python = inst.Executable; python == "" {
@@ -89,6 +91,10 @@ func runUV(pa PythonArgs, s Streams) int {
 	}
 	settings := runSettings(s, project)
 	env := uvwrap.Environ(s.Environ(), python, settings.IndexURL.Value)
+	if sub != "pip" && !sharedSync {
+		// The index URL may hold credentials: a plan does not keep it.
+		saveUVReplay(s, args, pa, found, inst, uv, env, len(settings.Problems) == 0 && settings.IndexURL.Value == "")
+	}
 	if !sharedSync {
 		// uv inherits the signals it would have run directly: ignored
 		// stays ignored.
@@ -124,17 +130,18 @@ func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
 // locateRuntime finds the installation of the CPython a run would load,
 // from the library's file name, without loading it: uv needs only its
 // python.
-func locateRuntime(s Streams) (pyembed.Install, error) {
+func locateRuntime(s Streams) (pyembed.Choice, pyembed.Install, error) {
 	choice, err := pyembed.Find(runtimeOptions(s))
 	if err != nil {
-		return pyembed.Install{}, err
+		return choice, pyembed.Install{}, err
 	}
 	v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
 	if !ok {
-		_, _, inst, err := loadRuntime(s)
-		return inst, err
+		_, choice, inst, err := loadRuntime(s)
+		return choice, inst, err
 	}
-	return pyembed.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
+	inst, err := pyembed.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
+	return choice, inst, err
 }
 
 // hasAnyArg reports whether args hold one of the options, alone or as

@@ -14,9 +14,12 @@
 //   how many arguments must follow it, whether none may follow ("1"/"0"),
 //   observed paths (count, then path and stat signature pairs), library,
 //   minor version, home, start-up source, argv[0], CPython's arguments for
-//   the prefix (count, tokens), "end".
-// The program's environment is the process's: a plan holds a hash of it,
-// never its values (which may be secrets).
+//   the prefix (count, tokens), a program to exec instead of running
+//   CPython ("" for none: `vis-agent python uv …` execs uv), whether that
+//   program's environment drops the empty variables ("1"/"0"), the
+//   variables it adds (count, entries), "end".
+// A plan holds a hash of the environment, never its values (which may be
+// secrets).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -130,16 +133,22 @@ static uint64_t env_hash(uint64_t h, char **env) {
 	return h;
 }
 
-static uint64_t plan_name(const char *cwd, char **env, const char *first) {
+// plan_name: the working folder, the environment, the first argument and,
+// after uv, its subcommand, so that `uv sync` and `uv lock` keep a plan
+// each.
+static uint64_t plan_name(const char *cwd, char **env, int argc, char **argv) {
+	const char *first = argc > 2 ? argv[2] : "";
+	const char *sub = argc > 3 && strcmp(first, "uv") == 0 ? argv[3] : "";
 	uint64_t h = fnv_add(FNV_OFFSET, cwd, strlen(cwd) + 1);
 	h = fnv_add(env_hash(h, env), "\1", 1);
-	return fnv_add(h, first, strlen(first) + 1);
+	h = fnv_add(h, first, strlen(first) + 1);
+	return fnv_add(h, sub, strlen(sub) + 1);
 }
 
 // read_plan reads the plan file into a malloc'd buffer, if it is a regular
-// file of this user that nobody else may write.
+// file of this user that nobody else may write (and not a link to one).
 static char *read_plan(const char *path, size_t *len) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		return NULL;
 	}
@@ -156,6 +165,14 @@ static char *read_plan(const char *path, size_t *len) {
 	}
 	close(fd);
 	return buf;
+}
+
+static long count_strings(char **list) {
+	long n = 0;
+	while (list[n] != NULL) {
+		n++;
+	}
+	return n;
 }
 
 // replay runs the plan when every field still holds, and does not return;
@@ -227,10 +244,43 @@ static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
 		}
 	}
 	memcpy(args + 1 + nhead, argv + 2 + nprefix, (size_t)rest * sizeof *args);
+	const char *program = next_field(f);
+	const char *drop_empty = next_field(f);
+	long nadd = next_count(f);
+	char **env = nadd < 0 ? NULL : calloc((size_t)(count_strings(environ) + nadd + 1), sizeof *env);
+	if (program == NULL || drop_empty == NULL || env == NULL) {
+		free(env);
+		free(args);
+		return;
+	}
+	long n = 0;
+	for (char **e = environ; *e != NULL; e++) {
+		const char *eq = strchr(*e, '=');
+		if (strcmp(drop_empty, "1") != 0 || (eq != NULL && eq[1] != '\0')) {
+			env[n++] = *e;
+		}
+	}
+	for (long i = 0; i < nadd; i++) {
+		env[n++] = (char *)next_field(f);
+	}
 	s = next_field(f);
+	if (s == NULL || strcmp(s, "end") != 0) {
+		free(env);
+		free(args);
+		return;
+	}
+	if (program[0] != '\0') {
+		// As Go would: the program inherits the signal dispositions and
+		// mask this process did, which Go has not touched yet.
+		execve(program, args, env);
+		free(env);
+		free(args);
+		return; // Go explains why it failed
+	}
+	free(env); // a python plan adds nothing: the environment is the process's
 	// From here on the run is CPython's; a library that no longer loads
 	// goes back to Go, which explains why.
-	if (s == NULL || strcmp(s, "end") != 0 || vis_py_open(library) != NULL || vis_py_resolve((int)minor) != NULL) {
+	if (vis_py_open(library) != NULL || vis_py_resolve((int)minor) != NULL) {
 		free(args);
 		return;
 	}
@@ -255,7 +305,7 @@ __attribute__((constructor(102))) static void vis_fastpath(int argc, char **argv
 	if (!go_cwd(cwd, sizeof cwd)) {
 		return;
 	}
-	uint64_t name = plan_name(cwd, environ, argc > 2 ? argv[2] : "");
+	uint64_t name = plan_name(cwd, environ, argc, argv);
 	int n;
 	if (vis_home != NULL && vis_home[0] != '\0') {
 		n = snprintf(file, sizeof file, "%s/python/" VIS_FASTPATH_DIR "/%016llx", vis_home, (unsigned long long)name);

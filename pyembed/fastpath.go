@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,6 +50,23 @@ type Plan struct {
 	Startup  string
 	Argv0    string
 	ArgvHead []string
+	// Exec, when set, is a program to exec with the same arguments instead:
+	// uv for `vis-agent python uv …`. Its environment is the process's,
+	// without the empty variables when DropEmpty, then AddEnv.
+	Exec      string
+	DropEmpty bool
+	AddEnv    []string
+}
+
+// ExecEnv is the environment Exec gets from environ.
+func (p Plan) ExecEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		if _, v, _ := strings.Cut(kv, "="); v != "" || !p.DropEmpty {
+			env = append(env, kv)
+		}
+	}
+	return append(env, p.AddEnv...)
 }
 
 // FastPathMissed reports whether this `vis-agent python` run looked for a
@@ -81,16 +99,12 @@ func SavePlan(stateDir string, p Plan) error {
 			field(s)
 		}
 	}
-	exact := "0"
-	if p.Exact {
-		exact = "1"
-	}
 	field(C.VIS_FASTPATH_MAGIC)
 	field(p.Cwd)
 	field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
 	list(p.Args)
 	field(strconv.Itoa(p.Need))
-	field(exact)
+	field(flag(p.Exact))
 	field(strconv.Itoa(len(p.Observed)))
 	recent := time.Now().Add(-racyWindow)
 	for _, path := range p.Observed {
@@ -107,28 +121,42 @@ func SavePlan(stateDir string, p Plan) error {
 	field(p.Startup)
 	field(p.Argv0)
 	list(p.ArgvHead)
+	field(p.Exec)
+	field(flag(p.DropEmpty))
+	list(p.AddEnv)
 	field("end")
 	dir := filepath.Join(stateDir, C.VIS_FASTPATH_DIR)
-	first := ""
-	if len(p.Args) > 0 {
-		first = p.Args[0]
-	}
-	if err := atomicfile.Write(filepath.Join(dir, planName(p.Cwd, p.Environ, first)), b.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, planName(p.Cwd, p.Environ, p.Args)), b.Bytes()); err != nil {
 		return fmt.Errorf("save the run's plan: %w", err)
 	}
 	prunePlans(dir)
 	return nil
 }
 
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
 // planName is fastpath.c's plan_name: FNV-1a of the working folder, each
-// variable and the first argument, each ended by a NUL, with a 1 before
-// the argument.
-func planName(cwd string, environ []string, first string) string {
+// variable, the first argument and uv's subcommand, each ended by a NUL,
+// with a 1 before the arguments.
+func planName(cwd string, environ, args []string) string {
+	first, sub := "", ""
+	if len(args) > 0 {
+		first = args[0]
+	}
+	if first == "uv" && len(args) > 1 {
+		sub = args[1]
+	}
 	h := fnv.New64a()
 	h.Write(append([]byte(cwd), 0))
 	envHash(h, environ)
 	h.Write([]byte{1})
 	h.Write(append([]byte(first), 0))
+	h.Write(append([]byte(sub), 0))
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,12 +55,16 @@ func planFiles(t *testing.T, home string) map[string]uint64 {
 	return plans
 }
 
-// TestPythonMatchesReferenceReplayed runs the reference cases again with
-// vis-agent replaying the plan a first run saved (pyembed/fastpath.c starts
-// CPython before Go): each must still match python, and the plan must have
-// been replayed, not saved again.
+// TestPythonMatchesReferenceReplayed runs the reference cases, and the
+// signal ones, again with vis-agent replaying the plan a first run saved
+// (pyembed/fastpath.c starts CPython before Go): each must still match
+// python, and the plan must have been replayed, not saved again.
 func TestPythonMatchesReferenceReplayed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the exec helper sets dispositions with Linux's system calls")
+	}
 	bin := testenv.Binary(t)
+	cases := append(slices.Clone(pythonCases), signalCases()...)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -68,7 +74,7 @@ func TestPythonMatchesReferenceReplayed(t *testing.T) {
 			// test's has the version without its micro number).
 			runIn(t, t.TempDir(), userEnv(py, home, nil), bin, "python", "-c", "pass")
 			time.Sleep(replayWait)
-			for _, c := range pythonCases {
+			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					if c.minMinor > py.Version.Minor {
 						t.Skipf("needs CPython 3.%d+", c.minMinor)
@@ -230,5 +236,48 @@ func TestPythonReplayLibraryGone(t *testing.T) {
 	got := runIn(t, dir, env, bin, "python", "-c", "print('ok')")
 	if got.stdout != "" || got.status != "exit 1" || !strings.Contains(got.stderr, "vis-agent python: ") || strings.Count(got.stderr, "\n") != 1 {
 		t.Errorf("without the library: want one line from vis-agent and exit 1, got %s", got)
+	}
+}
+
+// TestUVReplay: `vis-agent python uv SUB` replays the plan of the identical
+// run before it (exec of the pinned uv with vis-agent's variables), while
+// uv pip, which acts on the environment a run uses, is decided by Go every
+// time.
+func TestUVReplay(t *testing.T) {
+	bin := testenv.Binary(t)
+	py := testenv.First(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "vishome")
+	env := userEnv(py, home, nil)
+	uv := func(args ...string) run {
+		t.Helper()
+		got := runIn(t, dir, env, bin, append([]string{"python", "uv"}, args...)...)
+		if got.status != "exit 0" {
+			t.Fatalf("uv %q: %s", args, got)
+		}
+		return got
+	}
+	uv("--version") // checks the pin once and remembers it
+	time.Sleep(replayWait)
+	// uv runs the python vis-agent names in UV_PYTHON.
+	probe := []string{"run", "--no-project", "python", "-c", "import sys; print(sys.executable)"}
+	first := uv(probe...)
+	saved := planFiles(t, home)
+	if len(saved) != 1 {
+		t.Fatalf("uv run saved %d plans, want 1", len(saved))
+	}
+	again := uv(probe...)
+	if again != first || !strings.HasPrefix(again.stdout, py.Prefix) {
+		t.Errorf("the replay ran %q, Go ran %q (want the embedded CPython, under %s)", again.stdout, first.stdout, py.Prefix)
+	}
+	uv("pip", "list")
+	uv("--version")
+	for name, ino := range planFiles(t, home) {
+		if old, ok := saved[name]; ok && old != ino {
+			t.Errorf("the plan of uv run was replaced (by uv pip or uv --version), not replayed")
+		}
+	}
+	if got := len(planFiles(t, home)); got != 2 {
+		t.Errorf("%d plans after uv run, uv pip list and uv --version; want 2 (uv pip is never replayed)", got)
 	}
 }

@@ -4,9 +4,13 @@
 //
 //   - start-up: python3 -c pass and a plain venv's python -c pass against
 //     vis-agent python -c pass (which runs in the shared environment, a
-//     venv of its own), on every CPython found, with the same library;
+//     venv of its own), on every CPython found, with the same library: as
+//     a user's repeated runs start, replaying the first one's plan
+//     (pyembed/fastpath.c), and with VIS_PYTHON_FASTPATH=0, as every run
+//     that cannot replay one starts (through Go);
 //
-//   - uv pass-through: uv --version against vis-agent python uv --version;
+//   - uv pass-through: uv --version against vis-agent python uv --version,
+//     replayed and through Go;
 //
 //   - shared install: vis-agent python --shared uv sync against --shared -m
 //     pip install of the same locked set of wheels, from one local
@@ -71,8 +75,10 @@ func startup(bin string, runs int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Printf("start-up: median of %d runs each, taken alternately; vis-agent python runs in its shared environment\n", runs)
-	fmt.Printf("%-14s %-40s %9s %9s %9s %7s %7s %11s\n", "cpython", "reference (vis-agent python: same library)", "python", "venv", "vis-agent", "/python", "/venv", "peak RSS +")
+	fmt.Printf("start-up: median of %d runs each, taken alternately; vis-agent python runs in its shared environment;\n", runs)
+	fmt.Printf("replayed: the run repeated (its plan saved), go: VIS_PYTHON_FASTPATH=0\n")
+	fmt.Printf("%-14s %9s %9s %9s %7s %7s %11s %9s %7s %7s %11s\n", "cpython", "python", "venv",
+		"replayed", "/python", "/venv", "peak RSS +", "go", "/python", "/venv", "peak RSS +")
 	for _, py := range pythons {
 		venv := filepath.Join(tmp, "venv-"+py.Name)
 		if out, err := exec.Command(py.Executable, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
@@ -82,17 +88,48 @@ func startup(bin string, runs int) error {
 		ref := []string{py.Executable, "-c", "pass"}
 		plain := []string{filepath.Join(venv, "bin", "python"), "-c", "pass"}
 		vis := []string{bin, "python", "-c", "pass"}
-		samples, err := alternate(runs, env, ref, plain, vis)
+		// The first run makes the shared environment; the plan of a run is
+		// saved once what it observed has been still for a while.
+		if err := settle(env, vis); err != nil {
+			return fmt.Errorf("%s: %w", py.Name, err)
+		}
+		samples, err := alternate(runs, env, command{argv: ref}, command{argv: plain}, command{argv: vis}, goStart(vis))
 		if err != nil {
 			return fmt.Errorf("%s: %w", py.Name, err)
 		}
-		r, p, v := median(samples[0]), median(samples[1]), median(samples[2])
-		fmt.Printf("%-14s %-40s %7.2fms %7.2fms %7.2fms %7.3f %7.3f %7d KiB\n", py.Name, py.Executable+" -c pass",
-			ms(r.wall), ms(p.wall), ms(v.wall), float64(v.wall)/float64(r.wall), float64(v.wall)/float64(p.wall),
-			v.maxRSS-r.maxRSS)
+		r, p, v, g := median(samples[0]), median(samples[1]), median(samples[2]), median(samples[3])
+		fmt.Printf("%-14s %7.2fms %7.2fms %7.2fms %7.3f %7.3f %7d KiB %7.2fms %7.3f %7.3f %7d KiB\n", py.Name,
+			ms(r.wall), ms(p.wall), ms(v.wall), ratio(v, r), ratio(v, p), v.maxRSS-r.maxRSS,
+			ms(g.wall), ratio(g, r), ratio(g, p), g.maxRSS-r.maxRSS)
 	}
 	return nil
 }
+
+// settleTime outlasts the time a run's observed files must be still before
+// its plan is saved (pyembed's racyWindow).
+const settleTime = 2100 * time.Millisecond
+
+// settle runs argv once, as a user's first run, and waits until the next
+// run can save its plan.
+func settle(env, argv []string) error {
+	if _, err := timeOne(env, argv); err != nil {
+		return err
+	}
+	time.Sleep(settleTime)
+	return nil
+}
+
+// command is a command line, and the variables it gets besides the run's.
+type command struct {
+	argv, env []string
+}
+
+// goStart is argv run through Go, as a run that has no plan to replay.
+func goStart(argv []string) command {
+	return command{argv: argv, env: []string{"VIS_PYTHON_FASTPATH=0"}}
+}
+
+func ratio(a, b sample) float64 { return float64(a.wall) / float64(b.wall) }
 
 // uvPassthrough times uv --version run directly and through vis-agent
 // python uv, which checks the pin once per uv binary. A python run comes
@@ -109,25 +146,29 @@ func uvPassthrough(bin string, runs int) error {
 	if _, err := timeOne(env, []string{bin, "python", "-c", "pass"}); err != nil {
 		return err
 	}
-	samples, err := alternate(runs, env, []string{uv, "--version"}, []string{bin, "python", "uv", "--version"})
+	vis := []string{bin, "python", "uv", "--version"}
+	if err := settle(env, vis); err != nil {
+		return err
+	}
+	samples, err := alternate(runs, env, command{argv: []string{uv, "--version"}}, command{argv: vis}, goStart(vis))
 	if err != nil {
 		return err
 	}
-	u, v := median(samples[0]).wall, median(samples[1]).wall
+	u, v, g := median(samples[0]), median(samples[1]), median(samples[2])
 	fmt.Printf("\nuv pass-through, median of %d runs each, taken alternately:\n", runs)
-	fmt.Printf("  %-46s %8.2fms\n", "uv --version", ms(u))
-	fmt.Printf("  %-46s %8.2fms\n", "vis-agent python uv --version", ms(v))
-	fmt.Printf("  ratio %.3f\n", float64(v)/float64(u))
+	fmt.Printf("  %-56s %8.2fms\n", "uv --version", ms(u.wall))
+	fmt.Printf("  %-56s %8.2fms  ratio %.3f\n", "vis-agent python uv --version (replayed)", ms(v.wall), ratio(v, u))
+	fmt.Printf("  %-56s %8.2fms  ratio %.3f\n", "VIS_PYTHON_FASTPATH=0 vis-agent python uv --version", ms(g.wall), ratio(g, u))
 	return nil
 }
 
 // alternate runs the commands one after the other, n times after a
 // warm-up, so all see the same machine load.
-func alternate(n int, env []string, cmds ...[]string) ([][]sample, error) {
+func alternate(n int, env []string, cmds ...command) ([][]sample, error) {
 	out := make([][]sample, len(cmds))
 	for i := 0; i < n+3; i++ {
-		for j, argv := range cmds {
-			s, err := timeOne(env, argv)
+		for j, c := range cmds {
+			s, err := timeOne(append(env[:len(env):len(env)], c.env...), c.argv)
 			if err != nil {
 				return nil, err
 			}
