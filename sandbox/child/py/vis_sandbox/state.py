@@ -28,7 +28,6 @@ import gc
 import os
 import struct
 import sys
-import threading
 import types
 import zlib
 
@@ -786,8 +785,9 @@ class State:
                 except OSError as e:
                     spilled[row["file"]] = e
 
-        reader = threading.Thread(target=read_spills, name="vis-restore-spills", daemon=True)
         if spill_rows:
+            import threading
+            reader = threading.Thread(target=read_spills, name="vis-restore-spills", daemon=True)
             reader.start()
         lost = report["lost"]
         lost.update(header.get("not_saved", {}))
