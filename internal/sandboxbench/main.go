@@ -85,7 +85,12 @@ func newBench(bin string, py testenv.Python) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{bin: bin, home: home, ws: home}
+	// The workspace is not VIS_HOME itself, as a user's is not: a jailed
+	// session may write in its workspace, and so in anything under it.
+	b := &bench{bin: bin, home: home, ws: filepath.Join(home, "ws")}
+	if err := os.Mkdir(b.ws, 0o755); err != nil {
+		return nil, err
+	}
 	for _, kv := range os.Environ() {
 		if len(kv) < 4 || kv[:4] != "VIS_" {
 			b.env = append(b.env, kv)
