@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -621,6 +622,16 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
 			if err != nil {
 				return err
+			}
+			// Outside the jail, once per CPython: `vis-agent python` of this
+			// library, in a folder of no project.
+			if err := child.Compile(pkgDir, lib.Version.Short(), func(args ...string) *exec.Cmd {
+				exe, _ := os.Executable()
+				cmd := exec.Command(exe, append([]string{"python", "--shared"}, args...)...)
+				cmd.Env, cmd.Dir = append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+lib.Path), pkgDir
+				return cmd
+			}); err != nil {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %v\n", err)
 			}
 			// The jail, before any code of the session's: the driver's
 			// first import runs under it.

@@ -22,7 +22,10 @@
 //     MiB spilled string, against one with an empty snapshot and against
 //     Jupyter's kernel restart to ready.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only]
+//   - with -cold-against OTHER: only the cold first block, of -bin and of
+//     another build, taking turns run by run, on every CPython.
+//
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER]
 package main
 
 import (
@@ -54,12 +57,18 @@ func main() {
 	jupyter := flag.Bool("jupyter", true, "also time a Jupyter kernel (installs jupyter_client and ipykernel from PyPI)")
 	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
+	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
 	}
+	if abs, err := filepath.Abs(*against); err == nil && *against != "" {
+		*against = abs
+	}
 	var err error
 	switch {
+	case *against != "":
+		err = coldAgainst(*bin, *against, *runs)
 	case *jailOnly:
 		err = jailOverheads(*bin, *runs)
 	case *blocksOnly:
@@ -85,7 +94,12 @@ func newBench(bin string, py testenv.Python) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{bin: bin, home: home, ws: home}
+	// The workspace is not VIS_HOME itself, as a user's is not: a jailed
+	// session may write in its workspace, and so in anything under it.
+	b := &bench{bin: bin, home: home, ws: filepath.Join(home, "ws")}
+	if err := os.Mkdir(b.ws, 0o755); err != nil {
+		return nil, err
+	}
 	for _, kv := range os.Environ() {
 		if len(kv) < 4 || kv[:4] != "VIS_" {
 			b.env = append(b.env, kv)
@@ -244,6 +258,61 @@ func blocks(bin string, py testenv.Python, runs int) error {
 	}
 	fmt.Printf("%-14s %8.2fms %8.2fms %7.3f %8.2fms %7.3f\n", py.Name, ms(median(pys)), ms(median(warm)),
 		float64(median(warm))/float64(median(pys)), ms(median(cold)), float64(median(cold))/float64(median(pys2)))
+	return nil
+}
+
+// coldAgainst prints, for every CPython, the cold first block of bin and
+// of other (each in a VIS_HOME of its own), taking turns run by run with
+// each other and with python3 -c pass, so that a shared machine's load
+// weighs on both alike.
+func coldAgainst(bin, other string, runs int) error {
+	fmt.Printf("cold first blocks: median of %d runs each, in turn with python3 -c pass\n", runs)
+	fmt.Printf("%-14s %10s %10s %7s %10s %7s %7s\n", "cpython", "python", "cold -bin", "ratio", "other", "ratio", "÷ other")
+	for _, py := range testenv.FindPythons() {
+		if err := coldPair(bin, other, py, runs); err != nil {
+			return fmt.Errorf("%s: %w", py.Name, err)
+		}
+	}
+	return nil
+}
+
+// coldPair prints coldAgainst's row of one CPython.
+func coldPair(bin, other string, py testenv.Python, runs int) error {
+	var benches [2]*bench
+	for i, b := range []string{bin, other} {
+		bb, err := newBench(b, py)
+		if err != nil {
+			return err
+		}
+		defer bb.close()
+		benches[i] = bb
+		// The first session installs the driver (and its bytecode).
+		if _, err := bb.block("first", "x = 1"); err != nil {
+			return err
+		}
+	}
+	var pys []time.Duration
+	var cold [2][]time.Duration
+	for i := 0; i < runs; i++ {
+		p, err := timePython(py)
+		if err != nil {
+			return err
+		}
+		pys = append(pys, p)
+		for k := range 2 {
+			j := (i + k) % 2 // who goes first alternates
+			name := fmt.Sprintf("cold%d", i)
+			c, err := benches[j].block(name, "x = 1")
+			if err != nil {
+				return err
+			}
+			cold[j] = append(cold[j], c)
+			benches[j].cmd("stop", "--session", name).Run()
+		}
+	}
+	p, a, o := median(pys), median(cold[0]), median(cold[1])
+	fmt.Printf("%-14s %8.2fms %8.2fms %7.3f %8.2fms %7.3f %7.3f\n", py.Name, ms(p), ms(a), float64(a)/float64(p),
+		ms(o), float64(o)/float64(p), float64(a)/float64(o))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -99,6 +100,46 @@ func Install(root string) (string, error) {
 		return "", fmt.Errorf("write the sandbox driver: %w", err)
 	}
 	return dir, nil
+}
+
+// compileCode writes the bytecode of every module under the folder in
+// sys.argv[1], as the running CPython reads it.
+const compileCode = "import compileall, sys\n" +
+	"sys.exit(0 if compileall.compile_dir(sys.argv[1], quiet=1, workers=1) else 1)\n"
+
+// Compile writes the bytecode of the package Install wrote in dir for
+// CPython version (X.Y), once: python is a command running that CPython
+// with the arguments it is given, outside the jail. The jail keeps dir
+// read-only, so the child's own import cannot cache what it compiles, and
+// without this every new session's interpreter compiled the driver again
+// (tens of ms of its first block). A failure is reported once and not
+// tried again: the child then compiles in memory, as before.
+func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
+	marker := filepath.Join(dir, "vis_sandbox", ".bytecode-"+version)
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	cmd := python("-I", "-S", "-c", compileCode, dir)
+	// The child's own descriptors (link, stacks, calls) are inherited
+	// without close-on-exec: /dev/null in their place, so that only the
+	// child holds its link to the host.
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("cache the sandbox driver's bytecode: %w", err)
+	}
+	defer null.Close()
+	cmd.ExtraFiles = make([]*os.File, CallsFD-2)
+	for i := range cmd.ExtraFiles {
+		cmd.ExtraFiles[i] = null
+	}
+	out, err := cmd.CombinedOutput()
+	if werr := atomicfile.Write(marker, nil); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("cache the sandbox driver's bytecode: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Bootstrap is the `python -c` code of the child: import the driver from

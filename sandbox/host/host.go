@@ -122,12 +122,23 @@ func Serve(cfg Config, ready func(error)) error {
 		h.reason = "the sandbox's host process was killed or crashed"
 	}
 	// The first block is on its way: start the child now, while the
-	// socket is set up (if that fails, the child dies with this process).
+	// socket is set up (if that fails, the child dies with this process),
+	// and make room among the other sessions' children meanwhile rather
+	// than before the block.
 	go func() {
 		h.turn <- struct{}{}
+		h.mu.Lock()
+		h.memoryChecked = time.Now()
+		h.mu.Unlock()
+		relieved := make(chan struct{})
+		go func() {
+			h.relieveMemory()
+			close(relieved)
+		}()
 		if _, err := h.ensureChild(); err != nil {
 			fmt.Fprintf(cfg.Log, "vis-agent sandbox host: %v\n", err)
 		}
+		<-relieved
 		<-h.turn
 	}()
 	ln, err := cfg.Folder.Listen()
@@ -148,6 +159,9 @@ func Serve(cfg Config, ready func(error)) error {
 			case <-h.done:
 				h.finishConns()
 				h.closeShells()
+				// No record write is cut in half by the exit; later
+				// ones wait for it.
+				h.recordMu.Lock()
 				return nil
 			default:
 			}
@@ -360,7 +374,9 @@ func (h *Host) ensureChild() (*proc, error) {
 	h.child, h.reason = c, ""
 	h.fresh, h.freshReady = c, time.Now()
 	h.mu.Unlock()
-	h.writeRecord()
+	// Not in the way of the block waiting for this child: the record is
+	// written after the block too, and each write reads the latest state.
+	go h.writeRecord()
 	return c, nil
 }
 

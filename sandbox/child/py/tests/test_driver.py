@@ -207,6 +207,17 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(self.child.receive()["data"], "late\n")
         self.assertEqual(self.child.receive()["ev"], "result")
 
+    def test_partial_output_is_flushed_while_the_block_runs(self):
+        # text without a newline waits for the flusher thread, each time
+        self.child.send(op="run", code="import sys, time\nsys.stdout.write('a')\ntime.sleep(0.6)\n"
+                                        "sys.stdout.write('b')\ntime.sleep(0.6)\nprint('c')")
+        self.assertEqual(self.child.receive(), {"ev": "running"})
+        started = time.monotonic()
+        for want, by in (("a", 0.5), ("b", 1.1), ("c\n", 2)):
+            self.assertEqual(self.child.receive()["data"], want)
+            self.assertLess(time.monotonic() - started, by)
+        self.assertEqual(self.child.receive()["ev"], "result")
+
     def test_large_output_is_chunked(self):
         out, _, _, _ = self.child.run("print('z' * 300000)")
         self.assertEqual(out, "z" * 300000 + "\n")
@@ -317,7 +328,7 @@ class FirstBlockTest(unittest.TestCase):
     def test_first_block_imports_only_what_it_names(self):
         with tempfile.TemporaryDirectory() as tmp:
             heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback",
-                     "re", "json", "enum", "linecache", "tokenize", "pickle")
+                     "re", "json", "enum", "linecache", "tokenize", "pickle", "threading", "collections", "functools")
             # less those this python imports at start (a .pth file may)
             at_start = subprocess.run([sys.executable, "-B", "-c", "import sys; print(' '.join(sys.modules))"],
                                       capture_output=True, text=True, check=True).stdout.split()

@@ -268,6 +268,18 @@ class NamesTest(Case):
 
 
 class SaveTest(Case):
+    def test_only_a_snapshot_replacing_one_waits_for_the_disk(self):
+        s = self.session()
+        synced = []
+        real = os.fsync
+        with mock.patch.object(st.os, "fsync", side_effect=lambda fd: (synced.append(fd), real(fd))):
+            self.assertTrue(s.run("x = 1")["changed"])
+            self.assertEqual(synced, [], "the first snapshot of a session was synced")
+            self.assertTrue(s.run("y = 2")["changed"])
+            self.assertEqual(len(synced), 1, "a snapshot replacing one was not synced")
+        r = self.session().restore()
+        self.assertEqual(sorted(r["variables"]), ["x", "y"])
+
     def test_unpicklable_values_have_reasons(self):
         s = self.session()
         path = os.path.join(self.tmp.name, "f.txt")

@@ -8,15 +8,19 @@ host lands in the block as KeyboardInterrupt.
 """
 
 import builtins
-import collections.abc
 import faulthandler
 import io
 import os
 import sys
-import threading
 import _thread
 import time
 import types
+
+# Mapping without the collections package (os has imported
+# _collections_abc already), and locks and the flusher thread on _thread:
+# threading imports functools and so collections, milliseconds a new
+# session's first block would wait for.
+import _collections_abc
 
 # _signal is what signal wraps: signal's import costs enum's
 import _signal as signal
@@ -37,6 +41,7 @@ CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
 FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
 WARM_AFTER = 0.05  # seconds of a quiet link before an auto-import is done ahead
 
+_MAIN_THREAD = _thread.get_ident()  # the driver is imported by the main thread
 _TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
 
@@ -61,7 +66,7 @@ class Link:
     def __init__(self, fd, interrupts):
         self.fd = fd
         self.rfile = io.open(fd, "rb", buffering=1 << 16, closefd=False)
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.interrupts = interrupts
 
     def send(self, msg):
@@ -113,7 +118,7 @@ class _Deferred:
 
     def __init__(self, owner):
         self.owner = owner
-        self.main = threading.current_thread() is threading.main_thread()
+        self.main = _thread.get_ident() == _MAIN_THREAD
 
     def __enter__(self):
         if self.main:
@@ -143,7 +148,7 @@ class Output(io.TextIOBase):
         self.parts = []
         self.size = 0
         self.sent = 0.0  # time.monotonic() of the last send
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
 
     @property
     def encoding(self):
@@ -192,21 +197,26 @@ class Flusher:
     block that prints and then computes is seen printing."""
 
     def __init__(self):
-        self.event = threading.Event()
+        # held while there is nothing to send: wake() releases it
+        self.woken = _thread.allocate_lock()
+        self.woken.acquire()
         self.outputs = ()
 
     def start(self, outputs):
         self.outputs = outputs
-        threading.Thread(target=self._loop, name="vis-sandbox-flush", daemon=True).start()
+        _thread.start_new_thread(self._loop, ())
 
     def wake(self):
-        self.event.set()
+        try:
+            self.woken.release()
+        except RuntimeError:
+            pass  # woken already
 
     def _loop(self):
         while True:
-            self.event.wait()
+            self.woken.acquire()
             time.sleep(FLUSH_AFTER)
-            self.event.clear()
+            self.woken.acquire(False)  # a wake meanwhile is served now
             for out in self.outputs:
                 try:
                     out.flush()
@@ -214,7 +224,7 @@ class Flusher:
                     pass
 
 
-class Session(collections.abc.Mapping):
+class Session(_collections_abc.Mapping):
     """A read-only mapping whose keys are also attributes."""
 
     def __init__(self, values):
@@ -552,7 +562,8 @@ def cap_threads(cap, policy):
         return start(function, args, kwargs)
 
     _thread.start_new_thread = start_new_thread
-    threading._start_new_thread = start_new_thread
+    if "threading" in sys.modules:  # else it takes the new one when imported
+        sys.modules["threading"]._start_new_thread = start_new_thread
 
 
 _outputs = ()

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// driverBytecode prints how many of the session's runtime modules (package
+// vis_sandbox) are loaded and which lack a valid bytecode file beside
+// their source: with one, CPython imported the module from it.
+const driverBytecode = `import importlib.util, os, sys
+mods = [m for n, m in sys.modules.items() if n.split(".")[0] == "vis_sandbox" and getattr(m, "__file__", None)]
+bad = []
+for m in mods:
+    st = os.stat(m.__file__)
+    try:
+        with open(m.__cached__, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        bad.append(f"{m.__name__}: {type(e).__name__}")
+        continue
+    if (head[:4] != importlib.util.MAGIC_NUMBER or head[4:8] != bytes(4)
+            or int.from_bytes(head[8:12], "little") != int(st.st_mtime) & 0xFFFFFFFF
+            or int.from_bytes(head[12:16], "little") != st.st_size & 0xFFFFFFFF):
+        bad.append(f"{m.__name__}: stale")
+print(len(mods) >= 7, bad)
+`
+
+// TestSandboxDriverBytecode: the session's runtime is imported from
+// bytecode files, also under the jail (which keeps their folder
+// read-only): a new session's interpreter does not compile it again.
+func TestSandboxDriverBytecode(t *testing.T) {
+	for _, py := range testenv.Pythons(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			for _, name := range []string{"first", "second"} {
+				if r := sb.block(name, driverBytecode, 0); r.stdout != "True []\n" {
+					t.Errorf("session %s: %q (want every module from valid bytecode)\nstderr: %s", name, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// childrenOf lists the session children (`vis-agent sandbox child`) whose
+// parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		n, _ := strconv.Atoi(filepath.Base(p))
+		stat, err := os.ReadFile(p + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && strings.Contains(cmdline(n), "sandbox\x00child\x00") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestSandboxEarlyChild: the child a new host starts before the first
+// block arrives is the one that runs it; no second one is started.
+func TestSandboxEarlyChild(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	v := sb.jsonBlock("e", "import os\nprint(os.getpid(), os.getppid())")
+	var pid, ppid int
+	if _, err := fmt.Sscan(v["stdout"].(string), &pid, &ppid); err != nil || v["restarted"] != false {
+		t.Fatalf("first block: %v %v", v, err)
+	}
+	rec := sb.record(sb.folder("e"))
+	if rec.ChildPID != pid || rec.HostPID != ppid {
+		t.Errorf("the block ran in %d (parent %d); the host record says child %d of host %d", pid, ppid, rec.ChildPID, rec.HostPID)
+	}
+	if kids := childrenOf(t, ppid); len(kids) != 1 || kids[0] != pid {
+		t.Errorf("the host's children: %v, want only %d", kids, pid)
+	}
+}
+
+// TestSandboxEarlyChildDies: when the child a new host starts early dies
+// before it is ready (killed here while it restores a slow snapshot), the
+// first block still runs, in a new child restored from the snapshot.
+func TestSandboxEarlyChildDies(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	sb.block("d", slowRestore, 0)
+	sb.run("stop", "--session", "d")
+	folder := sb.folder("d")
+	cmd := sb.command("run", "--session", "d", "-c", "print(s.a)")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	killed := 0
+	for deadline := time.Now().Add(20 * time.Second); killed == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			n, _ := strconv.Atoi(filepath.Base(p))
+			if strings.Contains(cmdline(n), "sandbox\x00child\x00--dir\x00"+folder+"\x00") {
+				syscall.Kill(n, syscall.SIGKILL)
+				killed = n
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no child of the new host was found to kill")
+	}
+	select {
+	case err := <-done:
+		if err != nil || out.String() == "" {
+			t.Fatalf("block after the early child died: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the block hung after the early child died")
+	}
+	contains(t, "block after the early child died", out.String(), "[Sandbox restarted]", "1\n")
+	if rec := sb.record(folder); rec.ChildPID == killed || rec.ChildPID == 0 {
+		t.Errorf("host record's child %d (killed %d)", rec.ChildPID, killed)
+	}
+	log, _ := os.ReadFile(filepath.Join(folder, "host.log"))
+	contains(t, "host log", string(log), "the Python process did not start")
+}
