@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -263,12 +264,127 @@ func waitSleeping(pid int, bound time.Duration) {
 	}
 }
 
-// closeAfterFirstLine reads one line and closes the pipe, as `| head -1`.
+// closeAfterFirstLine is `| head -1` whose reader is slower than the
+// program: it waits until the program is blocked writing to the full pipe,
+// reads one line (one read, which frees a page of room), waits until the
+// program has written into that room and is blocked again, and only then
+// closes the pipe.
+//
+// Closing at a moment the program is in no known state makes the result a
+// matter of scheduling, for python itself: it ends with status 1 if the
+// reader leaves between two of its writes, and with status 120 and a second
+// BrokenPipeError ("Exception ignored in: <_io.TextIOWrapper
+// name='<stdout>' ...>") if the reader leaves while a write is half done:
+// the rest of that write stays in the buffer and the flush at exit fails
+// too. Here both commands are in the same write, with the same bytes
+// written, when the reader leaves.
 func closeAfterFirstLine(t *testing.T, cmd *exec.Cmd) run {
 	t.Helper()
 	stdout, errb := startPiped(t, cmd)
+	pid := cmd.Process.Pid
+	sleeps := waitBlockedWriting(t, pid, -1)
 	first, _ := bufio.NewReader(stdout).ReadString('\n')
+	waitBlockedWriting(t, pid, sleeps)
 	stdout.Close()
 	err := cmd.Wait()
 	return run{first, errb.String(), status(t, cmd, err)}
+}
+
+// closeBeforeOutput is a pipe whose reader left before the program wrote:
+// the program waits for a line on stdin before it prints, and gets it once
+// nobody can read its stdout.
+func closeBeforeOutput(t *testing.T, cmd *exec.Cmd) run {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd.Stdout = w
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A child another test forks at this moment holds a copy of r until it
+	// execs; a write reaches the pipe until then. Probe with a byte (nobody
+	// reads it) until the write fails.
+	for deadline := time.Now().Add(hangBound); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := w.Write([]byte{0}); errors.Is(err, syscall.EPIPE) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the read end of the pipe stayed open (waited %s)", hangBound)
+		}
+	}
+	io.WriteString(stdin, "go\n")
+	stdin.Close()
+	err = cmd.Wait()
+	return run{"", errb.String(), status(t, cmd, err)}
+}
+
+// waitBlockedWriting waits until the main thread of process pid sleeps in a
+// write to its stdout, which for a pipe means waiting for room, after it
+// has gone to sleep more than after times; it returns how many times it
+// has. A thread woken but not yet run still reads as asleep in its write,
+// with the old count: a later wait passes only once the thread has run and
+// gone to sleep again. It returns at once when the process has ended, and
+// gives up after hangBound.
+func waitBlockedWriting(t *testing.T, pid int, after int) int {
+	t.Helper()
+	thread := fmt.Sprintf("/proc/%d/task/%d/", pid, pid)
+	for deadline := time.Now().Add(hangBound); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		// The count read on both sides of the state: equal, it is the
+		// count of the sleep seen in between.
+		before, err1 := sleepCount(thread)
+		call, err2 := os.ReadFile(thread + "syscall")
+		stat, err3 := os.ReadFile(thread + "stat")
+		now, err4 := sleepCount(thread)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+				return 0
+			}
+			t.Fatal(err)
+		}
+		// "pid (comm) S ...": the state follows the command name.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) {
+			t.Fatalf("unexpected %sstat: %q", thread, stat)
+		}
+		if stat[i+2] == 'Z' {
+			return 0
+		}
+		// "NR ARG1 ..." while in a system call.
+		f := strings.Fields(string(call))
+		inWrite := len(f) >= 2 && f[0] == strconv.Itoa(syscall.SYS_WRITE) && f[1] == "0x1"
+		if inWrite && stat[i+2] == 'S' && before == now && now > after {
+			return now
+		}
+	}
+	t.Fatalf("process %d never blocked writing to its stdout pipe (waited %s)", pid, hangBound)
+	return 0
+}
+
+// sleepCount reads how many times the thread whose /proc folder is thread
+// has gone to sleep (voluntary context switches).
+func sleepCount(thread string) (int, error) {
+	status, err := os.ReadFile(thread + "status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no voluntary_ctxt_switches in %sstatus", thread)
 }

@@ -152,6 +152,7 @@ if __name__ == "__main__":
 	{name: "sigint caught", args: []string{"-c", "import time\ntry:\n    print('ready', flush=True)\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    print('caught')\n    raise SystemExit(4)"}, drive: interruptWhenReady},
 	{name: "sigint custom handler", args: []string{"-c", "import signal, time\nsignal.signal(signal.SIGINT, lambda *a: print('handled', flush=True))\nprint('ready', flush=True)\ntime.sleep(0.5)\nprint('after')"}, drive: interruptWhenReady},
 	{name: "broken pipe", args: []string{"-c", "for i in range(200000):\n    print(i)"}, drive: closeAfterFirstLine},
+	{name: "broken pipe before output", args: []string{"-c", "import sys\nsys.stdin.readline()\nfor i in range(200000):\n    print(i)"}, drive: closeBeforeOutput},
 	{name: "broken pipe handled", args: []string{"-c", "import sys, os\ntry:\n    for i in range(200000):\n        print(i)\n    sys.stdout.flush()\nexcept BrokenPipeError:\n    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())\n    sys.exit(3)"}, drive: closeAfterFirstLine},
 	{name: "signal dispositions", args: []string{"-c", "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGSEGV, signal.SIGUSR1, signal.SIGXFSZ):\n    print(s.name, signal.getsignal(s))"}},
 	{name: "sigterm", args: []string{"-c", "import os, signal; print('x', flush=True); os.kill(os.getpid(), signal.SIGTERM)"}},
