@@ -162,6 +162,16 @@ func TestPythonReplay(t *testing.T) {
 			if out, status := python(env, "-c"); out != "" || !strings.Contains(status, "vis-agent python: option -c needs an argument") || !strings.HasSuffix(status, "exit 2") {
 				t.Errorf("-c without code: want vis-agent's usage error, got %q %q", out, status)
 			}
+			// A variable vis-agent sets for the program: no plan is saved.
+			before := planFiles(t, home)
+			for range 2 {
+				if out, _ := python(env, "--env", "A=1", "-c", replayProbe); threads(out) != "go" {
+					t.Errorf("--env A=1: want a start through Go, got\n%s", out)
+				}
+			}
+			if after := planFiles(t, home); len(after) != len(before) {
+				t.Errorf("--env A=1 saved a plan: %d plans before, %d after", len(before), len(after))
+			}
 			// Another environment is another plan, saved by its first run.
 			env2 := append(env[:len(env):len(env)], "EXTRA=1")
 			out, _ := python(env2, "-c", replayProbe)
