@@ -184,15 +184,22 @@ func execIn(t *testing.T, work string, c pyCase, py testenv.Python, home string,
 		return c.drive(t, cmd)
 	}
 	cmd.Stdin = strings.NewReader(c.stdin)
+	return runToEnd(t, ctx, cmd, c.combined)
+}
+
+// runToEnd runs cmd, made with ctx, with its output captured (stderr into
+// stdout when combined) and returns what a user would see of it.
+func runToEnd(t *testing.T, ctx context.Context, cmd *exec.Cmd, combined bool) run {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
-	if c.combined {
+	if combined {
 		cmd.Stderr = &out
 	}
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%q hung (killed after %s)", argv, hangBound)
+		t.Fatalf("%q hung (killed after %s)", cmd.Args, hangBound)
 	}
 	return run{out.String(), errb.String(), status(t, cmd, err)}
 }

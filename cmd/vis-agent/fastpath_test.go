@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -23,13 +22,7 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = dir, env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %q hung", name, args)
-	}
-	return run{out.String(), errb.String(), status(t, cmd, err)}
+	return runToEnd(t, ctx, cmd, false)
 }
 
 // replayWait outlasts the window in which a changed path keeps a plan from
