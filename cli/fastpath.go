@@ -58,7 +58,8 @@ func runtimeInputs(s Streams, libPath string, inst pyembed.Install) []string {
 }
 
 // replayable says whether a run that found its CPython this way and read
-// these settings may be replayed.
+// these settings should save a plan: it may be replayed, and the
+// constructor found none that holds.
 func replayable(choice pyembed.Choice, inst pyembed.Install, settingsOK bool) bool {
 	return settingsOK && pyembed.FastPathMissed() && choice.Source != pyembed.SourceSystem && inst.Executable != ""
 }

@@ -173,11 +173,9 @@ func runPython(args []string, s Streams) int {
 	for _, m := range plan.messages {
 		fmt.Fprintf(stderr, "vis-agent python: %s\n", m)
 	}
-	if pyembed.FastPathMissed() {
-		// Before setEnviron: a plan compares the program's environment
-		// with the one this process started with.
-		saveReplay(s, args, pa, choice, lib, inst, plan)
-	}
+	// Before setEnviron: a plan compares the program's environment with
+	// the one this process started with.
+	saveReplay(s, args, pa, choice, lib, inst, plan)
 	if err := setEnviron(plan.env); err != nil {
 		return fail(err)
 	}

@@ -117,7 +117,9 @@ func planRun(rc runContext) (runPlan, error) {
 	var err error
 	var module string
 	plan.startup, module, err = startupCode(ss, rc.startupDir)
-	plan.observed = append(plan.observed, module)
+	if plan.replayable {
+		plan.observed = append(plan.observed, module)
+	}
 	return plan, err
 }
 

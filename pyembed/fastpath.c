@@ -167,12 +167,28 @@ static char *read_plan(const char *path, size_t *len) {
 	return buf;
 }
 
-static long count_strings(char **list) {
+// exec_env is the environment of a plan's program: the process's (without
+// the empty variables when drop_empty), then the nadd variables at adds.
+static char **exec_env(int drop_empty, plan_fields adds, long nadd) {
 	long n = 0;
-	while (list[n] != NULL) {
+	while (environ[n] != NULL) {
 		n++;
 	}
-	return n;
+	char **env = calloc((size_t)(n + nadd + 1), sizeof *env);
+	if (env == NULL) {
+		return NULL;
+	}
+	n = 0;
+	for (char **e = environ; *e != NULL; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!drop_empty || (eq != NULL && eq[1] != '\0')) {
+			env[n++] = *e;
+		}
+	}
+	for (long i = 0; i < nadd; i++) {
+		env[n++] = (char *)next_field(&adds);
+	}
+	return env;
 }
 
 // replay runs the plan when every field still holds, and does not return;
@@ -247,37 +263,27 @@ static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
 	const char *program = next_field(f);
 	const char *drop_empty = next_field(f);
 	long nadd = next_count(f);
-	char **env = nadd < 0 ? NULL : calloc((size_t)(count_strings(environ) + nadd + 1), sizeof *env);
-	if (program == NULL || drop_empty == NULL || env == NULL) {
-		free(env);
-		free(args);
-		return;
-	}
-	long n = 0;
-	for (char **e = environ; *e != NULL; e++) {
-		const char *eq = strchr(*e, '=');
-		if (strcmp(drop_empty, "1") != 0 || (eq != NULL && eq[1] != '\0')) {
-			env[n++] = *e;
-		}
-	}
+	plan_fields adds = *f;
 	for (long i = 0; i < nadd; i++) {
-		env[n++] = (char *)next_field(f);
+		next_field(f);
 	}
 	s = next_field(f);
-	if (s == NULL || strcmp(s, "end") != 0) {
-		free(env);
+	if (program == NULL || drop_empty == NULL || nadd < 0 || s == NULL || strcmp(s, "end") != 0) {
 		free(args);
 		return;
 	}
 	if (program[0] != '\0') {
 		// As Go would: the program inherits the signal dispositions and
 		// mask this process did, which Go has not touched yet.
-		execve(program, args, env);
+		char **env = exec_env(strcmp(drop_empty, "1") == 0, adds, nadd);
+		if (env != NULL) {
+			execve(program, args, env);
+		}
 		free(env);
 		free(args);
 		return; // Go explains why it failed
 	}
-	free(env); // a python plan adds nothing: the environment is the process's
+	// A python plan's environment is the process's.
 	// From here on the run is CPython's; a library that no longer loads
 	// goes back to Go, which explains why.
 	if (vis_py_open(library) != NULL || vis_py_resolve((int)minor) != NULL) {
