@@ -13,6 +13,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/internal/headbuf"
 )
 
 // BundleDir is the folder beside the vis-agent binary that holds uv, in
@@ -86,7 +87,7 @@ func Verify(path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, abs, "--version")
-	stdout, stderr := &capped{max: 4096}, &capped{max: 4096}
+	stdout, stderr := &headbuf.Writer{Max: 4096}, &headbuf.Writer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A child that keeps the pipes open must not outlive the timeout.
 	cmd.WaitDelay = time.Second
@@ -96,12 +97,12 @@ func Verify(path string) error {
 	}
 	if err != nil {
 		detail := fsutil.Cause(err).Error()
-		if msg := firstLine(stderr.buf); msg != "" {
+		if msg := firstLine(stderr.Bytes); msg != "" {
 			detail += ": " + msg
 		}
 		return fmt.Errorf("%s could not report its version (%s); run make uv", shown, detail)
 	}
-	line := firstLine(stdout.buf)
+	line := firstLine(stdout.Bytes)
 	got, ok := parseVersion(line)
 	if !ok {
 		return fmt.Errorf("%s is not uv: its --version printed %q; run make uv", shown, line)
@@ -148,19 +149,6 @@ func display(path string) string {
 		return "~" + string(filepath.Separator) + rel
 	}
 	return path
-}
-
-// capped keeps the first max bytes written to it and drops the rest.
-type capped struct {
-	buf []byte
-	max int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - len(c.buf); room > 0 {
-		c.buf = append(c.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }
 
 // VerifyCached is Verify, run once per uv binary: a successful check is

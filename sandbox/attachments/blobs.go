@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/vis-agent/vis-agent/internal/headbuf"
 )
 
 // Blob files: blobs/ab/cdef… named by the sha256 of their bytes, written
@@ -49,7 +51,7 @@ func (s *Store) writeTemp(data io.Reader, max int64) (*tempBlob, error) {
 	}
 	b := &tempBlob{path: f.Name()}
 	h := sha256.New()
-	head := &headWriter{max: headSize}
+	head := &headbuf.Writer{Max: headSize}
 	n, err := io.Copy(io.MultiWriter(f, h, head), io.LimitReader(data, max+1))
 	if err == nil && n > max {
 		err = &TooLargeError{Limit: max}
@@ -68,25 +70,12 @@ func (s *Store) writeTemp(data io.Reader, max int64) (*tempBlob, error) {
 		}
 		return nil, fmt.Errorf("attach: read the bytes: %w", err)
 	}
-	b.size, b.sum, b.head = n, hex.EncodeToString(h.Sum(nil)), head.buf
+	b.size, b.sum, b.head = n, hex.EncodeToString(h.Sum(nil)), head.Bytes
 	return b, nil
 }
 
 // discard removes the temporary file, if it is still there.
 func (b *tempBlob) discard() { os.Remove(b.path) }
-
-// headWriter keeps the first max bytes written to it.
-type headWriter struct {
-	buf []byte
-	max int
-}
-
-func (w *headWriter) Write(p []byte) (int, error) {
-	if room := w.max - len(w.buf); room > 0 {
-		w.buf = append(w.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
 
 // blobPath is where the bytes of sum live.
 func (s *Store) blobPath(sum string) (string, error) {
