@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hostcall.h"
+#include "pymodule.h"
 #include "pyfind.h"
 
 // The C API the module uses, found in the loaded libpython (opened with
@@ -340,36 +341,6 @@ static void *host_call(void *self, void *args) {
 	return result;
 }
 
-// The module's definition mirrors CPython's stable ABI (PyMethodDef,
-// PyModuleDef) for release builds that are not free-threaded, as shim.c's
-// start-up module does.
-typedef struct {
-	const char *name;
-	void *meth;
-	int flags;
-	const char *doc;
-} vis_methoddef;
-
-typedef struct {
-	struct {
-		ssize_t refcnt;
-		void *type;
-	} head;
-	void *(*init)(void);
-	ssize_t index;
-	void *copy;
-} vis_host_moduledef_base;
-
-typedef struct {
-	vis_host_moduledef_base base;
-	const char *name;
-	const char *doc;
-	ssize_t size;
-	vis_methoddef *methods;
-	void *slots;
-	void *traverse, *clear, *free;
-} vis_host_moduledef;
-
 #define VIS_METH_VARARGS 1
 
 static vis_methoddef host_methods[] = {
@@ -378,8 +349,8 @@ static vis_methoddef host_methods[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static vis_host_moduledef host_def = {
-	{{0xFFFFFFFF, NULL}, NULL, 0, NULL},
+static vis_moduledef host_def = {
+	VIS_MODULEDEF_HEAD,
 	"_vis_host", "The sandbox host's entry point (vis_sandbox.tools uses it).", 0, host_methods, NULL, NULL, NULL, NULL,
 };
 

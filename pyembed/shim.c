@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <wchar.h>
 
+#include "pymodule.h"
 #include "shim.h"
 
 static void *lib;
@@ -329,37 +330,7 @@ int vis_py_restore_signals(void) {
 
 // The start-up hook: a built-in module named sitecustomize, which site
 // imports after it has set up sys.path and before the program runs. Its
-// body is Python source the Go side composes. The structures mirror
-// CPython's stable ABI (PyModuleDef, PyModuleDef_Slot) for release builds
-// that are not free-threaded, which is all vis-agent loads, so no CPython
-// header is needed.
-typedef struct {
-	ssize_t refcnt;
-	void *type;
-} vis_object_head;
-
-typedef struct {
-	vis_object_head head;
-	void *(*init)(void);
-	ssize_t index;
-	void *copy;
-} vis_moduledef_base;
-
-typedef struct {
-	int slot;
-	void *value;
-} vis_moduledef_slot;
-
-typedef struct {
-	vis_moduledef_base base;
-	const char *name;
-	const char *doc;
-	ssize_t size;
-	void *methods;
-	vis_moduledef_slot *slots;
-	void *traverse, *clear, *free;
-} vis_moduledef;
-
+// body is Python source the Go side composes.
 #define VIS_PY_MOD_EXEC 2
 #define VIS_PY_FILE_INPUT 257
 
@@ -385,10 +356,8 @@ static vis_moduledef_slot startup_slots[] = {
 	{0, NULL},
 };
 
-// A static definition is never freed: its reference count is the one
-// CPython 3.12+ gives immortal objects, and too large to reach zero before.
 static vis_moduledef startup_def = {
-	{{0xFFFFFFFF, NULL}, NULL, 0, NULL},
+	VIS_MODULEDEF_HEAD,
 	"sitecustomize", NULL, 0, NULL, startup_slots, NULL, NULL, NULL,
 };
 
