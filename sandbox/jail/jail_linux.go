@@ -44,7 +44,7 @@ func Apply(p Policy) (Status, error) {
 			return st, err
 		}
 	}
-	if needsSeccomp(p) {
+	if needsSeccomp(p) && !earlyNoNewPrivs() {
 		// Per thread, hence psx; seccomp needs it, and with it an exec
 		// cannot gain privileges (setuid, file capabilities, root's).
 		if _, _, errno := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); errno != 0 {
@@ -87,6 +87,11 @@ func Apply(p Policy) (Status, error) {
 func dropCapabilities() error {
 	if on, err := cap.GetProc().GetFlag(cap.Effective, cap.SETPCAP); err == nil && on {
 		for v := cap.Value(0); v < cap.MaxBits(); v++ {
+			// Reading is this thread's alone; a value EarlyFlag dropped
+			// before Go's threads started is gone from all of them.
+			if in, err := cap.GetBound(v); err == nil && !in {
+				continue
+			}
 			if err := cap.DropBound(v); err != nil {
 				return fmt.Errorf("drop %s from the bounding set: %w", v, err)
 			}
@@ -101,17 +106,26 @@ func dropCapabilities() error {
 	return nil
 }
 
-// verifyThreads reads every thread's status and sets st's seccomp,
-// no_new_privs and capability fields only when all threads show them. A
-// thread that shows less than the policy and the loaded filter promise is
-// an error: it could run code outside the jail.
-func verifyThreads(p Policy, loaded bool, st *Status) error {
+// earlyNoNewPrivs reports whether no_new_privs was set before any thread
+// started (EarlyFlag): then every thread has it. Apply's thread check
+// confirms it.
+func earlyNoNewPrivs() bool {
+	if on, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || on != 1 {
+		return false
+	}
+	all := true
+	err := eachThread(func(f map[string]string) { all = all && f["NoNewPrivs"] == "1" })
+	return err == nil && all
+}
+
+// eachThread calls fn with the fields of every thread's status
+// (/proc/PID/task/TID/status), but those of threads that ended meanwhile.
+func eachThread(fn func(fields map[string]string)) error {
 	dir := fmt.Sprintf("/proc/%d/task", os.Getpid())
 	tids, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list this process's threads: %w", err)
 	}
-	seccompAll, nnpAll, capsAll := true, true, true
 	for _, tid := range tids {
 		data, err := os.ReadFile(filepath.Join(dir, tid.Name(), "status"))
 		if err != nil {
@@ -120,7 +134,18 @@ func verifyThreads(p Policy, loaded bool, st *Status) error {
 			}
 			return fmt.Errorf("read thread %s's status: %w", tid.Name(), err)
 		}
-		f := statusFields(string(data))
+		fn(statusFields(string(data)))
+	}
+	return nil
+}
+
+// verifyThreads reads every thread's status and sets st's seccomp,
+// no_new_privs and capability fields only when all threads show them. A
+// thread that shows less than the policy and the loaded filter promise is
+// an error: it could run code outside the jail.
+func verifyThreads(p Policy, loaded bool, st *Status) error {
+	seccompAll, nnpAll, capsAll := true, true, true
+	err := eachThread(func(f map[string]string) {
 		seccompAll = seccompAll && f["Seccomp"] == "2"
 		nnp := f["NoNewPrivs"] == "1"
 		nnpAll = nnpAll && nnp
@@ -129,6 +154,9 @@ func verifyThreads(p Policy, loaded bool, st *Status) error {
 			noCaps = noCaps && isZeroHex(f[set])
 		}
 		capsAll = capsAll && noCaps && (isZeroHex(f["CapBnd"]) || nnp)
+	})
+	if err != nil {
+		return err
 	}
 	st.Seccomp = loaded && seccompAll
 	st.NoNewPrivs = nnpAll

@@ -26,6 +26,9 @@ type childRequest struct {
 	// Threads started before Apply, for the threads check.
 	Threads int
 	Secret  string
+	// Report prints every thread's bounding set and no_new_privs, as the
+	// process started (EarlyFlag's test), and nothing else.
+	Report bool
 }
 
 func TestMain(m *testing.M) {
@@ -42,6 +45,14 @@ func runChild(req string) int {
 		return 3
 	}
 	os.Unsetenv(childEnv)
+	if r.Report {
+		err := eachThread(func(f map[string]string) { fmt.Printf("CapBnd=%s NoNewPrivs=%s\n", f["CapBnd"], f["NoNewPrivs"]) })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		return 0
+	}
 	if len(r.Argv) == 0 {
 		return threadsCheck(r)
 	}
