@@ -22,6 +22,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/host"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
@@ -587,38 +588,19 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 }
 
 func newSandboxChildCmd(s Streams) *cobra.Command {
-	var dir, info string
+	var dir string
+	var dropPrivileges bool
 	cmd := &cobra.Command{
-		Use:    "child --dir FOLDER --info JSON",
+		Use:    "child --dir FOLDER [" + jail.EarlyFlag + "]",
 		Short:  "Run a sandbox session's Python (started by its host)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			var ci child.Info
-			if err := json.Unmarshal([]byte(info), &ci); err != nil {
-				return fmt.Errorf("read --info: %w", err)
-			}
 			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
 			}
-			// The same environment as `vis-agent python -c` here: the
-			// project's, or the shared packages of this CPython.
 			l := s.layout()
-			plan, err := planRun(runContext{
-				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
-				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
-				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
-			})
-			if err != nil {
-				return err
-			}
-			for _, m := range plan.messages {
-				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
-			}
-			if err := setEnviron(plan.env); err != nil {
-				return err
-			}
 			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
 			if err != nil {
 				return err
@@ -633,8 +615,6 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			}); err != nil {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %v\n", err)
 			}
-			// The jail, before any code of the session's: the driver's
-			// first import runs under it.
 			tmp, err := privateTemp(dir)
 			if err != nil {
 				return err
@@ -643,6 +623,37 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Up to here the child may have started before its host knew
+			// the session (the host's first child, see sandbox/host).
+			ci, err := child.ReceiveInfo()
+			if err != nil {
+				return err
+			}
+			if dropPrivileges && !ci.Policy.Jail {
+				return fmt.Errorf("started with %s for a session without the jail", jail.EarlyFlag)
+			}
+			if err := os.Chdir(ci.Session.Workspace); err != nil {
+				return fmt.Errorf("enter the workspace: %w", err)
+			}
+			s.Dir = ci.Session.Workspace
+			// The same environment as `vis-agent python -c` here: the
+			// project's, or the shared packages of this CPython.
+			plan, err := planRun(runContext{
+				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
+				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
+				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			})
+			if err != nil {
+				return err
+			}
+			for _, m := range plan.messages {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
+			}
+			if err := setEnviron(plan.env); err != nil {
+				return err
+			}
+			// The jail, before any code of the session's: the driver's
+			// first import runs under it.
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
@@ -664,6 +675,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
-	cmd.Flags().StringVar(&info, "info", "{}", "the session's description, JSON")
+	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(jail.EarlyFlag, "--"), false,
+		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
 	return cmd
 }

@@ -72,21 +72,64 @@ func childrenOf(t *testing.T, pid int) []int {
 	return out
 }
 
+// startedBeforeGo reports whether child was started by host before the
+// host's Go runtime: its pid is lower than those of all the host's
+// threads but the main one (pids only grow here, short of a wrap of
+// pid_max during the test).
+func startedBeforeGo(t *testing.T, host, child int) bool {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for _, task := range tasks {
+		if tid, _ := strconv.Atoi(task.Name()); tid != host && (first == 0 || tid < first) {
+			first = tid
+		}
+	}
+	return child < first
+}
+
 // TestSandboxEarlyChild: the child a new host starts before the first
-// block arrives is the one that runs it; no second one is started.
+// block arrives is the one that runs it; no second one is started. It was
+// started by the host's C constructor, before the host's Go runtime, and
+// with VIS_SANDBOX_EARLY_CHILD=0 from Go, like every later child; a
+// session without the jail gets an early child without the jail's
+// privilege drop.
 func TestSandboxEarlyChild(t *testing.T) {
-	sb := newSandbox(t, testenv.First(t))
-	v := sb.jsonBlock("e", "import os\nprint(os.getpid(), os.getppid())")
-	var pid, ppid int
-	if _, err := fmt.Sscan(v["stdout"].(string), &pid, &ppid); err != nil || v["restarted"] != false {
-		t.Fatalf("first block: %v %v", v, err)
-	}
-	rec := sb.record(sb.folder("e"))
-	if rec.ChildPID != pid || rec.HostPID != ppid {
-		t.Errorf("the block ran in %d (parent %d); the host record says child %d of host %d", pid, ppid, rec.ChildPID, rec.HostPID)
-	}
-	if kids := childrenOf(t, ppid); len(kids) != 1 || kids[0] != pid {
-		t.Errorf("the host's children: %v, want only %d", kids, pid)
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		flags []string
+		early bool
+	}{
+		{"jailed", nil, nil, true},
+		{"unjailed", nil, []string{"--no-jail"}, true},
+		{"off", []string{"VIS_SANDBOX_EARLY_CHILD=0"}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, testenv.First(t), tc.env...)
+			v := sb.jsonBlock("e", "import os\nprint(os.getpid(), os.getppid(), session.access[\"kernel\"][\"no_caps\"])", tc.flags...)
+			var pid, ppid int
+			var noCaps string
+			if _, err := fmt.Sscan(v["stdout"].(string), &pid, &ppid, &noCaps); err != nil || v["restarted"] != false {
+				t.Fatalf("first block: %v %v", v, err)
+			}
+			rec := sb.record(sb.folder("e"))
+			if rec.ChildPID != pid || rec.HostPID != ppid {
+				t.Errorf("the block ran in %d (parent %d); the host record says child %d of host %d", pid, ppid, rec.ChildPID, rec.HostPID)
+			}
+			if kids := childrenOf(t, ppid); len(kids) != 1 || kids[0] != pid {
+				t.Errorf("the host's children: %v, want only %d", kids, pid)
+			}
+			if early := startedBeforeGo(t, ppid, pid); early != tc.early {
+				t.Errorf("the child started before the host's Go runtime: %t, want %t", early, tc.early)
+			}
+			if want := fmt.Sprint(tc.flags == nil); noCaps != map[string]string{"true": "True", "false": "False"}[want] {
+				t.Errorf("session.access.no_caps = %s under %v", noCaps, tc.flags)
+			}
+		})
 	}
 }
 

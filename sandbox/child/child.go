@@ -5,10 +5,12 @@
 package child
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -161,4 +164,40 @@ func Bootstrap(dir, folder string, info Info) (string, error) {
 			pyembed.BytesLiteral(folder), pyembed.BytesLiteral(string(data))),
 		"",
 	}, "\n"), nil
+}
+
+// ReceiveInfo reads the session's description, the first line the host
+// sends on LinkFD (see sandbox/protocol). It reads the descriptor itself,
+// without a buffer or an *os.File: the driver reads the link after it,
+// and the host sends nothing more before the child says it is ready.
+func ReceiveInfo() (Info, error) {
+	var info Info
+	var line []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := syscall.Read(LinkFD, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return info, fmt.Errorf("read the session's description: %w", err)
+		}
+		if n == 0 {
+			return info, errors.New("read the session's description: the host closed the link")
+		}
+		line = append(line, buf[:n]...)
+		if len(line) > protocol.MaxLine {
+			return info, errors.New("read the session's description: too long")
+		}
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			if i != len(line)-1 {
+				return info, errors.New("read the session's description: the host sent more than one line")
+			}
+			break
+		}
+	}
+	if err := json.Unmarshal(line, &info); err != nil {
+		return info, fmt.Errorf("read the session's description: %w", err)
+	}
+	return info, nil
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
@@ -23,7 +23,8 @@ const readyTimeout = 2 * time.Minute
 
 // proc is one interpreter child process.
 type proc struct {
-	cmd     *exec.Cmd
+	process *os.Process
+	state   *os.ProcessState // once exited is closed
 	link    net.Conn
 	conn    *protocol.Conn
 	version string
@@ -45,9 +46,32 @@ type proc struct {
 	callsBroken string
 }
 
-// startChild starts an interpreter child for the session and waits until it
-// has restored the snapshot. reason is why the previous one stopped.
-func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls func(net.Conn) error) (*proc, error) {
+// spawned is a child process just started: the host's ends of its links
+// (protocol and host calls) and of its pipes (stacks, stdout, stderr).
+type spawned struct {
+	process                *os.Process
+	link, calls            net.Conn
+	stacks, stdout, stderr *os.File
+}
+
+// discard ends a child the host does not use.
+func (s *spawned) discard() {
+	syscall.Kill(-s.process.Pid, syscall.SIGKILL)
+	s.process.Kill()
+	s.process.Wait()
+	s.close()
+}
+
+func (s *spawned) close() {
+	s.link.Close()
+	s.calls.Close()
+	s.stacks.Close()
+	s.stdout.Close()
+	s.stderr.Close()
+}
+
+// spawnChild starts `Exe ChildArgs...` for a child under policy.
+func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 	calls, callsEnd, err := callLink()
 	if err != nil {
 		return nil, fmt.Errorf("start the Python process: %w", err)
@@ -88,12 +112,11 @@ func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls fu
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	info, _ := json.Marshal(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
-		RestartReason: reason,
-		Policy:        policy,
-	})
-	cmd := exec.Command(cfg.Exe, append(append([]string(nil), cfg.ChildArgs...), "--info", string(info))...)
+	args := append([]string(nil), cfg.ChildArgs...)
+	if policy.Jail {
+		args = append(args, jail.EarlyFlag)
+	}
+	cmd := exec.Command(cfg.Exe, args...)
 	cmd.Dir = cfg.Meta.Workspace
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
 	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd}
@@ -107,31 +130,56 @@ func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls fu
 	for _, f := range closeAfterStart {
 		f.Close()
 	}
+	s := &spawned{link: link, calls: calls, stacks: stacksR, stdout: outR, stderr: errR}
 	if err != nil {
-		link.Close()
-		calls.Close()
-		stacksR.Close()
-		outR.Close()
-		errR.Close()
+		s.close()
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	c := &proc{cmd: cmd, link: link, conn: protocol.NewConn(link, link), started: time.Now(), exited: make(chan struct{}),
-		stacks: newTail(stacksR, 1<<20), stdout: newForwarder(outR, "stdout", cfg.Log), stderr: newForwarder(errR, "stderr", cfg.Log)}
+	s.process = cmd.Process
+	return s, nil
+}
+
+// startChild starts an interpreter child for the session and waits until it
+// has restored the snapshot. reason is why the previous one stopped. The
+// host's first child is the one its C constructor started, when that one
+// was started for this policy.
+func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls func(net.Conn) error) (*proc, error) {
+	s, dropsPrivileges := takeEarlyChild()
+	if s != nil && dropsPrivileges != policy.Jail {
+		s.discard()
+		s = nil
+	}
+	if s == nil {
+		var err error
+		if s, err = spawnChild(cfg, policy); err != nil {
+			return nil, err
+		}
+	}
+	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
+		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, "stdout", cfg.Log), stderr: newForwarder(s.stderr, "stderr", cfg.Log)}
 	go func() {
-		cmd.Wait()
+		c.state, _ = s.process.Wait()
 		close(c.exited)
 	}()
 	go func() {
-		if err := serveCalls(calls); err != nil {
+		if err := serveCalls(s.calls); err != nil {
 			c.mu.Lock()
 			c.callsBroken = err.Error()
 			c.mu.Unlock()
 		}
 	}()
-	link.SetReadDeadline(time.Now().Add(readyTimeout))
+	// The child reads its session's description before it is jailed.
+	err := c.conn.Send(child.Info{
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
+		RestartReason: reason,
+		Policy:        policy,
+	})
 	var ev protocol.Event
-	err = c.conn.Receive(&ev)
-	link.SetReadDeadline(time.Time{})
+	if err == nil {
+		s.link.SetReadDeadline(time.Now().Add(readyTimeout))
+		err = c.conn.Receive(&ev)
+		s.link.SetReadDeadline(time.Time{})
+	}
 	if err != nil || ev.Ev != "ready" {
 		c.kill()
 		<-c.exited
@@ -148,7 +196,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, serveCalls fu
 	return c, nil
 }
 
-func (c *proc) pid() int { return c.cmd.Process.Pid }
+func (c *proc) pid() int { return c.process.Pid }
 
 func (c *proc) alive() bool {
 	select {
@@ -232,7 +280,10 @@ func (c *proc) exitReason() string {
 	case !exited:
 		return "the Python process stopped responding"
 	}
-	st := c.cmd.ProcessState
+	st := c.state
+	if st == nil {
+		return "the Python process ended"
+	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return fmt.Sprintf("the Python process was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 	}

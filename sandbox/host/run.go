@@ -340,7 +340,7 @@ func (h *Host) retire(c *proc, timeout time.Duration) {
 }
 
 // signalStacks asks faulthandler in the child for every thread's stack.
-func (c *proc) signalStacks() { c.cmd.Process.Signal(sigStacks) }
+func (c *proc) signalStacks() { c.process.Signal(sigStacks) }
 
 func writeFile0600(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o600)

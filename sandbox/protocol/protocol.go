@@ -52,7 +52,12 @@
 //
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
-// The child starts, restores the session's snapshot and sends "ready"
+// The host first sends the child one line, the session's description
+// (child.Info: name, workspace, why the previous child stopped, the jail
+// policy), and nothing more until the child is ready: the child reads it
+// before its jail, unbuffered, and hands the link to the driver. (The
+// host's first child may have started before the host knew the session.)
+// The child then restores the session's snapshot and sends "ready"
 // (Python's version in Data, the minor in Line, and in Message what its
 // jail's kernel layer could not enforce, "" when nothing). The host then sends
 // requests with the same shape:
