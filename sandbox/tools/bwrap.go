@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,7 +149,7 @@ func bwrapPath() (string, error) {
 	defer bwrapCheck.Unlock()
 	path, err := exec.LookPath(bwrapName)
 	if err != nil {
-		return "", fmt.Errorf("shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
+		return "", failure(errRefused, "shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
 	}
 	if err, ok := bwrapCheck.done[path]; ok {
 		return path, err
@@ -165,7 +164,7 @@ func bwrapPath() (string, error) {
 		if why == "" {
 			why = err.Error()
 		}
-		err = fmt.Errorf("shell: bubblewrap cannot confine commands here (%s): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile) or run the session with --no-jail", why)
+		err = failure(errRefused, "shell: bubblewrap cannot confine commands here (%s): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile) or run the session with --no-jail", why)
 	}
 	bwrapCheck.done[path] = err
 	return path, err
