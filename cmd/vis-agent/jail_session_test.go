@@ -441,7 +441,8 @@ except PermissionError as e:
 	if _, err := os.Stat(filepath.Join(sb.ws, "ran")); err == nil {
 		t.Errorf("shell() ran its command unconfined")
 	}
-	contains(t, "list", sb.run("list").stdout, "h: the kernel layer lacks: threads: the kernel does not cap them")
+	contains(t, "list", sb.run("list").stdout, "h: the kernel layer lacks: threads: the kernel does not cap them",
+		"h: shell: commands of a jailed session run confined by bubblewrap, which is not installed")
 	r = sb.block("h", `print(shell("echo unconfined").out)`, 0, "--no-jail")
 	contains(t, "--no-jail", r.stdout, "unconfined")
 }

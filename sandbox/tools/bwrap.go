@@ -135,11 +135,26 @@ var bwrapCheck = struct {
 }{done: map[string]error{}}
 
 // CanConfine returns nil when shell commands can run confined here, or
-// the sentence saying why not and how to make them; a session shows it
-// in its access.
+// the sentence saying why not and how to make them; `sandbox list` shows
+// it under a running jailed session.
 func CanConfine() error {
 	_, err := bwrapPath()
 	return err
+}
+
+// lookBwrap finds bubblewrap in confinedPath, which is also a session
+// host's PATH, rather than the caller's: the host and `sandbox list`,
+// asking on its behalf, find the same one.
+func lookBwrap() (string, error) {
+	if strings.Contains(bwrapName, "/") {
+		return exec.LookPath(bwrapName)
+	}
+	for _, dir := range filepath.SplitList(confinedPath) {
+		if path, err := exec.LookPath(filepath.Join(dir, bwrapName)); err == nil {
+			return path, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }
 
 // bwrapPath returns the bubblewrap to run, after trying it once, or an
@@ -147,7 +162,7 @@ func CanConfine() error {
 func bwrapPath() (string, error) {
 	bwrapCheck.Lock()
 	defer bwrapCheck.Unlock()
-	path, err := exec.LookPath(bwrapName)
+	path, err := lookBwrap()
 	if err != nil {
 		return "", failure(errRefused, "shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
 	}
