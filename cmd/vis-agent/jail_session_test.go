@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testwheel"
 )
 
 // escape is one attempt of the session escape corpus. Its code prints E
@@ -445,4 +446,33 @@ except PermissionError as e:
 		"h: shell: commands of a jailed session run confined by bubblewrap, which is not installed")
 	r = sb.block("h", `print(shell("echo unconfined").out)`, 0, "--no-jail")
 	contains(t, "--no-jail", r.stdout, "unconfined")
+}
+
+// TestSandboxJailSharedExtension: a C extension installed in the shared
+// packages (a read-only root) imports and runs in a jailed session, on the
+// oldest and newest CPython: the jail refuses loading libraries through
+// ctypes, not imports from its roots.
+func TestSandboxJailSharedExtension(t *testing.T) {
+	pys := testenv.Pythons(t)
+	if len(pys) > 1 {
+		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
+	}
+	for _, py := range pys {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			wheel := testwheel.BuildExtension(t, t.TempDir(), py, testwheel.Spec{Name: "vis-fast", Version: "1.0"}, "vis_fast", visFastSource)
+			pkgs := t.TempDir()
+			if out, err := exec.Command(py.Executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", pkgs, wheel).CombinedOutput(); err != nil {
+				t.Fatalf("pip install the extension: %v\n%s", err, out)
+			}
+			sb := newSandbox(t, py, "VIS_PYTHON_PACKAGES="+pkgs)
+			r := sb.block("x", fmt.Sprintf(`import vis_fast
+print(vis_fast.add(2, 40), session.access.is_jailed, vis_fast.__file__.startswith(%q))
+try:
+    open(%q + "/planted", "w")
+except PermissionError:
+    print("read-only")`, pkgs, pkgs), 0)
+			contains(t, "the block", r.stdout, "42 True True", "read-only")
+		})
+	}
 }
