@@ -30,6 +30,9 @@ type escape struct {
 	want string
 	// jailedOnly: too slow to repeat without the jail (a retire).
 	jailedOnly bool
+	// freeWant must appear in the output without the jail: the caps that
+	// stay with --no-jail.
+	freeWant string
 	// mayCrash: the child may die before its output reaches the host.
 	mayCrash bool
 	timeout  string
@@ -113,7 +116,7 @@ try:
 except RuntimeError as e:
     print("stopped at", n, type(e).__name__, e)
 finally:
-    ev.set()`, want: "RuntimeError"},
+    ev.set()`, want: "RuntimeError", freeWant: "the cap of 48 threads is reached"},
 	// Past the Python layer (3.10/3.11's wrapper; 3.12+ has the C hook):
 	// the pids cgroup stops it near the cap, long before the address-space
 	// cap would (about 500 threads of 8 MiB stacks in 4 GiB).
@@ -123,7 +126,7 @@ finally:
 	{name: "thread bomb past the Python layer", code: threadBomb + `
 held = session.access.thread_cap or session.access.kernel.get("max_tasks")
 print("stopped at", n, stopped, "" if n < 100 or not held else "ESCAPED")`, want: "RuntimeError"},
-	{name: "memory bomb", code: "hog = []\nwhile True: hog.append(bytearray(256 << 20))", want: "MemoryError"},
+	{name: "memory bomb", code: "hog = []\nwhile True: hog.append(bytearray(256 << 20))", want: "MemoryError", freeWant: "MemoryError"},
 	{name: "recursion crash", code: "sys.setrecursionlimit(10**7)\ndef f(n): return f(n + 1)\nf(0)", mayCrash: true},
 	{name: "SIGINT ignored and a busy loop", code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", timeout: "3s", jailedOnly: true},
 	// Last: without the jail these lift the memory cap and leave the
@@ -257,6 +260,9 @@ func runEscapes(t *testing.T, py testenv.Python) {
 		r := run("free", e.code, "60s", "--no-jail")
 		if e.jailStops && !escaped(r) {
 			t.Errorf("without the jail, %s did not get through, so the corpus does not show the jail stops it:\n%s%s", e.name, r.stdout, r.stderr)
+		}
+		if e.freeWant != "" && !strings.Contains(r.stdout+r.stderr, e.freeWant) {
+			t.Errorf("without the jail, %s: output lacks %q:\n%s%s", e.name, e.freeWant, r.stdout, r.stderr)
 		}
 		if e.jailStops {
 			stopped = append(stopped, e.name)
