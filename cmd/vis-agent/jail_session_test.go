@@ -167,11 +167,7 @@ TCP, UDP, SLEEPER = %d, %d, %d
 // block runs; without the jail, the attempts marked jailStops get
 // through.
 func TestSandboxJailEscapes(t *testing.T) {
-	pys := testenv.Pythons(t)
-	if len(pys) > 1 {
-		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
-	}
-	for _, py := range pys {
+	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			runEscapes(t, py)
@@ -459,11 +455,7 @@ except PermissionError as e:
 // oldest and newest CPython: the jail refuses loading libraries through
 // ctypes, not imports from its roots.
 func TestSandboxJailSharedExtension(t *testing.T) {
-	pys := testenv.Pythons(t)
-	if len(pys) > 1 {
-		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
-	}
-	for _, py := range pys {
+	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			wheel := testwheel.BuildExtension(t, t.TempDir(), py, testwheel.Spec{Name: "vis-fast", Version: "1.0"}, "vis_fast", visFastSource)

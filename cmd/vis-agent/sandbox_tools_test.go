@@ -201,11 +201,7 @@ doc(mine)
 // during a host call, garbage on the host-call descriptor, a jailed shell
 // and a crash of the host right after an attach, on two CPythons.
 func TestSandboxToolsEdges(t *testing.T) {
-	pys := testenv.Pythons(t)
-	if len(pys) > 2 {
-		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
-	}
-	for _, py := range pys {
+	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
