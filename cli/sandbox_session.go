@@ -25,6 +25,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // usageError is a bad command line found by a command itself: status 2.
@@ -404,6 +405,12 @@ restart (helpers, classes, imports and variables).`,
 			for _, r := range rows {
 				if r.KernelMissing != "" {
 					fmt.Fprintf(w, "%s: the kernel layer lacks: %s\n", r.Name, r.KernelMissing)
+				}
+				// Its shell() runs commands under bubblewrap, or refuses.
+				if r.State == "running" && r.Jail != nil && *r.Jail {
+					if err := tools.CanConfine(); err != nil {
+						fmt.Fprintf(w, "%s: %v\n", r.Name, err)
+					}
 				}
 			}
 			return nil

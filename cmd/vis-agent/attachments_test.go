@@ -94,6 +94,20 @@ func TestSandboxAttachments(t *testing.T) {
 		t.Errorf("--json keys:\n%s", r.stdout)
 	}
 
+	// From another folder, --workspace names the session's.
+	elsewhere := t.TempDir()
+	for _, args := range [][]string{
+		{"attachments", "--session", "s", "--workspace", sb.ws},
+		{"attachment", "get", "--session", "s", "--workspace", sb.ws, "PLAN.md", "-o", "-"},
+		{"attachment", "comment", "--session", "s", "--workspace", sb.ws, "PLAN.md", "--version", "1", "from elsewhere"},
+	} {
+		cmd := sb.command(args...)
+		cmd.Dir = elsewhere
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) == 0 {
+			t.Errorf("%v from another folder: %v\n%s", args, err, out)
+		}
+	}
+
 	// get: the latest to its filename here, never over a file without
 	// --force; -o - to stdout; -o FILE; -o FOLDER; by id.
 	read := func(name string) string {
@@ -132,7 +146,7 @@ func TestSandboxAttachments(t *testing.T) {
 
 	// comment: on the commentable version; refused, saying why, on the
 	// read-only one.
-	if r := sb.ok("attachment", "comment", "--session", "s", "PLAN.md", "--version", "1", "ship it"); r.stdout != "comment 1 added to PLAN.md version 1\n" {
+	if r := sb.ok("attachment", "comment", "--session", "s", "PLAN.md", "--version", "1", "ship it"); r.stdout != "comment 2 added to PLAN.md version 1\n" {
 		t.Errorf("comment: %q", r.stdout)
 	}
 	sb.failsWith(1, "read-only (attached without commentable=True)", "attachment", "comment", "--session", "s", "PLAN.md", "--version", "2", "no")
@@ -143,7 +157,7 @@ func TestSandboxAttachments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if d, err := st.Get(filepath.Base(sb.folder("s")), "PLAN.md", 1); err != nil || len(d.Comments) != 1 || d.Comments[0].Text != "ship it" {
+	if d, err := st.Get(filepath.Base(sb.folder("s")), "PLAN.md", 1); err != nil || len(d.Comments) != 2 || d.Comments[1].Text != "ship it" {
 		t.Errorf("the comment in the store: %+v, %v", d.Comments, err)
 	}
 

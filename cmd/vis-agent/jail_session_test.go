@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testwheel"
 )
 
 // escape is one attempt of the session escape corpus. Its code prints E
@@ -29,6 +30,9 @@ type escape struct {
 	want string
 	// jailedOnly: too slow to repeat without the jail (a retire).
 	jailedOnly bool
+	// freeWant must appear in the output without the jail: the caps that
+	// stay with --no-jail.
+	freeWant string
 	// mayCrash: the child may die before its output reaches the host.
 	mayCrash bool
 	timeout  string
@@ -87,6 +91,20 @@ print(E if os.path.exists(WS + "/ext/leak") and open(WS + "/ext/leak").read() el
 	{name: "signal another process through libc", code: "import ctypes, signal\nr = ctypes.CDLL(None).kill(SLEEPER, signal.SIGCONT)\nprint(E if r == 0 else 'failed', r)", jailStops: true, want: "PermissionError"},
 	{name: "signal.pthread_kill of its own thread", code: `import signal, threading; signal.pthread_kill(threading.main_thread().ident, 0); print("own thread")`, want: "own thread"},
 	{name: "os.execv", code: `os.execv("/bin/cat", ["cat", S])`, jailStops: true, want: "PermissionError"},
+	// The hook's policy is C memory: nothing a block reaches weakens it.
+	{name: "weaken the hook, then open", code: `import builtins, gc, io
+saved = builtins.open, io.open
+sys.addaudithook(lambda *a: None)
+builtins.open = io.open = lambda *a, **k: None
+try:
+    held = [o for o in gc.get_objects() if isinstance(o, dict) and S in [v for v in o.values() if isinstance(v, str)]]
+    print(E, io.FileIO(S).read())
+finally:
+    builtins.open, io.open = saved`, jailStops: true, want: "PermissionError"},
+	// Privileges: refused by the kernel (no capabilities), not the hook.
+	{name: "chown in the workspace", code: `open("owned", "w").close(); os.chown("owned", 1234, 1234); print(E)`, jailStops: true, want: "PermissionError"},
+	{name: "raw socket", code: `import socket; print(E, socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).fileno())`, jailStops: true, want: "PermissionError"},
+	{name: "mptcp without the network", code: `import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(5); s.connect(("127.0.0.1", TCP)); print(E, s.recv(100))`, noNetwork: true, want: "PermissionError"},
 	{name: "tcp connect without the network", code: `import socket; print(E, socket.create_connection(("127.0.0.1", TCP), timeout=5).recv(100))`, noNetwork: true, want: "PermissionError"},
 	{name: "udp without the network", code: `import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.sendto(b"hi", ("127.0.0.1", UDP)); print(E, s.recv(100))`, noNetwork: true, want: "PermissionError"},
 	{name: "name lookup without the network", code: `import socket; print(E, socket.getaddrinfo("localhost", 80))`, noNetwork: true, want: "PermissionError"},
@@ -98,23 +116,17 @@ try:
 except RuntimeError as e:
     print("stopped at", n, type(e).__name__, e)
 finally:
-    ev.set()`, want: "RuntimeError"},
+    ev.set()`, want: "RuntimeError", freeWant: "the cap of 48 threads is reached"},
 	// Past the Python layer (3.10/3.11's wrapper; 3.12+ has the C hook):
 	// the pids cgroup stops it near the cap, long before the address-space
 	// cap would (about 500 threads of 8 MiB stacks in 4 GiB).
-	{name: "thread bomb past the Python layer", code: `import _thread, threading
-for c in getattr(_thread.start_new_thread, "__closure__", None) or ():
-    if getattr(c.cell_contents, "__name__", "") == "start_new_thread":
-        _thread.start_new_thread = threading._start_new_thread = c.cell_contents
-ev = threading.Event(); n = 0
-try:
-    while n < 5000:
-        threading.Thread(target=ev.wait, daemon=True).start(); n += 1
-except RuntimeError as e:
-    print("stopped at", n, type(e).__name__, e, "" if n < 100 else "ESCAPED")
-finally:
-    ev.set()`, want: "RuntimeError"},
-	{name: "memory bomb", code: "hog = []\nwhile True: hog.append(bytearray(256 << 20))", want: "MemoryError"},
+	// Where neither holds (3.10/3.11 without a pids cgroup it can write,
+	// as root in a container: TestSandboxJailWithoutHelpers), the
+	// address-space cap ends it, later.
+	{name: "thread bomb past the Python layer", code: threadBomb + `
+held = session.access.thread_cap or session.access.kernel.get("max_tasks")
+print("stopped at", n, stopped, "" if n < 100 or not held else "ESCAPED")`, want: "RuntimeError"},
+	{name: "memory bomb", code: "hog = []\nwhile True: hog.append(bytearray(256 << 20))", want: "MemoryError", freeWant: "MemoryError"},
 	{name: "recursion crash", code: "sys.setrecursionlimit(10**7)\ndef f(n): return f(n + 1)\nf(0)", mayCrash: true},
 	{name: "SIGINT ignored and a busy loop", code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", timeout: "3s", jailedOnly: true},
 	// Last: without the jail these lift the memory cap and leave the
@@ -123,6 +135,22 @@ finally:
 	{name: "setrlimit raise", code: `import resource; resource.setrlimit(resource.RLIMIT_AS, (-1, -1)); print(E)`, want: "Error"},
 	{name: "chroot", code: `os.chroot("."); print(E)`, jailStops: true, want: "PermissionError"},
 }
+
+// threadBomb starts threads, past Python's layer of the thread cap (the
+// wrapper of start_new_thread on 3.10/3.11), until one fails: n threads
+// started, stopped is the exception's type and message.
+const threadBomb = `import _thread, threading
+for c in getattr(_thread.start_new_thread, "__closure__", None) or ():
+    if getattr(c.cell_contents, "__name__", "") == "start_new_thread":
+        _thread.start_new_thread = threading._start_new_thread = c.cell_contents
+ev = threading.Event(); n = 0; stopped = None
+try:
+    while n < 5000:
+        threading.Thread(target=ev.wait, daemon=True).start(); n += 1
+except RuntimeError as e:
+    stopped = "%s %s" % (type(e).__name__, e)
+finally:
+    ev.set()`
 
 // escapePrelude defines the names the attempts use.
 const escapePrelude = `import os, sys
@@ -139,11 +167,7 @@ TCP, UDP, SLEEPER = %d, %d, %d
 // block runs; without the jail, the attempts marked jailStops get
 // through.
 func TestSandboxJailEscapes(t *testing.T) {
-	pys := testenv.Pythons(t)
-	if len(pys) > 1 {
-		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
-	}
-	for _, py := range pys {
+	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			runEscapes(t, py)
@@ -232,6 +256,9 @@ func runEscapes(t *testing.T, py testenv.Python) {
 		r := run("free", e.code, "60s", "--no-jail")
 		if e.jailStops && !escaped(r) {
 			t.Errorf("without the jail, %s did not get through, so the corpus does not show the jail stops it:\n%s%s", e.name, r.stdout, r.stderr)
+		}
+		if e.freeWant != "" && !strings.Contains(r.stdout+r.stderr, e.freeWant) {
+			t.Errorf("without the jail, %s: output lacks %q:\n%s%s", e.name, e.freeWant, r.stdout, r.stderr)
 		}
 		if e.jailStops {
 			stopped = append(stopped, e.name)
@@ -363,4 +390,87 @@ func TestSandboxJailProjectVenv(t *testing.T) {
 	sb.ws = filepath.Join(proj, "sub")
 	r := sb.block("v", `import projmod, sys; print(projmod.Y, sys.prefix, session.access.is_jailed)`, 0)
 	contains(t, "the block", r.stdout, "from the project venv "+filepath.Join(proj, ".venv")+" True")
+}
+
+// TestSandboxJailWithoutHelpers: as root in a container that gives it no
+// cgroup to write and no bubblewrap (here: a mount namespace where every
+// cgroup hierarchy is read-only and bwrap is /dev/null), a jailed session
+// on the oldest CPython still runs and says what it lacks; a thread bomb
+// past Python's layer ends in RuntimeError with the host alive; shell()
+// refuses, saying how to enable it, and runs nothing; --no-jail runs it.
+func TestSandboxJailWithoutHelpers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace")
+	}
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "no-helpers.sh")
+	testenv.WriteTree(t, dir, map[string]string{"no-helpers.sh": `set -e
+for m in $(grep -E ' - cgroup2? ' /proc/self/mountinfo | cut -d' ' -f5); do mount -o bind,remount,ro "$m"; done
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+	if [ -e "$d/bwrap" ]; then mount --bind /dev/null "$d/bwrap"; fi
+done
+exec "$@"
+`})
+	unshare := []string{"unshare", "--mount", "--propagation", "private", "/bin/sh", inner}
+	if out, err := exec.Command(unshare[0], append(unshare[1:], "/bin/true")...).CombinedOutput(); err != nil {
+		t.Skipf("cannot make the mount namespace: %v\n%s", err, out)
+	}
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	wrapper := filepath.Join(dir, "vis-agent")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s %q \"$@\"\n", strings.Join(unshare, " "), sb.bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb.bin = wrapper
+
+	r := sb.block("h", `print("max_tasks", session.access.kernel.get("max_tasks", 0))
+print("says", [m for m in session.access.kernel["missing"] if m.startswith("threads")])
+`+threadBomb+`
+print("bomb:", n, stopped)`, 0)
+	t.Logf("%s: %s", py.Name, r.stdout)
+	contains(t, "the thread bomb", r.stdout, "max_tasks 0", "says ['threads: the kernel does not cap them", " RuntimeError ")
+	host := sb.record(sb.folder("h")).HostPID
+	r = sb.block("h", `print("next", 6 * 7)
+try:
+    shell("touch ran")
+except PermissionError as e:
+    print("refused:", e)`, 0)
+	contains(t, "after the bomb", r.stdout, "next 42",
+		"refused: shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
+	if !processAlive(host) || sb.record(sb.folder("h")).HostPID != host {
+		t.Errorf("the host %d did not live through the thread bomb", host)
+	}
+	if _, err := os.Stat(filepath.Join(sb.ws, "ran")); err == nil {
+		t.Errorf("shell() ran its command unconfined")
+	}
+	contains(t, "list", sb.run("list").stdout, "h: the kernel layer lacks: threads: the kernel does not cap them",
+		"h: shell: commands of a jailed session run confined by bubblewrap, which is not installed")
+	r = sb.block("h", `print(shell("echo unconfined").out)`, 0, "--no-jail")
+	contains(t, "--no-jail", r.stdout, "unconfined")
+}
+
+// TestSandboxJailSharedExtension: a C extension installed in the shared
+// packages (a read-only root) imports and runs in a jailed session, on the
+// oldest and newest CPython: the jail refuses loading libraries through
+// ctypes, not imports from its roots.
+func TestSandboxJailSharedExtension(t *testing.T) {
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			wheel := testwheel.BuildExtension(t, t.TempDir(), py, testwheel.Spec{Name: "vis-fast", Version: "1.0"}, "vis_fast", visFastSource)
+			pkgs := t.TempDir()
+			if out, err := exec.Command(py.Executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", pkgs, wheel).CombinedOutput(); err != nil {
+				t.Fatalf("pip install the extension: %v\n%s", err, out)
+			}
+			sb := newSandbox(t, py, "VIS_PYTHON_PACKAGES="+pkgs)
+			r := sb.block("x", fmt.Sprintf(`import vis_fast
+print(vis_fast.add(2, 40), session.access.is_jailed, vis_fast.__file__.startswith(%q))
+try:
+    open(%q + "/planted", "w")
+except PermissionError:
+    print("read-only")`, pkgs, pkgs), 0)
+			contains(t, "the block", r.stdout, "42 True True", "read-only")
+		})
+	}
 }

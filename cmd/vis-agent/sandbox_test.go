@@ -149,6 +149,16 @@ func (sb *sandbox) jsonBlock(name, code string, extra ...string) map[string]any 
 	return v
 }
 
+// oldestAndNewest are the oldest and the newest CPython found (one, when
+// only one is).
+func oldestAndNewest(t *testing.T) []testenv.Python {
+	pys := testenv.Pythons(t)
+	if len(pys) > 1 {
+		pys = []testenv.Python{pys[0], pys[len(pys)-1]}
+	}
+	return pys
+}
+
 func contains(t *testing.T, what, got string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {

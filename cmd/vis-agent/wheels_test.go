@@ -50,7 +50,12 @@ func buildWheelhouse(t *testing.T, dir string, py testenv.Python) {
 	} {
 		testwheel.Build(t, dir, s)
 	}
-	testwheel.BuildExtension(t, dir, py, testwheel.Spec{Name: "vis-fast", Version: "1.0"}, "vis_fast", `
+	testwheel.BuildExtension(t, dir, py, testwheel.Spec{Name: "vis-fast", Version: "1.0"}, "vis_fast", visFastSource)
+}
+
+// visFastSource is the C source of the extension module vis_fast, whose
+// add(a, b) returns a + b.
+const visFastSource = `
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -63,5 +68,4 @@ static PyObject *add(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {{"add", add, METH_VARARGS, "a + b"}, {NULL, NULL, 0, NULL}};
 static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "vis_fast", NULL, -1, methods};
 PyMODINIT_FUNC PyInit_vis_fast(void) { return PyModule_Create(&def); }
-`)
-}
+`

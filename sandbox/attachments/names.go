@@ -15,10 +15,13 @@ import (
 // NotFoundError is an id or filename the session has no attachment under,
 // or a version its filename does not have.
 type NotFoundError struct {
-	What     string   // the id or filename asked for
-	Nearest  []string // the session's filenames closest to What
-	Version  int      // the version asked for, when What exists
-	Versions []int    // What's versions, when What exists
+	What    string   // the id or filename asked for
+	Nearest []string // the session's filenames closest to What
+	// Newest are the session's newest filenames, when none is close to
+	// What (an id mistyped, a name unlike any): what there is to ask for.
+	Newest   []string
+	Version  int   // the version asked for, when What exists
+	Versions []int // What's versions, when What exists
 }
 
 func (e *NotFoundError) Error() string {
@@ -32,6 +35,8 @@ func (e *NotFoundError) Error() string {
 	msg := fmt.Sprintf("no attachment %q in this session", e.What)
 	if len(e.Nearest) > 0 {
 		msg += "; nearest: " + strings.Join(e.Nearest, ", ")
+	} else if len(e.Newest) > 0 {
+		msg += "; its newest: " + strings.Join(e.Newest, ", ")
 	}
 	return msg
 }

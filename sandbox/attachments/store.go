@@ -297,11 +297,15 @@ func (s *Store) find(session, idOrFilename string, version int) (Descriptor, err
 		return Descriptor{}, err
 	}
 	if len(versions) == 0 {
-		nearest, err := s.nearest(session, idOrFilename)
+		names, err := s.filenames(session)
 		if err != nil {
 			return Descriptor{}, err
 		}
-		return Descriptor{}, &NotFoundError{What: idOrFilename, Nearest: nearest}
+		nf := &NotFoundError{What: idOrFilename, Nearest: nearestNames(idOrFilename, names)}
+		if len(nf.Nearest) == 0 {
+			nf.Newest = names[:min(len(names), maxNearest)]
+		}
+		return Descriptor{}, nf
 	}
 	want := version
 	switch {
@@ -339,9 +343,9 @@ func (s *Store) versions(session, filename string) ([]int, error) {
 	return out, rows.Err()
 }
 
-// nearest are the session's filenames closest to name.
-func (s *Store) nearest(session, name string) ([]string, error) {
-	rows, err := s.db.Query(`SELECT DISTINCT filename FROM attachments WHERE session = ?`, session)
+// filenames are the session's filenames, the newest attached first.
+func (s *Store) filenames(session string) ([]string, error) {
+	rows, err := s.db.Query(`SELECT filename FROM attachments WHERE session = ? GROUP BY filename ORDER BY MAX(pk) DESC`, session)
 	if err != nil {
 		return nil, fmt.Errorf("read the attachments: %w", err)
 	}
@@ -357,7 +361,7 @@ func (s *Store) nearest(session, name string) ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the attachments: %w", err)
 	}
-	return nearestNames(name, names), nil
+	return names, nil
 }
 
 func (s *Store) comments(id string) ([]Comment, error) {

@@ -307,8 +307,17 @@ func TestNearest(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	_, err = s.Get("s", "unrelated-thing", 0)
-	if err == nil || err.Error() != `no attachment "unrelated-thing" in this session` {
+	if err == nil || err.Error() != `no attachment "unrelated-thing" in this session; its newest: zzz.bin, report.csv, PLAN-index.md` {
 		t.Errorf("got %v", err)
+	}
+	// An id mistyped is near no filename: the newest are what to ask for.
+	attach(t, s, "s", "report.csv", "again", false)
+	_, err = s.Get("s", "att_0123456789ab", 0)
+	if err == nil || err.Error() != `no attachment "att_0123456789ab" in this session; its newest: report.csv, zzz.bin, PLAN-index.md` {
+		t.Errorf("got %v", err)
+	}
+	if _, err = s.Get("t", "att_0123456789ab", 0); err == nil || err.Error() != `no attachment "att_0123456789ab" in this session` {
+		t.Errorf("a session without attachments: %v", err)
 	}
 }
 

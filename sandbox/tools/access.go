@@ -64,18 +64,18 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 		where = fmt.Sprintf("%s (resolves to %s)", shown, real)
 	}
 	if under(real, a.Hidden) {
-		return resolved{}, fmt.Errorf("hidden from the session: %s", where)
+		return resolved{}, failure(errRefused, "hidden from the session: %s", where)
 	}
 	if under(real, a.ReadWrite) {
 		return r, nil
 	}
 	if under(real, a.ReadOnly) {
 		if write {
-			return resolved{}, fmt.Errorf("read-only root: %s (the session may change files only under %s)", where, strings.Join(a.ReadWrite, ", "))
+			return resolved{}, failure(errRefused, "read-only root: %s (the session may change files only under %s)", where, strings.Join(a.ReadWrite, ", "))
 		}
 		return r, nil
 	}
-	return resolved{}, fmt.Errorf("outside the session's roots: %s", where)
+	return resolved{}, failure(errRefused, "outside the session's roots: %s", where)
 }
 
 // canonical resolves an absolute path the way the kernel would, one

@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,11 +135,26 @@ var bwrapCheck = struct {
 }{done: map[string]error{}}
 
 // CanConfine returns nil when shell commands can run confined here, or
-// the sentence saying why not and how to make them; a session shows it
-// in its access.
+// the sentence saying why not and how to make them; `sandbox list` shows
+// it under a running jailed session.
 func CanConfine() error {
 	_, err := bwrapPath()
 	return err
+}
+
+// lookBwrap finds bubblewrap in confinedPath, which is also a session
+// host's PATH, rather than the caller's: the host and `sandbox list`,
+// asking on its behalf, find the same one.
+func lookBwrap() (string, error) {
+	if strings.Contains(bwrapName, "/") {
+		return exec.LookPath(bwrapName)
+	}
+	for _, dir := range filepath.SplitList(confinedPath) {
+		if path, err := exec.LookPath(filepath.Join(dir, bwrapName)); err == nil {
+			return path, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }
 
 // bwrapPath returns the bubblewrap to run, after trying it once, or an
@@ -148,9 +162,9 @@ func CanConfine() error {
 func bwrapPath() (string, error) {
 	bwrapCheck.Lock()
 	defer bwrapCheck.Unlock()
-	path, err := exec.LookPath(bwrapName)
+	path, err := lookBwrap()
 	if err != nil {
-		return "", fmt.Errorf("shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
+		return "", failure(errRefused, "shell: commands of a jailed session run confined by bubblewrap, which is not installed: install it (apt-get install bubblewrap) or run the session with --no-jail")
 	}
 	if err, ok := bwrapCheck.done[path]; ok {
 		return path, err
@@ -165,7 +179,7 @@ func bwrapPath() (string, error) {
 		if why == "" {
 			why = err.Error()
 		}
-		err = fmt.Errorf("shell: bubblewrap cannot confine commands here (%s): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile) or run the session with --no-jail", why)
+		err = failure(errRefused, "shell: bubblewrap cannot confine commands here (%s): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile) or run the session with --no-jail", why)
 	}
 	bwrapCheck.done[path] = err
 	return path, err

@@ -114,7 +114,7 @@ func openText(r resolved) (*os.File, error) {
 	f, err := openNoSymlinks(r.Real, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no such file: %s", r.Shown)
+			return nil, failure(errMissing, "no such file: %s", r.Shown)
 		}
 		return nil, fmt.Errorf("%s: %w", r.Shown, err)
 	}
@@ -126,7 +126,7 @@ func openText(r resolved) (*os.File, error) {
 	switch {
 	case st.IsDir():
 		f.Close()
-		return nil, fmt.Errorf("is a directory: %s (grep searches it; shell(\"ls\") lists it)", r.Shown)
+		return nil, failure(errIsDir, "is a directory: %s (grep searches it; shell(\"ls\") lists it)", r.Shown)
 	case !st.Mode().IsRegular():
 		f.Close()
 		return nil, fmt.Errorf("not a regular file: %s (%s)", r.Shown, st.Mode().Type())

@@ -2,10 +2,13 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
@@ -348,5 +351,43 @@ func TestPatch(t *testing.T) {
 	}
 	if st, err := os.Lstat(filepath.Join(f.ws, "inside")); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the symlink was replaced: %v %v", st, err)
+	}
+}
+
+// TestErrorKinds: every failure a caller maps to a Python exception is of
+// its kind by errors.Is, whatever its message says.
+func TestErrorKinds(t *testing.T) {
+	f := newFixture(t)
+	os.Mkdir(filepath.Join(f.ws, "dir"), 0o755)
+	hidden := f.a
+	hidden.Hidden = []string{filepath.Join(f.ws, "dir")}
+	catErr := func(a Access, p string) error { _, err := Cat(a, p, 0, 0); return err }
+	grepErr := func(a Access, p string) error { _, err := Grep(a, "x", p, "", 0); return err }
+	patchErr := func(a Access, p string) error { _, err := Patch(a, p, "one", "1"); return err }
+	kinds := []struct {
+		name string
+		err  error
+		kind error
+	}{
+		{"cat a missing file", catErr(f.a, "missing.txt"), fs.ErrNotExist},
+		{"grep a missing folder", grepErr(f.a, "missing"), fs.ErrNotExist},
+		{"patch a missing file", patchErr(f.a, "missing.txt"), fs.ErrNotExist},
+		{"cat outside the roots", catErr(f.a, f.secret), fs.ErrPermission},
+		{"cat through a symlink out", catErr(f.a, "escape"), fs.ErrPermission},
+		{"grep a hidden folder", grepErr(hidden, "dir"), fs.ErrPermission},
+		{"patch a read-only root", patchErr(f.a, filepath.Join(f.ro, "lib.txt")), fs.ErrPermission},
+		{"cat a folder", catErr(f.a, "dir"), syscall.EISDIR},
+		{"patch a folder", patchErr(f.a, "dir"), syscall.EISDIR},
+	}
+	for _, k := range kinds {
+		if !errors.Is(k.err, k.kind) {
+			t.Errorf("%s: %v is not %v", k.name, k.err, k.kind)
+		}
+	}
+	_, err := Grep(f.a, "(", ".", "", 0)
+	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, syscall.EISDIR} {
+		if errors.Is(err, kind) {
+			t.Errorf("a bad regex (%v) is %v", err, kind)
+		}
 	}
 }

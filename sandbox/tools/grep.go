@@ -80,7 +80,7 @@ func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 	st, err := os.Lstat(top.Real)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return GrepResult{}, fmt.Errorf("grep: no such file or folder: %s", top.Shown)
+			return GrepResult{}, failure(errMissing, "grep: no such file or folder: %s", top.Shown)
 		}
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}

@@ -74,7 +74,7 @@ func readForPatch(dir *os.File, name, shown string) (string, unix.Stat_t, error)
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return "", st, fmt.Errorf("no such file: %s", shown)
+			return "", st, failure(errMissing, "no such file: %s", shown)
 		}
 		return "", st, fmt.Errorf("%s: %w", shown, err)
 	}
@@ -85,7 +85,7 @@ func readForPatch(dir *os.File, name, shown string) (string, unix.Stat_t, error)
 	}
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return "", st, fmt.Errorf("is a directory: %s", shown)
+		return "", st, failure(errIsDir, "is a directory: %s", shown)
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return "", st, fmt.Errorf("not a regular file: %s", shown)
 	case st.Size > MaxPatchBytes:

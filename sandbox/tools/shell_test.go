@@ -2,7 +2,9 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -357,6 +359,9 @@ func TestShellWithoutBwrap(t *testing.T) {
 	defer func() { bwrapName = saved }()
 	_, err := shells(t, f.a).Start("touch ran", "", 0)
 	wantErr(t, err, "apt-get install bubblewrap", "--no-jail")
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("the refusal %v is not a permission error", err)
+	}
 	wantErr(t, CanConfine(), "apt-get install bubblewrap")
 	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
 		t.Fatal("the command ran unconfined")

@@ -295,6 +295,24 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class SessionTest(unittest.TestCase):
+    """session and session.access: read-only, and a copy survives pickle
+    (a variable holding one is restored after a restart)."""
+
+    def test_pickle(self):
+        sys.path.insert(0, PY_DIR)
+        try:
+            from vis_sandbox.driver import Session
+        finally:
+            sys.path.remove(PY_DIR)
+        import pickle
+        access = Session({"is_jailed": True, "kernel": {"missing": []}})
+        back = pickle.loads(pickle.dumps(access))
+        self.assertEqual((back.is_jailed, back["kernel"], dict(back)), (True, {"missing": []}, dict(access)))
+        with self.assertRaises(AttributeError):
+            back.is_jailed = False
+
+
 class ThreadCapTest(unittest.TestCase):
     """cap_threads, the cap on CPython 3.10 and 3.11 (run in a new process:
     it patches _thread for good)."""

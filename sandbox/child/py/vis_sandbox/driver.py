@@ -254,6 +254,12 @@ class Session(_collections_abc.Mapping):
     def __repr__(self):
         return "session(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"
 
+    def __reduce__(self):
+        # A variable holding session.access comes back after a restart as
+        # a copy; without this, unpickling asks __getattr__ for _values
+        # before __init__ set it, and recurses.
+        return (Session, (self._values,))
+
 
 class Driver:
     def __init__(self, link, interrupts, folder, info):
