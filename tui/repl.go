@@ -216,7 +216,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 	case attachmentsMsg:
-		m.attachments(msg)
+		return m, m.attachments(msg)
 	case openedMsg:
 		m.opened(msg)
 	case commentedMsg:

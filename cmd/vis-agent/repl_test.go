@@ -412,7 +412,8 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 // same store) appear in the tab; the viewer shows a Markdown version and
 // switches versions; a comment typed in the REPL is in the store, read back
 // by a block, and one added with the CLI shows in the viewer; a read-only
-// version refuses a comment, saying why.
+// version refuses a comment, saying why; a viewer open on the newest
+// version follows a newer one a block attaches.
 func TestReplAttachments(t *testing.T) {
 	for _, py := range replPythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
@@ -464,6 +465,20 @@ func TestReplAttachments(t *testing.T) {
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
 			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Escape")
+			tm.waitForGone("Esc back to the input")
+
+			// a viewer open on the newest version while a block attaches a
+			// newer one shows the new one when the block ends
+			tm.typed(`import time; time.sleep(3); d = attach("# Plan, third\n", filename="plan.md")`)
+			tm.waitFor("running")
+			tm.keys("F3")
+			tm.waitFor("▶ plan.md v2")
+			tm.keys("Enter")
+			tm.waitFor("plan.md  v2 (versions 1–2", "Plan, second")
+			tm.waitFor("plan.md  v3 (versions 1–3", "Plan, third", "plan.md v3 is new: it replaced v2 here")
 			tm.keys("Escape")
 			tm.waitForGone("Esc closes")
 			tm.keys("Escape")
