@@ -237,6 +237,10 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	if press(m, "ctrl+c") == nil || m.confirm != "" {
 		t.Fatal("the first Ctrl+C does not interrupt")
 	}
+	m.interrupt = m.interrupt.Add(-secondInterrupt) // as if 2 s had passed
+	if press(m, "ctrl+c") == nil || m.confirm != "" || !strings.Contains(frame(m), "Interrupting…") {
+		t.Fatal("a Ctrl+C 2 s after the first does not interrupt again, or offers a restart")
+	}
 	typeText(m, "1")
 	press(m, "enter") // typed ahead: waits for the block's end
 	if press(m, "ctrl+c") == nil || m.confirm != "restart" || !strings.Contains(frame(m), "Restart its Python process") {

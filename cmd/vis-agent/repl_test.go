@@ -385,7 +385,7 @@ func TestReplLargeOutput(t *testing.T) {
 
 // TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
 // second Ctrl+C offers to restart its Python process, y does, and the
-// session goes on from its snapshot.
+// session goes on from its snapshot. /timeout times out a later block.
 func TestReplRestartsAStuckBlock(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
@@ -405,6 +405,12 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 	tm.waitFor("SandboxRestarted")
 	tm.typed("print(kept)")
 	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+	// /timeout reaches the blocks run after it (1s is raised to the least, 3s)
+	tm.typed("/timeout 1s")
+	tm.waitFor("Blocks now time out after 3s.")
+	tm.typed("while True: pass")
+	tm.keys("Enter")
+	tm.waitFor("The block ran past its timeout of 3 seconds.")
 }
 
 // TestReplAttachments drives the attachments tab in a real terminal: an
