@@ -463,7 +463,8 @@ func TestMCPNoNetwork(t *testing.T) {
 // TestMCPCancelQueued: cancelling a python call that waits behind another
 // client's block (a `sandbox run`) withdraws the call's block, which never
 // runs, and leaves the other block alone; so does a queued client killed
-// before its block started.
+// before its block started. A cancelled call whose block runs interrupts
+// it, and not another client's block queued behind it.
 func TestMCPCancelQueued(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -508,6 +509,42 @@ func TestMCPCancelQueued(t *testing.T) {
 	}
 	if text, _ := c.python("print(ran, 'killed_ran' in globals())", false); text != "False False\n" {
 		t.Errorf("the cancelled blocks ran: %q", text)
+	}
+
+	// The other way round: a cancelled call whose block runs interrupts
+	// that block only; another client's block queued behind it runs whole.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	running := make(chan error, 1)
+	go func() {
+		_, _, _, err := c.call(ctx, "python", map[string]any{"code": "import time\nopen('started', 'w').close()\ntime.sleep(60)\nslept = True"}, false)
+		running <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(sb.ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the python call's block did not start")
+		}
+	}
+	queued := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c", "import time\ntime.sleep(1)\nprint('queued ran')")
+	var qout, qerr strings.Builder
+	queued.Stdout, queued.Stderr = &qout, &qerr
+	if err := queued.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { queued.Process.Kill() })
+	time.Sleep(500 * time.Millisecond) // it waits behind the python call's block
+	cancel()
+	if err := <-running; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled running call: %v", err)
+	}
+	if err := queued.Wait(); err != nil || qout.String() != "queued ran\n" || strings.Contains(qerr.String(), "KeyboardInterrupt") {
+		t.Errorf("the block queued behind a cancelled one: %v, stdout %q, stderr %q", err, qout.String(), qerr.String())
+	}
+	if text, _ := c.python("print('slept' in globals())", false); text != "False\n" {
+		t.Errorf("the cancelled running block finished: %q", text)
 	}
 }
 

@@ -200,7 +200,8 @@ func TestReplInTmux(t *testing.T) {
 			t.Fatalf("at 60 columns the panel is not under the transcript:\n%s", s)
 		narrow:
 			tm.keys("C-d")
-			tm.waitFor("repl-exit=0")
+			// no alternate screen: the transcript stays in the terminal
+			tm.waitFor("repl-exit=0", `>>> print("after")`)
 			tm.keys("Enter")
 			tm.waitForGone("repl-exit=0")
 			tm.waitFor(">>>", "greet(name)")
