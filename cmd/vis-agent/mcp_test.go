@@ -438,7 +438,8 @@ func toJSON(v any) string {
 }
 
 // TestMCPNoNetwork: `sandbox mcp --no-network` runs its blocks without the
-// network, and its description tells the model so.
+// network, and `--no-jail` without the jail; the description tells the
+// model so.
 func TestMCPNoNetwork(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -457,6 +458,20 @@ func TestMCPNoNetwork(t *testing.T) {
 	contains(t, "a connect without the network", text, "refused: network access is refused", "False\n")
 	if strings.Contains(text, "the server's answer") {
 		t.Errorf("the block reached the loopback server:\n%s", text)
+	}
+
+	// --no-jail: blocks run unconfined, and the description says so
+	free := connectMCP(t, sb, "--session", "free", "--no-jail")
+	if tools, err = free.cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == "python" {
+			contains(t, "python's description under --no-jail", tl.Description, "The session is not jailed", "The network is available")
+		}
+	}
+	if text, _ := free.python("print(session.access.is_jailed, session.access.network)", false); text != "False True\n" {
+		t.Errorf("a block under --no-jail: %q", text)
 	}
 }
 
