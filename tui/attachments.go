@@ -44,6 +44,7 @@ type (
 
 func (m *Model) loadAttachments() tea.Cmd {
 	s := m.sess
+	m.seen.attachments = attachmentsStamp(s) // before the read, as in refresh
 	return func() tea.Msg {
 		list, err := listAttachments(s)
 		return attachmentsMsg{list, err}

@@ -514,3 +514,24 @@ func TestReplAttachments(t *testing.T) {
 		})
 	}
 }
+
+// TestReplWatchesOtherClients: what other clients do in the REPL's session
+// shows without a block typed here: a helper a `sandbox run` defines
+// appears in the defs panel, an attachment stored meanwhile in the
+// attachments tab, and a viewer open on a file's newest version moves to
+// the version another client attached.
+func TestReplWatchesOtherClients(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
+	sb.block("default", "def agent_helper(n):\n    \"\"\"Made by an agent.\"\"\"\n    return n", 0)
+	tm.waitFor("agent_helper(n)", "Made by an agent.")
+	sb.attachTo("default", "agent.txt", "first\n", false)
+	tm.waitFor("attachments (1)")
+	tm.keys("F3")
+	tm.waitFor("▶ agent.txt v1")
+	tm.keys("Enter")
+	tm.waitFor("agent.txt  v1", "\nfirst")
+	sb.attachTo("default", "agent.txt", "second\n", false)
+	tm.waitFor("agent.txt  v2 (versions 1–2", "\nsecond", "agent.txt v2 is new: it replaced v1 here")
+}
