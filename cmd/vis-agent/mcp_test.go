@@ -594,7 +594,8 @@ func (c *mcpClient) notified(what string, cond func() bool) {
 // TestMCPAttachments: a cut output kept as an attachment and paged with
 // read_attachment; attachments a block stores (text, a new version, an
 // image, a binary) listed by list_attachments and as resources, with the
-// change notifications, read as text, image and blob; bad names.
+// change notifications (also for another client's attachment, without a
+// call), read as text, image and blob; bad names.
 func TestMCPAttachments(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -676,6 +677,16 @@ func TestMCPAttachments(t *testing.T) {
 	if r, err := c.readResource("vis-attachment://a/block.txt"); err != nil || r.Text != "made by a block\n" {
 		t.Errorf("block.txt: %v %+v", err, r)
 	}
+
+	// Another client's block attaches a new version: the subscriber hears
+	// of it without a call of its own.
+	c.mu.Lock()
+	heard := len(c.updated)
+	c.mu.Unlock()
+	attach(t, sb, "a", "notes.txt", "text/plain", []byte("third version\n"))
+	c.notified("resources/updated for another client's version of notes.txt", func() bool {
+		return len(c.updated) > heard && c.updated[len(c.updated)-1] == "vis-attachment://a/notes.txt"
+	})
 
 	// Another client's block attaches: resources/list sees it without a
 	// python call of this client.
