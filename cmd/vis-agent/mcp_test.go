@@ -208,6 +208,10 @@ func TestMCPServer(t *testing.T) {
 	// defs lists what the session defined.
 	contains(t, "defs", c.tool("defs", nil), "inc(n=<int>)", "x: int")
 	contains(t, "defs inc", c.tool("defs", map[string]any{"name": "inc"}), "return x + n")
+	contains(t, "defs inc with details", c.tool("defs", map[string]any{"name": "inc", "details": true}), "reads: x", "sha256: ", "return x + n")
+	if text := c.tool("defs", map[string]any{"pattern": "^in"}); !strings.Contains(text, "inc(n=<int>)") || strings.Contains(text, "x: int") {
+		t.Errorf("defs with a pattern: %q", text)
+	}
 
 	// A timeout, with progress notifications while it runs.
 	text, st = c.python("print('spinning', flush=True)\nwhile True: pass", true, "timeout_s", 3)
