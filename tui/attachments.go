@@ -88,8 +88,9 @@ func (m *Model) attachments(msg attachmentsMsg) tea.Cmd {
 
 // follow brings the open viewer up to the store's list: a viewer that
 // showed its file's newest version moves to a newer one a block attached
-// since; else its version is read again (for comments added since), or,
-// when the list no longer holds it, the viewer says so.
+// since (unless a comment on the shown one is being written); else its
+// version is read again (for comments added since), or, when the list no
+// longer holds it, the viewer says so.
 func (m *Model) follow(newest bool) tea.Cmd {
 	v := m.view
 	vs := m.versions(v.d.Filename)
@@ -99,7 +100,7 @@ func (m *Model) follow(newest bool) tea.Cmd {
 		v.data, v.img, v.loading, v.width = nil, nil, false, 0
 		v.err = "it is no longer among the session's attachments"
 		return nil
-	case newest && i < len(vs)-1:
+	case newest && i < len(vs)-1 && m.comment == nil: // not under a comment being written on it
 		latest, was := vs[len(vs)-1], v.d.Version
 		m.sel = slices.IndexFunc(m.atts, func(d Descriptor) bool { return d.ID == latest.ID })
 		cmd := m.open(latest)

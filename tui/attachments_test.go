@@ -339,7 +339,8 @@ func TestShades(t *testing.T) {
 
 // TestViewerFollowsTheStore: an open viewer shows the store's current
 // state after each refresh: it moves to a version a block attached when
-// it showed the newest, stays on an older one it was moved to (read again,
+// it showed the newest (not while a comment on it is being written),
+// stays on an older one it was moved to (read again,
 // with a comment added since by another client), and says so when the
 // session's attachments are gone.
 func TestViewerFollowsTheStore(t *testing.T) {
@@ -392,14 +393,23 @@ func TestViewerFollowsTheStore(t *testing.T) {
 		t.Errorf("the list's chosen version after the viewer moved: %+v", d)
 	}
 
+	// a comment being written keeps the viewer on its version
+	press(m, "c")
+	attach("third run\n")
+	refresh()
+	if f := frame(m); !strings.Contains(f, "log.txt  v2 (versions 1–3") || !strings.Contains(f, "comment> ") {
+		t.Errorf("a new version moved the viewer from under a comment being written:\n%s", f)
+	}
+	press(m, "esc")
+
 	m.Update(press(m, "[")())
 	if _, err := st.Comment(key, "log.txt", 1, "seen elsewhere", "ann"); err != nil {
 		t.Fatal(err)
 	}
-	attach("third run\n")
+	attach("fourth run\n")
 	refresh()
 	f = frame(m)
-	for _, want := range []string{"log.txt  v1 (versions 1–3", "\nfirst run", "Comments (1)", "  seen elsewhere"} {
+	for _, want := range []string{"log.txt  v1 (versions 1–4", "\nfirst run", "Comments (1)", "  seen elsewhere"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("a viewer moved to v1 lacks %q after a refresh:\n%s", want, f)
 		}
