@@ -467,7 +467,8 @@ func TestReplAttachments(t *testing.T) {
 			sb.ok("attachment", "comment", "plan.md", "--version", "1", "from the CLI")
 			sb.attachTo("default", "plan.md", "# Plan, second\n", false)
 			tm.typed("/attachments")
-			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments")
+			// the tab's count: the panel's list is the store's (the table comes first)
+			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments", "[attachments (3)]")
 			tm.keys("Home", "Enter") // the newest: the chosen one stays chosen while the list has the keys
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
@@ -504,7 +505,7 @@ func TestReplAttachments(t *testing.T) {
 			}
 			sb.attachTo("default", "half.png", png.String(), false)
 			tm.typed("/attachments")
-			tm.waitFor("half.png v1")
+			tm.waitFor("half.png v1", "[attachments (5)]")
 			tm.keys("Home", "Enter")
 			tm.waitFor("PNG image, 32 × 8 pixels", "\n"+strings.Repeat(" ", 16)+strings.Repeat("█", 16)+"\n")
 			tm.keys("Escape")
