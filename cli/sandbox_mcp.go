@@ -52,9 +52,8 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			maxAttach := int64(config.Load(s.layout().UserConfig()).SandboxMaxAttachmentMB.Value) << 20
-			srv := mcpserver.New(mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
-				MaxAttachment: maxAttach})
-			err = srv.Run(ctx, mcpserver.Stdio(s.In, wire))
+			err = mcpserver.Run(ctx, mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
+				MaxAttachment: maxAttach}, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal
 			}

@@ -44,6 +44,7 @@ type (
 
 func (m *Model) loadAttachments() tea.Cmd {
 	s := m.sess
+	m.seen.attachments = attachmentsStamp(s) // before the read, as in refresh
 	return func() tea.Msg {
 		list, err := listAttachments(s)
 		return attachmentsMsg{list, err}
@@ -52,19 +53,25 @@ func (m *Model) loadAttachments() tea.Cmd {
 
 // attachments takes the store's list (newest first), keeping the chosen
 // version chosen while the list has the keys or the viewer is open; else
-// the newest is chosen.
-func (m *Model) attachments(msg attachmentsMsg) {
+// the newest is chosen. An open viewer then shows the current state (see
+// follow).
+func (m *Model) attachments(msg attachmentsMsg) tea.Cmd {
 	m.panelW = 0
 	if m.view != nil {
 		m.view.width = 0 // its title names the versions there are
 	}
 	if msg.err != nil {
 		m.attsErr = msg.err.Error()
-		return
+		return nil
 	}
 	chosen := m.chosen()
 	if !m.focus && m.view == nil {
 		chosen = nil
+	}
+	newest := false // the viewer shows its file's newest version
+	if v := m.view; v != nil {
+		vs := m.versions(v.d.Filename)
+		newest = len(vs) == 0 || vs[len(vs)-1].ID == v.d.ID
 	}
 	m.atts, m.attsErr = msg.list, ""
 	m.sel = 0
@@ -73,6 +80,34 @@ func (m *Model) attachments(msg attachmentsMsg) {
 			m.sel = i
 		}
 	}
+	if m.view == nil {
+		return nil
+	}
+	return m.follow(newest)
+}
+
+// follow brings the open viewer up to the store's list: a viewer that
+// showed its file's newest version moves to a newer one a block attached
+// since (unless a comment on the shown one is being written); else its
+// version is read again (for comments added since), or, when the list no
+// longer holds it, the viewer says so.
+func (m *Model) follow(newest bool) tea.Cmd {
+	v := m.view
+	vs := m.versions(v.d.Filename)
+	i := slices.IndexFunc(vs, func(d Descriptor) bool { return d.ID == v.d.ID })
+	switch {
+	case i < 0:
+		v.data, v.img, v.loading, v.width = nil, nil, false, 0
+		v.err = "it is no longer among the session's attachments"
+		return nil
+	case newest && i < len(vs)-1 && m.comment == nil: // not under a comment being written on it
+		latest, was := vs[len(vs)-1], v.d.Version
+		m.sel = slices.IndexFunc(m.atts, func(d Descriptor) bool { return d.ID == latest.ID })
+		cmd := m.open(latest)
+		m.hint = fmt.Sprintf("%s v%d is new: it replaced v%d here ([ shows v%d)", latest.Filename, latest.Version, was, was)
+		return cmd
+	}
+	return m.read(v.d)
 }
 
 // chosen is the attachment version chosen in the panel, if any.
@@ -149,6 +184,11 @@ func (m *Model) open(d Descriptor) tea.Cmd {
 	}
 	m.view.d, m.view.loading, m.view.data, m.view.err, m.view.width = d, true, nil, "", 0
 	m.hint = ""
+	return m.read(d)
+}
+
+// read reads version d from the store for the viewer.
+func (m *Model) read(d Descriptor) tea.Cmd {
 	s := m.sess
 	return func() tea.Msg {
 		fresh, data, err := readAttachment(s, d.ID)
@@ -164,7 +204,7 @@ func (m *Model) opened(msg openedMsg) {
 	if v == nil || v.d.ID != msg.d.ID {
 		return // closed, or another version asked for since
 	}
-	v.d, v.data, v.img, v.loading, v.width = msg.d, msg.data, msg.img, false, 0
+	v.d, v.data, v.img, v.loading, v.width, v.err = msg.d, msg.data, msg.img, false, 0, ""
 	if msg.err != nil {
 		v.err = msg.err.Error()
 	}

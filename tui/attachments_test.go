@@ -336,3 +336,90 @@ func TestShades(t *testing.T) {
 		t.Error("an empty image")
 	}
 }
+
+// TestViewerFollowsTheStore: an open viewer shows the store's current
+// state after each refresh: it moves to a version a block attached when
+// it showed the newest (not while a comment on it is being written),
+// stays on an older one it was moved to (read again,
+// with a comment added since by another client), and says so when the
+// session's attachments are gone.
+func TestViewerFollowsTheStore(t *testing.T) {
+	home := t.TempDir()
+	meta := session.Meta{Name: "default", Workspace: "/home/u/work/proj"}
+	sess, err := client.Open(filepath.Join(home, "sandbox", "sessions"), meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := attachments.Open(paths.AttachmentsOf(sess.Folder.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := session.ID(meta.Name, meta.Workspace)
+	attach := func(text string) {
+		_, err := st.Attach(attachments.New{Session: key, SessionName: meta.Name, Block: 2, Filename: "log.txt", Commentable: true},
+			strings.NewReader(text), attachments.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach("first run\n")
+	m := New(Config{Session: sess, HistoryDir: t.TempDir()})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m.Update(m.loadAttachments()())
+	press(m, "f3")
+	m.Update(press(m, "enter")())
+	if f := frame(m); !strings.Contains(f, "log.txt  v1") || !strings.Contains(f, "\nfirst run") {
+		t.Fatalf("the viewer on v1:\n%s", f)
+	}
+	// refresh is the refresh after a block: the list, then what the
+	// viewer asks for.
+	refresh := func() {
+		t.Helper()
+		if cmd := m.Update2(m.loadAttachments()()); cmd != nil {
+			m.Update(cmd())
+		}
+	}
+
+	attach("second run\n")
+	refresh()
+	f := frame(m)
+	for _, want := range []string{"log.txt  v2 (versions 1–2", "\nsecond run", "log.txt v2 is new: it replaced v1 here ([ shows v1)"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("after a block attached v2, the viewer lacks %q:\n%s", want, f)
+		}
+	}
+	if d := m.chosen(); d == nil || d.Version != 2 {
+		t.Errorf("the list's chosen version after the viewer moved: %+v", d)
+	}
+
+	// a comment being written keeps the viewer on its version
+	press(m, "c")
+	attach("third run\n")
+	refresh()
+	if f := frame(m); !strings.Contains(f, "log.txt  v2 (versions 1–3") || !strings.Contains(f, "comment> ") {
+		t.Errorf("a new version moved the viewer from under a comment being written:\n%s", f)
+	}
+	press(m, "esc")
+
+	m.Update(press(m, "[")())
+	if _, err := st.Comment(key, "log.txt", 1, "seen elsewhere", "ann"); err != nil {
+		t.Fatal(err)
+	}
+	attach("fourth run\n")
+	refresh()
+	f = frame(m)
+	for _, want := range []string{"log.txt  v1 (versions 1–4", "\nfirst run", "Comments (1)", "  seen elsewhere"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("a viewer moved to v1 lacks %q after a refresh:\n%s", want, f)
+		}
+	}
+
+	if err := st.RemoveSession(key); err != nil {
+		t.Fatal(err)
+	}
+	refresh()
+	if f := frame(m); !strings.Contains(f, "could not read it: it is no longer among the session's attachments") || strings.Contains(f, "first run") {
+		t.Errorf("the viewer after the session's attachments were removed:\n%s", f)
+	}
+}

@@ -89,6 +89,7 @@ type Model struct {
 	cancelRun context.CancelFunc
 	lastDur   time.Duration
 	snapshot  string
+	seen      activity // the session's activity when the REPL last read it
 	timeout   time.Duration
 	spin      spinner.Model
 }
@@ -141,13 +142,15 @@ type (
 )
 
 // Init asks the terminal's background (for light or dark colours), and the
-// session its status and defs.
+// session its status and defs, and starts watching the session for other
+// clients' blocks.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(tea.RequestBackgroundColor, m.refresh())
+	return tea.Batch(tea.RequestBackgroundColor, m.refresh(), m.watch())
 }
 
 func (m *Model) refresh() tea.Cmd {
 	s := m.sess
+	m.seen.blocks = blocksStamp(s) // before the read: a block ending later is seen
 	// defs first: it starts the session's host when none runs
 	return tea.Sequence(func() tea.Msg {
 		data, err := s.Defs(client.DefsOptions{JSON: true})
@@ -216,7 +219,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 	case attachmentsMsg:
-		m.attachments(msg)
+		return m, m.attachments(msg)
+	case watchMsg:
+		return m, m.watched(msg)
 	case openedMsg:
 		m.opened(msg)
 	case commentedMsg:

@@ -237,6 +237,10 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	if press(m, "ctrl+c") == nil || m.confirm != "" {
 		t.Fatal("the first Ctrl+C does not interrupt")
 	}
+	m.interrupt = m.interrupt.Add(-secondInterrupt) // as if 2 s had passed
+	if press(m, "ctrl+c") == nil || m.confirm != "" || !strings.Contains(frame(m), "Interrupting…") {
+		t.Fatal("a Ctrl+C 2 s after the first does not interrupt again, or offers a restart")
+	}
 	typeText(m, "1")
 	press(m, "enter") // typed ahead: waits for the block's end
 	if press(m, "ctrl+c") == nil || m.confirm != "restart" || !strings.Contains(frame(m), "Restart its Python process") {
@@ -483,5 +487,45 @@ func TestHighlight(t *testing.T) {
 	}
 	if got := th.highlight(src); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("highlight:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestScrollingFollowsTheBottom: the wheel and PgUp/PgDn scroll the
+// transcript back and forth (the wheel scrolls the viewer when it is
+// open); the next block brings the transcript back to its bottom.
+func TestScrollingFollowsTheBottom(t *testing.T) {
+	m := newModel(t, 100, 20)
+	run(t, m, "for i in range(100): print('row', i)", protocol.Result{},
+		protocol.Event{Ev: "out", Stream: "stdout", Data: strings.Repeat("row\n", 99) + "last row\n"})
+	if !strings.Contains(frame(m), "last row") {
+		t.Fatalf("the transcript does not follow the output:\n%s", frame(m))
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.tr.scroll != 3 || strings.Contains(frame(m), "last row") {
+		t.Fatalf("the wheel does not scroll back: scroll %d", m.tr.scroll)
+	}
+	press(m, "pgup")
+	back := m.tr.scroll
+	if back <= 3 {
+		t.Fatalf("PgUp does not scroll back: scroll %d", back)
+	}
+	press(m, "pgdown")
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if m.tr.scroll != 0 || !strings.Contains(frame(m), "last row") {
+		t.Fatalf("PgDn and the wheel do not come back to the bottom: scroll %d", m.tr.scroll)
+	}
+	press(m, "pgup")
+	run(t, m, "print('next')", protocol.Result{}, protocol.Event{Ev: "out", Stream: "stdout", Data: "next\n"})
+	if m.tr.scroll != 0 || !strings.Contains(frame(m), "\nnext") {
+		t.Fatalf("a new block does not bring the transcript to its bottom:\n%s", frame(m))
+	}
+
+	m.Update(attachmentsMsg{list: attachmentList()})
+	press(m, "f3", "enter")
+	m.Update(openedMsg{d: attachmentList()[0], data: []byte(reportV2)})
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	frame(m)
+	if m.view.top == 0 || m.tr.scroll != 0 {
+		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.view.top, m.tr.scroll)
 	}
 }

@@ -208,6 +208,10 @@ func TestMCPServer(t *testing.T) {
 	// defs lists what the session defined.
 	contains(t, "defs", c.tool("defs", nil), "inc(n=<int>)", "x: int")
 	contains(t, "defs inc", c.tool("defs", map[string]any{"name": "inc"}), "return x + n")
+	contains(t, "defs inc with details", c.tool("defs", map[string]any{"name": "inc", "details": true}), "reads: x", "sha256: ", "return x + n")
+	if text := c.tool("defs", map[string]any{"pattern": "^in"}); !strings.Contains(text, "inc(n=<int>)") || strings.Contains(text, "x: int") {
+		t.Errorf("defs with a pattern: %q", text)
+	}
 
 	// A timeout, with progress notifications while it runs.
 	text, st = c.python("print('spinning', flush=True)\nwhile True: pass", true, "timeout_s", 3)
@@ -438,7 +442,8 @@ func toJSON(v any) string {
 }
 
 // TestMCPNoNetwork: `sandbox mcp --no-network` runs its blocks without the
-// network, and its description tells the model so.
+// network, and `--no-jail` without the jail; the description tells the
+// model so.
 func TestMCPNoNetwork(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -458,12 +463,27 @@ func TestMCPNoNetwork(t *testing.T) {
 	if strings.Contains(text, "the server's answer") {
 		t.Errorf("the block reached the loopback server:\n%s", text)
 	}
+
+	// --no-jail: blocks run unconfined, and the description says so
+	free := connectMCP(t, sb, "--session", "free", "--no-jail")
+	if tools, err = free.cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == "python" {
+			contains(t, "python's description under --no-jail", tl.Description, "The session is not jailed", "The network is available")
+		}
+	}
+	if text, _ := free.python("print(session.access.is_jailed, session.access.network)", false); text != "False True\n" {
+		t.Errorf("a block under --no-jail: %q", text)
+	}
 }
 
 // TestMCPCancelQueued: cancelling a python call that waits behind another
 // client's block (a `sandbox run`) withdraws the call's block, which never
 // runs, and leaves the other block alone; so does a queued client killed
-// before its block started.
+// before its block started. A cancelled call whose block runs interrupts
+// it, and not another client's block queued behind it.
 func TestMCPCancelQueued(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -509,6 +529,42 @@ func TestMCPCancelQueued(t *testing.T) {
 	if text, _ := c.python("print(ran, 'killed_ran' in globals())", false); text != "False False\n" {
 		t.Errorf("the cancelled blocks ran: %q", text)
 	}
+
+	// The other way round: a cancelled call whose block runs interrupts
+	// that block only; another client's block queued behind it runs whole.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	running := make(chan error, 1)
+	go func() {
+		_, _, _, err := c.call(ctx, "python", map[string]any{"code": "import time\nopen('started', 'w').close()\ntime.sleep(60)\nslept = True"}, false)
+		running <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(sb.ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the python call's block did not start")
+		}
+	}
+	queued := sb.command("run", "--session", "q", "--workspace", sb.ws, "-c", "import time\ntime.sleep(1)\nprint('queued ran')")
+	var qout, qerr strings.Builder
+	queued.Stdout, queued.Stderr = &qout, &qerr
+	if err := queued.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { queued.Process.Kill() })
+	time.Sleep(500 * time.Millisecond) // it waits behind the python call's block
+	cancel()
+	if err := <-running; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled running call: %v", err)
+	}
+	if err := queued.Wait(); err != nil || qout.String() != "queued ran\n" || strings.Contains(qerr.String(), "KeyboardInterrupt") {
+		t.Errorf("the block queued behind a cancelled one: %v, stdout %q, stderr %q", err, qout.String(), qerr.String())
+	}
+	if text, _ := c.python("print('slept' in globals())", false); text != "False\n" {
+		t.Errorf("the cancelled running block finished: %q", text)
+	}
 }
 
 // readResource reads uri through the client: its one content.
@@ -542,7 +598,8 @@ func (c *mcpClient) notified(what string, cond func() bool) {
 // TestMCPAttachments: a cut output kept as an attachment and paged with
 // read_attachment; attachments a block stores (text, a new version, an
 // image, a binary) listed by list_attachments and as resources, with the
-// change notifications, read as text, image and blob; bad names.
+// change notifications (also for another client's attachment, without a
+// call), read as text, image and blob; bad names.
 func TestMCPAttachments(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
@@ -624,6 +681,16 @@ func TestMCPAttachments(t *testing.T) {
 	if r, err := c.readResource("vis-attachment://a/block.txt"); err != nil || r.Text != "made by a block\n" {
 		t.Errorf("block.txt: %v %+v", err, r)
 	}
+
+	// Another client's block attaches a new version: the subscriber hears
+	// of it without a call of its own.
+	c.mu.Lock()
+	heard := len(c.updated)
+	c.mu.Unlock()
+	attach(t, sb, "a", "notes.txt", "text/plain", []byte("third version\n"))
+	c.notified("resources/updated for another client's version of notes.txt", func() bool {
+		return len(c.updated) > heard && c.updated[len(c.updated)-1] == "vis-attachment://a/notes.txt"
+	})
 
 	// Another client's block attaches: resources/list sees it without a
 	// python call of this client.

@@ -200,7 +200,8 @@ func TestReplInTmux(t *testing.T) {
 			t.Fatalf("at 60 columns the panel is not under the transcript:\n%s", s)
 		narrow:
 			tm.keys("C-d")
-			tm.waitFor("repl-exit=0")
+			// no alternate screen: the transcript stays in the terminal
+			tm.waitFor("repl-exit=0", `>>> print("after")`)
 			tm.keys("Enter")
 			tm.waitForGone("repl-exit=0")
 			tm.waitFor(">>>", "greet(name)")
@@ -385,7 +386,7 @@ func TestReplLargeOutput(t *testing.T) {
 
 // TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
 // second Ctrl+C offers to restart its Python process, y does, and the
-// session goes on from its snapshot.
+// session goes on from its snapshot. /timeout times out a later block.
 func TestReplRestartsAStuckBlock(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
@@ -405,6 +406,12 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 	tm.waitFor("SandboxRestarted")
 	tm.typed("print(kept)")
 	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+	// /timeout reaches the blocks run after it (1s is raised to the least, 3s)
+	tm.typed("/timeout 1s")
+	tm.waitFor("Blocks now time out after 3s.")
+	tm.typed("while True: pass")
+	tm.keys("Enter")
+	tm.waitFor("The block ran past its timeout of 3 seconds.")
 }
 
 // TestReplAttachments drives the attachments tab in a real terminal: an
@@ -412,7 +419,8 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 // same store) appear in the tab; the viewer shows a Markdown version and
 // switches versions; a comment typed in the REPL is in the store, read back
 // by a block, and one added with the CLI shows in the viewer; a read-only
-// version refuses a comment, saying why.
+// version refuses a comment, saying why; a viewer open on the newest
+// version follows a newer one a block attaches.
 func TestReplAttachments(t *testing.T) {
 	for _, py := range replPythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
@@ -459,11 +467,26 @@ func TestReplAttachments(t *testing.T) {
 			sb.ok("attachment", "comment", "plan.md", "--version", "1", "from the CLI")
 			sb.attachTo("default", "plan.md", "# Plan, second\n", false)
 			tm.typed("/attachments")
-			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments")
+			// the tab's count: the panel's list is the store's (the table comes first)
+			tm.waitFor("Attachments (3, newest first", "plan.md v2", "plan.md v1  text · 23 B · ✎ 2 comments", "[attachments (3)]")
 			tm.keys("Home", "Enter") // the newest: the chosen one stays chosen while the list has the keys
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
 			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
+			tm.keys("Escape")
+			tm.waitForGone("Esc closes")
+			tm.keys("Escape")
+			tm.waitForGone("Esc back to the input")
+
+			// a viewer open on the newest version while a block attaches a
+			// newer one shows the new one when the block ends
+			tm.typed(`import time; time.sleep(3); d = attach("# Plan, third\n", filename="plan.md")`)
+			tm.waitFor("running")
+			tm.keys("F3")
+			tm.waitFor("▶ plan.md v2")
+			tm.keys("Enter")
+			tm.waitFor("plan.md  v2 (versions 1–2", "Plan, second")
+			tm.waitFor("plan.md  v3 (versions 1–3", "Plan, third", "plan.md v3 is new: it replaced v2 here")
 			tm.keys("Escape")
 			tm.waitForGone("Esc closes")
 			tm.keys("Escape")
@@ -482,7 +505,7 @@ func TestReplAttachments(t *testing.T) {
 			}
 			sb.attachTo("default", "half.png", png.String(), false)
 			tm.typed("/attachments")
-			tm.waitFor("half.png v1")
+			tm.waitFor("half.png v1", "[attachments (5)]")
 			tm.keys("Home", "Enter")
 			tm.waitFor("PNG image, 32 × 8 pixels", "\n"+strings.Repeat(" ", 16)+strings.Repeat("█", 16)+"\n")
 			tm.keys("Escape")
@@ -491,4 +514,25 @@ func TestReplAttachments(t *testing.T) {
 			tm.waitFor("[defs]", "d: ")
 		})
 	}
+}
+
+// TestReplWatchesOtherClients: what other clients do in the REPL's session
+// shows without a block typed here: a helper a `sandbox run` defines
+// appears in the defs panel, an attachment stored meanwhile in the
+// attachments tab, and a viewer open on a file's newest version moves to
+// the version another client attached.
+func TestReplWatchesOtherClients(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
+	sb.block("default", "def agent_helper(n):\n    \"\"\"Made by an agent.\"\"\"\n    return n", 0)
+	tm.waitFor("agent_helper(n)", "Made by an agent.")
+	sb.attachTo("default", "agent.txt", "first\n", false)
+	tm.waitFor("attachments (1)")
+	tm.keys("F3")
+	tm.waitFor("▶ agent.txt v1")
+	tm.keys("Enter")
+	tm.waitFor("agent.txt  v1", "\nfirst")
+	sb.attachTo("default", "agent.txt", "second\n", false)
+	tm.waitFor("agent.txt  v2 (versions 1–2", "\nsecond", "agent.txt v2 is new: it replaced v1 here")
 }

@@ -54,8 +54,37 @@ type server struct {
 	listed    listed
 }
 
-// New is an MCP server for cfg's session, its tools registered.
-func New(cfg Config) *mcp.Server {
+// watchEvery is how often the server looks at the attachments store (a
+// stat or two) for what other clients' blocks attached, so that its
+// resources and their notifications follow without a call of its client.
+const watchEvery = time.Second
+
+// Run serves cfg's session over t until the client leaves or ctx ends.
+func Run(ctx context.Context, cfg Config, t mcp.Transport) error {
+	sv := newServer(cfg)
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	go sv.watch(watching)
+	return sv.srv.Run(ctx, t)
+}
+
+// watch brings the resources up to the store every watchEvery until ctx
+// ends.
+func (sv *server) watch(ctx context.Context) {
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			sv.syncResources(ctx)
+		}
+	}
+}
+
+// newServer is an MCP server for cfg's session, its tools registered.
+func newServer(cfg Config) *server {
 	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment}
 	if sv.maxAttach <= 0 {
 		sv.maxAttach = attachments.DefaultMaxBytes
@@ -86,7 +115,7 @@ func New(cfg Config) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
 	sv.addAttachments(srv)
-	return srv
+	return sv
 }
 
 // PythonArgs are the python tool's arguments, as its schema shows them

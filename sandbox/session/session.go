@@ -110,6 +110,12 @@ func All(root string) ([]Folder, error) {
 
 func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
 
+// BlocksFile is the session's block counter, which its Python process
+// rewrites at the end of every block, whichever client ran it (COUNTER of
+// vis_sandbox/state.py, in the state folder the child keeps its snapshot
+// in): a watcher reads it to learn that blocks ran.
+func (f Folder) BlocksFile() string { return filepath.Join(f.Dir, "state", "blocks") }
+
 // Meta reads the session's name and workspace.
 func (f Folder) Meta() (Meta, error) {
 	var m Meta
