@@ -6,7 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
+	"syscall"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -66,22 +66,22 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 	}
 }
 
-// toolError gives a tool's failure the Python exception that fits it:
-// missing files, refused paths, and otherwise bad input (a bad regex, a
+// toolError gives a tool's failure the Python exception of its kind
+// (sandbox/tools marks each with the error it is): missing files, refused
+// paths and commands, folders, and otherwise bad input (a bad regex, a
 // patch whose old text is missing or not unique).
 func toolError(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
-	msg := err.Error()
+	typ := "ValueError"
 	switch {
-	case errors.Is(err, os.ErrNotExist) || strings.Contains(msg, "no such file"):
-		return &callError{typ: "FileNotFoundError", msg: msg}
-	case errors.Is(err, os.ErrPermission) || strings.Contains(msg, "outside the session's roots") || strings.Contains(msg, "read-only root") ||
-		strings.Contains(msg, "hidden from the session"):
-		return &callError{typ: "PermissionError", msg: msg}
-	case strings.Contains(msg, "is a directory"):
-		return &callError{typ: "IsADirectoryError", msg: msg}
+	case errors.Is(err, os.ErrNotExist):
+		typ = "FileNotFoundError"
+	case errors.Is(err, os.ErrPermission):
+		typ = "PermissionError"
+	case errors.Is(err, syscall.EISDIR):
+		typ = "IsADirectoryError"
 	}
-	return &callError{typ: "ValueError", msg: msg}
+	return &callError{typ: typ, msg: err.Error()}
 }
