@@ -13,6 +13,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // jailFlags are `sandbox run`'s choices of jail, over the settings.
@@ -153,8 +154,8 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) 
 
 // privateTemp is the child's temp folder inside its session folder,
 // emptied at each start.
-func privateTemp(folder string) (string, error) {
-	tmp := filepath.Join(folder, "tmp")
+func privateTemp(folder session.Folder) (string, error) {
+	tmp := folder.TempDir()
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", fmt.Errorf("empty the session's temp folder: %w", err)
 	}
@@ -169,13 +170,13 @@ func privateTemp(folder string) (string, error) {
 // write there, cannot touch the host's files beside it (its socket, its
 // record, its locks). A snapshot of an older vis-agent, kept in the
 // session folder itself, is moved in.
-func stateFolder(folder string) (string, error) {
-	state := filepath.Join(folder, "state")
+func stateFolder(folder session.Folder) (string, error) {
+	state := folder.StateDir()
 	if err := os.Mkdir(state, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("make the session's state folder: %w", err)
 	}
 	for _, name := range []string{"snapshot.bin", "spill", "blocks"} {
-		old := filepath.Join(folder, name)
+		old := filepath.Join(folder.Dir, name)
 		if _, err := os.Lstat(old); err != nil {
 			continue
 		}

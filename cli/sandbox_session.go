@@ -622,11 +622,12 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			}); err != nil {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %v\n", err)
 			}
-			tmp, err := privateTemp(dir)
+			folder := session.Folder{Dir: dir}
+			tmp, err := privateTemp(folder)
 			if err != nil {
 				return err
 			}
-			state, err := stateFolder(dir)
+			state, err := stateFolder(folder)
 			if err != nil {
 				return err
 			}

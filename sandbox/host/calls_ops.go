@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -39,6 +38,6 @@ func (h *Host) sessionOp(policy protocol.Policy) op {
 // child's own (the workspace, the session's state and temp folders, the
 // policy's extra roots).
 func (h *Host) roots(policy protocol.Policy) (rw, ro []string) {
-	rw = append([]string{h.cfg.Meta.Workspace, filepath.Join(h.cfg.Folder.Dir, "state"), filepath.Join(h.cfg.Folder.Dir, "tmp")}, policy.Roots...)
+	rw = append([]string{h.cfg.Meta.Workspace, h.cfg.Folder.StateDir(), h.cfg.Folder.TempDir()}, policy.Roots...)
 	return rw, append([]string(nil), policy.ReadOnlyRoots...)
 }

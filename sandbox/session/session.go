@@ -114,7 +114,15 @@ func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
 // rewrites at the end of every block, whichever client ran it (COUNTER of
 // vis_sandbox/state.py, in the state folder the child keeps its snapshot
 // in): a watcher reads it to learn that blocks ran.
-func (f Folder) BlocksFile() string { return filepath.Join(f.Dir, "state", "blocks") }
+func (f Folder) BlocksFile() string { return filepath.Join(f.StateDir(), "blocks") }
+
+// StateDir is the folder where the child keeps the session's snapshot, of
+// its own so that the jailed code, which may write there, cannot reach
+// the host's files beside it (socket, record, locks).
+func (f Folder) StateDir() string { return f.path("state") }
+
+// TempDir is the child's private temp folder, emptied at each start.
+func (f Folder) TempDir() string { return f.path("tmp") }
 
 // Meta reads the session's name and workspace.
 func (f Folder) Meta() (Meta, error) {
