@@ -560,6 +560,26 @@ class RestoreTest(Case):
         self.assertIn("gen: generator cannot be pickled", n)
         self.assertIn("fail (gen), uses_fail (gen)", n)
 
+    def test_builtin_scalars_come_back_without_the_pickler(self):
+        scalars = "n = 2 ** 100\nf = -1.5\nz = 1 + 2j\ns = 'é\\udcff'\nb = b'\\x00'\nt = True\nnone = None\n"
+        out = run_child({"folder": self.folder, "blocks": [scalars], "evals": ["'_pickle' in __import__('sys').modules"]})
+        self.assertEqual(out["evals"]["'_pickle' in __import__('sys').modules"], "False")
+        out = run_child({"folder": self.folder, "restore": True,
+                         "evals": ["[(type(v).__name__, v) for v in (n, f, z, s, b, t, none)]"]})
+        self.assertEqual(sorted(out["report"]["variables"]), ["b", "f", "n", "none", "s", "t", "z"])
+        self.assertEqual(out["evals"]["[(type(v).__name__, v) for v in (n, f, z, s, b, t, none)]"],
+                         repr([("int", 2 ** 100), ("float", -1.5), ("complex", 1 + 2j), ("str", "é\udcff"),
+                               ("bytes", b"\x00"), ("bool", True), ("NoneType", None)]))
+
+    def test_subclasses_of_scalars_are_pickled(self):
+        s = self.session()
+        s.run("import enum\nclass E(enum.IntEnum):\n    A = 1\ne = E.A\n")
+        self.assertEqual(st._pickle(s.ns["e"]).data[:1], b"\x80")
+        self.assertEqual(st._pickle(1).data[:1], st._MARSHAL_TAG)
+        s.close()
+        out = run_child({"folder": self.folder, "restore": True, "evals": ["type(e).__name__"]})
+        self.assertEqual(out["evals"]["type(e).__name__"], "'E'")
+
     def test_failures_do_not_stop_the_rest(self):
         mod_dir = os.path.join(self.tmp.name, "mods")
         os.makedirs(mod_dir)

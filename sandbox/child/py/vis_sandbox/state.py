@@ -8,8 +8,9 @@ statement and reports what came back and what did not, and why.
 Files in the session folder:
 - snapshot.bin: b"VISSNAP1", the header's length (u64 LE) and CRC-32 (u32 LE),
   the header (JSON: imports, helper records with source, variables with offset,
-  length and CRC-32 of their pickle, spills, the reasons of what was not saved,
-  next_block), then the pickles one after another.
+  length and CRC-32 of their data, spills, the reasons of what was not saved,
+  next_block), then the values' data one after another: a pickle, or for a
+  value of an exact type in _MARSHALLED b"M" and its marshal.
 - spill/<sha256>: the UTF-8 (surrogatepass) or raw bytes of one large str/bytes.
 - blocks: the next block's number, rewritten in place after every block, so
   numbering goes on after a restart even when the snapshot did not change.
@@ -25,6 +26,7 @@ thread) is seen by the next save with full=True.
 
 import builtins
 import gc
+import marshal
 import os
 import struct
 import sys
@@ -70,6 +72,20 @@ _IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes, tuple
 # block (or a helper it calls) uses one, every saved value is checked again.
 _INDIRECT = frozenset({"globals", "vars", "locals", "exec", "eval", "modules",
                        "__main__", "__dict__", "__import__", "setattr", "delattr"})
+
+
+# Exact types whose values marshal (built into the interpreter) writes and
+# reads back as they were: saving them needs no pickler, whose import
+# (functools, collections, copyreg) a session's first block would wait for.
+_MARSHALLED = frozenset({type(None), bool, int, float, complex, str, bytes})
+_MARSHAL_TAG = b"M"  # a pickle (protocol 2 and later) starts with b"\x80"
+
+
+def _loads(data):
+    """A saved value from its data (see _pickle)."""
+    if data[:1] == _MARSHAL_TAG:
+        return marshal.loads(data[1:])
+    return pickle.loads(data)
 
 
 class _TooBig(Exception):
@@ -130,7 +146,13 @@ class _Entry:
 
 
 def _pickle(value):
-    """An _Entry for value: its pickle, or why there is none."""
+    """An _Entry for value: its pickle (or marshal, see _MARSHALLED), or why
+    there is none."""
+    if type(value) in _MARSHALLED:
+        data = _MARSHAL_TAG + marshal.dumps(value)
+        if len(data) > VALUE_LIMIT:
+            return _Entry(value, reason=OVER_VALUE, immutable=True)
+        return _Entry(value, data=data, immutable=True)
     w = _LimitedWriter(VALUE_LIMIT)
     p = pickle.Pickler(w, PROTOCOL)
     reason = None
@@ -877,7 +899,7 @@ class State:
             if zlib.crc32(data) != row["crc"]:
                 return "could not be restored: its data in the snapshot is damaged"
             try:
-                namespace[name] = pickle.loads(data)
+                namespace[name] = _loads(data)
             except KeyboardInterrupt:
                 return "restoring was interrupted"
             except Exception as e:
