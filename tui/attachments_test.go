@@ -246,13 +246,12 @@ func TestPanelWindowKeepsTheChosenLine(t *testing.T) {
 	}
 }
 
-// TestAttachmentsFromTheStore runs the REPL's commands against a real
-// store and session folder (no host is needed): the list with comment
-// counts, the viewer reading a version, and a comment saved and read back.
-func TestAttachmentsFromTheStore(t *testing.T) {
-	home := t.TempDir()
+// storeSession is a session folder under a temporary Vis home, with its
+// attachments store open (closed when the test ends); no host runs.
+func storeSession(t *testing.T) (session.Meta, *client.Session, *attachments.Store) {
+	t.Helper()
 	meta := session.Meta{Name: "default", Workspace: "/home/u/work/proj"}
-	sess, err := client.Open(filepath.Join(home, "sandbox", "sessions"), meta, nil)
+	sess, err := client.Open(filepath.Join(t.TempDir(), "sandbox", "sessions"), meta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +259,15 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
+	return meta, sess, st
+}
+
+// TestAttachmentsFromTheStore runs the REPL's commands against a real
+// store and session folder (no host is needed): the list with comment
+// counts, the viewer reading a version, and a comment saved and read back.
+func TestAttachmentsFromTheStore(t *testing.T) {
+	meta, sess, st := storeSession(t)
 	attach := func(name, text string, commentable bool) {
 		_, err := st.Attach(attachments.New{Session: session.ID(meta.Name, meta.Workspace), SessionName: meta.Name, Block: 2,
 			Filename: name, Commentable: commentable}, strings.NewReader(text), attachments.Limits{})
@@ -344,17 +351,7 @@ func TestShades(t *testing.T) {
 // with a comment added since by another client), and says so when the
 // session's attachments are gone.
 func TestViewerFollowsTheStore(t *testing.T) {
-	home := t.TempDir()
-	meta := session.Meta{Name: "default", Workspace: "/home/u/work/proj"}
-	sess, err := client.Open(filepath.Join(home, "sandbox", "sessions"), meta, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := attachments.Open(paths.AttachmentsOf(sess.Folder.Dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	meta, sess, st := storeSession(t)
 	key := session.ID(meta.Name, meta.Workspace)
 	attach := func(text string) {
 		_, err := st.Attach(attachments.New{Session: key, SessionName: meta.Name, Block: 2, Filename: "log.txt", Commentable: true},

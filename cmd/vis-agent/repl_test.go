@@ -92,6 +92,16 @@ func (tm *term) waitFor(want ...string) string {
 }
 
 // waitForGone polls the screen until it no longer shows text.
+// closeViewer closes the open attachment viewer, then leaves the panel
+// for the input.
+func (tm *term) closeViewer() {
+	tm.t.Helper()
+	tm.keys("Escape")
+	tm.waitForGone("Esc closes")
+	tm.keys("Escape")
+	tm.waitForGone("Esc back to the input")
+}
+
 func (tm *term) waitForGone(text string) {
 	tm.t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); strings.Contains(tm.screen(), text); time.Sleep(25 * time.Millisecond) {
@@ -456,10 +466,7 @@ func TestReplAttachments(t *testing.T) {
 			tm.waitFor("notes.txt  v1", "\nfrom the test", "Read-only: this version takes no comments.")
 			tm.keys("c")
 			tm.waitFor("notes.txt v1 is read-only: only versions attached with commentable=True take comments")
-			tm.keys("Escape")
-			tm.waitForGone("Esc closes")
-			tm.keys("Escape")
-			tm.waitForGone("Esc back to the input")
+			tm.closeViewer()
 
 			// a block reads the comment; the CLI adds one and a new version
 			tm.typed(`print([c.text for c in get_attachment("plan.md").comments])`)
@@ -473,10 +480,7 @@ func TestReplAttachments(t *testing.T) {
 			tm.waitFor("plan.md  v2 (versions 1–2: [ and ] switch)", "Plan, second")
 			tm.keys("[")
 			tm.waitFor("plan.md  v1 (versions", "Comments (2)", "\n  from the CLI")
-			tm.keys("Escape")
-			tm.waitForGone("Esc closes")
-			tm.keys("Escape")
-			tm.waitForGone("Esc back to the input")
+			tm.closeViewer()
 
 			// a viewer open on the newest version while a block attaches a
 			// newer one shows the new one when the block ends
@@ -487,10 +491,7 @@ func TestReplAttachments(t *testing.T) {
 			tm.keys("Enter")
 			tm.waitFor("plan.md  v2 (versions 1–2", "Plan, second")
 			tm.waitFor("plan.md  v3 (versions 1–3", "Plan, third", "plan.md v3 is new: it replaced v2 here")
-			tm.keys("Escape")
-			tm.waitForGone("Esc closes")
-			tm.keys("Escape")
-			tm.waitForGone("Esc back to the input")
+			tm.closeViewer()
 
 			// an image: described, with a preview in shades
 			img := image.NewGray(image.Rect(0, 0, 32, 8))

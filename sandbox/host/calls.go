@@ -160,27 +160,39 @@ func (s *callServer) answer(id uint64, rep reply, err error) {
 }
 
 // pyError is err as the exception the child raises: the type an op chose,
-// else one that fits the Go error, with a one-line message.
+// else one that fits the Go error (RuntimeError when none does), with a
+// one-line message.
 func pyError(err error) *protocol.CallError {
-	var ce *callError
-	typ := "RuntimeError"
-	switch {
-	case errors.As(err, &ce):
-		typ = ce.typ
-	case errors.Is(err, os.ErrNotExist):
-		typ = "FileNotFoundError"
-	case errors.Is(err, os.ErrPermission):
-		typ = "PermissionError"
-	case errors.Is(err, context.Canceled):
-		typ = "InterruptedError"
-	case errors.Is(err, context.DeadlineExceeded):
-		typ = "TimeoutError"
+	typ := errorType(err)
+	if typ == "" {
+		typ = "RuntimeError"
 	}
 	msg := err.Error()
 	if i := bytes.IndexByte([]byte(msg), '\n'); i >= 0 {
 		msg = msg[:i]
 	}
 	return &protocol.CallError{Type: typ, Message: msg}
+}
+
+// errorType is the Python exception an op chose for err (a callError), or
+// the one of err's kind, or "" when it has none.
+func errorType(err error) string {
+	var ce *callError
+	switch {
+	case errors.As(err, &ce):
+		return ce.typ
+	case errors.Is(err, os.ErrNotExist):
+		return "FileNotFoundError"
+	case errors.Is(err, os.ErrPermission):
+		return "PermissionError"
+	case errors.Is(err, syscall.EISDIR):
+		return "IsADirectoryError"
+	case errors.Is(err, context.Canceled):
+		return "InterruptedError"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "TimeoutError"
+	}
+	return ""
 }
 
 var errLongHeader = errors.New("a header longer than the limit")

@@ -3,10 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -66,22 +63,13 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 	}
 }
 
-// toolError gives a tool's failure the Python exception of its kind
-// (sandbox/tools marks each with the error it is): missing files, refused
-// paths and commands, folders, and otherwise bad input (a bad regex, a
-// patch whose old text is missing or not unique).
+// toolError is a tool's failure as the child raises it: of its kind when
+// sandbox/tools marked one (a missing file, a refused path or command, a
+// folder; see errorType), else a ValueError (a bad regex, a patch whose
+// old text is missing or not unique).
 func toolError(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errorType(err) != "" {
 		return err
 	}
-	typ := "ValueError"
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		typ = "FileNotFoundError"
-	case errors.Is(err, os.ErrPermission):
-		typ = "PermissionError"
-	case errors.Is(err, syscall.EISDIR):
-		typ = "IsADirectoryError"
-	}
-	return &callError{typ: typ, msg: err.Error()}
+	return &callError{typ: "ValueError", msg: err.Error()}
 }
