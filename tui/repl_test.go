@@ -19,8 +19,13 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// -update rewrites the golden frames (make golden).
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+// updating says whether -update was given (make golden): rewrite the
+// golden frames. The flag is x/exp/golden's, which teatest brings into
+// this test binary, with that meaning.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // newModel is a REPL at w×h on a dark terminal. Its session is never
 // dialled: these tests hand the model the session's answers as messages,
@@ -397,7 +402,7 @@ func TestPanelAndLayouts(t *testing.T) {
 	if !under {
 		t.Fatalf("the panel is not under the transcript at 60 columns:\n%s", narrow)
 	}
-	if *update {
+	if updating() {
 		t.Log("golden frames rewritten")
 	}
 	golden(t, "wide.golden", wide)
@@ -416,7 +421,7 @@ func TestPanelAndLayouts(t *testing.T) {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if updating() {
 		os.MkdirAll("testdata", 0o755)
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
