@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -146,7 +148,13 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) 
 		return acc, fmt.Errorf("the sandbox's jail: %w", err)
 	}
 	if p.MaxThreads > 0 && !lib.ThreadCapHeld() && st.MaxTasks == 0 {
-		st.Missing = append(st.Missing, fmt.Sprintf("threads: CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads))
+		// One sentence on threads: after the kernel's, if it gave one.
+		note := fmt.Sprintf("CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads)
+		if i := slices.IndexFunc(st.Missing, func(m string) bool { return strings.HasPrefix(m, "threads: ") }); i >= 0 {
+			st.Missing[i] += "; " + note
+		} else {
+			st.Missing = append(st.Missing, "threads: "+note)
+		}
 	}
 	acc.Kernel = &st
 	return acc, nil

@@ -430,6 +430,12 @@ print("says", [m for m in session.access.kernel["missing"] if m.startswith("thre
 print("bomb:", n, stopped)`, 0)
 	t.Logf("%s: %s", py.Name, r.stdout)
 	contains(t, "the thread bomb", r.stdout, "max_tasks 0", "says ['threads: the kernel does not cap them", " RuntimeError ")
+	if n := strings.Count(r.stdout, "'threads: "); n != 1 {
+		t.Errorf("kernel.missing has %d sentences on threads, want one", n)
+	}
+	if py.Version.Minor < 12 {
+		contains(t, "the thread note", r.stdout, "raises no event when a thread starts")
+	}
 	host := sb.record(sb.folder("h")).HostPID
 	r = sb.block("h", `print("next", 6 * 7)
 try:
