@@ -2,17 +2,24 @@
 # fetched by these targets; nothing is installed by hand.
 GO      ?= go
 BIN     := bin/vis-agent
+# The test-only build without the C audit hook when VIS_TEST_NO_AUDIT_HOOK=1
+# (the visnohook tag): the escape corpus runs through it to show the kernel
+# layer holds alone. Never released.
+NOHOOK_BIN := bin/vis-agent-nohook
 GOFLAGS_BUILD := -trimpath
 # Tests that compare with python run on every CPython 3.10+ they find; they
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: all build uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build nohook uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
 build: uv
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/vis-agent
+
+nohook: uv
+	$(GO) build $(GOFLAGS_BUILD) -tags visnohook -o $(NOHOOK_BIN) ./cmd/vis-agent
 
 # The uv pinned in uvwrap/uv.pin, where vis-agent looks for it: beside the
 # binary, in bin/vis-agent-python/uv (release archives: vis-agent-python/uv).
@@ -24,8 +31,8 @@ UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
 uv-release:
 	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
-test: build test-deps
-	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+test: build nohook test-deps
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) $(GO) test $(TESTFLAGS) ./...
 
 # Debian packages the tests use: bubblewrap, which confines the commands a
 # jailed session runs (shell(...)), and tmux, the terminal of the REPL's
