@@ -131,7 +131,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
-		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s),
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s))
 }
 

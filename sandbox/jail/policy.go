@@ -86,6 +86,19 @@ func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Pol
 	}
 }
 
+// Command is the policy of a command a jailed session runs (shell()):
+// the child's kernel layer but for new processes, which a command needs.
+// Files are confined to the writable and read-only roots, which the
+// caller gives with what bubblewrap mounts around them; other processes
+// are untouchable, privileges and namespaces gone, signals and abstract
+// sockets scoped, the network as asked, and the address space of each
+// process capped at memoryBytes (0: no cap).
+func Command(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
+	p := Session(readWrite, readOnly, network, memoryBytes)
+	p.NoNewProcesses = false
+	return p
+}
+
 // NoNetwork is the policy of `vis-agent python --no-network`: the network
 // refused, everything else as python has it.
 func NoNetwork() Policy { return Policy{NoNetwork: true} }

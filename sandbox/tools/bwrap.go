@@ -36,13 +36,14 @@ var systemEtc = []string{
 const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // bwrapArgs returns bubblewrap's arguments that confine a command to a's
-// roots, in cwd, with hidden covered. Inside, the system is read-only,
-// /tmp is private and empty, /proc shows only the command's processes,
-// /dev holds only the basic devices, every capability is dropped (also
-// for root, with no_new_privs set), and without a.Network only a loopback
-// of its own is there. Everything else of the host (/root, /home, /var,
-// the rest of /etc) is not there at all.
-func bwrapArgs(a Access, cwd string, hidden []string) []string {
+// roots, in cwd, with hidden covered, and helper (the vis-agent binary,
+// when not "") at confineHelper, read-only. Inside, the system is
+// read-only, /tmp is private and empty, /proc shows only the command's
+// processes, /dev holds only the basic devices, every capability is
+// dropped (also for root, with no_new_privs set), and without a.Network
+// only a loopback of its own is there. Everything else of the host
+// (/root, /home, /var, the rest of /etc) is not there at all.
+func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	args := []string{
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -97,6 +98,9 @@ func bwrapArgs(a Access, cwd string, hidden []string) []string {
 		default:
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
+	}
+	if helper != "" {
+		args = append(args, "--ro-bind", helper, confineHelper)
 	}
 	// The root above these mounts is bubblewrap's own tmpfs: read-only
 	// too, so that nothing is written outside the roots and /tmp even
@@ -171,7 +175,7 @@ func bwrapPath() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	probe := exec.CommandContext(ctx, path, append(bwrapArgs(Access{}, "/", nil), "/bin/true")...)
+	probe := exec.CommandContext(ctx, path, append(bwrapArgs(Access{}, "/", nil, ""), "/bin/true")...)
 	var stderr bytes.Buffer
 	probe.Stderr = &stderr
 	if err = probe.Run(); err != nil {

@@ -27,10 +27,17 @@ func needBwrap(t *testing.T) {
 	}
 }
 
-// shells returns the commands of a fixture's session, closed by the test.
+// shells returns the commands of a fixture's session, closed by the test:
+// through the kernel layer of the vis-agent binary under test (the
+// network off applies one also to the unconfined commands).
 func shells(t *testing.T, a Access) *Shells {
 	t.Helper()
-	m := NewShells(filepath.Join(t.TempDir(), "shells"), a)
+	return shellsIn(t, filepath.Join(t.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(t)})
+}
+
+func shellsIn(t *testing.T, dir string, a Access, lim Limits) *Shells {
+	t.Helper()
+	m := NewShells(dir, a, lim)
 	t.Cleanup(m.Close)
 	return m
 }
@@ -336,8 +343,7 @@ func TestShellHidden(t *testing.T) {
 	session := filepath.Join(f.ws, ".vis")
 	testenv.WriteTree(t, session, map[string]string{"host.sock": "not a socket here", "store/db": "rows"})
 	f.a.Hidden = []string{filepath.Join(session, "host.sock"), filepath.Join(session, "store")}
-	m := NewShells(filepath.Join(session, "shells"), f.a)
-	t.Cleanup(m.Close)
+	m := shellsIn(t, filepath.Join(session, "shells"), f.a, Limits{Exe: testenv.Binary(t)})
 	st := run(t, m, "cat .vis/host.sock; ls -A .vis/store .vis/shells; touch .vis/store/x; echo end")
 	if strings.Contains(st.Out, "not a socket") || strings.Contains(st.Out, "db") || strings.Contains(st.Out, "sh1") || !strings.Contains(st.Out, "end") {
 		t.Fatalf("hidden files seen: %+v", st)
@@ -421,7 +427,7 @@ func BenchmarkShellRun(b *testing.B) {
 		b.Run(map[bool]string{false: "unconfined", true: "confined"}[confined], func(b *testing.B) {
 			ws := b.TempDir()
 			a := Access{Workspace: ws, ReadWrite: []string{ws}, Unconfined: !confined}
-			m := NewShells(filepath.Join(b.TempDir(), "shells"), a)
+			m := NewShells(filepath.Join(b.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(b)})
 			defer m.Close()
 			if confined {
 				if err := CanConfine(); err != nil {

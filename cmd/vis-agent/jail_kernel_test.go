@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// The kernel layer's part of the escape corpus: attacks a block makes on
+// other processes, on unix sockets and on the session's own host, and the
+// same attacks (files, processes, network, other processes) as shell()
+// command lines. Every attempt prints the escape marker (built at run
+// time) only when it got through.
+
+// kernelWorld is what the attacks reach for, outside the roots: the
+// secret, a loopback TCP server, a datagram and a stream unix socket
+// file, an abstract unix socket, and a victim session whose child and
+// host are processes of the same user outside the attacker's jail.
+type kernelWorld struct {
+	sb            *sandbox
+	secret, out   string
+	tcp           int
+	dgram, stream string
+	abstract      string
+	datagrams     *atomic.Int32
+	victimChild   int
+	victimHost    int
+}
+
+func newKernelWorld(t *testing.T, sb *sandbox) *kernelWorld {
+	t.Helper()
+	w := &kernelWorld{sb: sb, out: t.TempDir(), datagrams: new(atomic.Int32)}
+	w.secret = filepath.Join(w.out, "secret")
+	testenv.WriteTree(t, w.out, map[string]string{"secret": escapeSecret})
+	w.tcp, _ = testenv.Loopback(t, escapeAnswer)
+	// Unix socket paths must stay short: a folder of their own under /tmp.
+	sockDir, err := os.MkdirTemp("", "vis-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	w.dgram, w.stream = filepath.Join(sockDir, "d.sock"), filepath.Join(sockDir, "s.sock")
+	dl, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: w.dgram, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dl.Close() })
+	go func() {
+		buf := make([]byte, 100)
+		for {
+			if _, err := dl.Read(buf); err != nil {
+				return
+			}
+			w.datagrams.Add(1)
+		}
+	}()
+	w.abstract = "vis-kernel-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.out)
+	for _, addr := range []string{w.stream, "@" + w.abstract} {
+		ln, err := net.Listen("unix", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(escapeAnswer))
+				c.Close()
+			}
+		}()
+	}
+	// Another session of the same user: its child has no capabilities,
+	// as the attacker's, so only the kernel layer keeps it out of reach.
+	sb.block("victim", `print("victim ready")`, 0)
+	rec := sb.record(sb.folder("victim"))
+	w.victimChild, w.victimHost = rec.ChildPID, rec.HostPID
+	return w
+}
+
+// prelude defines, for a block, what kernelWorld holds.
+func (w *kernelWorld) prelude() string {
+	return fmt.Sprintf(`import os, sys, socket
+E = "ESC" + "APED"
+S, OUT, TCP = %q, %q, %d
+DGRAM, STREAM, ABSTRACT = %q, %q, %q
+VICTIM_CHILD, VICTIM_HOST = %d, %d
+VICTIM_SOCK = %q
+`, w.secret, w.out, w.tcp, w.dgram, w.stream, w.abstract, w.victimChild, w.victimHost,
+		filepath.Join(w.sb.folder("victim"), "sock"))
+}
+
+// escaped: the output carries the marker, the secret or a server's answer.
+func escaped(out string) bool {
+	return strings.Contains(out, "ESCAPED") || strings.Contains(out, escapeSecret) || strings.Contains(out, escapeAnswer)
+}
+
+// kernelAttack is a block run in a jailed session (noNetwork: started with
+// --no-network); want is in its output, and with hookOnly only with the
+// hook: without it, the attempt is not run (importing ctypes is no escape
+// in itself; what ctypes would do is the kernel's to refuse).
+type kernelAttack struct {
+	name, code, want    string
+	noNetwork, hookOnly bool
+}
+
+var kernelAttacks = []kernelAttack{
+	{name: "import ctypes", code: `import ctypes; print(E, ctypes.memmove)`, hookOnly: true, want: "ImportError: import ctypes: refused by the sandbox's jail (no ctypes"},
+	{name: "_ctypes through importlib", code: `import importlib; print(E, importlib.import_module("_ctypes"))`, hookOnly: true, want: "ImportError: import _ctypes: refused"},
+	{name: "prlimit of another session's child", code: `import resource; resource.prlimit(VICTIM_CHILD, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},
+	{name: "prlimit of another session's host", code: `import resource; resource.prlimit(VICTIM_HOST, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},
+	{name: "setpriority of another session's child", code: `os.setpriority(os.PRIO_PROCESS, VICTIM_CHILD, 3); print(E)`, want: "PermissionError"},
+	{name: "sched_setaffinity of another session's child", code: `os.sched_setaffinity(VICTIM_CHILD, {0}); print(E)`, want: "PermissionError"},
+	{name: "sched_setscheduler of another session's child", code: `os.sched_setscheduler(VICTIM_CHILD, os.SCHED_BATCH, os.sched_param(0)); print(E)`, want: "PermissionError"},
+	{name: "sendmsg to a datagram socket outside the roots", code: `s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([b"hi"], [], 0, DGRAM); print(E)`, want: "PermissionError"},
+	{name: "sendmsg to a datagram socket outside the roots without the network", noNetwork: true, code: `s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([b"hi"], [], 0, DGRAM); print(E)`, want: "PermissionError"},
+	{name: "a datagram socketpair's sendmsg outside the roots", code: `a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.sendmsg([b"hi"], [], 0, DGRAM); print(E)`, want: "PermissionError"},
+	{name: "a unix socket file outside the roots", code: `s = socket.socket(socket.AF_UNIX); s.connect(STREAM); print(E, s.recv(100))`, want: "PermissionError"},
+	{name: "an abstract unix socket", code: `s = socket.socket(socket.AF_UNIX); s.connect("\0" + ABSTRACT); print(E, s.recv(100))`, want: "PermissionError"},
+	{name: "another session's socket", code: `s = socket.socket(socket.AF_UNIX); s.connect(VICTIM_SOCK); print(E)`, want: "PermissionError"},
+	{name: "its own socket through /proc/self/fd", code: `fd = os.open(os.environ["TMPDIR"] + "/..", os.O_PATH)
+s = socket.socket(socket.AF_UNIX); s.connect("/proc/self/fd/%d/sock" % fd); print(E)`, want: "PermissionError"},
+	// What a block needs of unix sockets still works.
+	{name: "a stream socketpair", code: `a, b = socket.socketpair(); a.send(b"pair"); print("got", b.recv(4))`, want: "got b'pair'"},
+	{name: "asyncio", code: `import asyncio
+async def main():
+    await asyncio.sleep(0)
+    return "loop ran"
+print(asyncio.run(main()))`, want: "loop ran"},
+}
+
+// TestSandboxJailKernelAttacks runs kernelAttacks in jailed sessions, with
+// the C audit hook and without it (the test-only binary), on the oldest and
+// newest CPython: nothing gets through, no datagram arrives, the victim
+// session lives, and the attacker's next block runs.
+func TestSandboxJailKernelAttacks(t *testing.T) {
+	for _, py := range oldestAndNewest(t) {
+		for _, hook := range []bool{true, false} {
+			name := py.Name + "/hook"
+			if !hook {
+				name = py.Name + "/no-hook"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				sb := newSandbox(t, py)
+				if !hook {
+					sb.bin = testenv.NoHookBinary(t)
+					sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
+				}
+				w := newKernelWorld(t, sb)
+				for _, a := range kernelAttacks {
+					if a.hookOnly && !hook {
+						continue
+					}
+					session, flags := "attacker", []string(nil)
+					if a.noNetwork {
+						session, flags = "attacker-nonet", []string{"--no-network"}
+					}
+					r := sb.run(append([]string{"run", "--session", session, "-c", w.prelude() + `print("block ran")` + "\n" + a.code}, flags...)...)
+					all := r.stdout + r.stderr
+					if escaped(all) {
+						t.Errorf("%s got through:\n%s", a.name, all)
+					}
+					if !strings.Contains(r.stdout, "block ran") {
+						t.Errorf("%s: the block did not run:\n%s", a.name, all)
+					}
+					if a.want != "" && !strings.Contains(all, a.want) {
+						t.Errorf("%s: output lacks %q:\n%s", a.name, a.want, all)
+					}
+					time.Sleep(10 * time.Millisecond) // the datagram reader's turn
+					if n := w.datagrams.Swap(0); n != 0 {
+						t.Errorf("%s: %d datagrams reached the socket outside the roots", a.name, n)
+					}
+				}
+				if !processAlive(w.victimChild) || !processAlive(w.victimHost) {
+					t.Errorf("the victim session's processes died")
+				}
+				if r := sb.block("victim", `print("victim", 6 * 7)`, 0); !strings.Contains(r.stdout, "victim 42") {
+					t.Errorf("the victim session does not run:\n%s%s", r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// shellAttack is one shell() command line of the corpus; {S}, {OUT},
+// {TCP}, {DGRAM}, {STREAM}, {ABSTRACT} are replaced with the world's, and
+// $E is the escape marker.
+type shellAttack struct {
+	name, cmd string
+	noNetwork bool
+	// want must be in the command's output (or the block's).
+	want string
+}
+
+var shellAttacks = []shellAttack{
+	{name: "cat the secret", cmd: `cat {S} && echo $E`},
+	{name: "write outside", cmd: `echo x > {OUT}/planted && echo $E`},
+	{name: "the system's python reads the secret", cmd: `python3 -c 'print(open("{S}").read())'`},
+	{name: "/dev/tcp without the network", noNetwork: true, cmd: `bash -c 'exec 3<>/dev/tcp/127.0.0.1/{TCP} && cat <&3'`},
+	{name: "python connects to loopback without the network", noNetwork: true, cmd: `python3 -c 'import socket; print(socket.create_connection(("127.0.0.1", {TCP}), timeout=5).recv(100))'`},
+	{name: "an abstract unix socket", cmd: `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("\0{ABSTRACT}"); print(s.recv(100))'`},
+	{name: "a unix socket file outside the roots", cmd: `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("{STREAM}"); print(s.recv(100))'`},
+	{name: "a datagram to a socket file outside the roots", cmd: `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b"hi", "{DGRAM}")' && echo $E`},
+	{name: "prlimit of another process", cmd: `prlimit --pid 1 --core=0:0 && echo $E`, want: "prlimit"},
+	{name: "renice another process", cmd: `renice -n 5 -p 1 >/dev/null && echo $E`},
+	{name: "taskset another process", cmd: `taskset -p 1 1 >/dev/null && echo $E`},
+	{name: "a user namespace", cmd: `unshare -U true && echo $E`},
+	{name: "a mount namespace", cmd: `unshare -m true && echo $E`},
+	{name: "400 processes", cmd: `python3 -c '
+import os, time
+n = 0
+try:
+    while n < 400:
+        if os.fork() == 0:
+            time.sleep(5)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("stopped", e)
+print("forks", n, "ESC" + "APED" if n >= 400 else "")'`, want: "stopped"},
+	{name: "5 GiB of memory", cmd: `python3 -c 'import mmap; m = mmap.mmap(-1, 5 << 30); print("ESC" + "APED", len(m))'`, want: "Cannot allocate memory"},
+	{name: "a descriptor the client had open", cmd: `cat <&7; ls /proc/self/fd`},
+}
+
+// TestSandboxJailShellAttacks runs shellAttacks as shell() commands of a
+// jailed session (network on, and off where marked), started by a client
+// that holds the secret open on descriptor 7: nothing gets through.
+func TestSandboxJailShellAttacks(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	w := newKernelWorld(t, sb)
+	secretFD, err := os.Open(w.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secretFD.Close()
+	hosts := map[string]bool{}
+	for _, a := range shellAttacks {
+		cmd := strings.NewReplacer("{S}", w.secret, "{OUT}", w.out, "{TCP}", strconv.Itoa(w.tcp), "{DGRAM}", w.dgram,
+			"{STREAM}", w.stream, "{ABSTRACT}", w.abstract).Replace(a.cmd)
+		session, flags := "sh", []string(nil)
+		if a.noNetwork {
+			session, flags = "sh-nonet", []string{"--no-network"}
+		}
+		code := fmt.Sprintf(`r = shell("E=ESC''APED; " + %q, timeout=60, wait=60)
+print("status", r.status, r.exit)
+print(r.out)
+print(r.err)`, cmd)
+		c := sb.command(append([]string{"run", "--session", session, "-c", code}, flags...)...)
+		if !hosts[session] {
+			// The client that starts the host holds the secret on fd 7.
+			c.ExtraFiles = []*os.File{nil, nil, nil, nil, secretFD}
+			hosts[session] = true
+		}
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		if err := c.Run(); err != nil {
+			t.Errorf("%s: %v\n%s%s", a.name, err, out.String(), errb.String())
+			continue
+		}
+		all := out.String() + errb.String()
+		t.Logf("%s:\n%s", a.name, all)
+		if escaped(all) {
+			t.Errorf("shell: %s got through:\n%s", a.name, all)
+		}
+		if a.want != "" && !strings.Contains(all, a.want) {
+			t.Errorf("shell: %s: output lacks %q:\n%s", a.name, a.want, all)
+		}
+		if n := w.datagrams.Swap(0); n != 0 {
+			t.Errorf("shell: %s: %d datagrams reached the socket outside the roots", a.name, n)
+		}
+		if entries, _ := os.ReadDir(w.out); len(entries) != 1 {
+			t.Errorf("shell: %s: a file appeared outside the roots: %v", a.name, entries)
+		}
+	}
+	// A timeout past the session's longest is cut to it.
+	r := sb.block("sh", `print("timeout", shell("true", timeout=80000).timeout)`, 0)
+	contains(t, "a long timeout", r.stdout, "timeout 2100")
+}
+
+// TestSandboxJailWithoutNetworkNoJail: with --no-jail --no-network, a
+// shell() command reaches no loopback server either.
+func TestSandboxJailNoJailShellNetwork(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	tcp, _ := testenv.Loopback(t, escapeAnswer)
+	r := sb.block("free", fmt.Sprintf(`r = shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3'", wait=60)
+print(r.status, r.exit, r.out, r.err)`, tcp), 0, "--no-jail", "--no-network")
+	if escaped(r.stdout) {
+		t.Errorf("--no-jail --no-network: the shell reached loopback:\n%s", r.stdout)
+	}
+	// With the network on it does (the attempt works).
+	r = sb.block("free", fmt.Sprintf(`print(shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3'", wait=60).out)`, tcp), 0, "--no-jail")
+	contains(t, "with the network", r.stdout, escapeAnswer)
+}
+
+// TestSandboxNoHookBuild: the release binary installs the hook whatever
+// VIS_TEST_NO_AUDIT_HOOK says; the test-only build skips it when asked,
+// and the kernel still refuses.
+func TestSandboxNoHookBuild(t *testing.T) {
+	py := testenv.First(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte(escapeSecret), 0o600)
+	code := fmt.Sprintf(`try:
+    open(%q)
+except PermissionError as e:
+    print("refused:", e)`, secret)
+	for _, c := range []struct {
+		name, bin string
+		env       bool
+		want      string
+	}{
+		{"release, asked", testenv.Binary(t), true, "refused by the sandbox's jail (outside its roots)"},
+		{"no-hook build, not asked", testenv.NoHookBinary(t), false, "refused by the sandbox's jail (outside its roots)"},
+		{"no-hook build, asked", testenv.NoHookBinary(t), true, "refused: [Errno 13] Permission denied"},
+	} {
+		sb := newSandbox(t, py)
+		sb.bin = c.bin
+		if c.env {
+			sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
+		}
+		r := sb.block("h", code, 0)
+		if escaped(r.stdout) || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%s: want %q:\n%s%s", c.name, c.want, r.stdout, r.stderr)
+		}
+	}
+}
