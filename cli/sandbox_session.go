@@ -579,10 +579,11 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			}
 			l := s.layout()
 			st := config.Load(l.UserConfig())
+			own, inner := l.Own()
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
-				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
+				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
 					RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
@@ -666,7 +667,14 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				os.Setenv(name, tmp)
 			}
 			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
+			var shield jail.Shield
+			if ci.Policy.Jail {
+				own, inner := l.Own()
+				if shield, err = jail.NewShield(rw, own, inner, l.Sessions(), []string{state, tmp}); err != nil {
+					return err
+				}
+			}
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield); err != nil {
 				return err
 			}
 			boot, err := child.Bootstrap(pkgDir, state, ci)

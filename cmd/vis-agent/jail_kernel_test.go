@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func newKernelWorld(t *testing.T, sb *sandbox) *kernelWorld {
 			w.datagrams.Add(1)
 		}
 	}()
-	w.abstract = "vis-kernel-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.out)
+	w.abstract = "vis-kernel-test-" + strconv.FormatUint(rand.Uint64(), 36)
 	for _, addr := range []string{w.stream, "@" + w.abstract} {
 		ln, err := net.Listen("unix", addr)
 		if err != nil {
@@ -99,11 +100,6 @@ VICTIM_CHILD, VICTIM_HOST = %d, %d
 VICTIM_SOCK = %q
 `, w.secret, w.out, w.tcp, w.dgram, w.stream, w.abstract, w.victimChild, w.victimHost,
 		filepath.Join(w.sb.folder("victim"), "sock"))
-}
-
-// escaped: the output carries the marker, the secret or a server's answer.
-func escaped(out string) bool {
-	return strings.Contains(out, "ESCAPED") || strings.Contains(out, escapeSecret) || strings.Contains(out, escapeAnswer)
 }
 
 // kernelAttack is a block run in a jailed session (noNetwork: started with
@@ -339,4 +335,128 @@ except PermissionError as e:
 			t.Errorf("%s: want %q:\n%s%s", c.name, c.want, r.stdout, r.stderr)
 		}
 	}
+}
+
+// TestSandboxJailProtectedPaths: a workspace that holds $VIS_HOME (run
+// from ~) and a .git folder, and an extra root whose .git is a file (a
+// worktree's): the jailed block and its shell() commands write the
+// workspace and their own state, but not vis-agent's settings, shared
+// packages or other sessions, and not .git, which runs outside the jail
+// later (a hook at the user's next commit); another session's state and
+// socket stay out of sight.
+func TestSandboxJailProtectedPaths(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	home := filepath.Join(sb.ws, ".vis")
+	for i, kv := range sb.env {
+		if strings.HasPrefix(kv, "VIS_HOME=") {
+			sb.env[i] = "VIS_HOME=" + home
+		}
+	}
+	sb.home = home
+	extra := t.TempDir()
+	testenv.WriteTree(t, sb.ws, map[string]string{
+		".vis/config.toml":  "[sandbox]\nmax_threads = 40\n",
+		".git/config":       "[core]\n",
+		".git/hooks/README": "",
+		"notes.txt":         "",
+	})
+	testenv.WriteTree(t, extra, map[string]string{".git": "gitdir: /elsewhere\n"})
+	// What runs outside the jail later: git's files, the settings, a .pth
+	// in the shared packages (made by the first session).
+	protected := func() string {
+		pth, _ := filepath.Glob(filepath.Join(home, "python", "packages", "*", "lib", "*", "site-packages", "*.pth"))
+		return treeState(t, filepath.Join(sb.ws, ".git")) + treeState(t, filepath.Join(extra, ".git")) +
+			treeState(t, filepath.Join(home, "config.toml")) + strings.Join(pth, ",")
+	}
+	sb.block("other", `secret_value = "OTHER-SESSION-STATE"`, 0)
+	before := protected()
+	otherState := filepath.Join(sb.folder("other"), "state")
+
+	code := fmt.Sprintf(`import os, glob, socket
+E = "ESC" + "APED"
+HOME, EXTRA, OTHER = %q, %q, %q
+def attempt(name, f):
+    try:
+        r = f()
+        print(name, "->", E, r)
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__, e)
+attempt("append to config.toml", lambda: open(HOME + "/config.toml", "a").write("[sandbox]\njail = false\n"))
+attempt("a .pth in the shared packages", lambda: open(glob.glob(HOME + "/python/packages/3.*/lib/python3.*/site-packages")[0] + "/evil.pth", "w").write("import os\n"))
+attempt("a new file in VIS_HOME", lambda: open(HOME + "/planted", "w").write("x"))
+attempt("a git hook", lambda: open(".git/hooks/pre-commit", "w").write("#!/bin/sh\n"))
+attempt("git config", lambda: open(".git/config", "a").write("[core]\nfsmonitor = evil\n"))
+attempt("rename .git", lambda: os.rename(".git", "git-moved"))
+attempt("the extra root's .git file", lambda: open(EXTRA + "/.git", "w").write("gitdir: /tmp\n"))
+attempt("another session's state", lambda: os.listdir(OTHER) + [open(p, "rb").read() for p in glob.glob(OTHER + "/*")])
+attempt("another session's socket", lambda: socket.socket(socket.AF_UNIX).connect(os.path.dirname(OTHER) + "/sock"))
+open("notes.txt", "a").write("the workspace is writable\n")
+kept = "kept in the state"
+print("wrote", open("notes.txt").read().strip())
+`, home, extra, otherState)
+	check := func(what string, r result) {
+		t.Helper()
+		all := r.stdout + r.stderr
+		t.Logf("%s:\n%s", what, all)
+		if escaped(all) || strings.Contains(all, "OTHER-SESSION-STATE") {
+			t.Errorf("%s: got through:\n%s", what, all)
+		}
+		if after := protected(); after != before {
+			t.Errorf("%s: a protected file changed:\nbefore %s\nafter  %s", what, before, after)
+		}
+		if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+			t.Errorf("%s: a file was planted in VIS_HOME", what)
+		}
+	}
+	r := sb.block("p", code, 0, "--root", extra)
+	check("the block", r)
+	contains(t, "the block", r.stdout, "wrote the workspace is writable")
+	r = sb.block("p", `print(kept)`, 0, "--root", extra)
+	contains(t, "the state", r.stdout, "kept in the state")
+
+	shellCode := fmt.Sprintf(`r = shell(%q, wait=60)
+print(r.out, r.err)`, strings.Join([]string{
+		`echo '[sandbox]' >> .vis/config.toml && echo $E config`,
+		`echo 'import os' > $(echo .vis/python/packages/3.*/lib/python3.*/site-packages)/evil.pth && echo $E package`,
+		`touch .vis/planted && echo $E planted`,
+		`echo '#!/bin/sh' > .git/hooks/pre-commit && echo $E hook`,
+		`mv .git git-moved && echo $E moved`,
+		`echo x > ` + extra + `/.git && echo $E extra`,
+		`cat ` + otherState + `/* && echo $E other`,
+		`ls ` + filepath.Dir(otherState) + ` && echo $E listed`,
+		`echo shell >> notes.txt && echo notes written`,
+	}, "; "))
+	r = sb.block("p", "E = 'ESC' + 'APED'\n"+strings.Replace(shellCode, "r = shell(", "r = shell('E='+E+'; ' + ", 1), 0, "--root", extra)
+	check("shell", r)
+	contains(t, "shell", r.stdout, "notes written")
+}
+
+// TestSandboxJailWithoutMountNamespace: where the child cannot make a
+// mount namespace (here every vis-agent process runs under a seccomp
+// filter that refuses namespaces: `sandbox confine` with privileges
+// dropped), a jailed session whose workspace holds a .git does not start,
+// saying why and how in one line; one whose workspace holds none starts,
+// and session.access says what the kernel then lacks.
+func TestSandboxJailWithoutMountNamespace(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	wrapper := filepath.Join(t.TempDir(), "vis-agent")
+	script := fmt.Sprintf("#!/bin/sh\nexec %q sandbox confine --policy '{\"DropPrivileges\":true}' -- %q \"$@\"\n", sb.bin, sb.bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := sb.bin
+	sb.bin = wrapper
+	r := sb.block("plain", `print("missing:", [m for m in session.access.kernel["missing"] if m.startswith("files:")])`, 0)
+	contains(t, "no .git", r.stdout, "missing: ['files: no mount namespace")
+	os.Mkdir(filepath.Join(sb.ws, ".git"), 0o755)
+	r = sb.run("run", "--session", "git", "-c", "print('ran')")
+	line := strings.TrimSpace(r.stderr)
+	if r.code == 0 || strings.Contains(r.stdout, "ran") || strings.Count(line, "\n") != 0 ||
+		!strings.Contains(line, filepath.Join(sb.ws, ".git")+" must stay read-only to the jail, which needs a mount namespace") ||
+		!strings.Contains(line, "allow user namespaces") {
+		t.Errorf("a .git without a mount namespace: status %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	sb.bin = real
 }

@@ -25,7 +25,10 @@
 //   - with -cold-against OTHER: only the cold first block, of -bin and of
 //     another build, taking turns run by run, on every CPython.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-git]
+//
+// -git makes every workspace a git repository's top (a .git folder), as a
+// user's project often is: a jailed session keeps it read-only.
 package main
 
 import (
@@ -58,6 +61,7 @@ func main() {
 	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
+	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
@@ -89,6 +93,9 @@ type bench struct {
 	sessions      []string
 }
 
+// gitWorkspace: newBench's workspaces hold a .git folder.
+var gitWorkspace bool
+
 func newBench(bin string, py testenv.Python) (*bench, error) {
 	home, err := os.MkdirTemp("", "sandboxbench-")
 	if err != nil {
@@ -99,6 +106,11 @@ func newBench(bin string, py testenv.Python) (*bench, error) {
 	b := &bench{bin: bin, home: home, ws: filepath.Join(home, "ws")}
 	if err := os.Mkdir(b.ws, 0o755); err != nil {
 		return nil, err
+	}
+	if gitWorkspace {
+		if err := os.MkdirAll(filepath.Join(b.ws, ".git", "hooks"), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	for _, kv := range os.Environ() {
 		if len(kv) < 4 || kv[:4] != "VIS_" {

@@ -39,6 +39,19 @@ func Apply(p Policy) (Status, error) {
 			st.MaxTasks = max
 		}
 	}
+	// Before the capabilities go: mounting needs them; after the cgroup,
+	// which is read-only after it.
+	if !p.Shield.Empty() {
+		switch err := applyShield(p.Shield); {
+		case errors.Is(err, errNoNamespace):
+			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
+		case err != nil:
+			return st, err
+		default:
+			st.ReadOnlyMounts = true
+			st.ReadOnly, st.HiddenSessions = p.Shield.ReadOnly, p.Shield.Sessions
+		}
+	}
 	if p.DropPrivileges {
 		if err := dropCapabilities(); err != nil {
 			return st, err

@@ -10,7 +10,7 @@ import (
 // Apply restricts nothing outside Linux, and says so.
 func Apply(p Policy) (Status, error) {
 	var st Status
-	if p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.ScopeIPC || p.MemoryBytes > 0 || p.MaxThreads > 0 {
+	if p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.ScopeIPC || p.MemoryBytes > 0 || p.MaxThreads > 0 || !p.Shield.Empty() {
 		st.Missing = append(st.Missing, "this system has no kernel layer (Landlock and seccomp are Linux's)")
 	}
 	return st, nil

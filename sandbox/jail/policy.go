@@ -49,6 +49,11 @@ type Policy struct {
 	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
 	// hard): an allocation past it fails (MemoryError in Python).
 	MemoryBytes uint64
+	// Shield keeps files inside the writable roots read-only (and other
+	// sessions out of sight) through a mount namespace of the process's
+	// own, made before its first thread (EarlyFlag): without one, Apply
+	// refuses, saying why and how.
+	Shield Shield
 	// MaxThreads, when not 0, caps the threads of the thread calling
 	// Apply, which must be the one that runs the untrusted code, through a
 	// pids cgroup of its own: that thread and every thread it (or they)
@@ -120,6 +125,14 @@ type Status struct {
 	NoNewPrivs       bool   `json:"no_new_privs"` // on every thread
 	NoCaps           bool   `json:"no_caps"`      // no capability left that an exec could use
 	MemoryBytes      uint64 `json:"memory_bytes,omitempty"`
+	// ReadOnlyMounts: every mount but the writable roots is read-only
+	// (Shield), so no file outside them changes mode, times or extended
+	// attributes. ReadOnly are the paths inside the writable roots kept
+	// read-only; HiddenSessions, the sessions folder shown empty but for
+	// the session's own.
+	ReadOnlyMounts bool     `json:"read_only_mounts"`
+	ReadOnly       []string `json:"read_only,omitempty"`
+	HiddenSessions string   `json:"hidden_sessions,omitempty"`
 	// MaxTasks is the pids.max of the process's cgroup, 0 when none.
 	MaxTasks int `json:"max_tasks,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
@@ -151,6 +164,10 @@ func (s Status) String() string {
 	}
 	if s.MaxTasks > 0 {
 		on = append(on, fmt.Sprintf("%d tasks", s.MaxTasks))
+	}
+	add(s.ReadOnlyMounts, "read-only mounts")
+	if len(s.ReadOnly) > 0 {
+		on = append(on, "read-only "+strings.Join(s.ReadOnly, " "))
 	}
 	text := "kernel layer: " + strings.Join(on, ", ")
 	if len(on) == 0 {

@@ -68,24 +68,33 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 		args = append(args, "--ro-bind-try", p, p)
 	}
 	// Roots, outer ones first, so a read-only root inside a writable one
-	// (or the reverse) keeps its own mode.
+	// (or the reverse) keeps its own mode; then what the shield keeps
+	// read-only inside them, and the sessions folder it covers, at their
+	// depths among them (the session's own state and temp folders, roots
+	// themselves, go over the cover).
 	type mount struct {
 		path string
-		rw   bool
+		how  string // --bind-try, --ro-bind-try or --tmpfs
 	}
 	var mounts []mount
 	for _, r := range a.ReadOnly {
-		mounts = append(mounts, mount{rootPath(r), false})
+		mounts = append(mounts, mount{rootPath(r), "--ro-bind-try"})
 	}
 	for _, r := range a.ReadWrite {
-		mounts = append(mounts, mount{rootPath(r), true})
+		mounts = append(mounts, mount{rootPath(r), "--bind-try"})
+	}
+	for _, p := range a.Shield.ReadOnly {
+		mounts = append(mounts, mount{p, "--ro-bind-try"})
+	}
+	if a.Shield.Sessions != "" {
+		mounts = append(mounts, mount{a.Shield.Sessions, "--tmpfs"})
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
 	for _, m := range mounts {
-		if m.rw {
-			args = append(args, "--bind-try", m.path, m.path)
+		if m.how == "--tmpfs" {
+			args = append(args, m.how, m.path)
 		} else {
-			args = append(args, "--ro-bind-try", m.path, m.path)
+			args = append(args, m.how, m.path, m.path)
 		}
 	}
 	for _, h := range hidden {
@@ -98,6 +107,9 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 		default:
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
+	}
+	if a.Shield.Sessions != "" {
+		args = append(args, "--remount-ro", a.Shield.Sessions)
 	}
 	if helper != "" {
 		args = append(args, "--ro-bind", helper, confineHelper)
