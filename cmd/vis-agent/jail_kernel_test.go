@@ -391,6 +391,10 @@ attempt("rename .git", lambda: os.rename(".git", "git-moved"))
 attempt("the extra root's .git file", lambda: open(EXTRA + "/.git", "w").write("gitdir: /tmp\n"))
 attempt("another session's state", lambda: os.listdir(OTHER) + [open(p, "rb").read() for p in glob.glob(OTHER + "/*")])
 attempt("another session's socket", lambda: socket.socket(socket.AF_UNIX).connect(os.path.dirname(OTHER) + "/sock"))
+# The host's file tools, which run outside the jail, refuse the same.
+attempt("patch .git/config", lambda: patch(".git/config", "[core]", "[core]\nfsmonitor = evil"))
+attempt("patch config.toml", lambda: patch(HOME + "/config.toml", "max_threads = 40", "jail = false"))
+attempt("cat another session's state", lambda: cat(OTHER + "/blocks"))
 open("notes.txt", "a").write("the workspace is writable\n")
 kept = "kept in the state"
 print("wrote", open("notes.txt").read().strip())

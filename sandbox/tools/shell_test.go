@@ -308,6 +308,9 @@ func TestShellConfined(t *testing.T) {
 			t.Errorf("a confined command got %q", bad)
 		}
 	}
+	if k := st.Kernel; st.Confined != "bubblewrap" || k == nil || !k.Files || !k.Seccomp || !k.NoCaps || !k.NoUnixSockets || !k.NoOtherProcesses {
+		t.Errorf("the kernel layer the command reported: %s %+v", st.Confined, st.Kernel)
+	}
 	for _, want := range []string{"0\nCapEff:\t0000000000000000\n", "tmp\n", "end\n"} {
 		if !strings.Contains(st.Out, want) {
 			t.Errorf("out lacks %q", want)
@@ -355,6 +358,22 @@ func TestShellHidden(t *testing.T) {
 	wantErr(t, err, "hidden from the session: .vis/store/db")
 	if r, err := Grep(f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
 		t.Fatalf("grep read hidden files: %s %v", r.Text, err)
+	}
+}
+
+// TestShellNeedsHelper: without the vis-agent binary that applies the
+// kernel layer, a jailed session's command (and an unjailed one's
+// without the network) does not run.
+func TestShellNeedsHelper(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	for _, unconfined := range []bool{false, true} {
+		f.a.Unconfined = unconfined
+		_, err := shellsIn(t, filepath.Join(t.TempDir(), "shells"), f.a, Limits{}).Start("touch ran", "", 0)
+		wantErr(t, err, "no vis-agent binary to apply the kernel layer with; nothing ran")
+		if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+			t.Fatal("the command ran")
+		}
 	}
 }
 
