@@ -464,3 +464,39 @@ func TestSandboxJailWithoutMountNamespace(t *testing.T) {
 	}
 	sb.bin = real
 }
+
+// TestSandboxJailDescriptorPassing is issue 20's second escape: a block
+// listens on a unix socket in its workspace and passes a shell() command
+// an O_PATH handle of the workspace, from which the command climbs out
+// (/proc/self/fd/N/../..) to a secret. Neither side may make the socket
+// now, and a handle would give the command no more than its roots.
+func TestSandboxJailDescriptorPassing(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte(escapeSecret), 0o644)
+	up := strings.Repeat("../", strings.Count(sb.ws, "/"))
+	receiver := fmt.Sprintf(`import socket
+s = socket.socket(socket.AF_UNIX); s.connect("pass.sock")
+msg, fds, flags, addr = socket.recv_fds(s, 10, 1)
+print(open("/proc/self/fd/%%d/%s%s" %% fds[0]).read())`, up, strings.TrimPrefix(secret, "/"))
+	r := sb.block("p", fmt.Sprintf(`import os, socket
+try:
+    if os.path.exists("pass.sock"):
+        os.remove("pass.sock")
+    srv = socket.socket(socket.AF_UNIX); srv.bind("pass.sock"); srv.listen(1)
+    r = shell("python3 -c " + %q, wait=0)
+    c, _ = srv.accept()
+    socket.send_fds(c, [b"x"], [os.open(".", os.O_PATH)])
+    print(r.wait().out, r.err)
+except OSError as e:
+    print("refused", e)`, shellQuote(receiver)), 0)
+	t.Logf("%s%s", r.stdout, r.stderr)
+	if escaped(r.stdout + r.stderr) {
+		t.Errorf("a handle passed to a shell() command reached outside the roots:\n%s%s", r.stdout, r.stderr)
+	}
+	contains(t, "the block", r.stdout, "refused [Errno 1] Operation not permitted")
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -41,6 +41,9 @@ type world struct {
 	// kernel lets a process without capabilities change the priority or
 	// scheduling of a process that has none more than it.
 	sleeper, peer *exec.Cmd
+	// handle is the secret's folder, open: a jailed process that holds
+	// it (on descriptor 3) gets no more than its roots through it.
+	handle *os.File
 }
 
 func token(t *testing.T) string {
@@ -69,6 +72,12 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 
+	handle, err := os.Open(secretDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { handle.Close() })
+	w.handle = handle
 	w.tcpPort, w.udpPort = testenv.Loopback(t, w.answer)
 	// A local service on a unix socket file outside the roots, like a
 	// container daemon's.
@@ -152,7 +161,8 @@ func sessionPolicy(w *world, py testenv.Python) Policy {
 }
 
 // runJailed runs argv in a re-executed test binary that applies p first.
-func runJailed(t *testing.T, p Policy, argv []string, env []string) (string, error) {
+// files are inherited from descriptor 3 on.
+func runJailed(t *testing.T, p Policy, argv []string, env []string, files ...*os.File) (string, error) {
 	t.Helper()
 	req, err := json.Marshal(childRequest{Policy: p, Argv: argv})
 	if err != nil {
@@ -162,6 +172,7 @@ func runJailed(t *testing.T, p Policy, argv []string, env []string) (string, err
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(env, childEnv+"="+string(req))
+	cmd.ExtraFiles = files
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -196,6 +207,8 @@ var escapes = []escape{
 	{"dotdot", `print(E, open(WS + "/../" + os.path.relpath(S, os.path.dirname(WS))).read())`, true, "PermissionError"},
 	{"proc self root", `print(E, open("/proc/self/root" + S).read())`, true, "PermissionError"},
 	{"proc self fd", `fd = os.open(WS, os.O_RDONLY); print(E, open("/proc/self/fd/%d/door/secret" % fd).read())`, true, "PermissionError"},
+	{"an inherited handle of a folder outside", `print(E, open("/proc/self/fd/3/secret").read())`, true, "PermissionError"},
+	{"openat on an inherited handle", `print(E, os.read(os.open("secret", os.O_RDONLY, dir_fd=3), 100))`, true, "PermissionError"},
 	{"openat dir_fd", `fd = os.open(WS, os.O_RDONLY); print(E, os.read(os.open("door/secret", os.O_RDONLY, dir_fd=fd), 100))`, true, "PermissionError"},
 	{"os.open write outside", `os.open(OUT + "/planted", os.O_CREAT | os.O_WRONLY); print(E)`, true, "PermissionError"},
 	{"hard link out", `os.link(S, WS + "/hl"); print(E, open(WS + "/hl").read())`, true, ""},
@@ -290,7 +303,7 @@ func TestEscapes(t *testing.T) {
 	for _, py := range pythons {
 		t.Run(py.Name, func(t *testing.T) {
 			for _, e := range escapes {
-				out, _ := runJailed(t, sessionPolicy(w, py), []string{py.Executable, "-c", prelude + e.code}, w.env())
+				out, _ := runJailed(t, sessionPolicy(w, py), []string{py.Executable, "-c", prelude + e.code}, w.env(), w.handle)
 				w.check(t, e, out)
 			}
 		})
@@ -302,7 +315,7 @@ func TestEscapes(t *testing.T) {
 				continue
 			}
 			cmd := exec.Command(py.Executable, "-c", prelude+e.code)
-			cmd.Env = w.env()
+			cmd.Env, cmd.ExtraFiles = w.env(), []*os.File{w.handle}
 			out, _ := cmd.CombinedOutput()
 			if !strings.Contains(string(out), "ESCAPED") {
 				t.Errorf("%s: without the jail the attempt should get through, got:\n%s", e.name, out)
