@@ -298,9 +298,10 @@ print(r.err)`, cmd)
 	contains(t, "a long timeout", r.stdout, "timeout 2100")
 }
 
-// TestSandboxJailWithoutNetworkNoJail: with --no-jail --no-network, a
-// shell() command reaches no loopback server either.
-func TestSandboxJailNoJailShellNetwork(t *testing.T) {
+// TestSandboxJailNoJailShell: with --no-jail --no-network, a shell()
+// command reaches no loopback server either; and what a command without
+// the jail starts in a session of its own ends with it (its pids cgroup).
+func TestSandboxJailNoJailShell(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	tcp, _ := testenv.Loopback(t, escapeAnswer)
@@ -312,7 +313,31 @@ print(r.status, r.exit, r.out, r.err)`, tcp), 0, "--no-jail", "--no-network")
 	// With the network on it does (the attempt works).
 	r = sb.block("free", fmt.Sprintf(`print(shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3'", wait=60).out)`, tcp), 0, "--no-jail")
 	contains(t, "with the network", r.stdout, escapeAnswer)
+
+	marker := fmt.Sprintf("sleep %d.%d", 3000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	r = sb.block("free", fmt.Sprintf(`print(shell("setsid %s > /dev/null 2>&1 < /dev/null & echo started", wait=60).status)`, marker), 0, "--no-jail")
+	contains(t, "a background command", r.stdout, "exited")
+	for deadline := time.Now().Add(5 * time.Second); alive(marker) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(marker) {
+		t.Errorf("%q outlived its command", marker)
+	}
 }
+
+// alive reports whether a process whose command line holds marker runs.
+func alive(marker string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), marker) && processAlive(atoi(e.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // TestSandboxNoHookBuild: the release binary installs the hook whatever
 // VIS_TEST_NO_AUDIT_HOOK says; the test-only build skips it when asked,

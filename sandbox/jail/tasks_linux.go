@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -158,10 +159,25 @@ func NewTaskGroup(n, maxTasks int) (*TaskGroup, error) {
 // Join is the file the command's first process writes "0" to, to join.
 func (g *TaskGroup) Join() *os.File { return g.join }
 
-// Close lets the group go: removed now when its command left no task,
-// else by a later sweep.
+// Close ends what the command left in the group (a process it started in
+// the background, in a session of its own, which its process group does
+// not hold), then removes the group; a task that does not end at once is
+// left to a later sweep.
 func (g *TaskGroup) Close() {
 	g.join.Close()
+	for try := 0; try < 20; try++ {
+		data, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
+		pids := strings.Fields(string(data))
+		if err != nil || len(pids) == 0 {
+			break
+		}
+		for _, p := range pids {
+			if pid, err := strconv.Atoi(p); err == nil {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	os.Remove(g.dir)
 }
 
