@@ -261,7 +261,7 @@ func (m *Shells) launch(s *shell, n int) error {
 			return fmt.Errorf("shell: %w", err)
 		}
 		defer r.Close()
-		defer w.Close()
+		defer w.Close() // also right after the start, below
 		report, extra = r, []*os.File{w}
 		// The report on descriptor 3, the pids cgroup on 4.
 		prefix = append(prefix, "sandbox", "confine", "--policy", string(pj), "--status-fd", "3")
@@ -296,10 +296,16 @@ func (m *Shells) launch(s *shell, n int) error {
 	if report == nil {
 		return nil
 	}
+	// Only the command holds the report's write end now: its early end
+	// (bubblewrap's failure) is an end of file here.
+	extra[0].Close()
 	kernel, err := readReport(report)
 	if err != nil {
 		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		c.Wait()
+		if why, _ := s.err.text(); strings.TrimSpace(why) != "" {
+			err = fmt.Errorf("%w: %s", err, firstLine(why))
+		}
 		return failure(errRefused, "shell: the command's kernel layer: %v; nothing ran", err)
 	}
 	if s.group != nil {
@@ -341,9 +347,15 @@ func readReport(r *os.File) (*jail.Status, error) {
 		return nil, fmt.Errorf("a bad report from the helper: %w", err)
 	}
 	if rep.Error != "" || rep.Status == nil {
-		return nil, errors.New(rep.Error)
+		return nil, fmt.Errorf("the helper could not apply it: %s", rep.Error)
 	}
 	return rep.Status, nil
+}
+
+// firstLine is s up to its first line end.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }
 
 // closeGroup lets the command's pids cgroup go.

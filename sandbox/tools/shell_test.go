@@ -371,6 +371,14 @@ func TestShellNeedsHelper(t *testing.T) {
 		f.a.Unconfined = unconfined
 		_, err := shellsIn(t, filepath.Join(t.TempDir(), "shells"), f.a, Limits{}).Start("touch ran", "", 0)
 		wantErr(t, err, "no vis-agent binary to apply the kernel layer with; nothing ran")
+		// A helper that ends without its report: at once, not at the
+		// report's time-out.
+		start := time.Now()
+		_, err = shellsIn(t, filepath.Join(t.TempDir(), "shells"), f.a, Limits{Exe: "/bin/false"}).Start("touch ran", "", 0)
+		wantErr(t, err, "the command's kernel layer: no report from the helper (EOF); nothing ran")
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("the refusal took %v", d)
+		}
 		if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
 			t.Fatal("the command ran")
 		}
