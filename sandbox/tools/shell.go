@@ -311,6 +311,11 @@ func (m *Shells) launch(s *shell, n int) error {
 	if s.group != nil {
 		kernel.MaxTasks = m.limits.MaxTasks
 	}
+	if s.confined == "bubblewrap" {
+		// bubblewrap's mounts: nothing writable but the roots, the
+		// shield's paths read-only, the sessions folder covered.
+		kernel.ReadOnlyMounts, kernel.ReadOnly, kernel.HiddenSessions = true, m.access.Shield.ReadOnly, m.access.Shield.Sessions
+	}
 	kernel.Missing = append(kernel.Missing, missing...)
 	s.kernel = kernel
 	return nil

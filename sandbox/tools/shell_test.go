@@ -308,7 +308,7 @@ func TestShellConfined(t *testing.T) {
 			t.Errorf("a confined command got %q", bad)
 		}
 	}
-	if k := st.Kernel; st.Confined != "bubblewrap" || k == nil || !k.Files || !k.Seccomp || !k.NoCaps || !k.NoUnixSockets || !k.NoOtherProcesses {
+	if k := st.Kernel; st.Confined != "bubblewrap" || k == nil || !k.Files || !k.Seccomp || !k.NoCaps || !k.NoUnixSockets || !k.NoOtherProcesses || !k.ReadOnlyMounts {
 		t.Errorf("the kernel layer the command reported: %s %+v", st.Confined, st.Kernel)
 	}
 	for _, want := range []string{"0\nCapEff:\t0000000000000000\n", "tmp\n", "end\n"} {
