@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -536,3 +538,74 @@ except OSError as e:
 
 // shellQuote quotes s for /bin/sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestSandboxJailAsAnotherUser runs a jailed session as a user who is not
+// root (nobody, through setpriv): the child makes its mount namespace in
+// a user namespace of its own, keeps its uid, keeps the workspace's .git
+// read-only and the workspace writable, and shell() runs under bubblewrap
+// and the helper as that user.
+func TestSandboxJailAsAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	var py *testenv.Python
+	for _, p := range testenv.Pythons(t) {
+		if !strings.HasPrefix(p.Library, "/root/") {
+			py = &p
+			break
+		}
+	}
+	if py == nil {
+		t.Skip("no CPython outside /root, which another user cannot read")
+	}
+	as := []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+	bin := testenv.Binary(t)
+	if err := exec.Command(as[0], append(as[1:], "test", "-x", bin)...).Run(); err != nil {
+		t.Skipf("%s cannot be run by another user", bin)
+	}
+	dir, err := os.MkdirTemp("", "vis-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{filepath.Join(ws, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{dir, ws, filepath.Join(ws, ".git"), home} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(as[0], append(as[1:], append([]string{bin, "sandbox"}, args...)...)...)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "VIS_HOME=" + home, "VIS_PYTHON_NATIVE_PATH=" + py.Library}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { run("stop", "--force") })
+	out, err := run("run", "-c", `import os
+print("uid", os.getuid(), session.access.kernel["read_only_mounts"], session.access.kernel["read_only"])
+try:
+    open(".git/config", "w")
+except OSError as e:
+    print("git:", e.strerror)
+open("made", "w").write("x")
+r = shell("id -u; touch .git/x || echo refused")
+print("shell", r.out.split(), r.kernel.seccomp)`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	contains(t, "as nobody", out, "uid 65534 True ['"+filepath.Join(ws, ".git")+"']", "git: Read-only file system",
+		"shell ['65534', 'refused'] True")
+	if st, err := os.Stat(filepath.Join(ws, "made")); err != nil || st.Sys().(*syscall.Stat_t).Uid != 65534 {
+		t.Errorf("the workspace file: %v", err)
+	}
+}
