@@ -165,7 +165,7 @@ func Serve(cfg Config, ready func(error)) error {
 				return nil
 			default:
 			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				continue
 			}
 			return fmt.Errorf("accept a client: %w", err)

@@ -126,6 +126,7 @@ package protocol
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -347,8 +348,8 @@ func (c *Conn) readLine() ([]byte, error) {
 		if err == nil {
 			return line, nil
 		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF && len(line) > 0 {
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, err

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -27,7 +28,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := c.Receive(&ev); err != nil || ev.Data != "é\n" {
 		t.Fatalf("event: %v %+v", err, ev)
 	}
-	if err := c.Receive(&ev); err != io.EOF {
+	if err := c.Receive(&ev); !errors.Is(err, io.EOF) {
 		t.Fatalf("at the end: %v, want EOF", err)
 	}
 }

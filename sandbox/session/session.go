@@ -196,7 +196,7 @@ func (f Folder) lock(name string, how int) (*Lock, error) {
 	}
 	for {
 		err = syscall.Flock(int(file.Fd()), how)
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
