@@ -34,13 +34,20 @@ func kept(k string) bool {
 // PATH and LANG to SessionPath and SessionLang, and drops everything else:
 // TZ and LC_* (the system's time zone and the C.UTF-8 locale), PYTHON*
 // settings, proxies, tokens and other secrets of the client.
+//
+// A variable given twice counts with its last value, as exec.Cmd's Env
+// takes it: sorting both would leave the first one to win.
 func Environ(client []string) []string {
-	env := []string{"PATH=" + SessionPath, "LANG=" + SessionLang}
+	last := map[string]string{}
 	for _, kv := range client {
 		k, _, ok := strings.Cut(kv, "=")
 		if ok && kept(k) {
-			env = append(env, kv)
+			last[k] = kv
 		}
+	}
+	env := []string{"PATH=" + SessionPath, "LANG=" + SessionLang}
+	for _, kv := range last {
+		env = append(env, kv)
 	}
 	sort.Strings(env)
 	return env
