@@ -208,7 +208,7 @@ func parseTimeout(s string) (time.Duration, error) {
 	if d <= 0 {
 		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
 	}
-	return host.ClampTimeout(d), nil
+	return protocol.ClampTimeout(d), nil
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.

@@ -20,31 +20,14 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// Timeouts of a block.
+// Waits of the host.
 const (
-	DefaultTimeout = 300 * time.Second
-	MinTimeout     = 3 * time.Second
-	MaxTimeout     = 35 * time.Minute
 	// unwindGrace is how long an interrupted block has to stop before its
 	// child is retired.
 	unwindGrace = 5 * time.Second
 	// waitNotice is how long a client waits for the session quietly.
 	waitNotice = time.Second
 )
-
-// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
-// zero is the default.
-func ClampTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultTimeout
-	case d < MinTimeout:
-		return MinTimeout
-	case d > MaxTimeout:
-		return MaxTimeout
-	}
-	return d
-}
 
 // Config is what a host serves.
 type Config struct {

@@ -102,7 +102,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		h.mu.Unlock()
 	}()
 
-	timeout := ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
+	timeout := protocol.ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
 	var (
 		mu       sync.Mutex
 		timedOut bool

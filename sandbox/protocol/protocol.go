@@ -129,7 +129,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
+
+// Timeouts of a block, shared by the host, which enforces them, and the
+// clients, which say what a requested timeout becomes.
+const (
+	DefaultTimeout = 300 * time.Second
+	MinTimeout     = 3 * time.Second
+	MaxTimeout     = 35 * time.Minute
+)
+
+// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
+// zero is the default.
+func ClampTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < MinTimeout:
+		return MinTimeout
+	case d > MaxTimeout:
+		return MaxTimeout
+	}
+	return d
+}
 
 // Version is the protocol's version; bump it when a message changes
 // meaning.

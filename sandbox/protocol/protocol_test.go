@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -74,6 +75,16 @@ func TestCallAnswerStartsWithIDAndSize(t *testing.T) {
 		}
 		if want := fmt.Sprintf(`{"id":%d,"size":%d,`, a.ID, a.Size); !strings.HasPrefix(string(b), want) {
 			t.Errorf("%s does not start with %s", b, want)
+		}
+	}
+}
+
+func TestClampTimeout(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{
+		0: DefaultTimeout, time.Second: MinTimeout, time.Minute: time.Minute, time.Hour: MaxTimeout,
+	} {
+		if got := ClampTimeout(in); got != want {
+			t.Errorf("ClampTimeout(%s) = %s, want %s", in, got, want)
 		}
 	}
 }
