@@ -13,7 +13,7 @@ func TestLayout(t *testing.T) {
 		l.UserConfig():     "/home/u/.vis/config.toml",
 		l.RuntimeRecord():  "/home/u/.vis/python/runtime.json",
 		l.SharedPackages(): "/home/u/.vis/python/packages",
-		l.Session("a"):     "/home/u/.vis/sandbox/sessions/a",
+		filepath.Join(l.Sessions(), "a"):     "/home/u/.vis/sandbox/sessions/a",
 		l.Logs():           "/home/u/.vis/logs",
 		l.Attachments():    "/home/u/.vis/sandbox/attachments",
 	} {
@@ -21,7 +21,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("got %s, want %s", got, want)
 		}
 	}
-	if got := AttachmentsOf(l.Session("a")); got != l.Attachments() {
+	if got := AttachmentsOf(filepath.Join(l.Sessions(), "a")); got != l.Attachments() {
 		t.Errorf("AttachmentsOf a session folder: got %s, want %s", got, l.Attachments())
 	}
 	env["VIS_HOME"] = "rel"

@@ -1,6 +1,7 @@
 // Package protocol is the one place that defines how a sandbox session's
-// processes talk: a client (`vis-agent sandbox run`, later the REPL and the
-// MCP server) with the session's host, and the host with its interpreter
+// processes talk: a client (`vis-agent sandbox run` and the other sandbox
+// commands, the REPL, the MCP server, all through sandbox/client) with the
+// session's host, and the host with its interpreter
 // child. Both links carry the same framing and the same two message types.
 //
 // # Framing
@@ -130,6 +131,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
 // Timeouts of a block, shared by the host, which enforces them, and the
@@ -301,13 +304,10 @@ type BlockError struct {
 	Traceback string `json:"traceback,omitempty"`
 }
 
-// SyntaxError is Python's refusal of a block's source.
-type SyntaxError struct {
-	Message string `json:"message"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Text    string `json:"text"`
-}
+// SyntaxError is Python's refusal of a block's source, as the repair
+// engine reads it: the child sends it, and the host hands it to the
+// engine unchanged.
+type SyntaxError = repair.SyntaxError
 
 // Status is a host's state, for `vis-agent sandbox list` and tests.
 type Status struct {
