@@ -55,7 +55,7 @@ func TestParseRequirementRefuses(t *testing.T) {
 		"pkg-1.0-py3-none-any.whl":           "a path",
 		"pkg.tar.gz":                         "a path",
 		"C:\\pkg":                            "a path",
-		"pkg==1.0 --hash=sha256:00":          "an option",
+		"pkg==1.0 --hash=sha256:00":          "unexpected",
 		"pkg ==":                             "a version expected",
 		"pkg>=1.*":                           "prefix match",
 		"pkg==1.0; os_name":                  "marker comparison",
