@@ -581,7 +581,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Install: sessionInstall(s, f),
+				Folder:  f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -665,7 +666,10 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
-			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
+			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
+				return err
+			}
+			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}
