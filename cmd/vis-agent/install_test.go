@@ -208,7 +208,8 @@ func TestSandboxInstallStops(t *testing.T) {
 	go func() { done <- sb.run("run", "--session", "s", "--timeout", "4s", "-c", `install("vis-slow")`) }()
 	uv := 0
 	for deadline := time.Now().Add(10 * time.Second); uv == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		for _, pid := range processesOf(host, func(c string) bool { return strings.HasSuffix(strings.SplitN(c, "\x00", 2)[0], "/uv") }) {
+		// uv pip install (not the check of the pinned uv's version before it)
+		for _, pid := range processesOf(host, func(c string) bool { return strings.Contains(c, "/uv\x00pip\x00install\x00") }) {
 			uv = pid
 		}
 	}
@@ -265,4 +266,32 @@ func openFiles(t *testing.T, pid, min int) map[int]string {
 
 func execCommand(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
+}
+
+// TestSandboxInstallWheels: on the oldest and newest CPython, install()
+// brings pandas (numpy and the rest with it) and matplotlib from a file://
+// index of the real wheels, importable at once, and again after a restart.
+func TestSandboxInstallWheels(t *testing.T) {
+	house := testwheel.Wheelhouse(t)
+	index := testwheel.Index(t, house, t.TempDir())
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Version.Short(), func(t *testing.T) {
+			sb := installSandbox(t, py, "file://"+index)
+			r := sb.block("w", `r = install("pandas", "matplotlib")
+print(r)
+names = {d.name for d in r.installed}
+print(sorted(names & {"numpy", "pandas", "matplotlib", "six"}))
+import pandas as pd
+df = pd.DataFrame({"a": range(1000)})
+print("sum", df.a.sum())`, 0, "--timeout", "10m")
+			contains(t, "install(pandas, matplotlib)", r.stdout, "['matplotlib', 'numpy', 'pandas', 'six']", "sum 499500")
+			t.Logf("%s", strings.SplitN(r.stdout, "\n", 2)[0])
+			sb.run("restart", "--session", "w")
+			r = sb.block("w", `import numpy, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig = plt.figure(); plt.plot([1, 2]); print("fig", type(fig).__name__, numpy.__version__, df.a.max())`, 0, "--timeout", "5m")
+			contains(t, "after the restart", r.stdout, "fig Figure 2.2.6")
+		})
+	}
 }

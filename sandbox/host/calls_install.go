@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -63,13 +66,73 @@ func (h *Host) installOp(policy protocol.Policy) op {
 				}
 			}
 		}
-		h.installs.Lock()
-		defer h.installs.Unlock()
-		res, err := install.Run(ctx, opts, reqs, pins)
+		res, err := h.installs.run(ctx, opts, reqs, pins, h.done, h.cfg.Log)
 		if err != nil && errors.Is(err, context.Canceled) {
 			return reply{}, errorf("InterruptedError", "%v", err)
 		}
 		return reply{result: res}, err
+	}
+}
+
+// installs runs one install at a time (a child retired mid-install may
+// leave its uv stopping while the next child's starts), and after each the
+// bytecode compile of the package folder, in the background: the install
+// returns without waiting for it, the next one stops it first.
+type installs struct {
+	mu sync.Mutex // held by an install or a compile
+
+	cmu       sync.Mutex
+	stop      context.CancelFunc // the running compile's
+	compiling chan struct{}      // closed when it ended
+}
+
+func (in *installs) run(ctx context.Context, opts install.Options, reqs []install.Requirement, pins []string,
+	hostDone <-chan struct{}, log io.Writer) (install.Result, error) {
+	in.stopCompile()
+	in.mu.Lock()
+	res, err := install.Run(ctx, opts, reqs, pins)
+	in.mu.Unlock()
+	if err == nil && len(res.Installed)+len(res.InBase) > 0 {
+		in.compile(opts, hostDone, log)
+	}
+	return res, err
+}
+
+// compile starts the bytecode compile, stopped by the next install or the
+// host's end; a failure goes to the host's log.
+func (in *installs) compile(opts install.Options, hostDone <-chan struct{}, log io.Writer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	in.cmu.Lock()
+	in.stop, in.compiling = cancel, done
+	in.cmu.Unlock()
+	go func() {
+		select {
+		case <-hostDone:
+			cancel()
+		case <-done:
+		}
+	}()
+	go func() {
+		defer close(done)
+		defer cancel()
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if err := install.Compile(ctx, opts); err != nil {
+			fmt.Fprintf(log, "vis-agent sandbox host: %v\n", err)
+		}
+	}()
+}
+
+// stopCompile stops a running compile and waits for its end.
+func (in *installs) stopCompile() {
+	in.cmu.Lock()
+	stop, done := in.stop, in.compiling
+	in.stop, in.compiling = nil, nil
+	in.cmu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
 	}
 }
 

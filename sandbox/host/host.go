@@ -90,9 +90,9 @@ type Host struct {
 	conns      sync.WaitGroup
 	store      store  // the attachments store, opened on first use
 	shells     shells // the shell commands of the session's code
-	// installs: one install() at a time (a child retired mid-install may
-	// leave its uv stopping while the next child's starts).
-	installs sync.Mutex
+
+	// installs are install()'s runs and the bytecode compiles after them.
+	installs installs
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vis-agent/vis-agent/internal/headbuf"
 )
 
 // Options are what one install runs with. Every field comes from the user
@@ -138,8 +140,10 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 		return res, errors.New("install: the session has no network (--no-network or sandbox.network = false); " +
 			"install() then asks only a local index: python.index_url = a file:// or loopback URL in ~/.vis/config.toml")
 	}
+	// No --compile-bytecode: compiling pandas and matplotlib took three
+	// times as long as installing them; Compile does it afterwards.
 	args := []string{"pip", "install", "--python", opts.Python, "--target", opts.Target,
-		"--compile-bytecode", "--no-progress", "--color", "never"}
+		"--no-progress", "--color", "never"}
 	if opts.UVConfig != "" && opts.Network {
 		args = append(args, "--config-file", opts.UVConfig)
 	} else {
@@ -174,22 +178,14 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 		return res, fmt.Errorf("install: make the session's package folder: %w", err)
 	}
 
-	cmd := exec.CommandContext(ctx, opts.UV, args...)
-	cmd.Dir = opts.Target // never the workspace: uv reads no project of it
-	cmd.Env = environ(opts)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := command(ctx, opts, opts.UV, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return res, fmt.Errorf("install: %w", err)
 	}
 	cmd.Stderr = cmd.Stdout // one stream, in the order uv wrote it
-	if err := closeInherited(); err != nil {
-		return res, fmt.Errorf("install: %w", err)
-	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := start1(cmd); err != nil {
 		return res, fmt.Errorf("install: run uv: %w", err)
 	}
 	tail := read(out, &res)
@@ -216,6 +212,49 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 	}
 	res.Installed = kept
 	return res, nil
+}
+
+// command is name run for opts: in the package folder (never the
+// workspace: uv reads no project of it), with the built environment, in a
+// process group of its own that ctx's end kills whole.
+func command(ctx context.Context, opts Options, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = opts.Target
+	cmd.Env = environ(opts)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// start1 starts cmd with its standard streams and no other descriptor.
+func start1(cmd *exec.Cmd) error {
+	if err := closeInherited(); err != nil {
+		return err
+	}
+	return cmd.Start()
+}
+
+// Compile writes the bytecode of the package folder's modules, with the
+// CPython that runs them: the session cannot write it there itself (the
+// folder is read-only to it) and would otherwise compile every module it
+// imports again in each new process. Modules compiled already are skipped;
+// ctx's end stops it. Only compiled, never run.
+func Compile(ctx context.Context, opts Options) error {
+	cmd := command(ctx, opts, opts.Python, "-I", "-S", "-m", "compileall", "-q", "-j", "0", opts.Target)
+	var tail headbuf.Writer
+	tail.Max = errorBytes
+	cmd.Stdout, cmd.Stderr = &tail, &tail
+	if err := start1(cmd); err != nil {
+		return fmt.Errorf("compile the session's packages: %w", err)
+	}
+	// In the background: the session's own blocks come first (its
+	// workers, forked later, inherit the priority).
+	syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 10)
+	if err := cmd.Wait(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("compile the session's packages: %w: %s", err, strings.TrimSpace(string(tail.Bytes)))
+	}
+	return nil
 }
 
 // environ is uv's environment: the variables opts.Keep accepts, then the
