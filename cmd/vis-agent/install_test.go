@@ -77,6 +77,16 @@ print(sorted((d.name, d.version) for d in r.installed), r.seconds > 0)`, 0)
 			if _, err := os.Stat(filepath.Join(layer, "vis_tiny", "__init__.py")); err != nil {
 				t.Errorf("the package is not in the session's folder: %v", err)
 			}
+			// Its bytecode, which the session cannot write, comes after.
+			pyc := filepath.Join(layer, "vis_tiny", "__pycache__", "__init__.cpython-3"+strconv.Itoa(py.Version.Minor)+".pyc")
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				if _, err := os.Stat(pyc); err == nil {
+					break
+				} else if time.Now().After(deadline) {
+					t.Errorf("no bytecode compiled in the background: %v", err)
+					break
+				}
+			}
 			r = sb.block("i", `import sys, os
 layer = `+strconv.Quote(layer)+`
 site = max(i for i, p in enumerate(sys.path) if p.endswith("site-packages") and p != layer)
