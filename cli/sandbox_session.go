@@ -97,6 +97,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 		return nil, policy, err
 	}
 	root := sf.s.layout().Sessions()
+	if err := checkProject(session.Find(root, m), m.Workspace); err != nil {
+		return nil, policy, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, policy, err
@@ -653,7 +656,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 			})
 			if err != nil {
-				return err
+				return packages.WayOut(err, sandboxWayOut)
 			}
 			for _, m := range plan.messages {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
