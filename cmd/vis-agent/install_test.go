@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -303,5 +304,35 @@ import matplotlib.pyplot as plt
 fig = plt.figure(); plt.plot([1, 2]); print("fig", type(fig).__name__, numpy.__version__, df.a.max())`, 0, "--timeout", "5m")
 			contains(t, "after the restart", r.stdout, "fig Figure 2.2.6")
 		})
+	}
+}
+
+// TestMCPInstall: the install tool installs from the user's index into the
+// session the python tool runs in (importable in the next call), says what
+// it installed, refuses what is not a requirement, and its description says what it does.
+func TestMCPInstall(t *testing.T) {
+	py := testenv.First(t)
+	sb := installSandbox(t, py, testwheel.Serve(t, installIndex(t)))
+	c := connectMCP(t, sb, "--session", "mi")
+	tools, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == "install" {
+			contains(t, "install's description", tl.Description, "requirement", "refused", "user's index", "stay across restarts")
+		}
+	}
+	text := c.tool("install", map[string]any{"packages": []string{"vis-tiny>=1"}})
+	contains(t, "the install tool's result", text, "installed 2 packages in ", "vis-tiny 1.0", "vis-dep 1.0")
+	text, _ = c.python("import vis_tiny\nprint(vis_tiny.VALUE)", false)
+	contains(t, "the next python call", text, "tiny dep")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, bad := range []string{"-e .", "vis-tiny @ https://example.com/x.whl", "../x"} {
+		text, _, isErr, err := c.call(ctx, "install", map[string]any{"packages": []string{bad}}, false)
+		if err != nil || !isErr || !strings.Contains(text, "install() takes requirements only") {
+			t.Errorf("install %q: %v %v %q", bad, err, isErr, text)
+		}
 	}
 }
