@@ -454,8 +454,8 @@ func snapshotBytes(dir string) int64 {
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && p == filepath.Join(dir, "tmp") {
-			return filepath.SkipDir // the child's temp folder
+		if err == nil && d.IsDir() && (p == filepath.Join(dir, "tmp") || p == filepath.Join(dir, "packages")) {
+			return filepath.SkipDir // the child's temp folder, install()'s packages
 		}
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
