@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -81,9 +80,6 @@ const (
 // MaxBase bounds the base environment's pins a block may send.
 const MaxBase = 20000
 
-// pinRE is one pin of the base environment: name==version.
-var pinRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?==[A-Za-z0-9._+!-]{1,100}$`)
-
 // ParsePins checks the base environment's distributions, as the block
 // lists them (name==version), for uv's constraints: what the layer
 // installs agrees with what the session already imports.
@@ -93,10 +89,10 @@ func ParsePins(pins []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(pins))
 	for _, p := range pins {
-		if !pinRE.MatchString(p) {
+		if !grammar().pin.MatchString(p) {
 			return nil, fmt.Errorf("install: %s is not a name==version pin of the base environment", quoteSpec(p))
 		}
-		if v := p[strings.Index(p, "==")+2:]; versionRE.FindString(v) != v {
+		if v := p[strings.Index(p, "==")+2:]; grammar().version.FindString(v) != v {
 			continue // not a PEP 440 version: uv could not read it
 		}
 		out = append(out, p)
@@ -270,9 +266,6 @@ func environ(opts Options) []string {
 	return append(env, "UV_PYTHON_DOWNLOADS=never", "NO_COLOR=1")
 }
 
-// distLine is uv's line for a distribution it installed (+) or removed (-).
-var distLine = regexp.MustCompile(`^ ([+-]) ([A-Za-z0-9._-]+)==(\S+)$`)
-
 // read parses uv's output as it comes: the distributions into res, and the
 // last tailLines lines (each cut to lineBytes) as the tail.
 func read(r io.Reader, res *Result) []string {
@@ -282,7 +275,7 @@ func read(r io.Reader, res *Result) []string {
 	sc.Split(scanLines)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
-		if m := distLine.FindStringSubmatch(line); m != nil {
+		if m := grammar().distLine.FindStringSubmatch(line); m != nil {
 			d := Dist{Name: m[2], Version: m[3]}
 			if m[1] == "+" && len(res.Installed) < maxDists {
 				res.Installed = append(res.Installed, d)
@@ -333,9 +326,7 @@ func summary(tail []string) string {
 	return s
 }
 
-var separators = regexp.MustCompile(`[-_.]+`)
-
 // Normalize is a distribution name as PEP 503 compares it.
 func Normalize(name string) string {
-	return strings.ToLower(separators.ReplaceAllString(name, "-"))
+	return strings.ToLower(grammar().separators.ReplaceAllString(name, "-"))
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MaxSpec bounds one requirement's length; MaxSpecs their number in one
@@ -115,28 +116,58 @@ func (p *parser) eat(lit string) bool {
 	return false
 }
 
+// patterns are the grammar's regular expressions, compiled at first use:
+// the package is linked into every vis-agent start, whose package
+// initializers must stay cheap.
+type patterns struct {
+	name, version, arbitrary, markerName, pin, distLine, separators *regexp.Regexp
+}
+
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`)
-	// versionRE is a PEP 440 public or local version, with the optional
-	// trailing .* of a prefix match.
-	versionRE = regexp.MustCompile(`^(?i:v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*` +
-		`(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?` +
-		`(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?` +
-		`(?:[-_.]?dev[-_.]?[0-9]*)?` +
-		`(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?)(?:\.\*)?`)
-	// arbitraryRE is the operand of === (compared as a string).
-	arbitraryRE = regexp.MustCompile(`^[A-Za-z0-9._+!-]+`)
-	markerVars  = map[string]bool{"python_version": true, "python_full_version": true, "os_name": true,
-		"sys_platform": true, "platform_release": true, "platform_system": true, "platform_version": true,
-		"platform_machine": true, "platform_python_implementation": true, "implementation_name": true,
-		"implementation_version": true, "extra": true}
-	markerNameRE = regexp.MustCompile(`^[a-z_]+`)
-	// comparisons, longest first so that <= is not read as <.
-	comparisons = []string{"===", "~=", "==", "!=", "<=", ">=", "<", ">"}
+	compileOnce sync.Once
+	compiled    patterns
 )
 
+func grammar() *patterns {
+	compileOnce.Do(func() {
+		compiled = patterns{
+			name: regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`),
+			// A PEP 440 public or local version, with the optional
+			// trailing .* of a prefix match.
+			version: regexp.MustCompile(`^(?i:v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*` +
+				`(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?` +
+				`(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?` +
+				`(?:[-_.]?dev[-_.]?[0-9]*)?` +
+				`(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?)(?:\.\*)?`),
+			// The operand of === (compared as a string).
+			arbitrary:  regexp.MustCompile(`^[A-Za-z0-9._+!-]+`),
+			markerName: regexp.MustCompile(`^[a-z_]+`),
+			// One pin of the base environment: name==version.
+			pin: regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?==[A-Za-z0-9._+!-]{1,100}$`),
+			// uv's line for a distribution it installed (+) or removed (-).
+			distLine:   regexp.MustCompile(`^ ([+-]) ([A-Za-z0-9._-]+)==(\S+)$`),
+			separators: regexp.MustCompile(`[-_.]+`),
+		}
+	})
+	return &compiled
+}
+
+// markerVar reports whether name is an environment marker's name.
+func markerVar(name string) bool {
+	switch name {
+	case "python_version", "python_full_version", "os_name", "sys_platform", "platform_release",
+		"platform_system", "platform_version", "platform_machine", "platform_python_implementation",
+		"implementation_name", "implementation_version", "extra":
+		return true
+	}
+	return false
+}
+
+// comparisons, longest first so that <= is not read as <.
+var comparisons = [...]string{"===", "~=", "==", "!=", "<=", ">=", "<", ">"}
+
 func (p *parser) name() (string, error) {
-	m := nameRE.FindString(p.s[p.pos:])
+	m := grammar().name.FindString(p.s[p.pos:])
 	if m == "" {
 		return "", p.errorf("a name expected")
 	}
@@ -204,11 +235,11 @@ func (p *parser) versions() error {
 			return p.errorf("a version comparison (==, >=, ~=, ...) expected")
 		}
 		p.ws()
-		re := versionRE
+		pattern := grammar().version
 		if op == "===" {
-			re = arbitraryRE
+			pattern = grammar().arbitrary
 		}
-		v := re.FindString(p.s[p.pos:])
+		v := pattern.FindString(p.s[p.pos:])
 		if v == "" {
 			return p.errorf("a version expected")
 		}
@@ -308,8 +339,8 @@ func (p *parser) markerValue() error {
 		p.pos += end + 2
 		return nil
 	}
-	m := markerNameRE.FindString(p.s[p.pos:])
-	if !markerVars[m] {
+	m := grammar().markerName.FindString(p.s[p.pos:])
+	if !markerVar(m) {
 		return p.errorf("a marker name (python_version, sys_platform, ...) or a quoted string expected")
 	}
 	p.pos += len(m)
