@@ -50,8 +50,7 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			return reply{}, errorf("RuntimeError", "install: %v", err)
 		}
 		opts.Network = policy.Network
-		if !opts.Network && !install.LocalIndex(opts.IndexURL) {
-			_, err := install.Run(ctx, opts, reqs, pins) // refuses, with the way out
+		if err := install.CheckNetwork(opts); err != nil {
 			return reply{}, errorf("PermissionError", "%v", err)
 		}
 		if policy.Jail {

@@ -121,6 +121,16 @@ func LocalIndex(raw string) bool {
 	return false
 }
 
+// CheckNetwork refuses an install that would leave the machine from a
+// session without the network: only a local index is asked then.
+func CheckNetwork(opts Options) error {
+	if opts.Network || LocalIndex(opts.IndexURL) {
+		return nil
+	}
+	return errors.New("install: the session has no network (--no-network or sandbox.network = false); " +
+		"install() then asks only a local index: python.index_url = a file:// or loopback URL in ~/.vis/config.toml")
+}
+
 // Run installs the requirements (checked by ParseRequirement) into
 // opts.Target, pinned to the base environment's versions (pins, checked
 // by ParsePins). ctx's end stops uv (and whatever it started).
@@ -132,9 +142,8 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 	if len(reqs) > MaxSpecs {
 		return res, fmt.Errorf("install: %d requirements; at most %d in one call", len(reqs), MaxSpecs)
 	}
-	if !opts.Network && !LocalIndex(opts.IndexURL) {
-		return res, errors.New("install: the session has no network (--no-network or sandbox.network = false); " +
-			"install() then asks only a local index: python.index_url = a file:// or loopback URL in ~/.vis/config.toml")
+	if err := CheckNetwork(opts); err != nil {
+		return res, err
 	}
 	// No --compile-bytecode: compiling pandas and matplotlib took three
 	// times as long as installing them; Compile does it afterwards.
