@@ -73,7 +73,7 @@ func TestFindProject(t *testing.T) {
 	if got := WayOut(err, "fix it"); !strings.HasSuffix(got.Error(), "; fix it") {
 		t.Errorf("WayOut = %v", got)
 	}
-	if other := errors.New("x"); WayOut(other, "fix it") != other {
+	if other := errors.New("x"); !errors.Is(WayOut(other, "fix it"), other) || WayOut(other, "fix it").Error() != "x" {
 		t.Errorf("WayOut changed another error")
 	}
 }

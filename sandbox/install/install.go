@@ -201,7 +201,7 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 		return res, fmt.Errorf("install: stopped (%w)", ctx.Err())
 	}
 	if err != nil {
-		return res, fmt.Errorf("install: uv failed (%v): %s", err, summary(tail))
+		return res, fmt.Errorf("install: uv failed (%w): %s", err, summary(tail))
 	}
 	base := map[string]bool{}
 	for _, p := range pins {
