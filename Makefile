@@ -12,7 +12,7 @@ GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -32,10 +32,21 @@ uv-release:
 # The whole suite, lint first. One line per test as it ends (gotestsum),
 # with HOME and VIS_HOME pointed at empty folders that must stay empty
 # (internal/testguard): tests write only into their own temp folders.
-test: build test-deps lint $(GOTESTSUM)
+test: build test-deps test-wheels lint $(GOTESTSUM)
 	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
-	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
+
+# Real wheels for the offline tests that install packages (install() in a
+# session, numpy arrays and pandas frames, matplotlib figures): numpy,
+# pandas, matplotlib with their dependencies, and six, pinned, for CPython
+# 3.10, 3.13 and the other 3.1x found here, downloaded with pip from its
+# index (about 190 MB for four versions) into bin/wheelhouse once; quick
+# when they are there. Tests read the folder from VIS_TEST_WHEELHOUSE and
+# skip without it.
+WHEELHOUSE := bin/wheelhouse
+test-wheels:
+	internal/testwheel/wheelhouse.sh $(WHEELHOUSE)
 
 # Debian packages the tests use: bubblewrap, which confines the commands a
 # jailed session runs (shell(...)), and tmux, the terminal of the REPL's

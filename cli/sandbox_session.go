@@ -97,6 +97,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 		return nil, policy, err
 	}
 	root := sf.s.layout().Sessions()
+	if err := checkProject(session.Find(root, m), m.Workspace); err != nil {
+		return nil, policy, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, policy, err
@@ -451,8 +454,8 @@ func snapshotBytes(dir string) int64 {
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && p == filepath.Join(dir, "tmp") {
-			return filepath.SkipDir // the child's temp folder
+		if err == nil && d.IsDir() && (p == filepath.Join(dir, "tmp") || p == filepath.Join(dir, "packages")) {
+			return filepath.SkipDir // the child's temp folder, install()'s packages
 		}
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
@@ -581,7 +584,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Install: sessionInstall(s, f),
+				Folder:  f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -652,7 +656,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 			})
 			if err != nil {
-				return err
+				return packages.WayOut(err, sandboxWayOut)
 			}
 			for _, m := range plan.messages {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
@@ -665,7 +669,10 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
-			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
+			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
+				return err
+			}
+			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}

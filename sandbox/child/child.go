@@ -44,6 +44,10 @@ type Info struct {
 	RestartReason string      `json:"restart_reason,omitempty"`
 	// Policy is the jail the child applies to itself before any user code.
 	Policy protocol.Policy `json:"policy"`
+	// Packages is the session's own package folder (install()), which the
+	// child adds after the host's description: the driver puts it on
+	// sys.path after the environment's site-packages.
+	Packages string `json:"packages,omitempty"`
 }
 
 // SessionInfo becomes the session's read-only `session` name.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
@@ -49,6 +50,9 @@ type Config struct {
 	// limit of one attachment (0: the store's default).
 	Attachments    string
 	AttachMaxBytes int64
+	// Install says how install() runs uv for this session (nil: it is not
+	// available); the op adds the child's network policy.
+	Install func() (install.Options, error)
 }
 
 // Host serves one session.
@@ -86,6 +90,9 @@ type Host struct {
 	conns      sync.WaitGroup
 	store      store  // the attachments store, opened on first use
 	shells     shells // the shell commands of the session's code
+
+	// installs are install()'s runs and the bytecode compiles after them.
+	installs installs
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil

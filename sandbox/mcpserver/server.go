@@ -113,6 +113,7 @@ func newServer(cfg Config) *server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription}, sv.defs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
+	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
 	sv.addAttachments(srv)
 	return sv
 }

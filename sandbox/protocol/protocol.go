@@ -121,7 +121,10 @@
 // attachment_read (ref, version; answer payload the bytes); shell_start
 // (cmd, timeout_ms, cwd, wait_ms), shell_state (id), shell_wait (id,
 // max_ms), shell_logs (id, n), shell_stop (id); cat (path, offset, limit),
-// grep (pattern, path, glob, limit), patch (path, old, new).
+// grep (pattern, path, glob, limit), patch (path, old, new); install
+// (specs, base: the block's requirements and its environment's
+// name==version pins; answer the installed distributions, see
+// sandbox/install).
 package protocol
 
 import (
