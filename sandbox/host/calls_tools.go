@@ -17,7 +17,7 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 		a.ReadWrite, a.ReadOnly = h.roots(policy)
 		// The host's own files, should a root hold them (a Vis home inside
 		// the workspace).
-		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath()}
+		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath(), h.cfg.Folder.KeyPath()}
 	}
 	return a
 }

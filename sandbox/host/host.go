@@ -101,8 +101,12 @@ type Host struct {
 	freshReady time.Time
 	recordMu   sync.Mutex
 	conns      sync.WaitGroup
-	store      store  // the attachments store, opened on first use
-	shells     shells // the shell commands of the session's code
+	// key is what a client must present (session.Authenticate); strangers
+	// counts the connections not let in yet.
+	key       []byte
+	strangers chan struct{}
+	store     store  // the attachments store, opened on first use
+	shells    shells // the shell commands of the session's code
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -114,8 +118,14 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	defer alive.Release()
+	key, err := cfg.Folder.NewKey()
+	if err != nil {
+		ready(err)
+		return err
+	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)}}
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
+		key: key, strangers: make(chan struct{}, maxStrangers)}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -192,8 +202,39 @@ func (h *Host) finishConns() {
 	}
 }
 
+// maxStrangers bounds the connections waiting to show the key: one more
+// is closed at once.
+const maxStrangers = 32
+
+// admit lets in a client that shows the session's key; it returns the
+// connection's reader after the key, or nil when it closed it.
+func (h *Host) admit(conn net.Conn) io.Reader {
+	select {
+	case h.strangers <- struct{}{}:
+	default:
+		return nil
+	}
+	r, err := session.Authenticate(conn, h.key)
+	<-h.strangers
+	if err != nil && !errors.Is(err, io.EOF) {
+		protocol.Write(conn, protocol.Event{Ev: "error", Message: err.Error()})
+		// What the client sent after must be read, a little of it, or
+		// closing resets the connection before it reads the answer.
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		io.CopyN(io.Discard, conn, 64<<10)
+	}
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
 func (h *Host) serveConn(conn net.Conn) {
 	defer conn.Close()
+	r := h.admit(conn)
+	if r == nil {
+		return
+	}
 	h.mu.Lock()
 	h.clients++
 	h.mu.Unlock()
@@ -203,7 +244,7 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.mu.Unlock()
 		h.touch()
 	}()
-	pc := protocol.NewConn(conn, nil)
+	pc := protocol.NewConn(r, nil)
 	out := &sink{w: conn}
 	req, err := pc.ReceiveRequest()
 	if err != nil {

@@ -11,7 +11,13 @@
 //
 // # Client and host (the session's unix socket)
 //
-// A client connects, writes one Request and reads Events until the final one
+// A client connects and first writes one line, {"v": Version, "key": K},
+// where K is the session's key: a secret its host made at its start and
+// keeps in a 0600 file of the session folder that the jailed code cannot
+// read (see session.Connect). The host checks it (in constant time) and
+// that the peer runs as its own user; otherwise it answers one "error"
+// event and closes the connection, whatever the request. The client then
+// writes one Request and reads Events until the final one
 // ("result", "defs", "is_complete", "completions", "status", "ok" or
 // "error"), then the host closes the
 // connection. Requests by op:
