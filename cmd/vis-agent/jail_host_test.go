@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,5 +111,115 @@ func TestJailHostSocketNeedsTheUser(t *testing.T) {
 	contains(t, "the victim afterwards", r.stdout, "still True")
 	if strings.Contains(r.stdout, "[Sandbox restarted]") {
 		t.Errorf("the victim's Python was replaced:\n%s", r.stdout)
+	}
+}
+
+// fdAttack reads descriptor 7 and a few more a block did not open, by
+// number and through /proc/self/fd.
+const fdAttack = `import os
+E = "ESC" + "APED"
+for fd in (7, 8, 9):
+    for how in ("read", "proc"):
+        try:
+            data = os.read(fd, 100) if how == "read" else open("/proc/self/fd/%d" % fd, "rb").read(100)
+            if data.startswith(b"FDSECRET"):
+                print(E, fd, how, data)
+        except OSError as e:
+            pass
+print("fd attack done")
+`
+
+// descriptorsOn lists the open descriptors of pid that point at path.
+func descriptorsOn(pid int, path string) []string {
+	var found []string
+	entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, e := range entries {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && target == path {
+			found = append(found, e.Name())
+		}
+	}
+	return found
+}
+
+// inheritable lists the descriptors from 3 on of pid that are not
+// close-on-exec: what a program it starts would get.
+func inheritable(pid int) []string {
+	var found []string
+	entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fdinfo", pid))
+	for _, e := range entries {
+		if n, _ := strconv.Atoi(e.Name()); n < 3 {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if flags, ok := strings.CutPrefix(line, "flags:"); ok {
+				if v, err := strconv.ParseUint(strings.TrimSpace(flags), 8, 64); err == nil && v&syscall.O_CLOEXEC == 0 {
+					target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+					found = append(found, e.Name()+" "+target)
+				}
+			}
+		}
+	}
+	return found
+}
+
+// TestJailHostInheritedDescriptors: a descriptor the user's shell had open
+// when it ran the first `sandbox run` (exec 7</secret) reaches no process
+// the sandbox starts: not the host, not its first child (started before
+// the host's Go), not a child started after a restart, jailed or not; and
+// every descriptor of the host and the child but 0-2 is close-on-exec, so
+// nothing they run (the child's bytecode compile before its jail, a
+// --no-jail block's os.system) gets any of them.
+func TestJailHostInheritedDescriptors(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("FDSECRET-91c2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ name, flag string }{{"jailed", ""}, {"free", "--no-jail"}} {
+		func() {
+			flags := ""
+			if s.flag != "" {
+				flags = " " + s.flag
+			}
+			// The user's shell holds 7 (and 8, 9) open, without
+			// close-on-exec, as `exec 7<file` leaves it.
+			shell := fmt.Sprintf(`exec 7<%q 8<%q 9<%q; exec %q sandbox run --session %s%s -c "$CODE"`,
+				secret, secret, secret, sb.bin, s.name, flags)
+			check := func(when string, code string) {
+				cmd := exec.Command("/bin/sh", "-c", shell)
+				cmd.Env, cmd.Dir = append(sb.env, "CODE="+code), sb.ws
+				out, err := cmd.CombinedOutput()
+				when = s.name + ", " + when
+				if strings.Contains(string(out), "ESCAPED") || strings.Contains(string(out), "FDSECRET-91c2") {
+					t.Errorf("%s: a block read the client's descriptor:\n%s", when, out)
+				}
+				if code == fdAttack && !strings.Contains(string(out), "fd attack done") {
+					t.Errorf("%s: the block did not run (%v):\n%s", when, err, out)
+				}
+				rec := sb.record(sb.folder(s.name))
+				for _, pid := range []int{rec.HostPID, rec.ChildPID} {
+					if fds := descriptorsOn(pid, secret); len(fds) > 0 {
+						t.Errorf("%s: process %d (%s) holds the secret as %v", when, pid, strings.ReplaceAll(cmdline(pid), "\x00", " "), fds)
+					}
+					if fds := inheritable(pid); len(fds) > 0 {
+						t.Errorf("%s: process %d (%s) would pass on %v", when, pid, strings.ReplaceAll(cmdline(pid), "\x00", " "), fds)
+					}
+				}
+			}
+			check("the first child", fdAttack)
+			if r := sb.run("restart", "--session", s.name); r.code != 0 {
+				t.Fatalf("restart: %s", r.stderr)
+			}
+			check("a child after a restart", fdAttack)
+			// A child the host starts from Go without a restart request:
+			// the first one died.
+			check("a child after a crash", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+			check("the child after the crash", fdAttack)
+		}()
 	}
 }

@@ -122,20 +122,10 @@ func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	cmd := python("-I", "-S", "-c", compileCode, dir)
-	// The child's own descriptors (link, stacks, calls) are inherited
-	// without close-on-exec: /dev/null in their place, so that only the
-	// child holds its link to the host.
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		return fmt.Errorf("cache the sandbox driver's bytecode: %w", err)
-	}
-	defer null.Close()
-	cmd.ExtraFiles = make([]*os.File, CallsFD-2)
-	for i := range cmd.ExtraFiles {
-		cmd.ExtraFiles[i] = null
-	}
-	out, err := cmd.CombinedOutput()
+	// The child's own descriptors (link, stacks, calls) are close-on-exec
+	// from its start (sandbox/host/early_linux.c): only the child holds
+	// its link to the host.
+	out, err := python("-I", "-S", "-c", compileCode, dir).CombinedOutput()
 	if werr := atomicfile.Write(marker, nil); werr != nil && err == nil {
 		err = werr
 	}
