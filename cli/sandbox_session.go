@@ -88,15 +88,15 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 // of the user's settings and jf (nil: no jail flags); a host it starts
 // starts its child under that policy.
 func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, error) {
-	policy, err := sessionPolicy(sf.s, jf)
-	if err != nil {
-		return nil, policy, err
-	}
 	m, err := sf.meta()
 	if err != nil {
-		return nil, policy, err
+		return nil, protocol.Policy{}, err
 	}
 	root := sf.s.layout().Sessions()
+	policy, err := sessionPolicy(sf.s, jf, m, session.Find(root, m))
+	if err != nil {
+		return nil, policy, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, policy, err
@@ -568,7 +568,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				say(err)
 				return err
 			}
-			p, err := sessionPolicy(s, nil)
+			p, err := sessionPolicy(s, nil, m, f)
 			if err == nil && policy != "" {
 				err = json.Unmarshal([]byte(policy), &p)
 			}
@@ -646,11 +646,20 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			s.Dir = ci.Session.Workspace
 			// The same environment as `vis-agent python -c` here: the
 			// project's, or the shared packages of this CPython.
-			plan, err := planRun(runContext{
+			rc := runContext{
 				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
 				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			}
+			// What the workspace holds may name import roots, not roots of
+			// the jail.
+			jr := newJailRoots(ci.Policy, ci.Session.Workspace, state, tmp, func(msg string) {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", msg)
 			})
+			if ci.Policy.Jail {
+				rc.importRoots = jr.importRoots
+			}
+			plan, err := planRun(rc)
 			if err != nil {
 				return err
 			}
@@ -665,7 +674,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
-			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
+			rw, ro := jr.roots(ci.Policy, lib, inst, plan, pkgDir, l.Startup())
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}

@@ -223,3 +223,107 @@ func TestJailHostInheritedDescriptors(t *testing.T) {
 		}()
 	}
 }
+
+// TestJailHostWorkspaceRoots: what the workspace holds chooses no root of
+// the jail. A block writes a vis.toml whose python.source_paths is "/", a
+// pyproject.toml whose pytest pythonpath climbs out of the workspace, and
+// a src-layout src that is a symlink to a folder outside; after a restart
+// none of them makes a file outside readable, or a read-only root. An
+// import root inside the workspace still imports, and the user's own
+// config.toml source_paths still adds a read-only root.
+func TestJailHostWorkspaceRoots(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	out, userlib := t.TempDir(), t.TempDir()
+	testenv.WriteTree(t, out, map[string]string{"secret": "ROOTSECRET-5b1d", "secretmod.py": "X = 'ROOTSECRET-5b1d'\n"})
+	testenv.WriteTree(t, userlib, map[string]string{"usermod.py": "Y = 'from the user lib'\n"})
+	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": fmt.Sprintf("[python]\nsource_paths = [%q]\n", userlib)})
+	rel, err := filepath.Rel(sb.ws, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := fmt.Sprintf(`OUT = %q
+for how in ("open", "import"):
+    try:
+        print("ESC" + "APED", open(OUT + "/secret").read() if how == "open" else __import__("secretmod").X)
+    except Exception as e:
+        print(how, "refused:", type(e).__name__)
+print("roots:", [r for r in session.access.read_only_roots if not r.startswith(("/usr", "/lib", "/etc", "/root", "/opt"))])
+`, out)
+	vectors := []struct{ name, plant string }{
+		{"vis.toml source_paths", `open("vis.toml", "w").write('[python]\nsource_paths = ["/", %r]\n' % OUT)`},
+		{"pytest pythonpath", fmt.Sprintf(`open("pyproject.toml", "w").write('[project]\nname = "p"\nversion = "0"\n[tool.pytest.ini_options]\npythonpath = [%%r, "../../../../.."]\n' %% %q)`, rel)},
+		{"a src symlink", `open("pyproject.toml", "w").write('[project]\nname = "p"\nversion = "0"\n[build-system]\nbuild-backend = "setuptools.build_meta"\n')
+os.symlink(OUT, "src")`},
+	}
+	for _, v := range vectors {
+		r := sb.block("w", fmt.Sprintf("import os\nOUT = %q\n%s\nprint('planted')", out, v.plant), 0)
+		contains(t, v.name, r.stdout, "planted")
+		if r := sb.run("restart", "--session", "w"); r.code != 0 {
+			t.Fatalf("restart: %s", r.stderr)
+		}
+		r = sb.block("w", probe, 0)
+		if strings.Contains(r.stdout+r.stderr, "ESCAPED") || strings.Contains(r.stdout, out) || strings.Contains(r.stdout, "'/'") {
+			t.Errorf("%s: the workspace chose a root of the jail:\n%s%s", v.name, r.stdout, r.stderr)
+		}
+		contains(t, v.name, r.stdout, "open refused", "import refused")
+		for _, f := range []string{"vis.toml", "pyproject.toml", "src"} {
+			os.Remove(filepath.Join(sb.ws, f))
+		}
+	}
+
+	// Inside the workspace: an import root, no more.
+	testenv.WriteTree(t, sb.ws, map[string]string{
+		"pyproject.toml":   "[project]\nname = \"p\"\nversion = \"0\"\n[build-system]\nbuild-backend = \"setuptools.build_meta\"\n",
+		"src/inside_ws.py": "Z = 'from src'\n",
+	})
+	sb.run("restart", "--session", "w")
+	r := sb.block("w", `import inside_ws, usermod
+print(inside_ws.Z, "|", usermod.Y, "|", [r for r in session.access.read_only_roots if r.endswith("/src")])`, 0)
+	contains(t, "the roots kept", r.stdout, "from src | from the user lib | []")
+	if !strings.Contains(r.stdout, "from the user lib") {
+		t.Errorf("the user's source_paths:\n%s", r.stderr)
+	}
+}
+
+// TestJailHostUserRootInsideTheWorkspace: a root the user gives inside a
+// writable root (the workspace, as given or through a symlink outside
+// that leads into it) is refused in one line: the jailed code could swap
+// it for a symlink to anything before the next run resolves it.
+func TestJailHostUserRootInsideTheWorkspace(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	out, via := t.TempDir(), t.TempDir()
+	testenv.WriteTree(t, out, map[string]string{"secret": "SWAPSECRET-e03a"})
+	testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
+	if err := os.Symlink(sb.ws, filepath.Join(via, "ws")); err != nil {
+		t.Fatal(err)
+	}
+	// The attack, as a block would run it: the user's first run gives
+	// --read-only-root ref; its block swaps ref for a symlink to a secret
+	// folder; the next run of the same command reads the secret.
+	swap := fmt.Sprintf(`import os, shutil
+shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
+	read := `print("ESC" + "APED", open(session.workspace + "/ref/secret").read())`
+	for _, root := range []string{"ref", filepath.Join(sb.ws, "ref"), filepath.Join(via, "ws", "ref")} {
+		for _, flag := range []string{"--read-only-root", "--root"} {
+			r := sb.run("run", "--session", "u", flag, root, "-c", swap)
+			if r.code == 0 {
+				r = sb.run("run", "--session", "u", flag, root, "-c", read)
+			}
+			if strings.Contains(r.stdout+r.stderr, "ESCAPED") || strings.Contains(r.stdout+r.stderr, "SWAPSECRET") {
+				t.Errorf("%s %s: the swapped root was read:\n%s%s", flag, root, r.stdout, r.stderr)
+			}
+			if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "inside the workspace") {
+				t.Errorf("%s %s: status %d, want 2 and one line saying the root is inside the workspace:\n%s", flag, root, r.code, r.stderr)
+			}
+			os.Remove(filepath.Join(sb.ws, "ref"))
+			testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
+		}
+	}
+	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": fmt.Sprintf("[sandbox]\nread_only_roots = [%q]\n", filepath.Join(sb.ws, "ref"))})
+	r := sb.run("run", "--session", "u", "-c", "print('ran')")
+	if r.code == 0 || !strings.Contains(r.stderr, "inside the workspace") || !strings.Contains(r.stderr, "config.toml") {
+		t.Errorf("a config root inside the workspace: status %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

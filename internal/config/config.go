@@ -62,6 +62,14 @@ type Setting[T any] struct {
 	From  string
 }
 
+// File is the file the value came from, "" for the default.
+func (s Setting[T]) File() string {
+	if i := strings.LastIndexByte(s.From, ':'); i > 0 {
+		return s.From[:i]
+	}
+	return ""
+}
+
 func defaultSettings() Settings {
 	return Settings{
 		SourcePaths: Setting[[]string]{From: "default"},
