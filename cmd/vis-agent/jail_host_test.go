@@ -327,3 +327,30 @@ shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
 		t.Errorf("a config root inside the workspace: status %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestJailHostHostileSessionFiles: the jailed code replaces its block
+// counter (read by the REPL's watcher) with a FIFO, then with a link to
+// /dev/zero; `sandbox list`, the next block and a restart (whose restore
+// reads it) carry on, at once.
+func TestJailHostHostileSessionFiles(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	for _, plant := range []string{"os.mkfifo(c)", `os.symlink("/dev/zero", c)`} {
+		sb.block("h", fmt.Sprintf(`import os
+c = os.path.join(os.path.dirname(os.environ["TMPDIR"]), "state", "blocks")
+if os.path.lexists(c): os.remove(c)
+%s
+print("planted")`, plant), 0)
+		start := time.Now()
+		l := sb.run("list")
+		contains(t, "list", l.stdout, "h ")
+		sb.block("h", "print('next')", 0)
+		if r := sb.run("restart", "--session", "h"); r.code != 0 {
+			t.Fatalf("restart after %s: %s", plant, r.stderr)
+		}
+		contains(t, "after a restart", sb.block("h", "print('again')", 0).stdout, "again")
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("%s: list, a block and a restart took %s", plant, d)
+		}
+	}
+}

@@ -37,7 +37,7 @@ const (
 func Stamp(dir string) string {
 	var b strings.Builder
 	for _, f := range []string{dbFile, dbFile + "-wal"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+		if st, err := os.Lstat(filepath.Join(dir, f)); err == nil {
 			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
 		}
 	}
