@@ -581,7 +581,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
+				Folder:           f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),

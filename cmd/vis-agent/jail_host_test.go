@@ -354,3 +354,152 @@ print("planted")`, plant), 0)
 		}
 	}
 }
+
+// hostStatus reads a number of kB (VmHWM, VmRSS) from /proc/pid/status, in
+// MiB.
+func hostStatus(t *testing.T, pid int, field string) float64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("the host %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	t.Fatalf("no %s in the host's status", field)
+	return 0
+}
+
+// cpuSeconds is the CPU time a process used so far.
+func cpuSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// rawCalls is a block that writes n host-call requests straight to the
+// host-call link (descriptor 5), past the one-at-a-time shim, each with a
+// payload of size bytes, then reads answers for a second and prints the
+// errors it got, once each.
+const rawCalls = `import json, os, select, time
+def raw(n, op, args, size=0):
+    for i in range(n):
+        head = json.dumps({"id": 10**6 + i, "size": size, "op": op, "args": args}).encode() + b"\n"
+        os.write(5, head)
+        if size:
+            chunk = b"z" * (1 << 20)
+            left = size
+            while left:
+                left -= os.write(5, chunk[:min(left, len(chunk))])
+    errors, deadline, buf = set(), time.time() + 1, b""
+    while time.time() < deadline:
+        if select.select([5], [], [], 0.1)[0]:
+            buf += os.read(5, 1 << 20)
+    for line in buf.split(b"\n"):
+        if line.startswith(b'{"id":'):
+            try:
+                e = json.loads(line).get("error")
+            except ValueError:
+                continue
+            if e:
+                errors.add(e["message"][:120])
+    print("raw errors:", sorted(errors))
+`
+
+// TestJailHostBounds: the block drives the host as hard as it can, and
+// the host stays bounded: a 30 MiB .gitignore, a .gitignore that is a
+// FIFO, a grep asking for every match of 2 million lines, 200 greps
+// written straight to the host-call link, a grep the block's timeout
+// interrupts, and 60 MiB payloads written straight to the link: the
+// host's peak memory stays under 256 MiB, its work stops when the block
+// ends, the next block runs at once, and the per-session attachments
+// quota refuses what is past it.
+func TestJailHostBounds(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 100\n"})
+	var big, ignore strings.Builder
+	for i := 0; i < 2_000_000; i++ {
+		big.WriteString("xyxyxyxyxy\n")
+	}
+	for i := 0; big.Len() > 0 && ignore.Len() < 30<<20; i++ {
+		fmt.Fprintf(&ignore, "generated/pattern-%d-*.tmp\n", i)
+	}
+	testenv.WriteTree(t, sb.ws, map[string]string{"big.txt": big.String(), "deep/.gitignore": ignore.String(), "deep/a.txt": "xy\n", "fifo/a.txt": "xy\n"})
+	if err := syscall.Mkfifo(filepath.Join(sb.ws, "fifo", ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(sb.ws, "many"), 0o755)
+	for i := 0; i < 12; i++ {
+		if err := os.Link(filepath.Join(sb.ws, "big.txt"), filepath.Join(sb.ws, "many", fmt.Sprintf("big%d.txt", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb.block("b", "print('up')", 0)
+	host := sb.record(sb.folder("b")).HostPID
+	quiet := func(what string) {
+		t.Helper()
+		before := cpuSeconds(t, host)
+		time.Sleep(3 * time.Second)
+		if used := cpuSeconds(t, host) - before; used > 0.5 {
+			t.Errorf("%s: the host used %.1f s of CPU in the 3 s after the block ended", what, used)
+		}
+		next := time.Now()
+		sb.block("b", "print('next')", 0)
+		if d := time.Since(next); d > 5*time.Second {
+			t.Errorf("%s: the next block took %s", what, d)
+		}
+	}
+	timed := func(what, code string, timeout string) result {
+		t.Helper()
+		start := time.Now()
+		r := sb.run("run", "--session", "b", "--timeout", timeout, "-c", code)
+		t.Logf("%s (%s): %s%s", what, time.Since(start).Round(time.Millisecond), r.stdout, strings.TrimSpace(r.stderr))
+		return r
+	}
+
+	r := timed("a 30 MiB .gitignore", `r = grep("xy", path="deep"); print(r.total, r.note)`, "120s")
+	contains(t, "grep under a huge .gitignore", r.stdout+r.stderr, "1 ")
+	r = timed("a FIFO .gitignore", `r = grep("xy", path="fifo"); print("fifo", r.total)`, "20s")
+	contains(t, "grep under a FIFO .gitignore", r.stdout, "fifo 1")
+	r = timed("every match", `r = grep("x", path="big.txt", limit=10**9); print("matches", len(r.matches), r.total, len(r.text))`, "120s")
+	contains(t, "grep of every match", r.stdout, "matches ")
+	r = timed("cat of every line", `r = cat("big.txt", limit=10**9); print("lines", r.lines, len(r.text))`, "120s")
+	contains(t, "cat of every line", r.stdout, "lines ")
+	quiet("the greps")
+
+	r = timed("200 raw greps", rawCalls+`raw(200, "grep", {"pattern": "(x|y)+z", "path": "."})`, "60s")
+	contains(t, "200 raw greps", r.stdout, "raw errors:", "host calls")
+	quiet("200 raw greps")
+
+	r = timed("a grep past the block's timeout", `grep("(x|y)+z", path="many")`, "3s")
+	contains(t, "the interrupted grep", r.stderr, "KeyboardInterrupt")
+	quiet("the interrupted grep")
+
+	r = timed("4 raw 60 MiB attaches", rawCalls+`raw(4, "attach", {"filename": "raw.bin"}, 60 << 20)`, "120s")
+	contains(t, "raw attaches", r.stdout, "raw errors:")
+	r = timed("the quota", `try:
+    for i in range(3):
+        attach(b"q" * (30 << 20), filename="q%d.bin" % i)
+        print("attached", i)
+except ValueError as e:
+    print("quota:", e)
+print(len(read_attachment("q0.bin")))`, "120s")
+	contains(t, "the attachments quota", r.stdout, "attached 0", "quota:", "sandbox.max_attachments_mb", "31457280")
+	quiet("the attaches")
+
+	if peak := hostStatus(t, host, "VmHWM"); peak > 256 {
+		t.Errorf("the host's peak memory was %.0f MiB, over 256 MiB", peak)
+	} else {
+		t.Logf("the host's peak memory: %.0f MiB", peak)
+	}
+}

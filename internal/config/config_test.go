@@ -117,6 +117,7 @@ memory_mb = 0
 roots = ["scratch", "/data"]
 max_attachment_mb = 10
 read_only_roots = ["/ref"]
+max_attachments_mb = 500
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -131,12 +132,16 @@ read_only_roots = ["/ref"]
 	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
 		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
 	}
+	if s.SandboxMaxAttachmentsMB.Value != 500 || s.SandboxMaxAttachmentsMB.File() != user {
+		t.Errorf("max_attachments_mb %+v", s.SandboxMaxAttachmentsMB)
+	}
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
 
 	d := Load()
-	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
+		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -148,6 +153,7 @@ memory_mb = 1024
 roots = [""]
 colour = 1
 max_attachment_mb = 0
+max_attachments_mb = -1
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\n")
 	b := Load(bad, project)
@@ -158,6 +164,7 @@ max_attachment_mb = 0
 		bad + ":6: sandbox.roots: holds an empty path",
 		bad + ":7: sandbox.colour: unknown key",
 		bad + ":8: sandbox.max_attachment_mb: must be between 1 and 16384, not 0",
+		bad + ":9: sandbox.max_attachments_mb: must be between 1 and 1048576, not -1",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 	} {
 		found := false

@@ -45,6 +45,11 @@ func FindUp(dir, name string) string {
 	}
 }
 
+// MaxConfigBytes bounds a configuration file vis-agent reads (config.toml,
+// vis.toml, pyproject.toml, pyvenv.cfg): those of a workspace are written
+// by whatever runs there, a jailed session's code included.
+const MaxConfigBytes = 4 << 20
+
 // ErrTooLarge is a file ReadRegular found over its limit.
 var ErrTooLarge = errors.New("file too large")
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ const (
 	// waitNotice is how long a client waits for the session quietly.
 	waitNotice = time.Second
 )
+
+// memoryTarget is the Go heap a host aims to stay under.
+const memoryTarget = 160 << 20
 
 // ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
 // zero is the default.
@@ -66,6 +70,9 @@ type Config struct {
 	// limit of one attachment (0: the store's default).
 	Attachments    string
 	AttachMaxBytes int64
+	// AttachQuotaBytes bounds the session's attachments together (0: no
+	// bound).
+	AttachQuotaBytes int64
 }
 
 // Host serves one session.
@@ -112,6 +119,10 @@ type Host struct {
 // Serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
 func Serve(cfg Config, ready func(error)) error {
+	// The host's own memory is bounded by what it does for a block (see
+	// callServer); the collector keeps the heap close to that rather than
+	// at twice the peak.
+	debug.SetMemoryLimit(memoryTarget)
 	alive, err := cfg.Folder.LockAlive(10 * time.Second)
 	if err != nil {
 		ready(err)
@@ -407,7 +418,7 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	reason, policy := h.reason, h.policy
 	h.mu.Unlock()
-	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) error { return h.serveCalls(conn, policy) })
+	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) *callServer { return h.callServer(conn, policy) })
 	if err != nil {
 		return nil, err
 	}
