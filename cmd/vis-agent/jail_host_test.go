@@ -503,3 +503,37 @@ print(len(read_attachment("q0.bin")))`, "120s")
 		t.Logf("the host's peak memory: %.0f MiB", peak)
 	}
 }
+
+// TestJailHostHostileWorkspaceConfig: the jailed code makes the
+// workspace's vis.toml and pyproject.toml FIFOs; the next child (which
+// reads them before its jail) and the user's own `vis-agent python` there
+// start at once, each with one line saying what is wrong.
+func TestJailHostHostileWorkspaceConfig(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	sb.block("c", `import os
+os.mkfifo("vis.toml"); os.mkfifo("pyproject.toml"); print("planted")`, 0)
+	start := time.Now()
+	if r := sb.run("restart", "--session", "c"); r.code != 0 {
+		t.Fatalf("restart: %s", r.stderr)
+	}
+	r := sb.run("run", "--session", "c", "-c", "print('next')")
+	t.Logf("the next block: %s%s", r.stdout, r.stderr)
+	cmd := exec.Command(sb.bin, "python", "-c", "print('python ran')")
+	cmd.Env, cmd.Dir = sb.env, sb.ws
+	done := make(chan []byte, 1)
+	go func() {
+		out, _ := cmd.CombinedOutput()
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		contains(t, "vis-agent python in the workspace", string(out), "not a regular file")
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("vis-agent python hangs on the workspace's FIFOs")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a restart, a block and a python run took %s", d)
+	}
+}
