@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
@@ -142,10 +143,11 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		timeout string
 		asJSON  bool
 		echo    bool
+		raw     bool
 		jf      jailFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [-c CODE | FILE | -]",
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [--raw] [-c CODE | FILE | -]",
 		Short: "Run a Python block in a persistent sandbox session",
 		Long: `Run one Python block in the session's persistent namespace: what earlier
 blocks defined is still there, also after the session restarted (its
@@ -153,6 +155,10 @@ snapshot is restored, with a [Sandbox restarted] notice). The block is
 -c CODE, FILE, or standard input (- or nothing, when it is not a terminal).
 Output streams as the block prints; an error goes to stderr. Status 0, or 1
 when the block raised, was refused or timed out, 2 for a bad command line.
+
+On a terminal, escape sequences the block prints other than colours
+(the clipboard, the title, the screen) are shown escaped (\x1b]52;…);
+--raw passes them through.
 
 --timeout (default 300s, kept within 3s..35m) interrupts the block with
 KeyboardInterrupt; a block that does not stop 5 s later has its Python
@@ -180,7 +186,10 @@ Python first, with the notice.`,
 			if err != nil {
 				return err
 			}
-			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, s.Out, s.Err)
+			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
+			defer stdout.Flush()
+			defer stderr.Flush()
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, stdout, stderr)
 		}),
 	}
 	sf.add(cmd)
@@ -189,7 +198,29 @@ Python first, with the notice.`,
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
+	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")
 	return cmd
+}
+
+// flushWriter is a stream of `sandbox run`'s output.
+type flushWriter interface {
+	io.Writer
+	Flush() error
+}
+
+// passThrough is a flushWriter with nothing to flush.
+type passThrough struct{ io.Writer }
+
+func (passThrough) Flush() error { return nil }
+
+// terminalSafe is w, made to show a block's escape sequences other than
+// colours escaped when safe is set (w is a terminal): the block must not
+// drive the user's terminal (clipboard, title, screen).
+func terminalSafe(w io.Writer, safe bool) flushWriter {
+	if safe {
+		return &termtext.Writer{W: w}
+	}
+	return passThrough{w}
 }
 
 // parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.

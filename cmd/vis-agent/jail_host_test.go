@@ -537,3 +537,36 @@ os.mkfifo("vis.toml"); os.mkfifo("pyproject.toml"); print("planted")`, 0)
 		t.Errorf("a restart, a block and a python run took %s", d)
 	}
 }
+
+// TestJailHostTerminalEscapes: on a terminal, `sandbox run` shows a
+// block's escape sequences other than colours escaped — an OSC 52
+// clipboard write, a title, a screen clear, on stdout and in an
+// exception's message on stderr — and keeps colours; --raw passes all.
+func TestJailHostTerminalEscapes(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	code := `import sys
+print("A \x1b]52;c;SGVsbG8=\x07 B \x1b[31mred\x1b[0m C \x1b[2J D \x1b]0;title\x07 E")
+raise ValueError("F \x1b]0;pwned\x07 G")`
+	for _, raw := range []bool{false, true} {
+		args := []string{"sandbox", "run", "--session", "t", "-c", code}
+		if raw {
+			args = append(args, "--raw")
+		}
+		cmd := exec.Command(sb.bin, args...)
+		cmd.Env, cmd.Dir = sb.env, sb.ws
+		term := startTerminal(t, cmd)
+		term.waitFor("ValueError")
+		cmd.Wait()
+		<-term.done
+		term.mu.Lock()
+		seen := term.seen.String()
+		term.mu.Unlock()
+		colour := strings.Contains(seen, "\x1b[31mred\x1b[0m")
+		obeyed := strings.Contains(seen, "\x1b]52;c;") || strings.Contains(seen, "\x1b[2J") || strings.Contains(seen, "\x1b]0;pwned")
+		shown := strings.Contains(seen, `\x1b]52;c;SGVsbG8=\x07`) && strings.Contains(seen, `\x1b[2J`) && strings.Contains(seen, `F \x1b]0;pwned\x07 G`)
+		if !colour || obeyed == !raw || shown == raw {
+			t.Errorf("raw %v: colour kept %v, escapes passed %v, shown escaped %v:\n%q", raw, colour, obeyed, shown, seen)
+		}
+	}
+}
