@@ -570,3 +570,32 @@ raise ValueError("F \x1b]0;pwned\x07 G")`
 		}
 	}
 }
+
+// TestJailHostAttachmentNames: `attachment get` does not write, by the
+// name the block chose, a hidden file (.envrc), a name holding U+202E (it
+// shows reversed) or a C1 control, saying why and that -o writes it.
+func TestJailHostAttachmentNames(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	names := []string{".envrc", "report\u202etxt.sh", "bell\u0085name"}
+	code := "for n in " + fmt.Sprintf("%q, %q, %q", names[0], names[1], names[2]) + ":\n    attach(b'export X=1\\n', filename=n)\nprint('attached')"
+	contains(t, "attach", sb.block("n", code, 0).stdout, "attached")
+	get := t.TempDir()
+	for _, name := range names {
+		cmd := sb.command("attachment", "get", "--session", "n", "--workspace", sb.ws, name)
+		cmd.Dir = get
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "give -o FILE") {
+			t.Errorf("get %q: %v\n%s", name, err, out)
+		}
+		if entries, _ := os.ReadDir(get); len(entries) != 0 {
+			t.Errorf("get %q wrote %v", name, entries)
+		}
+		cmd = sb.command("attachment", "get", "--session", "n", "--workspace", sb.ws, name, "-o", "chosen.txt")
+		cmd.Dir = get
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("get %q -o chosen.txt: %v\n%s", name, err, out)
+		}
+		os.Remove(filepath.Join(get, "chosen.txt"))
+	}
+}

@@ -514,3 +514,19 @@ func TestQuota(t *testing.T) {
 		t.Errorf("another session: %v", err)
 	}
 }
+
+func TestCheckWritable(t *testing.T) {
+	for _, ok := range []string{"PLAN.md", "data v2.csv", "résumé.txt", "a.b.c"} {
+		if err := CheckWritable(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for name, why := range map[string]string{
+		".envrc": "hidden", "..": "give a file's name", "a/b": "not a path",
+		"x\u202etxt.exe": "U+202E", "x\u2066y": "U+2066", "x\u200ey": "U+200E", "c1\u009bz": "U+009B", "tab\tz": "control character",
+	} {
+		if err := CheckWritable(name); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want %q", name, err, why)
+		}
+	}
+}
