@@ -599,3 +599,57 @@ func TestJailHostAttachmentNames(t *testing.T) {
 		os.Remove(filepath.Join(get, "chosen.txt"))
 	}
 }
+
+// environOf is the environment pid started with.
+func environOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return string(b)
+}
+
+// TestJailHostEnvironment: a session's host and child keep none of the
+// starting client's secrets (an API key in its environment), whichever
+// client starts them: `sandbox run` (with the early child and without),
+// `sandbox defs`, the MCP server and the REPL.
+func TestJailHostEnvironment(t *testing.T) {
+	py := testenv.First(t)
+	const key = "sk-leak-4f9e2d"
+	sb := newSandbox(t, py, "MY_API_KEY="+key, "OPENAI_API_KEY="+key)
+	check := func(how, name string) {
+		t.Helper()
+		var rec hostRecord
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if m, _ := filepath.Glob(filepath.Join(sb.home, "sandbox", "sessions", name+"-*")); len(m) == 1 {
+				if rec = sb.record(m[0]); rec.HostPID > 0 && rec.ChildPID > 0 {
+					break
+				}
+			}
+		}
+		if rec.HostPID == 0 || rec.ChildPID == 0 {
+			t.Fatalf("%s: no host and child for session %s", how, name)
+		}
+		for _, pid := range []int{rec.HostPID, rec.ChildPID} {
+			if env := environOf(pid); strings.Contains(env, key) || !strings.Contains(env, "VIS_HOME=") {
+				t.Errorf("%s: process %d (%s) started with the client's key:\n%s", how, pid, cmdline(pid), strings.ReplaceAll(env, "\x00", "\n"))
+			}
+		}
+	}
+	r := sb.block("run", `import os; print("key" in str(os.environ))`, 0)
+	contains(t, "the block's environment", r.stdout, "False")
+	check("sandbox run", "run")
+	late := *sb
+	late.env = append(append([]string(nil), sb.env...), "VIS_SANDBOX_EARLY_CHILD=0")
+	late.block("late", "pass", 0)
+	check("sandbox run without the early child", "late")
+	sb.run("defs", "--session", "defs")
+	check("sandbox defs", "defs")
+
+	c := connectMCP(t, sb, "--session", "mcp")
+	c.python("x = 1", false)
+	check("sandbox mcp", "mcp")
+
+	cmd := exec.Command(sb.bin, "sandbox", "repl", "--session", "repl")
+	cmd.Env, cmd.Dir = sb.env, sb.ws
+	term := startTerminal(t, cmd)
+	check("sandbox repl", "repl")
+	term.send("\x04")
+}
