@@ -433,16 +433,36 @@ restart (helpers, classes, imports and variables).`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			// What this machine lacks, once each, with the sessions it
+			// concerns.
+			var notes []string
+			concerns := map[string][]string{}
+			note := func(text, session string) {
+				if concerns[text] == nil {
+					notes = append(notes, text)
+				}
+				concerns[text] = append(concerns[text], session)
+			}
+			var (
+				confine error
+				probed  bool
+			)
 			for _, r := range rows {
 				if r.KernelMissing != "" {
-					fmt.Fprintf(w, "%s: the kernel layer lacks: %s\n", r.Name, r.KernelMissing)
+					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}
 				// Its shell() runs commands under bubblewrap, or refuses.
 				if r.State == "running" && r.Jail != nil && *r.Jail {
-					if err := tools.CanConfine(); err != nil {
-						fmt.Fprintf(w, "%s: %v\n", r.Name, err)
+					if !probed {
+						confine, probed = tools.CanConfine(), true
+					}
+					if confine != nil {
+						note(confine.Error(), r.Name)
 					}
 				}
+			}
+			for _, n := range notes {
+				fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(concerns[n], ", "))
 			}
 			return nil
 		}),
@@ -707,9 +727,11 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				os.Setenv(name, tmp)
 			}
 			rw, ro := jr.roots(ci.Policy, lib, inst, plan, pkgDir, l.Startup())
+			host := ci.Session.Access.Host
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}
+			ci.Session.Access.Host = host
 			boot, err := child.Bootstrap(pkgDir, state, ci)
 			if err != nil {
 				return err

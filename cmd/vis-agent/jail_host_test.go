@@ -653,3 +653,27 @@ func TestJailHostEnvironment(t *testing.T) {
 	check("sandbox repl", "repl")
 	term.send("\x04")
 }
+
+// TestJailHostSaysWhatHolds: session.access.host states the host's own
+// layers (who the socket lets in, the bounds of host calls and
+// attachments), and `sandbox list` says what the kernel lacks once, with
+// the sessions concerned, not once per session.
+func TestJailHostSaysWhatHolds(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 300\n"})
+	r := sb.block("a", `h = session.access.host
+print(h["max_calls"], h["max_attachment_mb"], h["max_attachments_mb"], h["read_mb"], h["grep_rows"], h["patch_mb"])
+print(h["socket"])
+print("missing", session.access.kernel["missing"])`, 0)
+	contains(t, "session.access.host", r.stdout, "4 64 300 64 10000 16\n", "session's key")
+	sb.block("b", "pass", 0)
+	l := sb.run("list").stdout
+	if strings.Contains(r.stdout, "missing []") {
+		t.Logf("this kernel lacks nothing: list says nothing about it\n%s", l)
+		return
+	}
+	if n := strings.Count(l, "the kernel layer lacks"); n != 1 || !strings.Contains(l, "(a, b)\n") {
+		t.Errorf("list says what the kernel lacks %d times, want once for a and b:\n%s", n, l)
+	}
+}

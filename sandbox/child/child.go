@@ -68,6 +68,27 @@ type Access struct {
 	// Kernel is the kernel layer in force (jail.Status), with what the
 	// kernel could not enforce.
 	Kernel *jail.Status `json:"kernel"`
+	// Host is what the session's host holds to, which its host fills in.
+	Host *HostLimits `json:"host"`
+}
+
+// HostLimits are the bounds the session's host keeps, whatever the
+// session's code does.
+type HostLimits struct {
+	// Socket says who may use the session through its socket.
+	Socket string `json:"socket"`
+	// MaxCalls is how many host calls may be under way at once; each
+	// ends with its block.
+	MaxCalls int `json:"max_calls"`
+	// MaxAttachmentMB bounds one attachment, MaxAttachmentsMB the
+	// session's together.
+	MaxAttachmentMB  int `json:"max_attachment_mb"`
+	MaxAttachmentsMB int `json:"max_attachments_mb"`
+	// ReadMB is how much of one file cat and grep read; GrepRows the
+	// rows one grep answers; PatchMB the largest file patch edits.
+	ReadMB   int `json:"read_mb"`
+	GrepRows int `json:"grep_rows"`
+	PatchMB  int `json:"patch_mb"`
 }
 
 // Install writes the package under root in a folder named by its content

@@ -173,7 +173,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, newCalls func
 	}()
 	// The child reads its session's description before it is jailed.
 	err := c.conn.Send(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
 		RestartReason: reason,
 		Policy:        policy,
 	})

@@ -17,8 +17,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // Timeouts of a block.
@@ -73,6 +76,19 @@ type Config struct {
 	// AttachQuotaBytes bounds the session's attachments together (0: no
 	// bound).
 	AttachQuotaBytes int64
+}
+
+// limits are the bounds the host keeps, for session.access.host.
+func (cfg Config) limits() *child.HostLimits {
+	max := cfg.AttachMaxBytes
+	if max <= 0 {
+		max = attachments.DefaultMaxBytes
+	}
+	return &child.HostLimits{
+		Socket:   "only clients that present the session's key (a file of its folder the jailed code cannot read) and run as this user",
+		MaxCalls: maxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
+		ReadMB: tools.MaxScanBytes >> 20, GrepRows: tools.MaxGrepRows, PatchMB: tools.MaxPatchBytes >> 20,
+	}
 }
 
 // Host serves one session.
