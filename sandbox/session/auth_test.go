@@ -92,3 +92,56 @@ func TestKeyAndAuthenticate(t *testing.T) {
 		t.Errorf("no host: %v", err)
 	}
 }
+
+// BenchmarkConnect is what the key costs a client and its host: connect,
+// read and present the key, check it (compare with the connect alone).
+func BenchmarkConnect(b *testing.B) {
+	f, err := Create(b.TempDir(), Meta{Name: "s", Workspace: "/w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := f.NewKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := f.Listen()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct {
+		name    string
+		connect func() (net.Conn, error)
+		check   bool
+	}{{"dial", f.dial, false}, {"key", f.Connect, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := 0; i < b.N; i++ {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					if c.check {
+						if _, err := Authenticate(conn, key); err != nil {
+							b.Error(err)
+						}
+					}
+					conn.Write([]byte("\n"))
+					conn.Close()
+				}
+			}()
+			buf := make([]byte, 1)
+			for i := 0; i < b.N; i++ {
+				conn, err := c.connect()
+				if err != nil {
+					b.Fatal(err)
+				}
+				conn.Read(buf)
+				conn.Close()
+			}
+			<-done
+		})
+	}
+}
