@@ -54,7 +54,12 @@ for path in SOCKS:
 // session is still jailed, without a restart. The test itself then does
 // the same as a process of the user that does not hold the session's key.
 func TestJailHostSocketNeedsTheUser(t *testing.T) {
-	py := testenv.First(t)
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) { socketNeedsTheUser(t, py) })
+	}
+}
+
+func socketNeedsTheUser(t *testing.T, py testenv.Python) {
 	sb := newSandbox(t, py)
 	other := t.TempDir()
 	r := sb.run("run", "--session", "victim", "--workspace", other, "-c", "print('victim up', session.access.is_jailed)")
@@ -174,7 +179,12 @@ func inheritable(pid int) []string {
 // nothing they run (the child's bytecode compile before its jail, a
 // --no-jail block's os.system) gets any of them.
 func TestJailHostInheritedDescriptors(t *testing.T) {
-	py := testenv.First(t)
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) { inheritedDescriptors(t, py) })
+	}
+}
+
+func inheritedDescriptors(t *testing.T, py testenv.Python) {
 	sb := newSandbox(t, py)
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte("FDSECRET-91c2"), 0o600); err != nil {
@@ -232,7 +242,12 @@ func TestJailHostInheritedDescriptors(t *testing.T) {
 // import root inside the workspace still imports, and the user's own
 // config.toml source_paths still adds a read-only root.
 func TestJailHostWorkspaceRoots(t *testing.T) {
-	py := testenv.First(t)
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) { workspaceRoots(t, py) })
+	}
+}
+
+func workspaceRoots(t *testing.T, py testenv.Python) {
 	sb := newSandbox(t, py)
 	out, userlib := t.TempDir(), t.TempDir()
 	testenv.WriteTree(t, out, map[string]string{"secret": "ROOTSECRET-5b1d", "secretmod.py": "X = 'ROOTSECRET-5b1d'\n"})
