@@ -37,7 +37,7 @@ Commands
 func (m *Model) command(line string) tea.Cmd {
 	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 	arg = strings.TrimSpace(arg)
-	s := m.sess
+	s := m.s.sess
 	switch name {
 	case "/help":
 		m.tr.add(kindInfo, helpText)
@@ -51,7 +51,8 @@ func (m *Model) command(line string) tea.Cmd {
 			return doneMsg{text: text, err: err}
 		}
 	case "/attachments":
-		m.showPanel, m.panelTab, m.focus, m.panelW = true, tabAttachments, true, 0
+		m.panel.show(tabAttachments)
+		m.push(m.panel)
 		return func() tea.Msg {
 			list, err := listAttachments(s)
 			if err != nil {
@@ -60,7 +61,7 @@ func (m *Model) command(line string) tea.Cmd {
 			return doneMsg{text: attachmentTable(list)}
 		}
 	case "/restart":
-		if m.running {
+		if m.s.running {
 			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
 			return nil
 		}
@@ -72,13 +73,13 @@ func (m *Model) command(line string) tea.Cmd {
 		}
 	case "/reset":
 		m.confirm = "reset"
-		m.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
+		m.s.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
 	case "/session":
 		if arg == "" {
 			m.tr.add(kindInfo, "This is session "+s.Meta.Name+"; /session NAME switches.")
 			return nil
 		}
-		if m.running {
+		if m.s.running {
 			m.tr.add(kindProblem, "a block is running: wait for it or interrupt it first (Ctrl+C)")
 			return nil
 		}

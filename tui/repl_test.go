@@ -104,7 +104,7 @@ func run(t *testing.T, m *Model, src string, res protocol.Result, events ...prot
 		t.Fatalf("Enter did not ask the session about %q", src)
 	}
 	m.Update(completeMsg{src: src, kind: "complete"})
-	if !m.running {
+	if !m.s.running {
 		t.Fatalf("%q did not run", src)
 	}
 	for _, ev := range events {
@@ -176,7 +176,7 @@ func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 	}
 	typeText(m, "return 2") // typed before the answer
 	m.Update(completeMsg{src: "def f():", kind: "incomplete"})
-	if got := m.ed.Value(); got != "def f():\n    return 2" {
+	if got := m.input.ed.Value(); got != "def f():\n    return 2" {
 		t.Fatalf("after an incomplete answer: %q", got)
 	}
 	press(m, "enter")
@@ -186,15 +186,15 @@ func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 		t.Fatalf("asked about %q", m.asking)
 	}
 	m.Update(completeMsg{src: m.asking, kind: "complete"})
-	if !m.running || !m.ed.Empty() || m.hist.entries[0] != "def f():\n    return 2" {
-		t.Fatalf("the block did not run whole: running %v, input %q, history %q", m.running, m.ed.Value(), m.hist.entries)
+	if !m.s.running || !m.input.ed.Empty() || m.input.hist.entries[0] != "def f():\n    return 2" {
+		t.Fatalf("the block did not run whole: running %v, input %q, history %q", m.s.running, m.input.ed.Value(), m.input.hist.entries)
 	}
 	// typed while it runs: the Enter waits for the block's end
 	typeText(m, "f()")
 	press(m, "enter")
 	typeText(m, "x")
-	if m.ed.Value() != "f()" {
-		t.Fatalf("keys after an Enter typed ahead went to the input: %q", m.ed.Value())
+	if m.input.ed.Value() != "f()" {
+		t.Fatalf("keys after an Enter typed ahead went to the input: %q", m.input.ed.Value())
 	}
 	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{DurationMS: 3, Snapshot: "saved"}})
 	if m.asking != "f()" || len(m.pending) != 1 {
@@ -234,11 +234,11 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 
 	typeText(m, "half typed")
 	press(m, "ctrl+c")
-	if !m.ed.Empty() {
+	if !m.input.ed.Empty() {
 		t.Fatal("Ctrl+C does not clear the input")
 	}
 	run(t, m, "while True: pass", protocol.Result{})
-	m.running = true // as if the block had not ended yet
+	m.s.running = true // as if the block had not ended yet
 	if press(m, "ctrl+c") == nil || m.confirm != "" {
 		t.Fatal("the first Ctrl+C does not interrupt")
 	}
@@ -297,25 +297,25 @@ func TestHistoryWalksWholeEntriesAndSurvives(t *testing.T) {
 	}
 
 	m := newModel(t, 100, 30)
-	m.hist = h
+	m.input.hist = h
 	typeText(m, "draft")
 	press(m, "up")
 	press(m, "up")
-	if m.ed.Value() != "def f():\n    return 1" {
-		t.Fatalf("Up twice: %q", m.ed.Value())
+	if m.input.ed.Value() != "def f():\n    return 1" {
+		t.Fatalf("Up twice: %q", m.input.ed.Value())
 	}
 	press(m, "up") // within the entry: to its first line
 	press(m, "up")
-	if m.ed.Value() != "a = 1" {
-		t.Fatalf("Up walks within a multi-line entry, then on: %q", m.ed.Value())
+	if m.input.ed.Value() != "a = 1" {
+		t.Fatalf("Up walks within a multi-line entry, then on: %q", m.input.ed.Value())
 	}
 	press(m, "down", "down")
-	if m.ed.Value() != "b = 2" {
-		t.Fatalf("Down: %q", m.ed.Value())
+	if m.input.ed.Value() != "b = 2" {
+		t.Fatalf("Down: %q", m.input.ed.Value())
 	}
 	press(m, "down")
-	if m.ed.Value() != "draft" {
-		t.Fatalf("Down past the newest: %q", m.ed.Value())
+	if m.input.ed.Value() != "draft" {
+		t.Fatalf("Down past the newest: %q", m.input.ed.Value())
 	}
 }
 
@@ -347,7 +347,7 @@ func TestLongOutputIsFoldedAndBounded(t *testing.T) {
 	if f := frame(m); !strings.Contains(f, ">>> big()") {
 		t.Fatalf("scrolled to the top:\n%s", f)
 	}
-	if !strings.Contains(m.statusBar(), "(PgDn)") {
+	if !strings.Contains(m.bar.line(), "(PgDn)") {
 		t.Fatal("the status bar does not say the transcript is scrolled back")
 	}
 }
@@ -413,7 +413,7 @@ func TestPanelAndLayouts(t *testing.T) {
 	w.Write([]byte(m.View().Content))
 	golden(t, "narrow-256.golden", b.String())
 	m.Update(tea.BackgroundColorMsg{Color: ansi.White})
-	if m.th.dark {
+	if m.s.th.dark {
 		t.Fatal("a light background keeps the dark theme")
 	}
 }
@@ -530,7 +530,7 @@ func TestScrollingFollowsTheBottom(t *testing.T) {
 	m.Update(openedMsg{d: attachmentList()[0], data: []byte(reportV2)})
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	frame(m)
-	if m.view.top == 0 || m.tr.scroll != 0 {
-		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.view.top, m.tr.scroll)
+	if m.viewer.top == 0 || m.tr.scroll != 0 {
+		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.viewer.top, m.tr.scroll)
 	}
 }

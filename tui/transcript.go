@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -167,13 +168,54 @@ func printable(s string) string {
 	return b.String()
 }
 
-// transcript is the scrollable record of the session as seen from here.
+// transcript is the scrollable record of the session as seen from here:
+// the blocks run, what they printed, how they failed, the session's notes
+// and the REPL's messages.
 type transcript struct {
+	s        *shared
 	entries  []*entry
 	kept     int  // lines of output the entries keep
 	expanded bool // long outputs shown whole
 	scroll   int  // lines scrolled back from the bottom; 0 follows
+	width    int
+	height   int
 }
+
+func newTranscript(s *shared) *transcript { return &transcript{s: s} }
+
+// Update takes the keys that scroll and fold it (routed here from the
+// input), the wheel, messages for it and a new theme.
+func (t *transcript) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "pgup":
+			t.scroll += max(1, t.height-1)
+		case "pgdown":
+			t.scroll = max(0, t.scroll-max(1, t.height-1))
+		case "ctrl+o":
+			t.toggle()
+		case "ctrl+l":
+			t.clear()
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			t.scroll += 3
+		case tea.MouseWheelDown:
+			t.scroll = max(0, t.scroll-3)
+		}
+	case noteMsg:
+		t.add(msg.kind, msg.text)
+	case themeMsg:
+		t.invalidate()
+	}
+	return nil
+}
+
+func (t *transcript) SetSize(width, height int) { t.width, t.height = width, height }
+
+func (t *transcript) View() []string { return t.view(t.s.th, t.width, t.height) }
 
 func (t *transcript) add(kind entryKind, text string) {
 	t.push(&entry{kind: kind, text: strings.TrimRight(text, "\n")})
