@@ -81,6 +81,9 @@ func New(cfg Config) *Model {
 	m := &Model{cfg: cfg, s: s, w: 80, h: 24, tr: newTranscript(s), input: newInput(s, hist), panel: newPanel(s),
 		viewer: newViewer(s), comment: newCommentBox(s), bar: newStatusBar(s)}
 	m.parts = []component{m.tr, m.input, m.panel, m.viewer, m.comment, m.bar}
+	// the first screen says how to run a block, and where the rest is
+	m.tr.add(kindInfo, "Enter runs a block in session "+cfg.Session.Meta.Name+"; its state stays between blocks.\n"+
+		"F1 or /help: keys and commands · F3: attachments · Ctrl+D: leave")
 	return m
 }
 

@@ -168,6 +168,17 @@ func TestEditorViewScrollsToTheCursor(t *testing.T) {
 	}
 }
 
+// TestFirstScreenSaysWhereHelpIs: before anything is typed, the
+// transcript says how a block runs and names F1 and /help.
+func TestFirstScreenSaysWhereHelpIs(t *testing.T) {
+	for _, w := range []int{120, 80, 40} {
+		f := frame(newModel(t, w, 24))
+		if !strings.Contains(strings.Join(strings.Fields(f), " "), "F1 or /help: keys and commands") {
+			t.Errorf("at %d columns the first screen does not name F1 and /help:\n%s", w, f)
+		}
+	}
+}
+
 func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 	m := newModel(t, 100, 30)
 	typeText(m, "def f():")

@@ -537,3 +537,19 @@ func TestReplWatchesOtherClients(t *testing.T) {
 	sb.attachTo("default", "agent.txt", "second\n", false)
 	tm.waitFor("agent.txt  v2 (versions 1–2", "\nsecond", "agent.txt v2 is new: it replaced v1 here")
 }
+
+// replIn starts `vis-agent sandbox repl` in a tmux window w×h on a new
+// sandbox of the first CPython found, ready for keys.
+func replIn(t *testing.T, w, h int) (*sandbox, *term) {
+	t.Helper()
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, w, h, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	return sb, tm
+}
+
+// TestReplFirstScreenSaysWhereHelpIs: the first screen names F1 and /help.
+func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
+	_, tm := replIn(t, 80, 24)
+	tm.waitFor("F1 or /help: keys and commands")
+}
