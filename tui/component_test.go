@@ -266,6 +266,17 @@ func TestStatusBarComponent(t *testing.T) {
 	if v := viewText(b); !strings.HasPrefix(v, "a question\n") {
 		t.Fatalf("a passing hint over the standing one:\n%s", v)
 	}
+	// a long hint wraps, up to three lines
+	s.hint = "The block does not stop. Restart its Python process (restored from the snapshot)? y/n"
+	b.SetSize(40, 0)
+	if v := viewText(b); b.Height() != 4 || !strings.Contains(v, "\nsnapshot)? y/n\n") {
+		t.Fatalf("a long hint at 40 columns:\n%s", v)
+	}
+	s.hint = strings.Repeat("name ", 40)
+	if h := b.hint(); len(h) != maxHint || !strings.HasSuffix(h[maxHint-1], "…") {
+		t.Fatalf("a hint longer than three lines: %q", h)
+	}
+	b.SetSize(100, 0)
 	b.Update(sessionMsg{})
 	if got := b.line(); strings.Contains(got, "Python") || strings.Contains(got, "last") {
 		t.Fatalf("another session keeps the old one's status: %q", got)
@@ -345,5 +356,52 @@ func TestFocusStack(t *testing.T) {
 	press(m, "f1")
 	if m.focused() != component(m.input) || m.viewer.shown || !strings.Contains(frame(m), "Commands") {
 		t.Fatal("F1 in the viewer does not show the help in the transcript")
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"the next block runs in a new one", 10, "the next|block runs|in a new|one"},
+		{"  line 1: added the missing closing quote", 20, "  line 1: added the|  missing closing|  quote"},
+		{"a supercalifragilistic word", 8, "a|supercal|ifragili|stic|word"},
+		{"Enter         run it", 14, "Enter|run it"},
+		{"aligned   columns stay", 30, "aligned   columns stay"},
+		{"界界界界 界界", 5, "界界|界界|界界"},
+		{"x\n\ny z", 1, "x||y|z"},
+	} {
+		if got := strings.Join(wrapText(c.text, c.width), "|"); got != c.want {
+			t.Errorf("wrapText(%q, %d) = %q, want %q", c.text, c.width, got, c.want)
+		}
+	}
+}
+
+// TestMessagesWrapBetweenWords: errors, notes and the REPL's messages
+// wrap between words, a note's bar on each of its lines; output and
+// blocks are cut at the width, as a terminal does.
+func TestMessagesWrapBetweenWords(t *testing.T) {
+	tr := newTranscript(testShared())
+	tr.SetSize(30, 40)
+	tr.add(kindError, "SandboxRestarted: the Python process was killed by signal 9")
+	tr.add(kindRepair, "Repaired this block before running it.\n  line 1: added the missing closing \" at column 13")
+	tr.add(kindInfo, "The Python process was restarted; the next block runs in a new one")
+	tr.print(kindStdout, strings.Repeat("0123456789", 4)+"\n")
+	want := `SandboxRestarted: the Python
+process was killed by signal 9
+▌ Repaired this block before
+▌ running it.
+▌   line 1: added the missing
+▌   closing " at column 13
+The Python process was
+restarted; the next block runs
+in a new one
+012345678901234567890123456789
+0123456789`
+	if got := strings.TrimLeft(viewText(tr), "\n"); got != want {
+		t.Fatalf("at 30 columns:\n%s\nwant:\n%s", got, want)
 	}
 }

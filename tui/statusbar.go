@@ -13,9 +13,12 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
+// maxHint is how many lines the hint line may wrap to.
+const maxHint = 3
+
 // statusBar is the bottom of the screen: the hint (a passing one, such as
-// a question or completions, else the focused component's keys) and the
-// status line: the session, the
+// a question or completions, else the focused component's keys), wrapped
+// to at most maxHint lines, and the status line: the session, the
 // running block or the last one and what the snapshot did, then Python,
 // access and workspace, what matters most first, as a narrow terminal
 // cuts the end.
@@ -85,7 +88,12 @@ func (b *statusBar) hint() []string {
 	if text == "" {
 		return nil
 	}
-	return []string{ansi.Truncate(text, b.width, "…")}
+	lines := wrapText(text, b.width)
+	if len(lines) > maxHint {
+		lines = lines[:maxHint]
+		lines[maxHint-1] = ansi.Truncate(lines[maxHint-1]+" …", b.width, "…")
+	}
+	return lines
 }
 
 func (b *statusBar) View() []string {

@@ -273,14 +273,18 @@ func (t *transcript) invalidate() {
 	}
 }
 
-// render is e's lines at width, cached until e changes.
+// render is e's lines at width, cached until e changes: a block, its
+// output and its traceback cut at the width as a terminal would; messages
+// wrapped between words, a note's bar on each of its lines.
 func (t *transcript) render(th *theme, e *entry, width int) []string {
 	if e.width == width {
 		return e.lines
 	}
-	var raw []string
+	width = max(1, width)
+	var lines []string
 	switch e.kind {
 	case kindBlock:
+		var raw []string
 		for i, l := range th.highlight(e.text) {
 			p := "... "
 			if i == 0 {
@@ -288,14 +292,15 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 			}
 			raw = append(raw, th.prompt.Render(p)+l)
 		}
+		lines = hardwrap(raw, width)
 	case kindStdout, kindStderr:
-		raw = t.renderOutput(th, e)
+		lines = hardwrap(t.renderOutput(th, e), width)
 	case kindError:
-		for _, l := range strings.Split(e.text, "\n") {
+		for _, l := range wrapText(e.text, width) {
 			if isCaretLine(l) {
-				raw = append(raw, th.caret.Render(l))
+				lines = append(lines, th.caret.Render(l))
 			} else {
-				raw = append(raw, th.err.Render(l))
+				lines = append(lines, th.err.Render(l))
 			}
 		}
 	case kindRepair, kindRestart:
@@ -303,28 +308,77 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindRestart {
 			st = th.restart
 		}
-		for _, l := range strings.Split(e.text, "\n") {
-			raw = append(raw, st.Render("▌ "+l))
+		for _, l := range wrapText(e.text, width-2) {
+			lines = append(lines, st.Render("▌ "+l))
 		}
-	case kindInfo:
-		for _, l := range strings.Split(e.text, "\n") {
-			raw = append(raw, th.info.Render(l))
+	case kindInfo, kindProblem:
+		st := th.info
+		if e.kind == kindProblem {
+			st = th.problem
 		}
-	case kindProblem:
-		raw = append(raw, th.problem.Render(e.text))
+		for _, l := range wrapText(e.text, width) {
+			lines = append(lines, st.Render(l))
+		}
 	}
-	e.lines = e.lines[:0]
-	for _, l := range raw {
-		if e.kind >= kindRepair {
-			// prose: wrapped between words
-			l = ansi.Wrap(l, width, "")
-		} else {
-			l = ansi.Hardwrap(l, width, true)
-		}
-		e.lines = append(e.lines, strings.Split(l, "\n")...)
-	}
-	e.width = width
+	e.lines, e.width = lines, width
 	return e.lines
+}
+
+// wrapText is text wrapped at width between words, each line that wraps
+// continuing at its own indentation.
+func wrapText(text string, width int) []string {
+	width = max(1, width)
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if ansi.StringWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if indent > width/2 {
+			indent = 0
+		}
+		for _, w := range wrapWords(l[indent:], width-indent) {
+			out = append(out, l[:indent]+w)
+		}
+	}
+	return out
+}
+
+// wrapWords cuts a line into lines at most width wide at its spaces
+// (dropping those at a cut), cutting only a word wider than a line.
+func wrapWords(l string, width int) []string {
+	var out []string
+	cur, curW := "", -1 // -1: no line begun
+	for _, w := range strings.Split(l, " ") {
+		ww := ansi.StringWidth(w)
+		if curW >= 0 && curW+1+ww <= width {
+			cur, curW = cur+" "+w, curW+1+ww
+			continue
+		}
+		if curW >= 0 {
+			out = append(out, strings.TrimRight(cur, " "))
+			curW = -1
+		}
+		if w == "" {
+			continue // a space at a cut
+		}
+		for ww > width {
+			head := ansi.Truncate(w, width, "")
+			if head == "" { // a character wider than the line
+				_, n := utf8.DecodeRuneInString(w)
+				head = w[:n]
+			}
+			out = append(out, head)
+			w = w[len(head):]
+			ww = ansi.StringWidth(w)
+		}
+		cur, curW = w, ww
+	}
+	if curW >= 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func (t *transcript) renderOutput(th *theme, e *entry) []string {

@@ -553,3 +553,34 @@ func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
 	_, tm := replIn(t, 80, 24)
 	tm.waitFor("F1 or /help: keys and commands")
 }
+
+// TestReplWrapsBetweenWords: on a narrow terminal a long error message
+// wraps between its words, and a notice keeps its bar on every line it
+// wraps to.
+func TestReplWrapsBetweenWords(t *testing.T) {
+	_, tm := replIn(t, 60, 30)
+	// the message is in capitals, its source line (in the traceback) not
+	words := []string{"alphabetical", "breakfasting", "championship", "disagreement", "entertaining", "fingerprints", "grandparents", "headquarters"}
+	tm.typed(`raise ValueError("` + strings.Join(words, " ") + `".upper())`)
+	s := tm.waitFor("ValueError: ALPHABETICAL")
+	for _, w := range words {
+		if !strings.Contains(s, strings.ToUpper(w)) {
+			t.Errorf("%q is cut between lines:\n%s", w, s)
+		}
+	}
+	tm.typed("kept = 1")
+	tm.waitFor("kept: int")
+	tm.typed("/restart")
+	tm.typed("print('after')")
+	s = tm.waitFor("Restored variables (1): kept.", "\nafter")
+	in := false
+	for _, l := range strings.Split(s, "\n") {
+		in = in || strings.Contains(l, "[Sandbox restarted]")
+		if in && !strings.HasPrefix(l, "▌ ") {
+			t.Errorf("a line of the restart notice without its bar: %q\n%s", l, s)
+		}
+		if strings.Contains(l, "Restored variables") {
+			break
+		}
+	}
+}
