@@ -65,11 +65,13 @@ func (m *Model) command(line string) tea.Cmd {
 			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
 			return nil
 		}
+		m.restarts++
+		key := fmt.Sprintf("asked %d", m.restarts)
 		return func() tea.Msg {
 			if err := s.Restart(false); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
-			return doneMsg{text: "Restarted: the next block runs in a new Python process restored from the snapshot."}
+			return doneMsg{text: restartedAsked, restart: key}
 		}
 	case "/reset":
 		m.confirm = "reset"

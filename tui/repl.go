@@ -66,9 +66,11 @@ type Model struct {
 	interrupt time.Time // when Ctrl+C last interrupted the running block
 	// cancelRun cancels the running block's own run: withdrawn while it
 	// waits behind another client's block, interrupted when it runs.
-	cancelRun context.CancelFunc
-	timeout   time.Duration
-	seen      activity // the session's activity when the REPL last read it
+	cancelRun  context.CancelFunc
+	restarting bool // the running block's Python process is being restarted (y)
+	restarts   int  // restarts asked for with /restart
+	timeout    time.Duration
+	seen       activity // the session's activity when the REPL last read it
 }
 
 // New is the REPL's model for cfg.
@@ -120,6 +122,9 @@ type (
 		text string
 		err  error
 		sess *client.Session // a session to switch to
+		// restart, when set, says text is the notice of a restart, and
+		// which one (transcript.restarted)
+		restart string
 	}
 )
 
@@ -350,6 +355,8 @@ func (m *Model) done(msg doneMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		m.tr.add(kindProblem, msg.err.Error())
+	case msg.restart != "":
+		m.tr.restarted(msg.text, msg.restart, m.runID)
 	case msg.text != "":
 		m.tr.add(kindInfo, msg.text)
 	}

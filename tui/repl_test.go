@@ -545,3 +545,83 @@ func TestScrollingFollowsTheBottom(t *testing.T) {
 		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.viewer.top, m.tr.scroll)
 	}
 }
+
+// stuck runs a block that does not stop, interrupts it twice and answers
+// y to the restart question; it returns the restart's answer (the
+// doneMsg its command brings).
+func stuck(t *testing.T, m *Model) tea.Msg {
+	t.Helper()
+	typeText(m, "while True: pass")
+	press(m, "enter")
+	m.Update(completeMsg{src: "while True: pass", kind: "complete"})
+	press(m, "ctrl+c")
+	press(m, "ctrl+c")
+	if m.confirm != "restart" {
+		t.Fatal("no restart question")
+	}
+	if press(m, "y") == nil || !m.restarting {
+		t.Fatal("y does not restart")
+	}
+	return doneMsg{text: restartedStuck, restart: blockKey(m.runID)}
+}
+
+const restoredReport = "[Sandbox restarted] The session was restarted (vis-agent sandbox restart).\nRestored variables (1): kept."
+
+// notices is the frame with the lines of notes joined (bars dropped).
+func notices(m *Model) string { return strings.ReplaceAll(frame(m), "\n▌ ", " ") }
+
+// TestOneRestartIsOneMessage: a stuck block restarted with y is one
+// notice, whichever of the block's end and the restart's answer comes
+// first, and the next block's report of what came back completes it; so
+// is /restart; a restart the REPL did not ask for (the process died)
+// says why, in the same kind of notice.
+func TestOneRestartIsOneMessage(t *testing.T) {
+	ended := runDoneMsg{res: protocol.Result{Error: &protocol.BlockError{Type: "SandboxRestarted",
+		Message:   "the Python process was killed by signal 9 (killed); the next block runs in a new Python process restored from the snapshot",
+		Traceback: "SandboxRestarted: the Python process was killed by signal 9 (killed)\n"}}}
+	report := protocol.Event{Ev: "note", Kind: "restart", Data: restoredReport}
+	for _, answerFirst := range []bool{false, true} {
+		m := newModel(t, 100, 40)
+		press(m, "f2") // the transcript on the whole width
+		answer := stuck(t, m)
+		ended.id = m.runID
+		if answerFirst {
+			m.Update(answer)
+			m.Update(ended)
+		} else {
+			m.Update(ended)
+			m.Update(answer)
+		}
+		run(t, m, "print(kept)", protocol.Result{}, report, protocol.Event{Ev: "out", Stream: "stdout", Data: "still here\n"})
+		f := notices(m)
+		want := "[Sandbox restarted] The block did not stop, so its Python process was restarted; the next block runs in a " +
+			"new one, restored from the snapshot. Restored variables (1): kept.\n>>> print(kept)\nstill here\n"
+		if !strings.Contains(f, want) || strings.Count(f, "[Sandbox restarted]") != 1 || strings.Contains(f, "SandboxRestarted") {
+			t.Errorf("answer first %v: the restart is not one notice:\n%s", answerFirst, f)
+		}
+	}
+
+	m := newModel(t, 100, 40)
+	press(m, "f2")
+	typeText(m, "/restart")
+	m.Update(press(m, "enter")())
+	run(t, m, "print(kept)", protocol.Result{}, report)
+	run(t, m, "1", protocol.Result{}, report) // another restart, not seen here: its own notice
+	f := notices(m)
+	if !strings.Contains(f, "[Sandbox restarted] Restarted as asked (/restart); the next block runs in a new Python process, "+
+		"restored from the snapshot. Restored variables (1): kept.\n>>> print(kept)\n") || strings.Count(f, "[Sandbox restarted]") != 2 {
+		t.Errorf("/restart and the next block's report:\n%s", f)
+	}
+
+	m = newModel(t, 100, 40)
+	press(m, "f2")
+	run(t, m, "import os; os.kill(os.getpid(), 9)", protocol.Result{})
+	ended.id = m.runID
+	m.Update(ended)
+	run(t, m, "print(kept)", protocol.Result{}, report)
+	f = notices(m)
+	if !strings.Contains(f, "[Sandbox restarted] The Python process was killed by signal 9 (killed); the next block runs in a "+
+		"new Python process restored from the snapshot. Restored variables (1): kept.\n") || strings.Count(f, "[Sandbox restarted]") != 1 {
+		t.Errorf("a block whose process died:\n%s", f)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -20,6 +22,15 @@ import (
 // secondInterrupt is how soon a second Ctrl+C, while a block has not
 // unwound, offers to restart the Python process.
 const secondInterrupt = 2 * time.Second
+
+// The notices of restarts the REPL asks for (the next block's report of
+// what came back completes them).
+const (
+	restartedStuck = "[Sandbox restarted] The block did not stop, so its Python process was restarted; " +
+		"the next block runs in a new one, restored from the snapshot."
+	restartedAsked = "[Sandbox restarted] Restarted as asked (/restart); the next block runs in a new Python process, " +
+		"restored from the snapshot."
+)
 
 // waiting is whether keys wait: for the session's answer about the input,
 // or, after an Enter typed while a block runs, for the block's end.
@@ -91,11 +102,13 @@ func (m *Model) answer(yes bool) tea.Cmd {
 	s, open := m.s.sess, m.cfg.Open
 	switch what {
 	case "restart":
+		m.restarting = true
+		key := blockKey(m.runID)
 		return func() tea.Msg {
 			if err := s.Restart(true); err != nil {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
-			return doneMsg{text: "The Python process was restarted; the next block runs in a new one restored from the snapshot."}
+			return doneMsg{text: restartedStuck, restart: key}
 		}
 	case "reset":
 		return func() tea.Msg {
@@ -199,28 +212,40 @@ func (m *Model) runEvent(ev protocol.Event) {
 		m.tr.print(kind, ev.Data)
 	case "note":
 		if ev.Kind == "restart" {
-			m.tr.add(kindRestart, ev.Data)
+			m.tr.note(kindRestart, ev.Data)
 		} else {
-			m.tr.add(kindRepair, ev.Data)
+			m.tr.note(kindRepair, ev.Data)
 		}
 	case "wait":
 		m.tr.add(kindInfo, ev.Message)
 	}
 }
 
+// runDone shows how the block ended. A block whose Python process was
+// replaced under it (a restart asked for here, a timeout it would not
+// unwind from, a crash) ends in one notice of the restart, not an error.
 func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
-	m.s.running, m.events, m.cancelRun = false, nil, nil
+	restarting := m.restarting
+	m.s.running, m.events, m.cancelRun, m.restarting = false, nil, nil, false
 	if m.confirm != "reset" {
 		// the interrupt's hint or its restart question ends with the block
 		m.confirm, m.s.hint = "", ""
 	}
+	m.tr.settle(msg.id) // an earlier restart's report came with this block, or will not come
 	if msg.err != nil {
 		m.tr.add(kindProblem, "the block did not run: "+msg.err.Error())
 		return m.refresh()
 	}
 	res := msg.res
 	m.bar.end(res)
-	if e := res.Error; e != nil {
+	switch e := res.Error; {
+	case e != nil && e.Type == "SandboxRestarted":
+		text := restartedStuck
+		if !restarting {
+			text = "[Sandbox restarted] " + sentence(e.Message)
+		}
+		m.tr.restarted(text, blockKey(msg.id), msg.id)
+	case e != nil:
 		text := strings.TrimRight(e.Traceback, "\n")
 		if text == "" {
 			text = e.Type + ": " + e.Message
@@ -231,6 +256,19 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		m.tr.add(kindError, text)
 	}
 	return m.refresh()
+}
+
+// blockKey names the restart of block run's Python process under it.
+func blockKey(run int) string { return fmt.Sprintf("block %d", run) }
+
+// sentence is s with a capital and a full stop.
+func sentence(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if s == "" {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:] + "."
 }
 
 // hasCaretLine is whether a traceback already marks the failing spot.

@@ -179,6 +179,14 @@ type transcript struct {
 	scroll   int  // lines scrolled back from the bottom; 0 follows
 	width    int
 	height   int
+	// restart is the notice of a restart seen here (a block's Python
+	// process replaced under it, or a restart asked for), which the next
+	// block's "[Sandbox restarted]" report completes rather than repeats;
+	// restartRun is the block run last when it was added, restartKey
+	// which restart it tells of.
+	restart    *entry
+	restartRun int
+	restartKey string
 }
 
 func newTranscript(s *shared) *transcript { return &transcript{s: s} }
@@ -257,8 +265,43 @@ func (t *transcript) print(kind entryKind, data string) {
 	e.width = 0
 }
 
+// restarted adds the notice of restart key, run being the block run
+// last; the same restart told twice (the stuck block's end and the
+// restart's own answer both tell it, in either order) adds nothing.
+func (t *transcript) restarted(text, key string, run int) {
+	if key == t.restartKey {
+		return
+	}
+	t.add(kindRestart, text)
+	t.restart, t.restartRun, t.restartKey = t.entries[len(t.entries)-1], run, key
+}
+
+// note adds a note a block's output began with: a repair note, or a
+// restart notice, which completes the notice of a restart seen here (its
+// first line, the reason, is that notice's own) rather than repeats it.
+func (t *transcript) note(kind entryKind, text string) {
+	if kind != kindRestart || t.restart == nil {
+		t.add(kind, text)
+		return
+	}
+	if _, report, ok := strings.Cut(strings.TrimRight(text, "\n"), "\n"); ok {
+		t.restart.text += "\n" + report
+		t.restart.width = 0
+	}
+	t.restart = nil
+}
+
+// settle stops waiting for a restart's report once block run, a later
+// one than the restart's, has ended without it (another client's block
+// may have had it).
+func (t *transcript) settle(run int) {
+	if t.restart != nil && run > t.restartRun {
+		t.restart = nil
+	}
+}
+
 func (t *transcript) clear() {
-	t.entries, t.kept, t.scroll = nil, 0, 0
+	t.entries, t.kept, t.scroll, t.restart = nil, 0, 0, nil
 }
 
 // toggle expands or folds every long output.

@@ -196,7 +196,7 @@ func TestReplInTmux(t *testing.T) {
 			tm.waitForIdle()
 
 			tm.typed("/restart")
-			tm.waitFor("Restarted:")
+			tm.waitFor("Restarted as asked")
 			tm.typed(`print("after")`)
 			tm.waitFor("[Sandbox restarted]", "after")
 
@@ -395,11 +395,13 @@ func TestReplLargeOutput(t *testing.T) {
 }
 
 // TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
-// second Ctrl+C offers to restart its Python process, y does, and the
-// session goes on from its snapshot. /timeout times out a later block.
+// second Ctrl+C offers to restart its Python process (the question whole
+// at 80 columns), y does, and the session goes on from its snapshot: the
+// hang and its restart are one notice, completed by the next block's
+// report of what came back. /timeout times out a later block.
 func TestReplRestartsAStuckBlock(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
-	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm := newTerm(t, sb.env, sb.ws, 80, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.")
 	tm.typed("kept = 'still here'")
 	tm.waitFor("kept: str")
@@ -407,15 +409,19 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 	tm.keys("M-Enter")
 	tm.typed("while True: pass")
 	tm.keys("Enter")
-	tm.waitFor("\nstuck ", "running")
+	tm.waitFor("\nstuck\n", "running")
 	tm.keys("C-c")
 	tm.waitFor("Interrupting")
 	tm.keys("C-c")
-	tm.waitFor("Restart its Python process")
+	tm.waitFor("Restart its Python process", "snapshot)? y/n")
 	tm.keys("y")
-	tm.waitFor("SandboxRestarted")
+	tm.waitFor("[Sandbox restarted] The block did not stop")
 	tm.typed("print(kept)")
-	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+	scr := tm.waitFor("\nstill here")
+	if strings.Count(scr, "[Sandbox restarted]") != 1 || strings.Contains(scr, "SandboxRestarted") ||
+		strings.Contains(scr, "The Python process was restarted") || !strings.Contains(scr, "▌ Restored variables (1): kept.\n>>> print(kept)") {
+		t.Fatalf("the hang and its restart are not one notice:\n%s", scr)
+	}
 	// /timeout reaches the blocks run after it (1s is raised to the least, 3s)
 	tm.typed("/timeout 1s")
 	tm.waitFor("Blocks now time out after 3s.")
