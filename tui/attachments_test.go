@@ -178,10 +178,18 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	if d := m.panel.chosenVersion(); d == nil || d.ID != "a5" {
 		t.Fatalf("a refresh while the input has the keys does not choose the newest: %+v", d)
 	}
-	press(m, "f3") // the list again
-	press(m, "f3") // defs
-	if m.panel.focused || m.panel.tab != tabDefs {
-		t.Fatal("F3 from the list does not go back to defs")
+	// F3 switches tabs whether or not the list has the keys
+	if press(m, "f3"); m.panel.focused || m.panel.tab != tabDefs {
+		t.Fatal("F3 on the attachments tab, the input having the keys, does not switch to defs")
+	}
+	if press(m, "f3"); !m.panel.focused || m.panel.tab != tabAttachments {
+		t.Fatal("F3 on defs does not give the attachments list the keys")
+	}
+	if press(m, "esc"); m.panel.focused || m.panel.tab != tabAttachments {
+		t.Fatal("Esc does not give the keys back to the input")
+	}
+	if press(m, "f3"); m.panel.focused || m.panel.tab != tabDefs {
+		t.Fatal("F3 after Esc does not switch to defs")
 	}
 
 	// narrow: the chosen one shows in the folded panel

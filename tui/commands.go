@@ -22,8 +22,8 @@ const helpText = `Keys
   Ctrl+D        quit on an empty input (the session keeps running)
   PgUp / PgDn   scroll the transcript (also the wheel); Ctrl+O folds outputs
   F1 this help  F2 hide or show the panel  Ctrl+L clear the transcript
-  F3            the attachments tab, its list taking the keys (again: defs):
-                ↑/↓ choose, Enter views, c comments, Esc back to the input
+  F3            the attachments tab, its list taking the keys; again: defs
+  The list      ↑/↓ choose, Enter views, c comments, Esc back to the input
   Viewer        ↑/↓ PgUp/PgDn scroll, [ ] previous/next version, c comments,
                 Esc closes
 Commands

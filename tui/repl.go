@@ -326,10 +326,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	return m.input.Update(k)
 }
 
-// switchTab is F3: to the attachments tab with the keys on its list, or,
-// from that list, back to defs and the input.
+// switchTab is F3: the defs tab (or a hidden panel) gives way to the
+// attachments tab, whose list takes the keys; the attachments tab, whether
+// its list has the keys or not, to defs, the keys going to the input.
 func (m *Model) switchTab() {
-	if m.focused() == component(m.panel) {
+	if m.panel.shown && m.panel.tab == tabAttachments {
 		m.closeAll()
 		m.panel.show(tabDefs)
 		return

@@ -492,7 +492,9 @@ func TestReplAttachments(t *testing.T) {
 			// newer one shows the new one when the block ends
 			tm.typed(`import time; time.sleep(3); d = attach("# Plan, third\n", filename="plan.md")`)
 			tm.waitFor("running")
-			tm.keys("F3")
+			tm.keys("F3") // from the attachments tab to defs
+			tm.waitFor("[defs]")
+			tm.keys("F3") // and back, the list taking the keys
 			tm.waitFor("▶ plan.md v2")
 			tm.keys("Enter")
 			tm.waitFor("plan.md  v2 (versions 1–2", "Plan, second")
@@ -589,4 +591,19 @@ func TestReplWrapsBetweenWords(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestReplF3SwitchesTabs: F3 switches between the defs and attachments
+// tabs whether or not the list has the keys; Esc gives them back to the
+// input.
+func TestReplF3SwitchesTabs(t *testing.T) {
+	_, tm := replIn(t, 120, 30)
+	tm.keys("F3")
+	tm.waitFor("[attachments (0)]", "Esc back to the input")
+	tm.keys("Escape")
+	tm.waitForGone("Esc back to the input")
+	tm.keys("F3")
+	tm.waitFor("[defs]")
+	tm.keys("F3")
+	tm.waitFor("[attachments (0)]", "Esc back to the input")
 }
