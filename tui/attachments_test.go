@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
@@ -226,7 +227,7 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	if !isText(Descriptor{MediaType: "application/octet-stream"}, []byte("héllo"[:2])) {
 		t.Error("UTF-8 cut at the sample's end is not text")
 	}
-	if got := th.inline("a **b** `c` * d `e"); stripped(got) != "a b c * d `e" {
+	if got := th.inline("a **b** `c` * d `e", lipgloss.NewStyle()); stripped(got) != "a b c * d `e" {
 		t.Errorf("inline: %q", stripped(got))
 	}
 	if got := attachmentSummary(Descriptor{Commentable: true, Size: 3}); got != "3 B · ✎ commentable" {

@@ -607,3 +607,16 @@ func TestReplF3SwitchesTabs(t *testing.T) {
 	tm.keys("F3")
 	tm.waitFor("[attachments (0)]", "Esc back to the input")
 }
+
+// TestReplViewerRendersEmphasis: Markdown's emphasis, strong emphasis and
+// code spans are rendered in the viewer, not shown as typed; an
+// underscore inside a word stays.
+func TestReplViewerRendersEmphasis(t *testing.T) {
+	sb, tm := replIn(t, 120, 30)
+	sb.attachTo("default", "notes.md", "# Notes\n\nSome *em* and _also_, **strong** and __bold__, `code` and snake_case_name.\n", false)
+	tm.waitFor("attachments (1)")
+	tm.keys("F3")
+	tm.waitFor("▶ notes.md v1")
+	tm.keys("Enter")
+	tm.waitFor("Some em and also, strong and bold, code and snake_case_name.")
+}
