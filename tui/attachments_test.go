@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -235,22 +236,36 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	}
 }
 
+// TestPanelWindowKeepsTheChosenLine: the panel's window shows the chosen
+// line and the one under it, and a line saying how many are cut above and
+// below, where there is room for it.
 func TestPanelWindowKeepsTheChosenLine(t *testing.T) {
 	lines := []string{"tabs", "a", "a'", "b", "b'", "c", "c'", "d", "d'"}
+	more := func(n int, above bool) string {
+		if above {
+			return fmt.Sprintf("↑%d", n)
+		}
+		return fmt.Sprintf("↓%d", n)
+	}
 	for _, c := range []struct {
 		chosen, height int
 		want           string
 	}{
-		{-1, 4, "tabs a a' b"},
-		{1, 4, "tabs a a' b"},
-		{5, 4, "tabs b' c c'"},
+		{-1, 4, "tabs a a' ↓6"},
+		{1, 4, "tabs a a' ↓6"},
+		{5, 4, "tabs b' c c'"}, // no room for marks
 		{7, 4, "tabs c' d d'"},
+		{5, 6, "tabs ↑3 b' c c' ↓2"},
+		{7, 6, "tabs ↑4 c c' d d'"},
+		{-1, 3, "tabs a ↓7"},
+		{-1, 2, "tabs a"},
 		{7, 20, "tabs a a' b b' c c' d d'"},
 		{7, 1, "tabs"},
 		{7, 0, ""},
 	} {
-		if got := strings.Join(window(lines, c.chosen, c.height), " "); got != c.want {
-			t.Errorf("window(chosen %d, height %d) = %q, want %q", c.chosen, c.height, got, c.want)
+		got := window(lines, c.chosen, c.height, more)
+		if strings.Join(got, " ") != c.want || len(got) != min(c.height, len(lines)) {
+			t.Errorf("window(chosen %d, height %d) = %q, want %q", c.chosen, c.height, strings.Join(got, " "), c.want)
 		}
 	}
 }

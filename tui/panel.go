@@ -139,7 +139,19 @@ func (p *panel) SetSize(width, height int) { p.width, p.height = width, height }
 // lineCount is how many lines the panel has at width, shown whole.
 func (p *panel) lineCount(width int) int { return len(p.render(width)) }
 
-func (p *panel) View() []string { return window(p.render(p.width), p.chosen, p.height) }
+func (p *panel) View() []string {
+	all := "/defs lists them all"
+	if p.tab == tabAttachments {
+		all = "/attachments lists them all"
+	}
+	return window(p.render(p.width), p.chosen, p.height, func(n int, above bool) string {
+		text := fmt.Sprintf("… %d more: %s", n, all)
+		if above {
+			text = fmt.Sprintf("… %d more above", n)
+		}
+		return p.s.th.panelDim.Render(ansi.Truncate(text, p.width, "…"))
+	})
+}
 
 // render is the panel at width: its tabs, then the shown tab.
 func (p *panel) render(width int) []string {
@@ -245,16 +257,41 @@ func defsLines(th *theme, d *defsData, width int) []string {
 
 // window is the panel's lines fitting height: its tab line, then the
 // lines from the top, or, when the chosen line (and the one under it)
-// would not show, from where it does.
-func window(lines []string, chosen, height int) []string {
+// would not show, from where it does; a line from more stands for the
+// lines cut above and for those cut below, when there is room for it.
+func window(lines []string, chosen, height int, more func(n int, above bool) string) []string {
 	if len(lines) <= height || height < 2 {
 		return lines[:min(len(lines), max(0, height))]
 	}
-	start := 1
-	if chosen+2 > start+height-1 {
-		start = min(chosen+2-(height-1), len(lines)-(height-1))
+	rows := height - 1 // under the tab line
+	need := 0          // the end of the chosen line and the one under it
+	if chosen >= 0 {
+		need = min(chosen+2, len(lines))
 	}
-	return append([]string{lines[0]}, lines[start:start+height-1]...)
+	marks := rows >= 2
+	a, b := 1, 1+rows // lines[a:b] show
+	switch {
+	case need > rows:
+		marks = rows >= 4
+		a, b = need-rows, need
+		if marks {
+			a++
+			if b < len(lines) {
+				a++
+			}
+		}
+	case marks:
+		b-- // a row for the mark below
+	}
+	out := append(make([]string, 0, height), lines[0])
+	if marks && a > 1 {
+		out = append(out, more(a-1, true))
+	}
+	out = append(out, lines[a:b]...)
+	if marks && b < len(lines) {
+		out = append(out, more(len(lines)-b, false))
+	}
+	return out
 }
 
 func sizeText(n int64) string {

@@ -620,3 +620,11 @@ func TestReplViewerRendersEmphasis(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("Some em and also, strong and bold, code and snake_case_name.")
 }
+
+// TestReplNarrowPanelSaysWhatIsCut: under the transcript, a panel too long
+// for its lines ends in a line saying how many more there are.
+func TestReplNarrowPanelSaysWhatIsCut(t *testing.T) {
+	_, tm := replIn(t, 60, 24)
+	tm.typed("a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = range(10)")
+	tm.waitFor("variables (10)", "… 8 more: /defs lists them all")
+}
