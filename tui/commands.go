@@ -13,7 +13,9 @@ import (
 )
 
 const helpText = `Keys
-  Enter         run the input when complete (as python decides), else new line
+  Enter         run the input when complete (as python decides), else new line;
+                again on an empty line: run it as it is (the session repairs
+                an unclosed bracket or string, or says where it is)
   Alt+Enter, Ctrl+J   a new line
   Tab           indent, or complete a name or attribute from the session
   Up / Down     move between lines; at the first or last, walk the history

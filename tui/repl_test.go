@@ -625,3 +625,41 @@ func TestOneRestartIsOneMessage(t *testing.T) {
 		t.Errorf("a block whose process died:\n%s", f)
 	}
 }
+
+// TestSecondEnterAtAnEmptyLineRuns: an input the session finds incomplete
+// gets a new line; an Enter on that empty line, still incomplete, says
+// why and how to run it; a second Enter there runs it as it is. A def
+// ends at its first blank line, as before.
+func TestSecondEnterAtAnEmptyLineRuns(t *testing.T) {
+	m := newModel(t, 100, 30)
+	typeText(m, "print((1, 2)")
+	press(m, "enter")
+	m.Update(completeMsg{src: "print((1, 2)", kind: "incomplete"})
+	if m.s.hint != "" || m.input.Value() != "print((1, 2)\n" {
+		t.Fatalf("the first Enter: hint %q, input %q", m.s.hint, m.input.Value())
+	}
+	press(m, "enter")
+	if m.asking != "print((1, 2)\n" {
+		t.Fatalf("an Enter at the first empty line does not ask: %q", m.asking)
+	}
+	m.Update(completeMsg{src: m.asking, kind: "incomplete"})
+	if !strings.Contains(frame(m), "Still incomplete (an unclosed bracket or string?): Enter again on the empty line runs it") {
+		t.Fatalf("no word on how to run it:\n%s", frame(m))
+	}
+	if press(m, "enter") == nil || m.asking != "" || !m.s.running || m.tr.entries[len(m.tr.entries)-1].text != "print((1, 2)" {
+		t.Fatalf("the second Enter at an empty line does not run the block: asking %q, running %v", m.asking, m.s.running)
+	}
+	m.Update(runDoneMsg{id: m.runID})
+
+	typeText(m, "def f():")
+	press(m, "enter")
+	m.Update(completeMsg{src: "def f():", kind: "incomplete"})
+	typeText(m, "return 1")
+	press(m, "enter")
+	m.Update(completeMsg{src: "def f():\n    return 1", kind: "incomplete"})
+	press(m, "enter")
+	m.Update(completeMsg{src: m.asking, kind: "complete"})
+	if !m.s.running || m.s.hint != "" {
+		t.Fatalf("a def does not run at its blank line: hint %q", m.s.hint)
+	}
+}

@@ -32,6 +32,11 @@ const (
 		"restored from the snapshot."
 )
 
+// stillOpen is the hint after an Enter at an empty line of an input the
+// session still finds incomplete.
+const stillOpen = "Still incomplete (an unclosed bracket or string?): Enter again on the empty line runs it as it is; " +
+	"the session repairs what it can, or says where the problem is."
+
 // waiting is whether keys wait: for the session's answer about the input,
 // or, after an Enter typed while a block runs, for the block's end.
 func (m *Model) waiting() bool { return m.asking != "" || len(m.pending) > 0 }
@@ -126,7 +131,9 @@ func (m *Model) answer(yes bool) tea.Cmd {
 }
 
 // enter runs the input when the session says it is complete, else
-// continues it on a new line; a /command runs at once.
+// continues it on a new line; a /command runs at once, and so does an
+// input on a second Enter at an empty line: the session then repairs an
+// unclosed bracket or string, or says where it is.
 func (m *Model) enter() tea.Cmd {
 	text := m.input.Value()
 	if strings.TrimSpace(text) == "" {
@@ -141,6 +148,9 @@ func (m *Model) enter() tea.Cmd {
 		m.pending = append(m.pending, tea.KeyPressMsg{Code: tea.KeyEnter})
 		return nil
 	}
+	if blankTail(text) >= 2 {
+		return m.submit(strings.TrimRight(text, " \n"))
+	}
 	src := text
 	// A last line of spaces only is the blank line that ends a block.
 	if i := strings.LastIndexByte(src, '\n'); i >= 0 && strings.TrimSpace(src[i+1:]) == "" {
@@ -154,6 +164,16 @@ func (m *Model) enter() tea.Cmd {
 	}
 }
 
+// blankTail is how many lines at the end of text hold spaces only.
+func blankTail(text string) int {
+	lines := strings.Split(text, "\n")
+	n := 0
+	for i := len(lines) - 1; i >= 0 && strings.TrimSpace(lines[i]) == ""; i-- {
+		n++
+	}
+	return n
+}
+
 func (m *Model) completed(msg completeMsg) tea.Cmd {
 	if msg.src != m.asking {
 		return nil // an answer about an input since cleared
@@ -165,6 +185,9 @@ func (m *Model) completed(msg completeMsg) tea.Cmd {
 	}
 	if msg.kind == "incomplete" {
 		m.input.ed.Newline()
+		if blankTail(msg.src) > 0 {
+			m.s.hint = stillOpen
+		}
 		return nil
 	}
 	return m.submit(strings.TrimRight(msg.src, " \n"))

@@ -628,3 +628,17 @@ func TestReplNarrowPanelSaysWhatIsCut(t *testing.T) {
 	tm.typed("a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = range(10)")
 	tm.waitFor("variables (10)", "… 8 more: /defs lists them all")
 }
+
+// TestReplRunsAnUnclosedBracket: Enter on an input the session finds
+// incomplete starts a new line; on the empty line it says why and how to
+// run it; a second Enter there runs it, and the session's repair closes
+// the bracket.
+func TestReplRunsAnUnclosedBracket(t *testing.T) {
+	_, tm := replIn(t, 100, 30)
+	tm.typed("print((6 * 7, 'closed')")
+	tm.waitFor(">>> print((6 * 7, 'closed')\n...")
+	tm.keys("Enter")
+	tm.waitFor("Still incomplete (an unclosed bracket or string?)")
+	tm.keys("Enter")
+	tm.waitFor("Repaired this block", "(42, 'closed')")
+}
