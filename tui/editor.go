@@ -261,9 +261,17 @@ func (e *editor) View(width, height int, prompt, more string) (lines []string, c
 		l := e.lines[i]
 		start := 0
 		if i == e.row {
-			// scroll a long line so that the cursor shows
+			// scroll a long line so that the cursor shows: back from the
+			// cursor while the characters fit (a screen's worth of them,
+			// not the whole line, however long it is)
+			start = e.col
+			for w := 0; start > 0; start-- {
+				if w += ansi.StringWidth(string(l[start-1])); w >= avail {
+					break
+				}
+			}
 			for start < e.col && ansi.StringWidth(string(l[start:e.col])) >= avail {
-				start++
+				start++ // a grapheme wider than its characters
 			}
 			cy = i - e.top
 			cx = ansi.StringWidth(p) + ansi.StringWidth(string(l[start:e.col]))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -165,6 +166,23 @@ func TestEditorViewScrollsToTheCursor(t *testing.T) {
 	view, cx, _ = e.View(40, 1, ">>> ", "... ")
 	if ansi.StringWidth(view[0]) > 40 || cx >= 40 {
 		t.Fatalf("a long line scrolls: %q cursor %d", view[0], cx)
+	}
+	// wide characters: the cursor stays on screen, after the last one
+	e.SetValue(strings.Repeat("界y", 50))
+	view, cx, _ = e.View(40, 1, ">>> ", "... ")
+	if ansi.StringWidth(view[0]) > 40 || cx != 38 || !strings.HasSuffix(view[0], "界y") {
+		t.Fatalf("a line of wide characters: %q cursor %d", view[0], cx)
+	}
+	// a pasted line of 200,000 characters: a key's repaint looks at a
+	// screen's worth of it (it looked at the whole line once a column)
+	e.SetValue(strings.Repeat("z", 200_000))
+	start := time.Now()
+	for range 20 {
+		e.Insert("a")
+		e.View(120, 1, ">>> ", "... ")
+	}
+	if d := time.Since(start) / 20; d > 50*time.Millisecond {
+		t.Fatalf("a key on a line of 200,000 characters takes %v", d)
 	}
 }
 
