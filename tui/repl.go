@@ -213,8 +213,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case watchMsg:
 		return m.watched(msg)
 	case attachmentsMsg:
-		// the viewer follows the list unless a comment is being written
-		return tea.Batch(m.panel.Update(msg), m.viewer.follow(msg, m.comment.shown))
+		// every component gets the list; the open viewer follows it
+		// unless a comment on its version is being written
+		return tea.Batch(m.broadcast(msg), m.viewer.follow(msg, m.comment.shown))
 	case openMsg:
 		cmd := m.viewer.open(msg.d)
 		m.push(m.viewer)
