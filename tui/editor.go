@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -266,17 +267,27 @@ func (e *editor) View(width, height int, prompt, more string) (lines []string, c
 			// not the whole line, however long it is)
 			start = e.col
 			for w := 0; start > 0; start-- {
-				if w += ansi.StringWidth(string(l[start-1])); w >= avail {
+				if w += runeWidth(l[start-1]); w >= avail {
 					break
 				}
 			}
-			for start < e.col && ansi.StringWidth(string(l[start:e.col])) >= avail {
+			shown := ansi.StringWidth(string(l[start:e.col]))
+			for ; start < e.col && shown >= avail; shown = ansi.StringWidth(string(l[start:e.col])) {
 				start++ // a grapheme wider than its characters
 			}
 			cy = i - e.top
-			cx = ansi.StringWidth(p) + ansi.StringWidth(string(l[start:e.col]))
+			cx = ansi.StringWidth(p) + shown
 		}
 		lines = append(lines, p+ansi.Truncate(string(l[start:]), avail, ""))
 	}
 	return lines, cx, cy
+}
+
+// runeWidth is how many columns r takes (the editor holds no control
+// characters, so ASCII takes one).
+func runeWidth(r rune) int {
+	if r < utf8.RuneSelf {
+		return 1
+	}
+	return ansi.StringWidth(string(r))
 }

@@ -428,6 +428,8 @@ attempt("rename .git", lambda: os.rename(".git", "git-moved"))
 attempt("the extra root's .git file", lambda: open(EXTRA + "/.git", "w").write("gitdir: /tmp\n"))
 attempt("another session's state", lambda: os.listdir(OTHER) + [open(p, "rb").read() for p in glob.glob(OTHER + "/*")])
 attempt("another session's socket", lambda: socket.socket(socket.AF_UNIX).connect(os.path.dirname(OTHER) + "/sock"))
+attempt("another session's key", lambda: open(os.path.dirname(OTHER) + "/key", "rb").read())
+attempt("its own key", lambda: open(os.path.dirname(os.environ["TMPDIR"]) + "/key", "rb").read())
 # The host's file tools, which run outside the jail, refuse the same.
 attempt("patch .git/config", lambda: patch(".git/config", "[core]", "[core]\nfsmonitor = evil"))
 attempt("patch config.toml", lambda: patch(HOME + "/config.toml", "max_threads = 40", "jail = false"))
@@ -466,6 +468,7 @@ print(r.out, r.err)`, strings.Join([]string{
 		`mv .git git-moved && echo $E moved`,
 		`echo x > ` + extra + `/.git && echo $E extra`,
 		`cat ` + otherState + `/* && echo $E other`,
+		`cat ` + filepath.Dir(otherState) + `/key >/dev/null && echo $E key`,
 		`ls ` + filepath.Dir(otherState) + ` && echo $E listed`,
 		`echo shell >> notes.txt && echo notes written`,
 	}, "; "))

@@ -99,10 +99,14 @@ func TestLoadBrokenFile(t *testing.T) {
 	if !s.TLSStrict.Value || s.IndexURL.Value != "http://mirror.local/simple" {
 		t.Errorf("a broken file must be ignored whole, the others read: %+v", s)
 	}
-	for _, u := range []string{"ftp://x/simple", "mirror.example/simple", "https://", "file:///tmp/simple"} {
+	for _, u := range []string{"ftp://x/simple", "mirror.example/simple", "https://", "file://server/simple", "file:simple"} {
 		if checkIndexURL(u) == "" {
 			t.Errorf("index_url %q accepted", u)
 		}
+	}
+	// A local index (install() asks it also without the network).
+	if p := checkIndexURL("file:///srv/simple"); p != "" {
+		t.Errorf("index_url file:///srv/simple refused: %s", p)
 	}
 }
 
@@ -117,6 +121,8 @@ memory_mb = 0
 roots = ["scratch", "/data"]
 max_attachment_mb = 10
 read_only_roots = ["/ref"]
+allow_builds = true
+max_attachments_mb = 500
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -131,12 +137,19 @@ read_only_roots = ["/ref"]
 	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
 		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
 	}
+	if !s.SandboxAllowBuilds.Value || s.SandboxAllowBuilds.From != user+":10" {
+		t.Errorf("allow_builds %+v", s.SandboxAllowBuilds)
+	}
+	if s.SandboxMaxAttachmentsMB.Value != 500 || s.SandboxMaxAttachmentsMB.File() != user {
+		t.Errorf("max_attachments_mb %+v", s.SandboxMaxAttachmentsMB)
+	}
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
 
 	d := Load()
-	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
+		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -148,8 +161,9 @@ memory_mb = 1024
 roots = [""]
 colour = 1
 max_attachment_mb = 0
+max_attachments_mb = -1
 `)
-	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\n")
+	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
 	for _, want := range []string{
 		bad + ":3: sandbox.jail: must be true or false, not a string",
@@ -158,7 +172,9 @@ max_attachment_mb = 0
 		bad + ":6: sandbox.roots: holds an empty path",
 		bad + ":7: sandbox.colour: unknown key",
 		bad + ":8: sandbox.max_attachment_mb: must be between 1 and 16384, not 0",
+		bad + ":9: sandbox.max_attachments_mb: must be between 1 and 1048576, not -1",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
+		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {
 		found := false
 		for _, p := range b.Problems {

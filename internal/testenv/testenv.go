@@ -55,7 +55,7 @@ func (b *build) get(t testing.TB, env string, flags ...string) string {
 		args := append(append([]string{"build"}, flags...), "-o", b.path, "github.com/vis-agent/vis-agent/cmd/vis-agent")
 		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		// The pinned uv that `make uv` fetched goes beside it, as in a

@@ -14,7 +14,7 @@ import (
 )
 
 // Bounds of the shell calls' times: a command's own timeout is kept
-// within a block's longest (MaxTimeout), so that none runs on for hours
+// within a block's longest (protocol.MaxTimeout), so that none runs on for hours
 // after the block that started it; maxShellWait bounds the arguments.
 const (
 	maxShellWait = 24 * time.Hour
@@ -101,7 +101,7 @@ func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
 // shellOps adds shell_start, shell_state, shell_wait, shell_logs and
 // shell_stop, for the commands of children started under policy.
 func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
-	ops["shell_start"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_start"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Cmd       string `json:"cmd"`
 			Cwd       string `json:"cwd"`
@@ -121,7 +121,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		if timeout == 0 {
 			return reply{}, errorf("ValueError", "shell: timeout must be more than 0 seconds")
 		}
-		timeout = min(timeout, MaxTimeout)
+		timeout = min(timeout, protocol.MaxTimeout)
 		wait, err := millis("wait", in.WaitMS, maxShellWait)
 		if err != nil {
 			return reply{}, err
@@ -143,7 +143,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		err := decodeArgs(args, &in)
 		return in.ID, err
 	}
-	ops["shell_state"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_state"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -151,7 +151,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).State(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -159,7 +159,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).Stop(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID    string `json:"id"`
 			MaxMS int64  `json:"max_ms"`
@@ -174,7 +174,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID string `json:"id"`
 			N  int    `json:"n"`

@@ -94,6 +94,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	out.Send(protocol.Event{Ev: "started"})
 	c.setSink(out)
 	defer func() {
+		// The block's host calls end with it.
+		c.calls.cancelAll()
 		w.finish()
 		c.drain()
 		c.setSink(nil)
@@ -102,7 +104,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		h.mu.Unlock()
 	}()
 
-	timeout := ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
+	timeout := protocol.ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
 	var (
 		mu       sync.Mutex
 		timedOut bool
@@ -171,12 +173,12 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		}
 		if ev.Syntax != nil {
 			if note != "" {
-				return syntaxResult(repair.Result{Source: code, PythonError: toRepair(ev.Syntax)})
+				return syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax})
 			}
 			rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
 			if !rep.Repaired {
 				if rep.PythonError == nil {
-					rep.PythonError = toRepair(ev.Syntax)
+					rep.PythonError = ev.Syntax
 				}
 				return syntaxResult(rep)
 			}
@@ -195,10 +197,6 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		}
 		return res
 	}
-}
-
-func toRepair(s *protocol.SyntaxError) *repair.SyntaxError {
-	return &repair.SyntaxError{Message: s.Message, Line: s.Line, Column: s.Column, Text: s.Text}
 }
 
 // syntaxResult is the error of a block Python refused and the repair could

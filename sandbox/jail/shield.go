@@ -26,9 +26,12 @@ type Shield struct {
 	// next commit.
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
-	// (other sessions' sockets and snapshots), but for the writable roots
-	// inside it: the session's own state and temp folders.
-	Sessions string `json:",omitempty"`
+	// (sessions' keys, sockets and snapshots), but for the writable roots
+	// inside it, the session's own state and temp folders, and Shown, the
+	// session's own folders it reads only (its package folder), shown
+	// read-only.
+	Sessions string   `json:",omitempty"`
+	Shown    []string `json:",omitempty"`
 }
 
 // Empty reports whether s keeps nothing.
@@ -39,7 +42,8 @@ func (s Shield) Empty() bool { return len(s.Writable) == 0 && len(s.ReadOnly) ==
 // without.
 func (s Shield) Protects() bool { return len(s.ReadOnly) > 0 || s.Sessions != "" }
 
-// Keep are the writable roots inside the covered sessions folder.
+// Keep are what the cover of the sessions folder shows: the writable
+// roots inside it, and Shown.
 func (s Shield) Keep() []string {
 	var keep []string
 	for _, w := range s.Writable {
@@ -47,7 +51,7 @@ func (s Shield) Keep() []string {
 			keep = append(keep, w)
 		}
 	}
-	return keep
+	return append(keep, s.Shown...)
 }
 
 // NewShield is the shield of a session whose writable roots are
@@ -55,9 +59,10 @@ func (s Shield) Keep() []string {
 // packages; kept read-only whole where a root holds them), those a root
 // may not be inside of (inner: what vis-agent keeps in $VIS_HOME), and
 // the folder of all sessions and the session's own folders inside it
-// (keep: its state and temp folders, writable roots themselves). A
-// writable root inside one of inner but those is refused: the jail could
-// change vis-agent's settings, packages or another session.
+// (keep: its state and temp folders, writable roots themselves, and its
+// package folder, which it reads only). A writable root inside one of
+// inner but those is refused: the jail could change vis-agent's
+// settings, packages or another session.
 func NewShield(readWrite, own, inner []string, sessions string, keep []string) (Shield, error) {
 	var s Shield
 	canon := func(p string) string {
@@ -110,6 +115,17 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 		git := filepath.Join(root, ".git")
 		if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
 			add(git)
+		}
+	}
+	if s.Sessions != "" {
+		writable := map[string]bool{}
+		for _, w := range s.Writable {
+			writable[w] = true
+		}
+		for _, k := range canonAll(keep) {
+			if !writable[k] {
+				s.Shown = append(s.Shown, k)
+			}
 		}
 	}
 	// Outer first: a read-only folder inside another is mounted after it.

@@ -33,11 +33,11 @@ func mountNamespace() error {
 var errNoNamespace = errors.New("no mount namespace")
 
 // applyShield mounts s in this process's own mount namespace: clones of
-// the writable roots taken first (open_tree), every mount made read-only
-// (recursively from /), then, outer first, the clones mounted back over
-// their places, each read-only path bound read-only over itself, and the
-// sessions folder covered by an empty tmpfs (which shows the writable
-// roots inside it, then turns read-only). It needs the capability to
+// the writable roots (and of Shown) taken first (open_tree), every mount
+// made read-only (recursively from /), then, outer first, the clones
+// mounted back over their places (Shown's read-only), each read-only path
+// bound read-only over itself, and the sessions folder covered by an
+// empty tmpfs (which shows the clones inside it, then turns read-only). It needs the capability to
 // mount, so it runs before dropCapabilities; the jailed code can then
 // neither unmount nor remount (no capabilities, and seccomp refuses the
 // mount calls). Without a namespace, a shield that protects something
@@ -61,7 +61,7 @@ func applyShield(s Shield) error {
 			unix.Close(fd)
 		}
 	}()
-	for _, w := range s.Writable {
+	for _, w := range append(append([]string(nil), s.Writable...), s.Shown...) {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, w, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return fmt.Errorf("clone %s: %w", w, err)
@@ -77,19 +77,30 @@ func applyShield(s Shield) error {
 		do   func() error
 	}
 	var steps []step
-	for _, w := range s.Writable {
-		fd, w := clones[w], w
+	put := func(w string, writable bool) {
+		fd := clones[w]
 		steps = append(steps, step{w, func() error {
 			if s.Sessions != "" && within(w, s.Sessions) && w != s.Sessions {
 				if err := os.MkdirAll(w, 0o700); err != nil {
 					return fmt.Errorf("make a place for %s: %w", w, err)
 				}
 			}
+			if !writable {
+				if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &readOnly); err != nil {
+					return fmt.Errorf("keep %s read-only: %w", w, err)
+				}
+			}
 			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, w, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-				return fmt.Errorf("mount %s writable: %w", w, err)
+				return fmt.Errorf("mount %s again: %w", w, err)
 			}
 			return nil
 		}})
+	}
+	for _, w := range s.Writable {
+		put(w, true)
+	}
+	for _, w := range s.Shown {
+		put(w, false)
 	}
 	for _, p := range s.ReadOnly {
 		steps = append(steps, step{p, func() error { return bindReadOnly(p) }})

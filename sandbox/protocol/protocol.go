@@ -1,6 +1,7 @@
 // Package protocol is the one place that defines how a sandbox session's
-// processes talk: a client (`vis-agent sandbox run`, later the REPL and the
-// MCP server) with the session's host, and the host with its interpreter
+// processes talk: a client (`vis-agent sandbox run` and the other sandbox
+// commands, the REPL, the MCP server, all through sandbox/client) with the
+// session's host, and the host with its interpreter
 // child. Both links carry the same framing and the same two message types.
 //
 // # Framing
@@ -11,7 +12,13 @@
 //
 // # Client and host (the session's unix socket)
 //
-// A client connects, writes one Request and reads Events until the final one
+// A client connects and first writes one line, {"v": Version, "key": K},
+// where K is the session's key: a secret its host made at its start and
+// keeps in a 0600 file of the session folder that the jailed code cannot
+// read (see session.Connect). The host checks it (in constant time) and
+// that the peer runs as its own user; otherwise it answers one "error"
+// event and closes the connection, whatever the request. The client then
+// writes one Request and reads Events until the final one
 // ("result", "defs", "is_complete", "completions", "status", "ok" or
 // "error"), then the host closes the
 // connection. Requests by op:
@@ -111,24 +118,61 @@
 // raises KeyboardInterrupt and abandons the call, whose answer arrives
 // later and is skipped by id. Because of that lock, a request that
 // arrives while an earlier one is still running means the earlier one was
-// abandoned: the host cancels it. The host bounds every header and
-// payload it reads and answers a request it cannot parse with an error;
-// garbage written to the descriptor costs only the session's own calls.
+// abandoned: the host cancels it. The host also cancels the calls under
+// way when their block ends, and shortly after it interrupts the block;
+// a cancelled call answers InterruptedError. Past 4 calls under way (only
+// requests written to the descriptor directly get there) a request is
+// refused with a RuntimeError. A payload is read by its op as it comes
+// (attach streams it into the store), and an answer's payload is written
+// from its file: the host never holds one whole. The host bounds every
+// header and payload it reads and answers a request it cannot parse with
+// an error; garbage written to the descriptor costs only the session's
+// own calls, and a child that does not read an answer for 30 s loses its
+// link (its Python process is replaced before the next block).
 //
 // Ops: session; attach (args filename, kind, media_type, commentable,
 // block; payload the bytes), attachments, attachment (ref, version),
 // attachment_read (ref, version; answer payload the bytes); shell_start
 // (cmd, timeout_ms, cwd, wait_ms), shell_state (id), shell_wait (id,
 // max_ms), shell_logs (id, n), shell_stop (id); cat (path, offset, limit),
-// grep (pattern, path, glob, limit), patch (path, old, new).
+// grep (pattern, path, glob, limit), patch (path, old, new); install
+// (specs, base: the block's requirements and its environment's
+// name==version pins; answer the installed distributions, see
+// sandbox/install).
 package protocol
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
+
+// Timeouts of a block, shared by the host, which enforces them, and the
+// clients, which say what a requested timeout becomes.
+const (
+	DefaultTimeout = 300 * time.Second
+	MinTimeout     = 3 * time.Second
+	MaxTimeout     = 35 * time.Minute
+)
+
+// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
+// zero is the default.
+func ClampTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < MinTimeout:
+		return MinTimeout
+	case d > MaxTimeout:
+		return MaxTimeout
+	}
+	return d
+}
 
 // Version is the protocol's version; bump it when a message changes
 // meaning.
@@ -277,13 +321,10 @@ type BlockError struct {
 	Traceback string `json:"traceback,omitempty"`
 }
 
-// SyntaxError is Python's refusal of a block's source.
-type SyntaxError struct {
-	Message string `json:"message"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Text    string `json:"text"`
-}
+// SyntaxError is Python's refusal of a block's source, as the repair
+// engine reads it: the child sends it, and the host hands it to the
+// engine unchanged.
+type SyntaxError = repair.SyntaxError
 
 // Status is a host's state, for `vis-agent sandbox list` and tests.
 type Status struct {
@@ -347,8 +388,8 @@ func (c *Conn) readLine() ([]byte, error) {
 		if err == nil {
 			return line, nil
 		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF && len(line) > 0 {
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, err

@@ -89,6 +89,9 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	if a.Shield.Sessions != "" {
 		mounts = append(mounts, mount{a.Shield.Sessions, "--tmpfs"})
 	}
+	for _, p := range a.Shield.Shown {
+		mounts = append(mounts, mount{p, "--ro-bind-try"})
+	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
 	for _, m := range mounts {
 		if m.how == "--tmpfs" {

@@ -26,6 +26,7 @@ import _collections_abc
 import _signal as signal
 
 from vis_sandbox import defs as _defs
+from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
@@ -278,6 +279,8 @@ class Driver:
         self.protected = {}
 
     def start(self):
+        # The session's packages (install()) before the restore imports.
+        _packages.start(self.info.get("packages"))
         report = self.state.restore(self.ns)
         restarted = bool(report)
         if restarted:
@@ -407,6 +410,10 @@ class Driver:
         text = "".join(te.format())
         message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
         line, column, excerpt = locate(e, filename)
+        extra = _packages.hint(e)
+        if extra:
+            message += ". " + extra
+            text += extra + "\n"
         name = getattr(e, "name", None)
         if isinstance(e, NameError) and name:
             why = self.state.lost_reason(name)
@@ -506,7 +513,7 @@ def syntax_fields(e):
 
 
 # The runtime's own files, whose frames a block's traceback leaves out.
-_RUNTIME_FILES = frozenset({__file__, _tools.__file__})
+_RUNTIME_FILES = frozenset({__file__, _tools.__file__, _packages.__file__})
 
 
 def trim(te):
