@@ -46,9 +46,9 @@ var errNoNamespace = errors.New("no mount namespace")
 func applyShield(s Shield) error {
 	if err := mountNamespace(); err != nil {
 		if !s.Protects() {
-			return fmt.Errorf("%w (%v)", errNoNamespace, err)
+			return fmt.Errorf("%w (%w)", errNoNamespace, err)
 		}
-		return fmt.Errorf("%s must stay read-only to the jail, which needs a mount namespace, and this process could not make one (%v): allow user namespaces, use a workspace and roots that hold neither a .git nor vis-agent's folder (or VIS_HOME elsewhere), or run with --no-jail",
+		return fmt.Errorf("%s must stay read-only to the jail, which needs a mount namespace, and this process could not make one (%w): allow user namespaces, use a workspace and roots that hold neither a .git nor vis-agent's folder (or VIS_HOME elsewhere), or run with --no-jail",
 			strings.Join(s.ReadOnly, ", "), err)
 	}
 	// Nothing mounted here may reach the parent's namespace.

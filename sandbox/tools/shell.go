@@ -345,7 +345,7 @@ func readReport(r *os.File) (*jail.Status, error) {
 	r.SetReadDeadline(time.Now().Add(statusTimeout))
 	line, err := bufio.NewReader(r).ReadBytes('\n')
 	if err != nil {
-		return nil, fmt.Errorf("no report from the helper (%v)", err)
+		return nil, fmt.Errorf("no report from the helper (%w)", err)
 	}
 	var rep jail.ConfineReport
 	if err := json.Unmarshal(line, &rep); err != nil {
