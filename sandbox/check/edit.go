@@ -57,8 +57,8 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 		case !e.BeforeValid && parseData(kind, e.Before) != nil:
 			d.Write, d.Text, d.Invalid = true, e.After, caretError(e.After, p)
 		default:
-			d.Refused = fmt.Sprintf("the edit would leave %s invalid %s (it parsed before); nothing was written:\n%s",
-				e.Name, strings.ToUpper(string(kind)), caretError(e.After, p))
+			d.Refused = fmt.Sprintf("the edit would make the file invalid %s (it parsed before); nothing was written:\n%s",
+				strings.ToUpper(string(kind)), caretError(e.After, p))
 		}
 		return d, ""
 	}
@@ -116,8 +116,8 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 		d.Write, d.Text, d.Valid, d.Fixes = true, fixed, true, fixNotes(rep)
 		return d, ""
 	}
-	d.Refused = fmt.Sprintf("the edit would leave %s invalid Python (it compiled before) and the repair engine has no exact fix; nothing was written:\n%s",
-		e.Name, rep.Error())
+	d.Refused = fmt.Sprintf("the edit would make the file invalid Python (it compiled before), and the repair engine has no exact fix; nothing was written:\n%s",
+		rep.Error())
 	return d, ""
 }
 
