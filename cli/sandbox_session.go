@@ -190,7 +190,7 @@ Python first, with the notice.`,
 	jf.add(cmd)
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, checks")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
 	return cmd
 }
@@ -584,8 +584,9 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Install: sessionInstall(s, f),
-				Folder:  f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				FixFiles: st.SandboxFixFiles.Value,
+				Install:  sessionInstall(s, f),
+				Folder:   f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
