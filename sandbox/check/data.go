@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -115,9 +114,6 @@ func tomlDepth(src string) int {
 	return deepest
 }
 
-// yamlLine finds the line in the parser's messages: "yaml: line 3: ...".
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // parseYAML parses every document of src. Values are decoded (into an
 // interface), so duplicate keys count as errors, as YAML says, and
 // go-yaml's limits on aliases and depth hold.
@@ -137,10 +133,14 @@ func parseYAML(src string) *Problem {
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg = te.Errors[0]
 		}
+		// The parser's messages read "yaml: line 3: ...".
 		msg = strings.TrimPrefix(msg, "yaml: ")
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return &Problem{Line: line, Message: m[2]}
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			if n, text, ok := strings.Cut(rest, ": "); ok {
+				if line, err := strconv.Atoi(n); err == nil {
+					return &Problem{Line: line, Message: text}
+				}
+			}
 		}
 		return &Problem{Message: msg}
 	}

@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -177,25 +176,59 @@ func caretError(src string, p *Problem) string {
 // coding declaration (a chunk would lose it), __future__ imports (which
 // must come first, and one changes the grammar) and module-level global
 // statements (an assignment before one is an error), looked for
-// conservatively.
-var (
-	codingCookie = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=]`)
-	globalStmt   = regexp.MustCompile(`(?m)^[ \t]*global[ \t\\]`)
-)
+// conservatively: any line starting with "global" followed by a space
+// or a backslash.
+func hasCodingCookie(line string) bool {
+	t := strings.TrimLeft(line, " \t\f")
+	if !strings.HasPrefix(t, "#") {
+		return false
+	}
+	for {
+		i := strings.Index(t, "coding")
+		if i < 0 || i+6 >= len(t) {
+			return false
+		}
+		if t[i+6] == ':' || t[i+6] == '=' {
+			return true
+		}
+		t = t[i+6:]
+	}
+}
 
-// continuation keywords start a clause of the statement before them at
-// indentation 0, never a statement of their own.
-var continuation = regexp.MustCompile(`^(?:else|elif|except|finally)\b`)
+func hasGlobalStatement(src string) bool {
+	for _, line := range strings.Split(src, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "global"); ok && rest != "" && strings.ContainsRune(" \t\\", rune(rest[0])) {
+			return true
+		}
+	}
+	return false
+}
+
+// continuation reports whether the line at the start of text begins with
+// a keyword that continues the statement before it at indentation 0
+// (else, elif, except, finally), never a statement of its own.
+func continuation(text string) bool {
+	for _, kw := range []string{"else", "elif", "except", "finally"} {
+		if rest, ok := strings.CutPrefix(text, kw); ok && (rest == "" || !isNameChar(rest[0])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNameChar(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= 0x80
+}
 
 // chunkable reports whether src's validity is that of its top-level
 // statements checked apart.
 func chunkable(src string) bool {
-	if strings.HasPrefix(src, bom) || strings.Contains(src, "__future__") || globalStmt.MatchString(src) {
+	if strings.HasPrefix(src, bom) || strings.Contains(src, "__future__") || hasGlobalStatement(src) {
 		return false
 	}
 	head := strings.SplitN(src, "\n", 3)
 	for i := 0; i < len(head) && i < 2; i++ {
-		if codingCookie.MatchString(head[i]) {
+		if hasCodingCookie(head[i]) {
 			return false
 		}
 	}
@@ -213,7 +246,7 @@ func boundaries(src string, minor int) []int {
 	prevDecorator := false
 	for _, at := range starts {
 		decorator := src[at] == '@'
-		if !prevDecorator && !continuation.MatchString(src[at:min(len(src), at+8)]) {
+		if !prevDecorator && !continuation(src[at:min(len(src), at+8)]) {
 			out = append(out, at)
 		}
 		prevDecorator = decorator

@@ -338,3 +338,26 @@ func stdlibFiles(t *testing.T, w *repairtest.Worker) []string {
 	}
 	return files
 }
+
+func TestChunkable(t *testing.T) {
+	for src, want := range map[string]bool{
+		"x = 1\n":                            true,
+		"# -*- coding: latin-1 -*-\nx = 1\n": false,
+		"#!/usr/bin/env python\n# vim: set fileencoding=utf-8 :\n": false,
+		"# the coding style, coding=x\n":                           false,
+		"x = 1\ny = 2\n# coding: latin-1\n":                        true, // the third line: not a declaration
+		"from __future__ import annotations\n":                     false,
+		"if x:\n    global y\n":                                    false,
+		"global_x = 1\n":                                           true,
+		"\ufeffx = 1\n":                                            false,
+	} {
+		if got := chunkable(src); got != want {
+			t.Errorf("chunkable(%q) = %v", src, got)
+		}
+	}
+	for text, want := range map[string]bool{"else:": true, "elif x:": true, "except* E:": true, "finally:": true, "elsewhere = 1": false, "x = 1": false} {
+		if got := continuation(text); got != want {
+			t.Errorf("continuation(%q) = %v", text, got)
+		}
+	}
+}

@@ -32,13 +32,18 @@ const (
 	scanSlack = 50 * time.Millisecond
 )
 
-// unscanned are the folders the walk does not enter: version control,
-// environments, caches and dependencies, which a shell() command such as
-// git checkout or pip install fills with files that are not the
-// session's work.
-var unscanned = map[string]bool{".git": true, ".hg": true, ".svn": true, ".venv": true, "venv": true, ".tox": true,
-	".nox": true, "node_modules": true, "__pycache__": true, "site-packages": true, ".mypy_cache": true,
-	".pytest_cache": true, ".ruff_cache": true, ".cache": true, ".idea": true, ".eggs": true}
+// unscanned reports whether the walk leaves the folder name out:
+// version control, environments, caches and dependencies, which a
+// shell() command such as git checkout or pip install fills with files
+// that are not the session's work.
+func unscanned(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__", "site-packages",
+		".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".idea", ".eggs":
+		return true
+	}
+	return false
+}
 
 // checkBlock looks at the checked files (sandbox/check) a block created
 // or changed inside the workspace and, for each that no longer parses,
@@ -68,7 +73,7 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 	rels := workspaceFiles(ws, written)
 	if scan {
 		changed, _ := tree.Changed(started.Add(-scanSlack), maxScanEntries,
-			func(rel string) bool { return check.KindOf(rel) != "" }, func(name string) bool { return unscanned[name] })
+			func(rel string) bool { return check.KindOf(rel) != "" }, unscanned)
 		rels = append(rels, changed...)
 	}
 	slices.Sort(rels)
