@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -18,6 +17,9 @@ type Edit struct {
 	// that very text), which spares compiling it, and lets a Python edit
 	// be checked on the top-level statements it touches alone.
 	BeforeValid bool
+	// Starts are Before's Starts when the caller kept them (nil: the
+	// check scans Before).
+	Starts []repair.LineStart
 }
 
 // Decision is what patch() does with an Edit.
@@ -36,6 +38,10 @@ type Decision struct {
 	// its problem, for people.
 	Valid   bool
 	Invalid string
+	// Starts are Text's Starts when the check found them without a scan
+	// of the whole text (a Python edit checked on its statements), for
+	// the next edit of the file; else nil.
+	Starts []repair.LineStart
 }
 
 // Decide checks an edit: a text that parses is written; one that does
@@ -63,17 +69,21 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 		return d, ""
 	}
 	r := &pyRun{c: c, name: e.Name}
-	from, to, chunked := 0, 0, false
+	var sp span
+	chunked := false
 	if e.BeforeValid {
-		from, to, chunked = chunkOf(e, c.Minor)
+		if e.Starts == nil {
+			e.Starts = Starts(e.Before, c.Minor)
+		}
+		sp, chunked = spanOf(e, c.Minor)
 	}
 	if chunked {
-		err, ok := r.compile(padding(e.After, from) + e.After[from:to])
+		err, ok := r.compile(sp.source(e.After))
 		if !ok {
 			return d, r.need
 		}
 		if err == nil {
-			d.Write, d.Text, d.Valid = true, e.After, true
+			d.Write, d.Text, d.Valid, d.Starts = true, e.After, true, sp.startsAfter(e, c.Minor)
 			return d, ""
 		}
 	}
@@ -100,7 +110,7 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 	var fixed string
 	var rep repair.Result
 	if chunked {
-		if fixed, rep = r.repairChunk(e.After, from, to); fixed == "" {
+		if fixed, rep = r.repairSpan(e.After, sp); fixed == "" {
 			// Python's own message is the whole file's, with the first
 			// wrong delimiter the repair found in the chunk (on the
 			// file's lines).
@@ -119,42 +129,4 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 	d.Refused = fmt.Sprintf("the edit would make the file invalid Python (it compiled before), and the repair engine has no exact fix; nothing was written:\n%s",
 		rep.Error())
 	return d, ""
-}
-
-// repairChunk repairs the top-level statements of src from..to alone,
-// on the file's line numbers, and returns src with them repaired ("" when
-// there is no repair).
-func (r *pyRun) repairChunk(src string, from, to int) (string, repair.Result) {
-	pad := padding(src, from)
-	fixed, rep := r.repair(pad + src[from:to])
-	if fixed == "" || !strings.HasPrefix(fixed, pad) || to < len(src) && !strings.HasSuffix(fixed, "\n") {
-		return "", rep
-	}
-	return src[:from] + fixed[len(pad):] + src[to:], rep
-}
-
-// chunkOf is the span from..to of e.After made of the top-level
-// statements of e.Before the edit touched, as they read after it; ok
-// is false when the file's validity is more than its statements' (see
-// chunkable) or the edit leaves no line boundary after the span.
-func chunkOf(e Edit, minor int) (from, to int, ok bool) {
-	if !chunkable(e.Before) || !chunkable(e.After) {
-		return 0, 0, false
-	}
-	bounds := boundaries(e.Before, minor)
-	// The last boundary at or before the edit, and the first one at or
-	// after its end.
-	i := sort.SearchInts(bounds, e.At+1) - 1
-	if i >= 0 {
-		from = bounds[i]
-	}
-	end := len(e.Before)
-	if j := sort.SearchInts(bounds, e.At+e.OldLen); j < len(bounds) {
-		end = bounds[j]
-	}
-	to = end - e.OldLen + e.NewLen
-	if to < from || to < len(e.After) && (to == 0 || e.After[to-1] != '\n') {
-		return 0, 0, false
-	}
-	return from, to, true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -238,6 +239,12 @@ func TestChunkRules(t *testing.T) {
 		{"def f():\n    pass\n\n\nglobal x\n", "def f():\n", "x = 1\ndef f():\n"},
 		{"@dec\ndef f():\n    pass\n", "def f():\n    pass\n", "x = 1\n"},
 		{"if a:\n    pass\nelse:\n    pass\n", "if a:\n    pass\n", "x = 1\n"},
+		// In a class's body: a statement moved out of it, one indented
+		// past the body's first, a method left without its decorator.
+		{"class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n", "    def f(self):\n        return 1\n", "x = 1\n"},
+		{"class A:\n    x = 1\n    y = 2\n", "    y = 2\n", "        y = 2\n"},
+		{"class A:\n    @property\n    def f(self):\n        return 1\n", "    def f(self):\n        return 1\n", "    x = 1\n"},
+		{"class A:\n    if a:\n        x = 1\n    else:\n        x = 2\n", "    if a:\n        x = 1\n", "    y = 1\n"},
 	} {
 		for _, w := range oldestAndNewest(t) {
 			e := edit("m.py", c.before, c.old, c.new, true)
@@ -278,12 +285,14 @@ func TestChunkSound(t *testing.T) {
 		t.Skip("compiles thousands of files")
 	}
 	inserts := []string{"(", ")", "]", "{", "\"", "'", "\"\"\"", ":", "\n", " ", "    ", "#", "\\", "\\\n", "@x\n",
-		"else:\n    pass\n", "global g\n", "from __future__ import annotations\n", "x = 1\n", "    y = 2\n", "f\"{", "'''\n"}
+		"else:\n    pass\n", "global g\n", "from __future__ import annotations\n", "x = 1\n", "    y = 2\n", "f\"{", "'''\n",
+		"        z = 3\n", "  w = 4\n", "\tt = 5\n", "nonlocal q\n", "    return 1\n", "    yield 2\n", "    @staticmethod\n",
+		"    def m(self):\n        pass\n", "    else:\n        pass\n", "\n    "}
 	for _, w := range oldestAndNewest(t) {
 		t.Run(w.Version, func(t *testing.T) {
 			files := stdlibFiles(t, w)
 			rng := rand.New(rand.NewPCG(uint64(w.Minor), 7))
-			chunked, total := 0, 0
+			chunked, nested, total := 0, 0, 0
 			for _, path := range files {
 				data, err := os.ReadFile(path)
 				if err != nil || len(data) > 200<<10 || fileError(w, string(data)) != nil {
@@ -304,24 +313,31 @@ func TestChunkSound(t *testing.T) {
 					}
 					e := Edit{Name: "f.py", Before: src, After: src[:at] + ins + src[at+oldLen:], At: at, OldLen: oldLen, NewLen: len(ins), BeforeValid: true}
 					total++
-					from, to, ok := chunkOf(e, w.Minor)
+					e.Starts = Starts(src, w.Minor)
+					sp, ok := spanOf(e, w.Minor)
 					if !ok {
 						continue
 					}
 					chunked++
-					if fileError(w, padding(e.After, from)+e.After[from:to]) != nil {
+					if sp.header != "" {
+						nested++
+					}
+					if fileError(w, sp.source(e.After)) != nil {
 						continue
 					}
 					if err := fileError(w, e.After); err != nil {
-						t.Errorf("%s: replacing %q at %d with %q: the statements compile alone, the file does not: %s (line %d)",
-							path, src[at:at+oldLen], at, ins, err.Message, err.Line)
+						t.Errorf("%s: replacing %q at %d with %q: the statements compile alone, the file does not: %s (line %d)\n%s",
+							path, src[at:at+oldLen], at, ins, err.Message, err.Line, sp.source(e.After))
+					}
+					if got, want := sp.startsAfter(e, w.Minor), Starts(e.After, w.Minor); !slices.Equal(got, want) {
+						t.Errorf("%s: replacing %q at %d with %q: the starts after the edit, from the span's: %v; want %v", path, src[at:at+oldLen], at, ins, got, want)
 					}
 				}
 				if t.Failed() {
 					return
 				}
 			}
-			t.Logf("%d edits, %d checked on their statements", total, chunked)
+			t.Logf("%d edits, %d checked on their statements, %d of them in a class's body", total, chunked, nested)
 			if total == 0 || chunked < total/2 {
 				t.Fatalf("%d of %d edits checked on their statements", chunked, total)
 			}

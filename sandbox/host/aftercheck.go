@@ -143,7 +143,7 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 		real := filepath.Join(root, rel)
 		if v.Problem == nil {
 			if strings.HasPrefix(v.Checked, string(check.Python)) {
-				h.checks.compiles(real, string(data))
+				h.checks.compiles(real, string(data), nil)
 			}
 			continue
 		}
@@ -152,7 +152,7 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 			fc.Fix = strings.Join(v.Fixes, "; ")
 			if h.cfg.FixFiles && tree.Replace(rel, v.Fixed, st) == nil {
 				fc.Fixed = true
-				h.checks.compiles(real, v.Fixed)
+				h.checks.compiles(real, v.Fixed, nil)
 				h.checks.bump(h.versionsFile(), real)
 				if now, err := tree.Stat(rel); err == nil {
 					h.checks.unchanged(rel, now)

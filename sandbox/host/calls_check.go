@@ -49,8 +49,9 @@ func (h *Host) patchOp(a tools.Access) op {
 			return reply{}, err
 		}
 		var decide tools.PatchCheck
+		var decided check.Decision
 		if in.Check == nil || *in.Check {
-			decide = h.patchCheck(in.Compiled)
+			decide = h.patchCheck(in.Compiled, &decided)
 		}
 		res, err := tools.PatchChecked(a, in.Path, in.Old, in.New, decide)
 		var need *needCompile
@@ -64,7 +65,7 @@ func (h *Host) patchOp(a tools.Access) op {
 			return reply{}, toolError(err)
 		}
 		if strings.HasPrefix(res.Checked, string(check.Python)) && res.Invalid == "" {
-			h.checks.compiles(res.Real, res.Written)
+			h.checks.compiles(res.Real, res.Written, decided.Starts)
 		}
 		res.Version = h.checks.bump(h.versionsFile(), res.Real)
 		res.Note = patchNote(res)
@@ -84,15 +85,21 @@ func sourceKey(src string) string {
 }
 
 // patchCheck is the check of one patch call, with the verdicts its
-// Python gave so far.
-func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError) tools.PatchCheck {
+// Python gave so far; the decision it made goes to decided.
+func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError, decided *check.Decision) tools.PatchCheck {
 	return func(real string, e check.Edit) (check.Decision, error) {
 		c := h.checker(func(name, src string) (*repair.SyntaxError, bool) {
 			v, ok := compiled[sourceKey(src)]
 			return v, ok
 		})
-		e.BeforeValid = h.checks.compiled(real, e.Before)
+		e.BeforeValid, e.Starts = h.checks.compiled(real, e.Before)
+		if e.BeforeValid && e.Starts == nil && check.KindOf(e.Name) == check.Python {
+			// Kept for the calls of this patch that follow.
+			e.Starts = check.Starts(e.Before, c.Minor)
+			h.checks.compiles(real, e.Before, e.Starts)
+		}
 		d, need := c.Decide(e)
+		*decided = d
 		if need == "" {
 			return d, nil
 		}
@@ -145,15 +152,23 @@ func (h *Host) versionsFile() string { return filepath.Join(h.cfg.Folder.Dir, "f
 
 // checks is what the host remembers of the session's checked files: the
 // versions of the files it wrote (patch, fix_files), the text each Python
-// file last had when this session found it compiling (so an edit of it
-// is checked on the statements it touches), and the status of the files
-// checked after blocks (so an unchanged one is not read again).
+// file last had when this session found it compiling, with its
+// statements' starts (so an edit of it is checked on the statements it
+// touches), and the status of the files checked after blocks (so an
+// unchanged one is not read again).
 type checks struct {
 	mu       sync.Mutex
 	versions map[string]fileVersion // canonical path -> writes
 	seq      int64                  // orders the versions' writes, for eviction
-	valid    map[string][sha256.Size]byte
+	valid    map[string]compiledText
 	stamps   map[string]stamp // workspace-relative path -> status when checked
+}
+
+// compiledText is a text known to compile: its hash, and its Starts when
+// known.
+type compiledText struct {
+	sum    [sha256.Size]byte
+	starts []repair.LineStart
 }
 
 type fileVersion struct {
@@ -175,23 +190,28 @@ func stampOf(st unix.Stat_t) stamp {
 // goes, and the caches start again.
 const maxRemembered = 10000
 
-// compiles remembers that text, the content of the file real, compiles.
-func (k *checks) compiles(real, text string) {
+// compiles remembers that text, the content of the file real, compiles,
+// and its Starts (nil when not known).
+func (k *checks) compiles(real, text string, starts []repair.LineStart) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.valid == nil || len(k.valid) >= maxRemembered {
-		k.valid = map[string][sha256.Size]byte{}
+		k.valid = map[string]compiledText{}
 	}
-	k.valid[real] = sha256.Sum256([]byte(text))
+	k.valid[real] = compiledText{sum: sha256.Sum256([]byte(text)), starts: starts}
 }
 
 // compiled reports whether text is what the file real held when it was
-// last found compiling.
-func (k *checks) compiled(real, text string) bool {
+// last found compiling, and its Starts if they are known.
+func (k *checks) compiled(real, text string) (bool, []repair.LineStart) {
+	sum := sha256.Sum256([]byte(text))
 	k.mu.Lock()
-	sum, ok := k.valid[real]
-	k.mu.Unlock()
-	return ok && sum == sha256.Sum256([]byte(text))
+	defer k.mu.Unlock()
+	c, ok := k.valid[real]
+	if !ok || c.sum != sum {
+		return false, nil
+	}
+	return true, c.starts
 }
 
 // unchanged reports whether the file rel has the status it had when last

@@ -55,9 +55,9 @@ type scanner struct {
 	prevStr bool    // that token was a string, so a string after it continues it
 	lastEnd int     // offset just past the last token of any kind, where closers go
 
-	// starts, when not nil, collects the offsets of the lines that begin
-	// a statement at indentation 0 (see TopLevelStarts).
-	starts *[]int
+	// starts, when not nil, collects the logical lines outside brackets
+	// (see LineStarts).
+	starts *[]LineStart
 }
 
 type bracket struct {
@@ -183,8 +183,8 @@ loop:
 	s.indent = width
 	if len(s.stack) > 0 {
 		s.checkStatement(i, width, prevIndent)
-	} else if s.starts != nil && width == 0 {
-		*s.starts = append(*s.starts, s.pos)
+	} else if s.starts != nil {
+		*s.starts = append(*s.starts, LineStart{Off: s.pos, Indent: width})
 	}
 }
 
