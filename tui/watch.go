@@ -2,11 +2,11 @@ package tui
 
 import (
 	"bytes"
-	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
@@ -22,8 +22,13 @@ const watchEvery = time.Second
 // on (the attachments store's stamp).
 type activity struct{ blocks, attachments string }
 
+// maxCounter bounds what the REPL reads of the block counter: the jailed
+// code may replace it with anything (a huge file, a FIFO, a link to
+// /dev/zero), which reads as no counter.
+const maxCounter = 64
+
 func blocksStamp(s *client.Session) string {
-	counter, _ := os.ReadFile(s.Folder.BlocksFile())
+	counter, _ := fsutil.ReadRegular(s.Folder.BlocksFile(), maxCounter)
 	return string(bytes.TrimSpace(counter))
 }
 

@@ -123,6 +123,7 @@ max_attachment_mb = 10
 read_only_roots = ["/ref"]
 allow_builds = true
 fix_files = true
+max_attachments_mb = 500
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -143,12 +144,16 @@ fix_files = true
 	if !s.SandboxAllowBuilds.Value || s.SandboxAllowBuilds.From != user+":10" {
 		t.Errorf("allow_builds %+v", s.SandboxAllowBuilds)
 	}
+	if s.SandboxMaxAttachmentsMB.Value != 500 || s.SandboxMaxAttachmentsMB.File() != user {
+		t.Errorf("max_attachments_mb %+v", s.SandboxMaxAttachmentsMB)
+	}
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
 
 	d := Load()
-	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
+		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -160,6 +165,7 @@ memory_mb = 1024
 roots = [""]
 colour = 1
 max_attachment_mb = 0
+max_attachments_mb = -1
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -170,6 +176,7 @@ max_attachment_mb = 0
 		bad + ":6: sandbox.roots: holds an empty path",
 		bad + ":7: sandbox.colour: unknown key",
 		bad + ":8: sandbox.max_attachment_mb: must be between 1 and 16384, not 0",
+		bad + ":9: sandbox.max_attachments_mb: must be between 1 and 1048576, not -1",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/check"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -39,7 +39,7 @@ const maxPatchCompiles = 64
 // raises as ValueError (the message has several lines, which a call's
 // error does not).
 func (h *Host) patchOp(a tools.Access) op {
-	return func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	return func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Path, Old, New string
 			Check          *bool
@@ -58,7 +58,8 @@ func (h *Host) patchOp(a tools.Access) op {
 		var refused *tools.Refused
 		switch {
 		case errors.As(err, &need):
-			return reply{result: map[string]any{"compile": map[string]string{"key": need.key, "name": need.name}}, payload: []byte(need.src)}, nil
+			return reply{result: map[string]any{"compile": map[string]string{"key": need.key, "name": need.name}},
+				body: io.NopCloser(strings.NewReader(need.src)), size: int64(len(need.src))}, nil
 		case errors.As(err, &refused):
 			return reply{result: map[string]string{"refused": refused.Msg}}, nil
 		case err != nil:
@@ -262,20 +263,12 @@ func (k *checks) bump(file, real string) int {
 // maxVersionsFile bounds what readVersions reads.
 const maxVersionsFile = 4 << 20
 
-// readVersions reads the versions file: a regular file, no symlink, at
-// most maxVersionsFile; anything else is an empty record.
+// readVersions reads the versions file (a regular file, no symlink, of
+// at most maxVersionsFile); anything else is an empty record.
 func readVersions(file string) map[string]fileVersion {
 	out := map[string]fileVersion{}
-	f, err := os.OpenFile(file, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return out
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxVersionsFile+1))
-	if err != nil || len(data) > maxVersionsFile || json.Unmarshal(data, &out) != nil {
+	data, err := fsutil.ReadRegular(file, maxVersionsFile)
+	if err != nil || json.Unmarshal(data, &out) != nil {
 		return map[string]fileVersion{}
 	}
 	return out
