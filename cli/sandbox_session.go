@@ -747,6 +747,9 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := lib.InstallHostCall(child.CallsFD); err != nil {
 				return err
 			}
+			if err := lib.InstallWriteNotes(); err != nil {
+				return err
+			}
 			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {
 				return exitError{code}
 			}

@@ -139,14 +139,21 @@ open(`+strconv.Quote(filepath.Join(tmp, "outside.py"))+`, "w").write("x = (\n")
 open("link.py", "w").write("y = (\n")
 open("linkdir/z.py", "w").write("z = (\n")
 open("fixable.py", "w").write("print('hi'\n")
+fd = os.open("low.py", os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"def g(:\n")
+os.close(fd)
+Path("tmp.txt").write_text("[1, 2")
+os.replace("tmp.txt", "renamed.json")
 print("done")
 `, 0)
 			contains(t, "after-block lines", r.stderr,
 				"[file check] pkg/bad.py:1:7: invalid syntax (python "+minor+")",
 				"[file check] data.json:1:12: invalid character '}' after array element (json)\n",
-				"[file check] fixable.py:1:6: '(' was never closed (python "+minor+"); exact fix, not applied (sandbox.fix_files = true applies it): line 1: added ')' at column 11 to close '(' from line 1\n")
-			if !strings.HasSuffix(r.stderr, "\n") || strings.Count(r.stderr, "[file check]") != 3 {
-				t.Errorf("want three lines, and nothing about ok.py, notes.txt, files outside the workspace or symlinks:\n%s", r.stderr)
+				"[file check] fixable.py:1:6: '(' was never closed (python "+minor+"); exact fix, not applied (sandbox.fix_files = true applies it): line 1: added ')' at column 11 to close '(' from line 1\n",
+				"[file check] low.py:1:7: invalid syntax (python "+minor+")",
+				"[file check] renamed.json:1:5: unexpected end of JSON input (json)\n")
+			if !strings.HasSuffix(r.stderr, "\n") || strings.Count(r.stderr, "[file check]") != 5 {
+				t.Errorf("want five lines, and nothing about ok.py, notes.txt, files outside the workspace or symlinks:\n%s", r.stderr)
 			}
 			if strings.Contains(r.stderr, "print('hi')") {
 				t.Error("the fix was applied")

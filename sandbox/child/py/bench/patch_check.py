@@ -50,7 +50,7 @@ def bench(name, line, n):
                 into.append(time.perf_counter() - t)
     report("  patch(check=False)", list(unchecked))
     report("  patch()", list(checked))
-    report(f"added by the check, {name}", [c - u for c, u in zip(checked, unchecked)])
+    report(f"added by the check, {name}", [c - u for c, u in zip(checked, unchecked, strict=True)])
 
 
 def report(name, times):
