@@ -47,11 +47,11 @@ class TakeWrittenTest(unittest.TestCase):
             def take():
                 return ["/ws/a.py"], True
 
-        sys.modules["_vis_written"] = Notes
+        saved, checks._vis_written = checks._vis_written, Notes
         try:
             self.assertEqual(checks.take_written(), (["/ws/a.py"], True))
         finally:
-            del sys.modules["_vis_written"]
+            checks._vis_written = saved
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ for those another way. A session's code can read the notes, but they
 only decide what the host checks, never what anyone may do.
 """
 
+try:
+    import _vis_written  # built into the sandbox child only (pyembed/written.c)
+except ImportError:
+    _vis_written = None
+
 
 def syntax_fields(e):
     """Python's refusal of a source as the repair engine reads it
@@ -47,8 +52,6 @@ def take_written():
     """The checked files written since the last call (absolute paths,
     as the code named them), and whether there were more than the notes
     keep (256); outside a sandbox child, none."""
-    try:
-        import _vis_written  # built into the sandbox child only
-    except ImportError:
+    if _vis_written is None:
         return [], False
     return _vis_written.take()
