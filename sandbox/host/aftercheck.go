@@ -140,6 +140,7 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 		if *lost {
 			return found, len(rels) - i
 		}
+		h.checks.checked(rel, st)
 		real := filepath.Join(root, rel)
 		if v.Problem == nil {
 			if strings.HasPrefix(v.Checked, string(check.Python)) {
@@ -155,7 +156,7 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 				h.checks.compiles(real, v.Fixed, nil)
 				h.checks.bump(h.versionsFile(), real)
 				if now, err := tree.Stat(rel); err == nil {
-					h.checks.unchanged(rel, now)
+					h.checks.checked(rel, now)
 				}
 			}
 		}

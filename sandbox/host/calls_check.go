@@ -216,19 +216,22 @@ func (k *checks) compiled(real, text string) (bool, []repair.LineStart) {
 }
 
 // unchanged reports whether the file rel has the status it had when last
-// checked, and remembers st otherwise.
+// checked.
 func (k *checks) unchanged(rel string, st unix.Stat_t) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	s := stampOf(st)
-	if k.stamps[rel] == s {
-		return true
-	}
+	s, ok := k.stamps[rel]
+	return ok && s == stampOf(st)
+}
+
+// checked remembers the status of the file rel as checked.
+func (k *checks) checked(rel string, st unix.Stat_t) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.stamps == nil || len(k.stamps) >= maxRemembered {
 		k.stamps = map[string]stamp{}
 	}
-	k.stamps[rel] = s
-	return false
+	k.stamps[rel] = stampOf(st)
 }
 
 // bump counts a write to the file real and returns its version, kept in
