@@ -45,7 +45,7 @@ type watchMsg struct {
 // watch looks at the session's files after watchEvery; each answer
 // schedules the next look, so one loop runs for the REPL's life.
 func (m *Model) watch() tea.Cmd {
-	s := m.sess
+	s := m.s.sess
 	return tea.Tick(watchEvery, func(time.Time) tea.Msg {
 		return watchMsg{s, activity{blocksStamp(s), attachmentsStamp(s)}}
 	})
@@ -58,7 +58,7 @@ func (m *Model) watch() tea.Cmd {
 func (m *Model) watched(msg watchMsg) tea.Cmd {
 	next := m.watch()
 	switch {
-	case msg.sess != m.sess || m.running || m.asking != "":
+	case msg.sess != m.s.sess || m.s.running || m.asking != "":
 	case msg.now.blocks != m.seen.blocks:
 		return tea.Batch(next, m.refresh())
 	case msg.now.attachments != m.seen.attachments:

@@ -527,6 +527,9 @@ func (h *Host) shutdown(reason string) {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
 	}
 	close(h.done)
+	// A bytecode compile of install()'s left running would write into the
+	// session's folder after the host is gone (and after an rm).
+	h.installs.stopCompile()
 	os.Remove(h.cfg.Folder.SocketPath())
 	h.ln.Close()
 }
