@@ -40,7 +40,7 @@ then 1.`,
 			fmt.Fprintf(w, "sandbox.memory_mb = %d  # %s\n", settings.SandboxMemoryMB.Value, settings.SandboxMemoryMB.From)
 			fmt.Fprintf(w, "sandbox.max_attachment_mb = %d  # %s\n", settings.SandboxMaxAttachmentMB.Value, settings.SandboxMaxAttachmentMB.From)
 			fmt.Fprintf(w, "sandbox.allow_builds = %t  # %s\n", settings.SandboxAllowBuilds.Value, settings.SandboxAllowBuilds.From)
-			fmt.Fprintf(w, "sandbox.allow_builds = %t  # %s\n", settings.SandboxAllowBuilds.Value, settings.SandboxAllowBuilds.From)
+			fmt.Fprintf(w, "sandbox.fix_files = %t  # %s\n", settings.SandboxFixFiles.Value, settings.SandboxFixFiles.From)
 			fmt.Fprintf(w, "sandbox.roots = %s  # %s\n", quotedList(settings.SandboxRoots.Value), settings.SandboxRoots.From)
 			fmt.Fprintf(w, "sandbox.read_only_roots = %s  # %s\n", quotedList(settings.SandboxReadOnlyRoots.Value), settings.SandboxReadOnlyRoots.From)
 			for _, f := range settings.Files {

@@ -122,6 +122,7 @@ roots = ["scratch", "/data"]
 max_attachment_mb = 10
 read_only_roots = ["/ref"]
 allow_builds = true
+fix_files = true
 max_attachments_mb = 500
 `)
 	s := Load(user)
@@ -136,6 +137,9 @@ max_attachments_mb = 500
 	}
 	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
 		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
+	}
+	if !s.SandboxFixFiles.Value || s.SandboxFixFiles.From != user+":11" {
+		t.Errorf("fix_files %+v", s.SandboxFixFiles)
 	}
 	if !s.SandboxAllowBuilds.Value || s.SandboxAllowBuilds.From != user+":10" {
 		t.Errorf("allow_builds %+v", s.SandboxAllowBuilds)

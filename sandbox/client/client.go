@@ -338,6 +338,9 @@ type Report struct {
 	Notice     string       `json:"notice"`
 	TimedOut   bool         `json:"timed_out"`
 	DurationMS int64        `json:"duration_ms"`
+	// Checks are the files the block left not parsing (the lines its
+	// output ends with).
+	Checks []protocol.FileCheck `json:"checks,omitempty"`
 }
 
 // ReportError is a Report's error: where and why, without the traceback.
@@ -353,7 +356,8 @@ type ReportError struct {
 // streams) and ended as res.
 func (s *Session) Report(stdout string, res protocol.Result) Report {
 	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
-		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
+		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS,
+		Checks: res.Checks}
 	if e := res.Error; e != nil {
 		r.Error = &ReportError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
 	}

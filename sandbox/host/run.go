@@ -130,7 +130,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			}
 		})
 	})
-	defer func() {
+	stopTimers := func() {
 		mu.Lock()
 		finished = true
 		timer.Stop()
@@ -138,7 +138,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			grace.Stop()
 		}
 		mu.Unlock()
-	}()
+	}
+	defer stopTimers()
 	wasTimedOut := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -146,6 +147,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	}
 
 	code, note := req.Code, ""
+	started := time.Now()
 	for {
 		if h.cancelled(t) { // while the block was being repaired
 			return notStarted()
@@ -195,6 +197,10 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 				res.Error.Traceback += "The block ran past its timeout of " + humanDuration(timeout) + ".\n"
 			}
 		}
+		// The block has ended: its timeout no longer runs while the files
+		// it changed are checked.
+		stopTimers()
+		h.checkBlock(c, &res, started, out)
 		return res
 	}
 }

@@ -97,7 +97,7 @@ type keyLine struct {
 func (f Folder) Connect() (net.Conn, error) {
 	c, err := f.dial()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoHost, err)
+		return nil, fmt.Errorf("%w: %w", ErrNoHost, err)
 	}
 	key, err := f.readKey()
 	if err == nil {
