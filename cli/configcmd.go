@@ -39,6 +39,9 @@ then 1.`,
 			fmt.Fprintf(w, "sandbox.max_threads = %d  # %s\n", settings.SandboxMaxThreads.Value, settings.SandboxMaxThreads.From)
 			fmt.Fprintf(w, "sandbox.memory_mb = %d  # %s\n", settings.SandboxMemoryMB.Value, settings.SandboxMemoryMB.From)
 			fmt.Fprintf(w, "sandbox.max_attachment_mb = %d  # %s\n", settings.SandboxMaxAttachmentMB.Value, settings.SandboxMaxAttachmentMB.From)
+			fmt.Fprintf(w, "sandbox.max_value_mb = %d  # %s\n", settings.SandboxMaxValueMB.Value, settings.SandboxMaxValueMB.From)
+			fmt.Fprintf(w, "sandbox.max_snapshot_mb = %d  # %s\n", settings.SandboxMaxSnapshotMB.Value, settings.SandboxMaxSnapshotMB.From)
+			fmt.Fprintf(w, "sandbox.attach_figures = %t  # %s\n", settings.SandboxAttachFigures.Value, settings.SandboxAttachFigures.From)
 			fmt.Fprintf(w, "sandbox.roots = %s  # %s\n", quotedList(settings.SandboxRoots.Value), settings.SandboxRoots.From)
 			fmt.Fprintf(w, "sandbox.read_only_roots = %s  # %s\n", quotedList(settings.SandboxReadOnlyRoots.Value), settings.SandboxReadOnlyRoots.From)
 			for _, f := range settings.Files {

@@ -420,7 +420,7 @@ func (m *Model) answer(yes bool) tea.Cmd {
 	switch what {
 	case "restart":
 		return func() tea.Msg {
-			if err := s.Restart(true); err != nil {
+			if err := s.Restart(client.RestartOptions{Force: true}); err != nil {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
 			return doneMsg{text: "The Python process was restarted; the next block runs in a new one restored from the snapshot."}

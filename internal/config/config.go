@@ -49,6 +49,14 @@ type Settings struct {
 	SandboxReadOnlyRoots Setting[[]string]
 	// SandboxMaxAttachmentMB bounds one attachment's size, in MiB.
 	SandboxMaxAttachmentMB Setting[int]
+	// SandboxMaxValueMB bounds one value a session's snapshot saves, and
+	// SandboxMaxSnapshotMB all of them together (spill files included), in
+	// MiB.
+	SandboxMaxValueMB    Setting[int]
+	SandboxMaxSnapshotMB Setting[int]
+	// SandboxAttachFigures: the matplotlib figures a block leaves open or
+	// shows are attached as PNG and closed.
+	SandboxAttachFigures Setting[bool]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -76,6 +84,9 @@ func defaultSettings() Settings {
 		SandboxReadOnlyRoots: Setting[[]string]{From: "default"},
 
 		SandboxMaxAttachmentMB: Setting[int]{Value: 64, From: "default"},
+		SandboxMaxValueMB:      Setting[int]{Value: 256, From: "default"},
+		SandboxMaxSnapshotMB:   Setting[int]{Value: 1024, From: "default"},
+		SandboxAttachFigures:   Setting[bool]{Value: true, From: "default"},
 	}
 }
 
@@ -87,6 +98,11 @@ const MinSandboxMemoryMB = 2048
 // MaxAttachmentMB is the largest sandbox.max_attachment_mb: an attachment
 // is written whole to the store, and read whole by read_attachment().
 const MaxAttachmentMB = 16384
+
+// MaxSnapshotMB is the largest sandbox.max_value_mb and
+// sandbox.max_snapshot_mb: a session's snapshot lives on the user's disk
+// and comes back into the session's memory.
+const MaxSnapshotMB = 1 << 20
 
 // Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
@@ -252,6 +268,24 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		s.SandboxMaxAttachmentMB = Setting[int]{n, at}
+	case "max_value_mb", "max_snapshot_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxSnapshotMB {
+			problem("must be between 1 and %d, not %d", MaxSnapshotMB, n)
+			return
+		}
+		if name == "max_value_mb" {
+			s.SandboxMaxValueMB = Setting[int]{n, at}
+		} else {
+			s.SandboxMaxSnapshotMB = Setting[int]{n, at}
+		}
+	case "attach_figures":
+		if !decode(&b, "true or false") {
+			return
+		}
+		s.SandboxAttachFigures = Setting[bool]{b, at}
 	case "roots", "read_only_roots":
 		if !decode(&paths, "a list of strings") {
 			return

@@ -58,7 +58,7 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 // connect dials the host; with start, it starts one when none answers.
 func (s *Session) connect(start bool) (net.Conn, error) {
 	c, err := s.Folder.Dial()
-	if err == nil || !start {
+	if err == nil || !start || len(s.HostCommand) == 0 {
 		if err != nil {
 			return nil, ErrNotRunning
 		}
@@ -271,10 +271,23 @@ func (s *Session) Stop(force bool) error {
 	return nil
 }
 
+// RestartOptions are a restart's settings.
+type RestartOptions struct {
+	Force bool // also while a block runs (it is killed)
+	// Fresh discards the snapshot: the new child starts empty. Drop
+	// leaves these names out of the restore, and so out of the snapshot.
+	// Either makes the host start the new child before it answers.
+	Fresh bool
+	Drop  []string
+}
+
 // Restart replaces the session's child with a new one restored from the
-// snapshot.
-func (s *Session) Restart(force bool) error {
-	_, err := s.call(protocol.Request{Op: "restart", Force: force}, false, nil)
+// snapshot (or, with Fresh or Drop, from what is asked of it).
+func (s *Session) Restart(o RestartOptions) error {
+	// A stopped session is started for a fresh restart or one that drops
+	// names: the snapshot must be the one asked for when it returns.
+	start := o.Fresh || len(o.Drop) > 0
+	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
 	return err
 }
 
@@ -336,6 +349,9 @@ type Report struct {
 	Notice     string       `json:"notice"`
 	TimedOut   bool         `json:"timed_out"`
 	DurationMS int64        `json:"duration_ms"`
+	// Attachments are what the block attached (figures it left open or
+	// showed among them), in order.
+	Attachments []protocol.Attached `json:"attachments"`
 }
 
 // ReportError is a Report's error: where and why, without the traceback.
@@ -351,7 +367,11 @@ type ReportError struct {
 // streams) and ended as res.
 func (s *Session) Report(stdout string, res protocol.Result) Report {
 	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
-		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS}
+		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS,
+		Attachments: res.Attachments}
+	if r.Attachments == nil {
+		r.Attachments = []protocol.Attached{}
+	}
 	if e := res.Error; e != nil {
 		r.Error = &ReportError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
 	}
