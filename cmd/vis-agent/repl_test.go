@@ -537,3 +537,24 @@ func TestReplWatchesOtherClients(t *testing.T) {
 	sb.attachTo("default", "agent.txt", "second\n", false)
 	tm.waitFor("agent.txt  v2 (versions 1–2", "\nsecond", "agent.txt v2 is new: it replaced v1 here")
 }
+
+// TestReplRestartFreshAndDrop: /restart --drop NAME leaves a name out of
+// the restored session, /restart --fresh empties it, and a malformed
+// /restart says how to write it.
+func TestReplRestartFreshAndDrop(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("kept, dropme = 1, 2")
+	tm.waitFor("dropme: int")
+	tm.typed("/restart --drop dropme")
+	tm.waitFor("Restarted without dropme: the rest of the snapshot was restored.")
+	tm.typed("print(kept, 'dropme' in globals())")
+	tm.waitFor("Left out on request (1): dropme.", "\n1 False")
+	tm.typed("/restart --fresh")
+	tm.waitFor("Restarted fresh: the snapshot was discarded, and the session starts empty.")
+	tm.typed("print('kept' in globals())")
+	tm.waitFor("The snapshot was discarded: a restart with fresh asked for it", "\nFalse")
+	tm.typed("/restart --everything")
+	tm.waitFor("use /restart, /restart --fresh or /restart --drop NAME...")
+}
