@@ -230,15 +230,19 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 const maxImages = 8
 
 // images are the images a block attached (its figures among them), as
-// image content the model sees, each after a line naming it; the others,
-// and those past maxImages or maxImage, get that line only.
+// image content the model sees, each after a line naming it; those past
+// maxImages or maxImage get that line only. (Every attachment is in the
+// structured result.)
 func (sv *server) images(attached []protocol.Attached) []mcp.Content {
 	var out []mcp.Content
 	shown := 0
 	for _, a := range attached {
+		if !isImage(a.MediaType) {
+			continue
+		}
 		line := fmt.Sprintf("[attached %s version %d: %s, %s, id %s]", a.Filename, a.Version, a.MediaType, sizeText(a.Size), a.ID)
-		if !isImage(a.MediaType) || a.Size > maxImage || shown == maxImages {
-			out = append(out, &mcp.TextContent{Text: line})
+		if a.Size > maxImage || shown == maxImages {
+			out = append(out, &mcp.TextContent{Text: line + " (not shown: read_attachment reads it)"})
 			continue
 		}
 		d, err := sv.s.Attachment(a.ID, 0)
