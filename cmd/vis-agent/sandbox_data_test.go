@@ -40,7 +40,7 @@ func wheelhouse(t *testing.T) string {
 // environment of its CPython, with the bundled uv, offline.
 func (sb *sandbox) installData(wheels string) {
 	sb.t.Helper()
-	cmd := exec.Command(sb.bin, append([]string{"python", "--shared", "uv", "pip", "install", "--quiet", "--no-index", "--find-links", wheels}, dataPackages...)...)
+	cmd := exec.Command(sb.bin, append([]string{"python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels}, dataPackages...)...)
 	cmd.Env, cmd.Dir = sb.env, sb.ws
 	if out, err := cmd.CombinedOutput(); err != nil {
 		sb.t.Fatalf("install %s from %s: %v\n%s", strings.Join(dataPackages, ", "), wheels, err, out)

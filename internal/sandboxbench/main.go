@@ -25,7 +25,10 @@
 //   - with -cold-against OTHER: only the cold first block, of -bin and of
 //     another build, taking turns run by run, on every CPython.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER]
+//   - with -data WHEELHOUSE: only issue 21's figures (data.go), with numpy
+//     and pandas from that folder of wheels.
+//
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-data WHEELHOUSE]
 package main
 
 import (
@@ -58,6 +61,7 @@ func main() {
 	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
+	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
@@ -65,8 +69,13 @@ func main() {
 	if abs, err := filepath.Abs(*against); err == nil && *against != "" {
 		*against = abs
 	}
+	if abs, err := filepath.Abs(*data); err == nil && *data != "" {
+		*data = abs
+	}
 	var err error
 	switch {
+	case *data != "":
+		err = dataFigures(*bin, *data, *runs)
 	case *against != "":
 		err = coldAgainst(*bin, *against, *runs)
 	case *jailOnly:

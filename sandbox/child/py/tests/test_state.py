@@ -381,6 +381,14 @@ class SaveTest(Case):
         r = s.run("s1 = b'1' * (2 << 20)\ns2 = b'2' * (2 << 20)\ns3 = b'3' * (2 << 20)\n")
         self.assertEqual(r["not_saved"], {"s3": "the 5 MiB budget of the snapshot is full (sandbox.max_snapshot_mb)"})
 
+    def test_a_size_that_raises_costs_nothing_else(self):
+        s = self.session()
+        r = s.run("import threading\nclass Odd:\n    lock = None\n    def __sizeof__(self):\n        raise RuntimeError('no size')\n"
+                  "odd = Odd()\nodd.lock = threading.Lock()\nkept = 1\n")
+        self.assertIn("odd", r["not_saved"])
+        self.assertIn("kept", r["saved"])
+        self.assertEqual(s.state.describe(s.ns)["variables"][1]["size"], 0)
+
     def test_unchanged_snapshot_is_not_rewritten(self):
         s = self.session()
         self.assertTrue(s.run("x = 1000\nitems = [1]\n")["changed"])

@@ -460,6 +460,15 @@ def _block_of(code_or_func):
     return None
 
 
+def _size_of(value):
+    """sys.getsizeof, which runs the value's own __sizeof__ (pandas computes
+    its memory use there), or 0 when that raises."""
+    try:
+        return sys.getsizeof(value)
+    except Exception:
+        return 0
+
+
 def _unlink(path):
     try:
         os.unlink(path)
@@ -794,7 +803,7 @@ class State:
             if e.reason is not None or e.too_big:
                 reason = e.reason or over_value(self.max_value)
                 not_saved[name] = reason
-                status[name] = (False, reason, sys.getsizeof(e.obj))
+                status[name] = (False, reason, _size_of(e.obj))
                 continue
             kind = e.kind()
             if (kind == "pickle" and e.file is not None and e.parts is None and e.data is None
@@ -1287,7 +1296,7 @@ class State:
             e = self._cache.get(name)
             if e is not None and e.obj is value:
                 return st
-        return (False, "not saved yet: it changed after the last save", sys.getsizeof(value))
+        return (False, "not saved yet: it changed after the last save", _size_of(value))
 
     def variables(self, namespace):
         """Names of the namespace's variables (neither helpers nor imports), sorted."""
