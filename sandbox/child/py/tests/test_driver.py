@@ -417,7 +417,7 @@ class FirstBlockTest(unittest.TestCase):
     def test_first_block_imports_only_what_it_names(self):
         with tempfile.TemporaryDirectory() as tmp:
             heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback",
-                     "re", "json", "enum", "linecache", "tokenize", "pickle", "threading", "collections", "functools")
+                     "re", "json", "enum", "linecache", "tokenize", "pickle", "threading", "collections", "functools", "mmap")
             # less those this python imports at start (a .pth file may)
             at_start = subprocess.run([sys.executable, "-B", "-c", "import sys; print(' '.join(sys.modules))"],
                                       capture_output=True, text=True, check=True).stdout.split()

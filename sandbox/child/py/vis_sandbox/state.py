@@ -41,7 +41,6 @@ that no block names) is seen by the next save with full=True.
 import builtins
 import gc
 import marshal
-import mmap
 import os
 import struct
 import sys
@@ -55,6 +54,7 @@ from .lazy import module as _lazy
 ast = _lazy("ast", globals())
 hashlib = _lazy("hashlib", globals())
 linecache = _lazy("linecache", globals())
+mmap = _lazy("mmap", globals())  # for spilled pickles only
 # The C pickler itself (what pickle.Pickler and pickle.loads are): the
 # pickle module around it imports re, which a first block need not wait for.
 pickle = _lazy("_pickle", globals(), "pickle")
