@@ -6,8 +6,13 @@ GOFLAGS_BUILD := -trimpath
 # Tests that compare with python run on every CPython 3.10+ they find; they
 # bound hangs only, never measure speed.
 TESTFLAGS ?= -timeout 30m
+# Pinned tools, built into bin/tools by their targets below.
+GOLANGCI_VERSION := v2.15.0
+GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build uv uv-release test test-deps test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -24,13 +29,30 @@ UV_PLATFORMS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64
 uv-release:
 	for p in $(UV_PLATFORMS); do uvwrap/fetch-uv.sh $$p bin/uv-release/$$p || exit 1; done
 
-test: build test-deps
-	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+# The whole suite, lint first. One line per test as it ends (gotestsum),
+# with HOME and VIS_HOME pointed at empty folders that must stay empty
+# (internal/testguard): tests write only into their own temp folders.
+test: build test-deps test-wheels lint $(GOTESTSUM)
+	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
+		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
+
+# Real wheels for the offline tests that install packages (install() in a
+# session, numpy arrays and pandas frames, matplotlib figures): numpy,
+# pandas, matplotlib with their dependencies, and six, pinned, for CPython
+# 3.10, 3.13 and the other 3.1x found here, downloaded with pip from its
+# index (about 190 MB for four versions) into bin/wheelhouse once; quick
+# when they are there. Tests read the folder from VIS_TEST_WHEELHOUSE and
+# skip without it.
+WHEELHOUSE := bin/wheelhouse
+test-wheels:
+	internal/testwheel/wheelhouse.sh $(WHEELHOUSE)
 
 # Debian packages the tests use: bubblewrap, which confines the commands a
 # jailed session runs (shell(...)), and tmux, the terminal of the REPL's
 # end-to-end tests. Installed only when missing.
 test-deps:
+	@command -v bwrap >/dev/null || echo "make test-deps: installing bubblewrap and tmux (apt-get)"
 	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
 	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
 	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
@@ -58,12 +80,34 @@ PY_SOURCES = $$(git ls-files '*.py')
 RUFF_VERSION := 0.17.5
 RUFF := bin/tools/ruff-$(RUFF_VERSION)/bin/ruff
 $(RUFF):
+	@echo "make: installing ruff $(RUFF_VERSION) into bin/tools (pip)"
 	python3 -m pip install --quiet --no-deps --target bin/tools/ruff-$(RUFF_VERSION) ruff==$(RUFF_VERSION)
 
-lint: $(RUFF)
+# Go's linters (configured in .golangci.yml) and the test runner that shows
+# progress, pinned, built into bin/tools from the module proxy.
+$(GOLANGCI):
+	@echo "make: installing golangci-lint $(GOLANGCI_VERSION) into bin/tools (go install)"
+	GOBIN=$(CURDIR)/bin/tools/golangci-$(GOLANGCI_VERSION) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv bin/tools/golangci-$(GOLANGCI_VERSION)/golangci-lint $@ && rmdir bin/tools/golangci-$(GOLANGCI_VERSION)
+$(GOTESTSUM):
+	@echo "make: installing gotestsum $(GOTESTSUM_VERSION) into bin/tools (go install)"
+	GOBIN=$(CURDIR)/bin/tools/gotestsum-dl $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+	mv bin/tools/gotestsum-dl/gotestsum $@ && rmdir bin/tools/gotestsum-dl
+
+# C is compiled by cgo with -Wall -Wextra and no -Werror, so that a newer
+# compiler's new warning never breaks a user's build; lint makes any
+# warning of these fail.
+CC_LINT := $$($(GO) env CC)
+C_WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wconversion
+C_SOURCES = $$(git ls-files '*.c' ':!:*/testdata/*')
+
+lint: $(RUFF) $(GOLANGCI)
+	@echo "make lint: gofmt, go vet, golangci-lint, go mod tidy, C warnings, Python syntax on every CPython, ruff"
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
+	for f in $(C_SOURCES); do (cd $$(dirname $$f) && $(CC_LINT) $(C_WARNINGS) -fsyntax-only $$(basename $$f)) || exit 1; done
 	for py in $$(ls -d /root/.pyenv/versions/3.1[0-9]*/bin/python3 2>/dev/null) python3; do \
 		$$py -B -c 'import ast, sys; [ast.parse(open(f, "rb").read(), f) for f in sys.argv[1:]]' $(PY_SOURCES) || exit 1; \
 	done

@@ -26,7 +26,7 @@ then 1.`,
 			project, err := packages.FindProject(s.Dir)
 			if err != nil {
 				// Without the project, its vis.toml cannot be placed; say so
-				// and show the user's settings.
+				// and show the settings of the files found without it.
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", oneLine(err))
 			}
 			settings := loadSettings(s, project)
@@ -42,6 +42,7 @@ then 1.`,
 			fmt.Fprintf(w, "sandbox.max_value_mb = %d  # %s\n", settings.SandboxMaxValueMB.Value, settings.SandboxMaxValueMB.From)
 			fmt.Fprintf(w, "sandbox.max_snapshot_mb = %d  # %s\n", settings.SandboxMaxSnapshotMB.Value, settings.SandboxMaxSnapshotMB.From)
 			fmt.Fprintf(w, "sandbox.attach_figures = %t  # %s\n", settings.SandboxAttachFigures.Value, settings.SandboxAttachFigures.From)
+			fmt.Fprintf(w, "sandbox.allow_builds = %t  # %s\n", settings.SandboxAllowBuilds.Value, settings.SandboxAllowBuilds.From)
 			fmt.Fprintf(w, "sandbox.roots = %s  # %s\n", quotedList(settings.SandboxRoots.Value), settings.SandboxRoots.From)
 			fmt.Fprintf(w, "sandbox.read_only_roots = %s  # %s\n", quotedList(settings.SandboxReadOnlyRoots.Value), settings.SandboxReadOnlyRoots.From)
 			for _, f := range settings.Files {

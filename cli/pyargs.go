@@ -57,16 +57,6 @@ type InterpOption struct {
 	Value string
 }
 
-// Has reports whether interpreter option name was given.
-func (p *PythonArgs) Has(name string) bool {
-	for _, o := range p.Interp {
-		if o.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // UsageError is a command line python would refuse; exit status 2.
 type UsageError struct{ Msg string }
 

@@ -168,7 +168,7 @@ func runPython(args []string, s Streams) int {
 		settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 	})
 	if err != nil {
-		return fail(err)
+		return fail(packages.WayOut(err, "fix it, or use --shared"))
 	}
 	for _, m := range plan.messages {
 		fmt.Fprintf(stderr, "vis-agent python: %s\n", m)

@@ -98,6 +98,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 		return nil, policy, err
 	}
 	root := sf.s.layout().Sessions()
+	if err := checkProject(session.Find(root, m), m.Workspace); err != nil {
+		return nil, policy, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, policy, err
@@ -209,7 +212,7 @@ func parseTimeout(s string) (time.Duration, error) {
 	if d <= 0 {
 		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
 	}
-	return host.ClampTimeout(d), nil
+	return protocol.ClampTimeout(d), nil
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.
@@ -452,16 +455,17 @@ func idleText(r listed) string {
 
 // snapshotBytes is the size of the session's snapshot and spill files:
 // everything in its folder but the host's own files, the child's temp
-// folder and matplotlib's caches.
+// folder, install()'s packages and matplotlib's caches.
 func snapshotBytes(dir string) int64 {
 	var n int64
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
 	state := filepath.Join(dir, "state")
-	skip := map[string]bool{filepath.Join(dir, "tmp"): true, filepath.Join(state, "cache"): true, filepath.Join(state, "matplotlib"): true}
+	skip := map[string]bool{filepath.Join(dir, "tmp"): true, filepath.Join(dir, "packages"): true, filepath.Join(state, "cache"): true,
+		filepath.Join(state, "matplotlib"): true}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && skip[p] {
-			return filepath.SkipDir
+			return filepath.SkipDir // the child's temp folder, install()'s packages, matplotlib's caches
 		}
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
@@ -637,7 +641,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Install: sessionInstall(s, f),
+				Folder:  f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -708,7 +713,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
 			})
 			if err != nil {
-				return err
+				return packages.WayOut(err, sandboxWayOut)
 			}
 			for _, m := range plan.messages {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
@@ -729,7 +734,10 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			ci.Settings = child.Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
 				AttachFigures: st.SandboxAttachFigures.Value}
-			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, pkgDir, l.Startup())
+			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
+				return err
+			}
+			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}

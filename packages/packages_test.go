@@ -1,6 +1,8 @@
 package packages
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,10 +63,18 @@ func TestFindProject(t *testing.T) {
 	if p, err := FindProject(filepath.Join(root, "none", "x")); err != nil || (p != nil && strings.HasPrefix(p.Dir, root)) {
 		t.Errorf("FindProject(none) = %+v, %v", p, err)
 	}
-	// One line: the file, the line, the way out.
-	if _, err := FindProject(filepath.Join(root, "broken")); err == nil || strings.Contains(err.Error(), "\n") ||
-		!strings.HasPrefix(err.Error(), filepath.Join(root, "broken", "pyproject.toml")+":") || !strings.HasSuffix(err.Error(), "; fix it, or use --shared") {
+	// One line: the file, the line; each command adds its way out.
+	_, err := FindProject(filepath.Join(root, "broken"))
+	var pe *PyprojectError
+	if err == nil || strings.Contains(err.Error(), "\n") || !errors.As(err, &pe) || pe.Line == 0 ||
+		!strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: not valid TOML: ", filepath.Join(root, "broken", "pyproject.toml"), pe.Line)) {
 		t.Errorf("a broken pyproject.toml: %v", err)
+	}
+	if got := WayOut(err, "fix it"); !strings.HasSuffix(got.Error(), "; fix it") {
+		t.Errorf("WayOut = %v", got)
+	}
+	if other := errors.New("x"); !errors.Is(WayOut(other, "fix it"), other) || WayOut(other, "fix it").Error() != "x" {
+		t.Errorf("WayOut changed another error")
 	}
 }
 

@@ -138,12 +138,41 @@ func (p *Project) managed(uvProjectEnvironment string) bool {
 	return false
 }
 
-// pyprojectError is a pyproject.toml that is not TOML: one line naming the
-// file and the line, and the way out.
+// PyprojectError is a pyproject.toml that cannot be read: one line naming
+// the file and, for TOML that does not parse, the line. Each command adds
+// the way out that it has (WayOut).
+type PyprojectError struct {
+	File string
+	Line int   // 0: the error is not the TOML's syntax
+	Err  error // the parser's error
+}
+
+func (e *PyprojectError) Error() string {
+	var pe toml.ParseError
+	if errors.As(e.Err, &pe) {
+		return fmt.Sprintf("%s:%d: not valid TOML: %s", e.File, e.Line, pe.Message)
+	}
+	return e.Err.Error()
+}
+
+func (e *PyprojectError) Unwrap() error { return e.Err }
+
 func pyprojectError(file string, err error) error {
+	e := &PyprojectError{File: file, Err: err}
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: not valid TOML: %s; fix it, or use --shared", file, pe.Position.Line, pe.Message)
+		e.Line = pe.Position.Line
 	}
-	return fmt.Errorf("%w; fix it, or use --shared", err)
+	return e
+}
+
+// WayOut is err with the way out of a project file that cannot be read,
+// when err is one (a PyprojectError); other errors are returned as they
+// are.
+func WayOut(err error, way string) error {
+	var pe *PyprojectError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%w; %s", err, way)
+	}
+	return err
 }

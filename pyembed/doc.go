@@ -6,11 +6,13 @@
 // every CPython from 3.10 on, and C extensions (lib-dynload and wheels, which
 // are not linked against libpython) find the C API in the global namespace.
 //
-// The bridge is cgo over a small C shim (shim.c) rather than purego: the shim
-// is a few dozen lines, it can reset signal dispositions with sigaction before
-// CPython starts, later C entry points (module init functions CPython calls
-// back) are plain C, and release builds need cgo anyway because a static Go
-// binary cannot dlopen.
+// The bridge is cgo over C (shim.c, with the audit hook in audit.c, the
+// host-call module in hostcall.c and the replay of saved plans in
+// fastpath.c) rather than purego: C can reset signal dispositions with
+// sigaction before CPython starts and run before Go does (constructors),
+// C entry points that CPython calls back (module init functions, the audit
+// hook) are plain C, and release builds need cgo anyway because a static
+// Go binary cannot dlopen.
 //
 // Running a program is Py_BytesMain with argv[0] set to the python executable
 // of the same installation: CPython then computes sys.prefix, the standard

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/host"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 const helpText = `Keys
@@ -103,7 +103,7 @@ func (m *Model) command(line string) tea.Cmd {
 			m.tr.add(kindProblem, "give a duration such as /timeout 30s or /timeout 5m")
 			return nil
 		}
-		m.timeout = host.ClampTimeout(d)
+		m.timeout = protocol.ClampTimeout(d)
 		m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+".")
 	default:
 		m.tr.add(kindProblem, "unknown command "+name+"; /help lists them")

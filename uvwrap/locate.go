@@ -80,7 +80,7 @@ func Verify(path string) error {
 	// An absolute path keeps exec from searching PATH for a bare name.
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("uv at %s: %v", path, err)
+		return fmt.Errorf("uv at %s: %w", path, err)
 	}
 	shown := display(abs)
 
@@ -160,11 +160,11 @@ func display(path string) string {
 func VerifyCached(path, record string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("uv at %s: %v", path, err)
+		return fmt.Errorf("uv at %s: %w", path, err)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return fmt.Errorf("uv at %s: %v", display(abs), fsutil.Cause(err))
+		return fmt.Errorf("uv at %s: %w", display(abs), fsutil.Cause(err))
 	}
 	key := fmt.Sprintf("%s\n%d\n%d\n%s\n", abs, info.Size(), info.ModTime().UnixNano(), Pinned().Version)
 	if data, err := os.ReadFile(record); err == nil && string(data) == key {

@@ -46,13 +46,13 @@ func execInheriting(mode string, argv []string) error {
 			continue
 		}
 		if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); errno != 0 {
-			return fmt.Errorf("signal %d: %v", sig, errno)
+			return fmt.Errorf("signal %d: %w", sig, errno)
 		}
 	}
 	// The mask is the thread's: the exec must happen on this thread.
 	runtime.LockOSThread()
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, 2 /* SIG_SETMASK */, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0); errno != 0 {
-		return fmt.Errorf("signal mask: %v", errno)
+		return fmt.Errorf("signal mask: %w", errno)
 	}
 	var env []string
 	for _, kv := range os.Environ() {

@@ -172,10 +172,11 @@ func TestMCPServer(t *testing.T) {
 			}
 			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "The session is jailed (enforced by the kernel", "The network is available",
 				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
-				"attach(data", "show_attachment", "shell(cmd", "patch(path", "apropos(", "doc(", "vis-attachment://m/FILENAME")
+				"attach(data", "show_attachment", "shell(cmd", "patch(path", "apropos(", "doc(", "vis-attachment://m/FILENAME",
+				`install("pandas", "numpy>=2")`)
 		}
 	}
-	if got := strings.Join(sortStrings(names), " "); got != "defs interrupt list_attachments python read_attachment restart_session" {
+	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session" {
 		t.Errorf("tools: %s", got)
 	}
 

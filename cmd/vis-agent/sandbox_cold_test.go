@@ -56,6 +56,12 @@ func TestSandboxDriverBytecode(t *testing.T) {
 // parent is pid.
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()
+	return processesOf(pid, func(cmdline string) bool { return strings.Contains(cmdline, "sandbox\x00child\x00") })
+}
+
+// processesOf lists the processes whose parent is pid and whose command
+// line (NUL-separated) matches.
+func processesOf(pid int, match func(cmdline string) bool) []int {
 	var out []int
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
@@ -65,7 +71,7 @@ func childrenOf(t *testing.T, pid int) []int {
 			continue
 		}
 		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) && strings.Contains(cmdline(n), "sandbox\x00child\x00") {
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && match(cmdline(n)) {
 			out = append(out, n)
 		}
 	}

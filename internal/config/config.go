@@ -57,6 +57,9 @@ type Settings struct {
 	// SandboxAttachFigures: the matplotlib figures a block leaves open or
 	// shows are attached as PNG and closed.
 	SandboxAttachFigures Setting[bool]
+	// SandboxAllowBuilds lets install() build source distributions: a
+	// build runs the package's setup code outside the jail.
+	SandboxAllowBuilds Setting[bool]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -87,6 +90,7 @@ func defaultSettings() Settings {
 		SandboxMaxValueMB:      Setting[int]{Value: 256, From: "default"},
 		SandboxMaxSnapshotMB:   Setting[int]{Value: 1024, From: "default"},
 		SandboxAttachFigures:   Setting[bool]{Value: true, From: "default"},
+		SandboxAllowBuilds:     Setting[bool]{From: "default"},
 	}
 }
 
@@ -232,14 +236,17 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		paths []string
 	)
 	switch name {
-	case "jail", "network":
+	case "jail", "network", "allow_builds":
 		if !decode(&b, "true or false") {
 			return
 		}
-		if name == "jail" {
+		switch name {
+		case "jail":
 			s.SandboxJail = Setting[bool]{b, at}
-		} else {
+		case "network":
 			s.SandboxNetwork = Setting[bool]{b, at}
+		default:
+			s.SandboxAllowBuilds = Setting[bool]{b, at}
 		}
 	case "max_threads":
 		if !decode(&n, "an integer") {
@@ -340,13 +347,16 @@ func resolvePaths(base string, paths []string) ([]string, string) {
 	return out, ""
 }
 
-// checkIndexURL accepts an http(s) URL that carries no credentials: those
+// checkIndexURL accepts an http(s) URL that carries no credentials (those
 // belong in pip's and uv's own configuration, not in a file that is
-// printed and shared.
+// printed and shared), or a file:// URL of a local index.
 func checkIndexURL(raw string) string {
 	u, err := url.Parse(raw)
+	if err == nil && u.Scheme == "file" && u.Host == "" && strings.HasPrefix(u.Path, "/") {
+		return ""
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("must be an http:// or https:// URL, not %q", raw)
+		return fmt.Sprintf("must be an http://, https:// or file:/// URL, not %q", raw)
 	}
 	if u.User != nil {
 		return "must not hold credentials; keep them in pip's or uv's own configuration (netrc, keyring)"

@@ -99,10 +99,14 @@ func TestLoadBrokenFile(t *testing.T) {
 	if !s.TLSStrict.Value || s.IndexURL.Value != "http://mirror.local/simple" {
 		t.Errorf("a broken file must be ignored whole, the others read: %+v", s)
 	}
-	for _, u := range []string{"ftp://x/simple", "mirror.example/simple", "https://", "file:///tmp/simple"} {
+	for _, u := range []string{"ftp://x/simple", "mirror.example/simple", "https://", "file://server/simple", "file:simple"} {
 		if checkIndexURL(u) == "" {
 			t.Errorf("index_url %q accepted", u)
 		}
+	}
+	// A local index (install() asks it also without the network).
+	if p := checkIndexURL("file:///srv/simple"); p != "" {
+		t.Errorf("index_url file:///srv/simple refused: %s", p)
 	}
 }
 
@@ -117,6 +121,7 @@ memory_mb = 0
 roots = ["scratch", "/data"]
 max_attachment_mb = 10
 read_only_roots = ["/ref"]
+allow_builds = true
 max_value_mb = 32
 max_snapshot_mb = 64
 attach_figures = false
@@ -134,15 +139,18 @@ attach_figures = false
 	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
 		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
 	}
+	if !s.SandboxAllowBuilds.Value || s.SandboxAllowBuilds.From != user+":10" {
+		t.Errorf("allow_builds %+v", s.SandboxAllowBuilds)
+	}
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
-	if s.SandboxMaxValueMB.Value != 32 || s.SandboxMaxSnapshotMB.Value != 64 || s.SandboxAttachFigures.Value || s.SandboxAttachFigures.From != user+":12" {
+	if s.SandboxMaxValueMB.Value != 32 || s.SandboxMaxSnapshotMB.Value != 64 || s.SandboxAttachFigures.Value || s.SandboxAttachFigures.From != user+":13" {
 		t.Errorf("snapshot and figure settings: %+v %+v %+v", s.SandboxMaxValueMB, s.SandboxMaxSnapshotMB, s.SandboxAttachFigures)
 	}
 
 	d := Load()
-	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
+	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 {
 		t.Errorf("defaults: %+v", d)
 	}
 	if d.SandboxMaxValueMB.Value != 256 || d.SandboxMaxSnapshotMB.Value != 1024 || !d.SandboxAttachFigures.Value {
@@ -160,7 +168,7 @@ max_attachment_mb = 0
 max_value_mb = 0
 attach_figures = "yes"
 `)
-	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\n")
+	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
 	for _, want := range []string{
 		bad + ":3: sandbox.jail: must be true or false, not a string",
@@ -172,6 +180,7 @@ attach_figures = "yes"
 		bad + ":9: sandbox.max_value_mb: must be between 1 and 1048576, not 0",
 		bad + ":10: sandbox.attach_figures: must be true or false, not a string",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
+		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {
 		found := false
 		for _, p := range b.Problems {

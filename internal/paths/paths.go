@@ -34,9 +34,6 @@ type Layout struct {
 // New is the layout seen through getenv (os.Getenv, or a test's map).
 func New(getenv func(string) string) Layout { return Layout{getenv: getenv} }
 
-// FromEnv is the layout of this process's environment.
-func FromEnv() Layout { return New(os.Getenv) }
-
 // Home is vis-agent's own folder: VIS_HOME, else ~/.vis.
 func (l Layout) Home() string {
 	if h := l.getenv("VIS_HOME"); h != "" {
@@ -85,10 +82,6 @@ func (l Layout) SharedEnvironment(short string) string {
 // Startup holds the start-up module of `vis-agent python` runs.
 func (l Layout) Startup() string { return filepath.Join(l.Python(), "startup") }
 
-// Uv is where `make install` puts the pinned uv when no release bundle
-// sits beside the binary.
-func (l Layout) Uv() string { return filepath.Join(l.Python(), "uv") }
-
 // UVVerified remembers the uv binary (path, size, modification time)
 // whose version was checked against the pin.
 func (l Layout) UVVerified() string { return filepath.Join(l.Python(), "uv-verified") }
@@ -98,9 +91,6 @@ func (l Layout) Sandbox() string { return filepath.Join(l.Home(), "sandbox") }
 
 // Sessions holds one folder per sandbox session.
 func (l Layout) Sessions() string { return filepath.Join(l.Sandbox(), "sessions") }
-
-// Session is the folder of the session with this id.
-func (l Layout) Session(id string) string { return filepath.Join(l.Sessions(), id) }
 
 // History holds the REPL's input history, one file per workspace.
 func (l Layout) History() string { return filepath.Join(l.Sandbox(), "history") }

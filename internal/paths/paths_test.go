@@ -9,19 +9,19 @@ func TestLayout(t *testing.T) {
 	env := map[string]string{"HOME": "/home/u"}
 	l := New(func(k string) string { return env[k] })
 	for got, want := range map[string]string{
-		l.Home():           "/home/u/.vis",
-		l.UserConfig():     "/home/u/.vis/config.toml",
-		l.RuntimeRecord():  "/home/u/.vis/python/runtime.json",
-		l.SharedPackages(): "/home/u/.vis/python/packages",
-		l.Session("a"):     "/home/u/.vis/sandbox/sessions/a",
-		l.Logs():           "/home/u/.vis/logs",
-		l.Attachments():    "/home/u/.vis/sandbox/attachments",
+		l.Home():                         "/home/u/.vis",
+		l.UserConfig():                   "/home/u/.vis/config.toml",
+		l.RuntimeRecord():                "/home/u/.vis/python/runtime.json",
+		l.SharedPackages():               "/home/u/.vis/python/packages",
+		filepath.Join(l.Sessions(), "a"): "/home/u/.vis/sandbox/sessions/a",
+		l.Logs():                         "/home/u/.vis/logs",
+		l.Attachments():                  "/home/u/.vis/sandbox/attachments",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}
 	}
-	if got := AttachmentsOf(l.Session("a")); got != l.Attachments() {
+	if got := AttachmentsOf(filepath.Join(l.Sessions(), "a")); got != l.Attachments() {
 		t.Errorf("AttachmentsOf a session folder: got %s, want %s", got, l.Attachments())
 	}
 	env["VIS_HOME"] = "rel"

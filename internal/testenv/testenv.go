@@ -38,7 +38,7 @@ func Binary(t testing.TB) string {
 		binPath = filepath.Join(dir, "vis-agent")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/vis-agent/vis-agent/cmd/vis-agent").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		// The pinned uv that `make uv` fetched goes beside it, as in a

@@ -55,7 +55,7 @@ func config(ctx context.Context, exe string) (pythonConfig, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return pythonConfig{}, fmt.Errorf("%s: %v\n%s", exe, err, stderr.Bytes())
+		return pythonConfig{}, fmt.Errorf("%s: %w\n%s", exe, err, stderr.Bytes())
 	}
 	var raw struct {
 		Implementation string `json:"implementation"`
@@ -66,7 +66,7 @@ func config(ctx context.Context, exe string) (pythonConfig, error) {
 		Abi            string `json:"abi"`
 	}
 	if err := json.Unmarshal(out, &raw); err != nil {
-		return pythonConfig{}, fmt.Errorf("%s: reading its sysconfig: %v\n%s", exe, err, out)
+		return pythonConfig{}, fmt.Errorf("%s: reading its sysconfig: %w\n%s", exe, err, out)
 	}
 	if raw.Implementation != "cpython" {
 		return pythonConfig{}, fmt.Errorf("%s is %s, not CPython", exe, raw.Implementation)

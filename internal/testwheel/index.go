@@ -56,7 +56,7 @@ func writeIndex(wheelDir, indexDir string) error {
 		}
 		name, requiresPython, err := wheelMetadata(data)
 		if err != nil {
-			return fmt.Errorf("%s: %v", filepath.Base(w), err)
+			return fmt.Errorf("%s: %w", filepath.Base(w), err)
 		}
 		project := ProjectName(name)
 		if want := FileName(name) + "-"; !strings.HasPrefix(strings.ToLower(filepath.Base(w)), want) {

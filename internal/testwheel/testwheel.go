@@ -208,7 +208,7 @@ func wheel(s Spec, purelib bool, extra map[string][]byte) (string, []byte, error
 	}
 	tags, err := expandTag(tag)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %v", s.Name, err)
+		return "", nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	for _, e := range s.Extras {
 		if !extraRE.MatchString(e) {
@@ -237,7 +237,7 @@ func wheel(s Spec, purelib bool, extra map[string][]byte) (string, []byte, error
 	}
 	for p, content := range s.Files {
 		if err := checkPath(p); err != nil {
-			return "", nil, fmt.Errorf("%s: Files: %v", s.Name, err)
+			return "", nil, fmt.Errorf("%s: Files: %w", s.Name, err)
 		}
 		top, _, _ := strings.Cut(p, "/")
 		if top == distInfo || top == dataDir {
@@ -249,7 +249,7 @@ func wheel(s Spec, purelib bool, extra map[string][]byte) (string, []byte, error
 	}
 	for p, content := range extra {
 		if err := checkPath(p); err != nil {
-			return "", nil, fmt.Errorf("%s: %v", s.Name, err)
+			return "", nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		if err := add(&root, p, content, 0o755); err != nil {
 			return "", nil, err
@@ -265,7 +265,7 @@ func wheel(s Spec, purelib bool, extra map[string][]byte) (string, []byte, error
 	}
 	for p, content := range s.Data {
 		if err := checkPath(p); err != nil {
-			return "", nil, fmt.Errorf("%s: Data: %v", s.Name, err)
+			return "", nil, fmt.Errorf("%s: Data: %w", s.Name, err)
 		}
 		if err := add(&data, dataDir+"/data/"+p, []byte(content), 0o644); err != nil {
 			return "", nil, err

@@ -54,6 +54,10 @@ type Info struct {
 	// Settings are the user's settings the driver applies; the child
 	// fills them in from the user's config before its jail.
 	Settings Settings `json:"settings"`
+	// Packages is the session's own package folder (install()), which the
+	// child adds after the host's description: the driver puts it on
+	// sys.path after the environment's site-packages.
+	Packages string `json:"packages,omitempty"`
 }
 
 // Settings are the session settings the driver applies (0 or unset: the

@@ -173,7 +173,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 	req.V = protocol.Version
 	pc := protocol.NewConn(c, c)
 	if err := pc.Send(req); err != nil {
-		return protocol.Event{}, false, fmt.Errorf("%w: %v", errHostGone, err)
+		return protocol.Event{}, false, fmt.Errorf("%w: %w", errHostGone, err)
 	}
 	// The host's answer to a cancel comes on this connection (the
 	// "result" of a withdrawn or interrupted block), so the read goes on.

@@ -206,7 +206,7 @@ func readBounded(r *bufio.Reader, max int) ([]byte, error) {
 		if err == nil {
 			return line[:len(line)-1], nil
 		}
-		if err != bufio.ErrBufferFull {
+		if !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, err
 		}
 		if len(line) > max {

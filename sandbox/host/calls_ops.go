@@ -17,6 +17,7 @@ func (h *Host) serveCalls(conn net.Conn, policy protocol.Policy) error {
 	h.attachmentOps(s.ops)
 	h.toolOps(s.ops, policy)
 	h.shellOps(s.ops, policy)
+	s.ops["install"] = h.installOp(policy)
 	return s.serve()
 }
 

@@ -358,8 +358,7 @@ func (c *proc) compiler() repair.Compiler {
 		if ev.Syntax == nil {
 			return nil
 		}
-		s := ev.Syntax
-		return &repair.SyntaxError{Message: s.Message, Line: s.Line, Column: s.Column, Text: s.Text}
+		return ev.Syntax
 	}
 }
 

@@ -16,35 +16,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// Timeouts of a block.
+// Waits of the host.
 const (
-	DefaultTimeout = 300 * time.Second
-	MinTimeout     = 3 * time.Second
-	MaxTimeout     = 35 * time.Minute
 	// unwindGrace is how long an interrupted block has to stop before its
 	// child is retired.
 	unwindGrace = 5 * time.Second
 	// waitNotice is how long a client waits for the session quietly.
 	waitNotice = time.Second
 )
-
-// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
-// zero is the default.
-func ClampTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultTimeout
-	case d < MinTimeout:
-		return MinTimeout
-	case d > MaxTimeout:
-		return MaxTimeout
-	}
-	return d
-}
 
 // Config is what a host serves.
 type Config struct {
@@ -66,6 +50,9 @@ type Config struct {
 	// limit of one attachment (0: the store's default).
 	Attachments    string
 	AttachMaxBytes int64
+	// Install says how install() runs uv for this session (nil: it is not
+	// available); the op adds the child's network policy.
+	Install func() (install.Options, error)
 }
 
 // Host serves one session.
@@ -107,6 +94,9 @@ type Host struct {
 	conns      sync.WaitGroup
 	store      store  // the attachments store, opened on first use
 	shells     shells // the shell commands of the session's code
+
+	// installs are install()'s runs and the bytecode compiles after them.
+	installs installs
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -169,7 +159,7 @@ func Serve(cfg Config, ready func(error)) error {
 				return nil
 			default:
 			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				continue
 			}
 			return fmt.Errorf("accept a client: %w", err)

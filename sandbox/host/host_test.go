@@ -8,16 +8,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
-func TestClampTimeout(t *testing.T) {
-	for in, want := range map[time.Duration]time.Duration{
-		0: DefaultTimeout, time.Second: MinTimeout, time.Minute: time.Minute, time.Hour: MaxTimeout,
-	} {
-		if got := ClampTimeout(in); got != want {
-			t.Errorf("ClampTimeout(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestOnlyComments(t *testing.T) {
 	for src, want := range map[string]bool{
 		"": true, "# a\n\n   # b\n": true, "\ufeff# bom": true,

@@ -106,7 +106,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		h.mu.Unlock()
 	}()
 
-	timeout := ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
+	timeout := protocol.ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
 	var (
 		mu       sync.Mutex
 		timedOut bool
@@ -175,12 +175,12 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		}
 		if ev.Syntax != nil {
 			if note != "" {
-				return syntaxResult(repair.Result{Source: code, PythonError: toRepair(ev.Syntax)})
+				return syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax})
 			}
 			rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
 			if !rep.Repaired {
 				if rep.PythonError == nil {
-					rep.PythonError = toRepair(ev.Syntax)
+					rep.PythonError = ev.Syntax
 				}
 				return syntaxResult(rep)
 			}
@@ -199,10 +199,6 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		}
 		return res
 	}
-}
-
-func toRepair(s *protocol.SyntaxError) *repair.SyntaxError {
-	return &repair.SyntaxError{Message: s.Message, Line: s.Line, Column: s.Column, Text: s.Text}
 }
 
 // syntaxResult is the error of a block Python refused and the repair could

@@ -17,6 +17,7 @@ var sessionFunctions = []string{
 	"list_attachments(), get_attachment(id_or_filename, version=None), read_attachment(id_or_filename, version=None, text=False) and show_attachment(id_or_filename, version=None) list, describe, read and preview them",
 	"shell(cmd, timeout=300, cwd=None) runs a command and returns a handle (status, exit, out, err, wait(), logs(n), stop())",
 	"cat(path, offset=0, limit=None) shows numbered lines, grep(pattern, path=\".\", glob=None) finds lines, patch(path, old, new) replaces one exact unique text and returns the diff",
+	"install(\"pandas\", \"numpy>=2\") installs packages from the user's index into this session (they import at once and stay across restarts; a ModuleNotFoundError names the install() that brings the module; the install tool does the same)",
 	"apropos(pattern) lists the session's functions and tools, doc(name_or_obj) shows a signature and docstring",
 }
 

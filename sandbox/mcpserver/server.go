@@ -20,7 +20,6 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -114,6 +113,7 @@ func newServer(cfg Config) *server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription}, sv.defs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
+	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
 	sv.addAttachments(srv)
 	return sv
 }
@@ -182,9 +182,9 @@ func errorResult(err error) *mcp.CallToolResult {
 // python runs code: the text result for the model, the structured one for
 // programs.
 func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64) *mcp.CallToolResult {
-	timeout := host.MaxTimeout
-	if timeoutS < host.MaxTimeout.Seconds() {
-		timeout = host.ClampTimeout(time.Duration(timeoutS * float64(time.Second)))
+	timeout := protocol.MaxTimeout
+	if timeoutS < protocol.MaxTimeout.Seconds() {
+		timeout = protocol.ClampTimeout(time.Duration(timeoutS * float64(time.Second)))
 	}
 	var (
 		mu    sync.Mutex
@@ -274,7 +274,7 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 		}
 		b.WriteString(res.Error.Traceback)
 		if res.TimedOut {
-			fmt.Fprintf(&b, "(The timeout was %s; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout, int(host.MaxTimeout.Seconds()))
+			fmt.Fprintf(&b, "(The timeout was %s; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout, int(protocol.MaxTimeout.Seconds()))
 		}
 	} else if printed == "" {
 		b.WriteString("(no output: the block ran; print() what you want to see)\n")

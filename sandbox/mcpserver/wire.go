@@ -187,7 +187,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 				line, tooLong = nil, true
 			}
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		return trimBlanks(line), tooLong, err

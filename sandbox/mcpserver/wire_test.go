@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestConnAnswersBeforeEOF(t *testing.T) {
 	}
 	select {
 	case err := <-eof:
-		if err != io.EOF {
+		if !errors.Is(err, io.EOF) {
 			t.Errorf("Read after the answer: %v, want EOF", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -1,6 +1,7 @@
 // Package protocol is the one place that defines how a sandbox session's
-// processes talk: a client (`vis-agent sandbox run`, later the REPL and the
-// MCP server) with the session's host, and the host with its interpreter
+// processes talk: a client (`vis-agent sandbox run` and the other sandbox
+// commands, the REPL, the MCP server, all through sandbox/client) with the
+// session's host, and the host with its interpreter
 // child. Both links carry the same framing and the same two message types.
 //
 // # Framing
@@ -128,15 +129,44 @@
 // attachment_read (ref, version; answer payload the bytes); shell_start
 // (cmd, timeout_ms, cwd, wait_ms), shell_state (id), shell_wait (id,
 // max_ms), shell_logs (id, n), shell_stop (id); cat (path, offset, limit),
-// grep (pattern, path, glob, limit), patch (path, old, new).
+// grep (pattern, path, glob, limit), patch (path, old, new); install
+// (specs, base: the block's requirements and its environment's
+// name==version pins; answer the installed distributions, see
+// sandbox/install).
 package protocol
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
+
+// Timeouts of a block, shared by the host, which enforces them, and the
+// clients, which say what a requested timeout becomes.
+const (
+	DefaultTimeout = 300 * time.Second
+	MinTimeout     = 3 * time.Second
+	MaxTimeout     = 35 * time.Minute
+)
+
+// ClampTimeout keeps a requested timeout within [MinTimeout, MaxTimeout];
+// zero is the default.
+func ClampTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < MinTimeout:
+		return MinTimeout
+	case d > MaxTimeout:
+		return MaxTimeout
+	}
+	return d
+}
 
 // Version is the protocol's version; bump it when a message changes
 // meaning.
@@ -303,13 +333,10 @@ type BlockError struct {
 	Traceback string `json:"traceback,omitempty"`
 }
 
-// SyntaxError is Python's refusal of a block's source.
-type SyntaxError struct {
-	Message string `json:"message"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Text    string `json:"text"`
-}
+// SyntaxError is Python's refusal of a block's source, as the repair
+// engine reads it: the child sends it, and the host hands it to the
+// engine unchanged.
+type SyntaxError = repair.SyntaxError
 
 // Status is a host's state, for `vis-agent sandbox list` and tests.
 type Status struct {
@@ -373,8 +400,8 @@ func (c *Conn) readLine() ([]byte, error) {
 		if err == nil {
 			return line, nil
 		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF && len(line) > 0 {
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, err

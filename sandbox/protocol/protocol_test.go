@@ -3,10 +3,12 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -27,7 +29,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := c.Receive(&ev); err != nil || ev.Data != "é\n" {
 		t.Fatalf("event: %v %+v", err, ev)
 	}
-	if err := c.Receive(&ev); err != io.EOF {
+	if err := c.Receive(&ev); !errors.Is(err, io.EOF) {
 		t.Fatalf("at the end: %v, want EOF", err)
 	}
 }
@@ -73,6 +75,16 @@ func TestCallAnswerStartsWithIDAndSize(t *testing.T) {
 		}
 		if want := fmt.Sprintf(`{"id":%d,"size":%d,`, a.ID, a.Size); !strings.HasPrefix(string(b), want) {
 			t.Errorf("%s does not start with %s", b, want)
+		}
+	}
+}
+
+func TestClampTimeout(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{
+		0: DefaultTimeout, time.Second: MinTimeout, time.Minute: time.Minute, time.Hour: MaxTimeout,
+	} {
+		if got := ClampTimeout(in); got != want {
+			t.Errorf("ClampTimeout(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -92,7 +92,7 @@ func checkRepairShape(t *testing.T, res Result, minor int) {
 	if want := "Repaired this block. Python refused it with " + res.PythonError.Message; !strings.HasPrefix(note, want) {
 		t.Errorf("Note() = %q, want prefix %q", note, want)
 	}
-	if ps := Scan(res.Source, minor); len(ps) != 0 {
+	if ps := scan(res.Source, minor); len(ps) != 0 {
 		t.Errorf("repaired source rescans with problems %v", ps)
 	}
 	data, err := json.Marshal(res)

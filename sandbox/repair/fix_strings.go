@@ -189,6 +189,18 @@ func makeTriple(src string, p Problem) (change, bool) {
 		}}}}, true
 }
 
+// escapedQuotes counts the quotes q in src[start:end] that a backslash
+// escapes.
+func escapedQuotes(src string, start, end int, q byte) int {
+	n := 0
+	for k := start; k < end; k++ {
+		if src[k] == q && oddBackslashes(src, start, k) {
+			n++
+		}
+	}
+	return n
+}
+
 // closeAtEscapedQuote handles a string whose closing quote was escaped by a
 // backslash meant as text, like "C:\\data\" or r"C:\temp\".
 func closeAtEscapedQuote(src string, p Problem, eol int) []change {
@@ -203,7 +215,10 @@ func closeAtEscapedQuote(src string, p Problem, eol int) []change {
 			cost = 1
 		}
 		if !lit.raw {
-			if !oddBackslashes(src, lit.body, i) {
+			// Escaped quotes that pair up, as in "He said \"hi\", quote
+			// text inside the string: the last one closes that quotation,
+			// and the string's own closing quote is what is missing.
+			if !oddBackslashes(src, lit.body, i) || escapedQuotes(src, lit.body, i+1, lit.q)%2 == 0 {
 				continue
 			}
 			at := i - 1

@@ -20,8 +20,8 @@ func FuzzRepair(f *testing.F) {
 	w := repairtest.Newest(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		start := time.Now()
-		Scan(src, 10)
-		Scan(src, 12)
+		scan(src, 10)
+		scan(src, 12)
 		checkFuzzed(t, src, 11, failOriginal(src))
 		if utf8.ValidString(src) {
 			checkFuzzed(t, src, w.Minor, compiler(w))
@@ -50,7 +50,7 @@ func checkFuzzed(t *testing.T, src string, minor int, compile Compiler) {
 	if res.Source == src || len(res.Fixes) == 0 {
 		t.Fatalf("repair without change or notes: %+v", res)
 	}
-	if ps := Scan(res.Source, minor); len(ps) != 0 {
+	if ps := scan(res.Source, minor); len(ps) != 0 {
 		t.Fatalf("repair of %q rescans with problems %v", src, ps)
 	}
 	if err := compile(res.Source); err != nil {

@@ -84,7 +84,7 @@ func (s *searcher) settle(src string) *Problem {
 			strong = append(strong, p)
 		}
 	}
-	pick := -1
+	var pick int
 	switch {
 	case len(strong) == 1:
 		pick = strong[0]

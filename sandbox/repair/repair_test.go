@@ -151,17 +151,17 @@ func TestScanVersions(t *testing.T) {
 		return out
 	}
 	for _, tt := range tests {
-		if got := kinds(Scan(tt.src, 11)); strings.Join(got, ",") != strings.Join(tt.old, ",") {
-			t.Errorf("Scan(%q, 11) = %v, want %v", tt.src, got, tt.old)
+		if got := kinds(scan(tt.src, 11)); strings.Join(got, ",") != strings.Join(tt.old, ",") {
+			t.Errorf("scan(%q, 11) = %v, want %v", tt.src, got, tt.old)
 		}
-		if got := kinds(Scan(tt.src, 12)); strings.Join(got, ",") != strings.Join(tt.new, ",") {
-			t.Errorf("Scan(%q, 12) = %v, want %v", tt.src, got, tt.new)
+		if got := kinds(scan(tt.src, 12)); strings.Join(got, ",") != strings.Join(tt.new, ",") {
+			t.Errorf("scan(%q, 12) = %v, want %v", tt.src, got, tt.new)
 		}
 	}
 }
 
 func TestScanColumnsCountCharacters(t *testing.T) {
-	ps := Scan("s = 'é' + “x”\n", 12)
+	ps := scan("s = 'é' + “x”\n", 12)
 	if len(ps) != 2 || ps[0].Column != 11 || ps[1].Column != 13 || ps[0].Line != 1 {
 		t.Errorf("%+v", ps)
 	}

@@ -15,9 +15,10 @@ const bom = "\ufeff"
 // scanner gives up; CPython itself refuses far shallower nesting.
 const maxDepth = 100
 
-// Scan reports the quote, bracket, f-string and escape problems in src,
-// following the tokenizer of CPython 3.minor, in source order.
-func Scan(src string, minor int) []Problem {
+// scan reports the quote, bracket, f-string and escape problems in src,
+// following the tokenizer of CPython 3.minor, in source order, with their
+// lines, columns and messages (the tests' view of the scanner).
+func scan(src string, minor int) []Problem {
 	return finish(scanRaw(src, minor, 0), newLineIndex(src), minor)
 }
 

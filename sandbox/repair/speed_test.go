@@ -46,7 +46,7 @@ func TestAdversarialBound(t *testing.T) {
 	for name, src := range adversarial() {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			Scan(src, 12)
+			scan(src, 12)
 			Repair(src, Options{Minor: 11, Compile: failOriginal(src)})
 			Repair(src, Options{Minor: 12, Compile: failOriginal(src)})
 			if d := time.Since(start); d > bound {
@@ -71,7 +71,7 @@ func BenchmarkAdversarialScan(b *testing.B) {
 	for name, src := range adversarial() {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				Scan(src, 12)
+				scan(src, 12)
 			}
 		})
 	}

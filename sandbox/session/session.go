@@ -124,6 +124,11 @@ func (f Folder) StateDir() string { return f.path("state") }
 // TempDir is the child's private temp folder, emptied at each start.
 func (f Folder) TempDir() string { return f.path("tmp") }
 
+// PackagesDir is the session's own package folder for CPython version
+// (X.Y): what install() put there, on sys.path after the environment the
+// session uses. Only the host's uv writes it; the jailed code reads it.
+func (f Folder) PackagesDir(version string) string { return filepath.Join(f.Dir, "packages", version) }
+
 // Meta reads the session's name and workspace.
 func (f Folder) Meta() (Meta, error) {
 	var m Meta
@@ -196,7 +201,7 @@ func (f Folder) lock(name string, how int) (*Lock, error) {
 	}
 	for {
 		err = syscall.Flock(int(file.Fd()), how)
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}

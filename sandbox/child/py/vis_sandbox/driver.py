@@ -27,6 +27,7 @@ import _signal as signal
 
 from vis_sandbox import defs as _defs
 from vis_sandbox import figures as _figures
+from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
@@ -358,6 +359,8 @@ class Driver:
         Captured) holds what restoring printed, once it is done."""
         info = self.info
         drop = info.get("drop") or ()
+        # The session's packages (install()) before the restore imports.
+        _packages.start(info.get("packages"))
         if info.get("discard"):
             report = self.state.discard(info["discard"])
         else:
@@ -518,6 +521,10 @@ class Driver:
         text = "".join(te.format())
         message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
         line, column, excerpt = locate(e, filename)
+        extra = _packages.hint(e)
+        if extra:
+            message += ". " + extra
+            text += extra + "\n"
         name = getattr(e, "name", None)
         if isinstance(e, NameError) and name:
             why = self.state.lost_reason(name)
@@ -617,7 +624,7 @@ def syntax_fields(e):
 
 
 # The runtime's own files, whose frames a block's traceback leaves out.
-_RUNTIME_FILES = frozenset({__file__, _tools.__file__})
+_RUNTIME_FILES = frozenset({__file__, _tools.__file__, _packages.__file__})
 
 
 def trim(te):

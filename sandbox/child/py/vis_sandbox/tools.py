@@ -284,6 +284,21 @@ class Functions:
                                    "new": _text_arg("new", new, required=True)})
         return Diff(result)
 
+    # Packages.
+
+    def install(self, *specs):
+        """Install packages into this session: install("pandas", "numpy>=2").
+
+        Requirements only (a name, extras, versions, markers). The host runs
+        the pinned uv outside the jail, from the user's index, wheels only
+        unless the user's config allows builds, into the session's own
+        folder, after the environment's packages (never changed); they stay
+        across restarts and import at once. Returns what was installed and
+        how long it took."""
+        from vis_sandbox import packages
+
+        return packages.install(*specs)
+
     # Help.
 
     def apropos(self, pattern=None):
@@ -352,7 +367,7 @@ class Functions:
 
 
 NAMES = ("attach", "list_attachments", "get_attachment", "read_attachment", "show_attachment",
-         "shell", "cat", "grep", "patch", "apropos", "doc")
+         "shell", "cat", "grep", "patch", "install", "apropos", "doc")
 
 
 def textwrap_indent(text):

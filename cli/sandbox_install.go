@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/sandbox/install"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/uvwrap"
+)
+
+// packageLayer is the session's own package folder for CPython version
+// (X.Y), made when missing: before the jail, which lets the session read
+// it and only the host's uv write it.
+func packageLayer(f session.Folder, version string) (string, error) {
+	dir := f.PackagesDir(version)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make the session's package folder: %w", err)
+	}
+	return dir, nil
+}
+
+// sessionInstall says how the session host in folder f runs install():
+// the pinned uv, the python of the CPython the session loads (its
+// installation's, never an environment's the session can rewrite), the
+// session's package folder for that version, and the user's settings:
+// python.index_url and sandbox.allow_builds of ~/.vis/config.toml (never
+// a project's vis.toml), the user's own uv.toml, the host's environment
+// (certificates, proxies).
+func sessionInstall(s Streams, f session.Folder) func() (install.Options, error) {
+	return func() (install.Options, error) {
+		uv, err := locateUV(s)
+		if err == nil {
+			err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
+		}
+		if err != nil {
+			return install.Options{}, err
+		}
+		choice, inst, err := locateRuntime(s)
+		if err != nil {
+			return install.Options{}, err
+		}
+		v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
+		if !ok {
+			return install.Options{}, fmt.Errorf("cannot tell the CPython version of %s", choice.Library)
+		}
+		if inst.Executable == "" {
+			return install.Options{}, fmt.Errorf("the CPython at %s has no python executable for uv to use", inst.Prefix)
+		}
+		target, err := packageLayer(f, v.Short())
+		if err != nil {
+			return install.Options{}, err
+		}
+		st := config.Load(s.layout().UserConfig())
+		return install.Options{
+			UV: uv, Python: inst.Executable, Target: target,
+			IndexURL: st.IndexURL.Value, AllowBuilds: st.SandboxAllowBuilds.Value, UVConfig: userUVConfig(s),
+			Environ: s.Environ(), Keep: keptForUV,
+		}, nil
+	}
+}
+
+// keptForUV are the host's variables uv runs with: who the user is (HOME
+// finds uv's cache and ~/.netrc), the fixed PATH and LANG, and the trust
+// and proxy variables.
+func keptForUV(k string) bool {
+	switch k {
+	case "HOME", "USER", "LOGNAME", "PATH", "LANG":
+		return true
+	}
+	return session.Trust(k)
+}
+
+// userUVConfig is the user's uv.toml, "" when there is none. Only this one
+// is given to uv (--config-file): uv would otherwise also look for a
+// project's uv.toml or pyproject.toml above the folder it runs in.
+func userUVConfig(s Streams) string {
+	dir := s.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home := s.Getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	p := filepath.Join(dir, "uv", "uv.toml")
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(s.Err, "vis-agent sandbox host: %s: %v\n", p, err)
+		}
+		return ""
+	}
+	return p
+}

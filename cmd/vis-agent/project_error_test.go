@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// TestSandboxBrokenProject: in a folder whose pyproject.toml is not TOML,
+// `sandbox run` says the file, the line and the ways out that exist
+// (--workspace, vis-agent python --shared), in one line, and leaves no
+// host behind; `vis-agent config` still shows the settings and the
+// problem, advising no flag it does not have.
+func TestSandboxBrokenProject(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	file := filepath.Join(sb.ws, "pyproject.toml")
+	if err := os.WriteFile(file, []byte("[project]\nname = \"x\"\nversion =\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sb.run("run", "-c", "print(1)")
+	want := "vis-agent: " + file + ":3: not valid TOML: "
+	if r.code != 1 || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "--workspace") || !strings.Contains(r.stderr, "vis-agent python --shared") {
+		t.Errorf("sandbox run in a broken project: %+v\nwant one line starting %q", r, want)
+	}
+	if hosts, _ := filepath.Glob(filepath.Join(sb.home, "sandbox", "sessions", "*", "host.json")); len(hosts) > 0 {
+		t.Errorf("a host was started: %v", hosts)
+	}
+
+	cmd := exec.Command(sb.bin, "config")
+	cmd.Env, cmd.Dir = sb.env, sb.ws
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || err == nil {
+		t.Errorf("config: status %d, want 1", code)
+	}
+	contains(t, "config's settings", out.String(), "sandbox.jail = true  # default", "sandbox.allow_builds = false  # default")
+	if e := errb.String(); !strings.HasPrefix(e, "vis-agent config: "+file+":3: not valid TOML: ") || strings.Contains(e, "--shared") {
+		t.Errorf("config's problem: %q", e)
+	}
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fetches into DIR (default bin/wheelhouse) the wheels the offline tests
+# install from: numpy, pandas and matplotlib with their dependencies, and
+# six (a small pure-Python package), for CPython 3.10 and 3.13 and every
+# other 3.1x found on this machine, for this machine's platform. pip
+# downloads them from the index pip is configured with (PyPI by default).
+# Idempotent: a version whose wheels were fetched for the same
+# requirements is skipped without a network request.
+set -euo pipefail
+
+dir=${1:-bin/wheelhouse}
+# Dependencies pinned too: the same wheels every time, on every machine.
+requirements="numpy==2.2.6 pandas==2.2.3 matplotlib==3.10.1 six==1.17.0
+python-dateutil==2.9.0.post0 pytz==2025.2 tzdata==2025.2
+contourpy==1.3.2 cycler==0.12.1 fonttools==4.58.0 kiwisolver==1.4.8 packaging==25.0 pillow==11.2.1 pyparsing==3.2.3"
+
+case "$(uname -m)" in
+x86_64) arch=x86_64 ;;
+aarch64 | arm64) arch=aarch64 ;;
+*) echo "wheelhouse.sh: no wheels for $(uname -m)" >&2; exit 1 ;;
+esac
+
+# 3.10 and 3.13 always (the oldest and newest the tests run on), then the
+# other 3.1x whose shared library is on this machine.
+versions="3.10 3.13"
+for lib in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[0-9]*/lib/libpython3.1[0-9].so \
+	/usr/lib/*-linux-gnu/libpython3.1[0-9].so* /usr/local/lib/libpython3.1[0-9].so*; do
+	[ -e "$lib" ] || continue
+	v=$(basename "$lib" | sed -E 's/^libpython(3\.1[0-9]+)\.so.*/\1/')
+	case " $versions " in *" $v "*) ;; *) versions="$versions $v" ;; esac
+done
+
+pip=(python3 -m pip)
+mkdir -p "$dir"
+for v in $versions; do
+	stamp="$dir/.fetched-$v"
+	want=$(echo $requirements manylinux "$arch")
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		continue
+	fi
+	echo "wheelhouse.sh: CPython $v: numpy, pandas, matplotlib (with their dependencies) and six into $dir"
+	# shellcheck disable=SC2086 # the requirements are words
+	"${pip[@]}" download --quiet --disable-pip-version-check --no-cache-dir --only-binary :all: \
+		--python-version "$v" --implementation cp --abi "cp${v/./}" \
+		--platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" --platform "manylinux_2_28_$arch" \
+		--no-deps --dest "$dir" $requirements
+	echo "$want" >"$stamp"
+done

@@ -1,0 +1,211 @@
+"""The session's own packages: install() and the folder it fills.
+
+install("pandas", "numpy>=2") asks the session's host to run the pinned uv
+outside the jail; uv installs the requirements into the session's package
+folder (one per CPython version, in the session's folder), which this
+module puts on sys.path after the environment's site-packages: what the
+environment has comes first and is never changed. The folder is read-only
+to the session's code and kept across restarts; `sandbox rm` deletes it.
+Its .pth files are read as site-packages' are.
+
+It also words the one-line hints a block's error gets: which install()
+brings a missing module, and which variable names a machine's own CA.
+"""
+
+import os
+import sys
+
+from vis_sandbox.lazy import module as _lazy
+from vis_sandbox.tools import Record, call
+
+re = _lazy("re", globals())
+
+# The session's package folder, once start() knew it.
+LAYER = ""
+# The .pth files of the folder already read.
+_read_pth = set()
+
+# Import names whose distribution is named otherwise, among the common ones.
+DISTRIBUTIONS = {
+    "sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
+    "bs4": "beautifulsoup4", "skimage": "scikit-image", "dateutil": "python-dateutil", "attr": "attrs",
+    "Crypto": "pycryptodome", "dotenv": "python-dotenv", "jwt": "pyjwt", "serial": "pyserial",
+    "magic": "python-magic", "docx": "python-docx", "pptx": "python-pptx", "fitz": "pymupdf",
+    "OpenSSL": "pyopenssl", "git": "gitpython", "zmq": "pyzmq", "mpl_toolkits": "matplotlib",
+    "google": "protobuf", "Bio": "biopython", "jose": "python-jose", "slugify": "python-slugify",
+    "umap": "umap-learn", "igraph": "python-igraph",
+    "telegram": "python-telegram-bot", "websocket": "websocket-client", "MySQLdb": "mysqlclient",
+    "psycopg2": "psycopg2-binary", "win32api": "pywin32", "ruamel": "ruamel.yaml", "multipart": "python-multipart",
+}
+
+# PEP 440 versions, which uv reads; a legacy version in the environment
+# is left out of the pins.
+_VERSION = r"(?i)^v?(\d+!)?\d+(\.\d+)*([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?" \
+           r"(-\d+|[-_.]?(post|rev|r)[-_.]?\d*)?([-_.]?dev[-_.]?\d*)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$"
+
+
+def start(layer):
+    """Puts the session's package folder on sys.path, after everything the
+    environment put there, and reads its .pth files. Quiet: what a .pth
+    prints is dropped (a start prints nothing)."""
+    global LAYER
+    if not layer:
+        return
+    LAYER = layer
+    if layer not in sys.path:
+        sys.path.append(layer)
+    _read_new_pth()
+
+
+def _read_new_pth():
+    """Reads the .pth files of the folder not read yet (as site does for
+    site-packages: path lines added, import lines run, in the jail); what
+    they print is returned, not shown."""
+    import io
+    import site
+
+    try:
+        names = sorted(n for n in os.listdir(LAYER) if n.endswith(".pth") and n not in _read_pth)
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = buf = io.StringIO()
+    try:
+        for name in names:
+            _read_pth.add(name)
+            try:
+                site.addpackage(LAYER, name, None)
+            except Exception as e:  # noqa: BLE001 (a broken .pth is reported, not fatal)
+                print(f"{name}: {type(e).__name__}: {e}")
+    finally:
+        sys.stdout, sys.stderr = saved
+    return buf.getvalue()
+
+
+def _inside(path, folder):
+    return bool(folder) and (path == folder or path.startswith(folder.rstrip(os.sep) + os.sep))
+
+
+def base_pins():
+    """name==version of each distribution the session imports from outside
+    its package folder (the first of a name on sys.path wins), so that what
+    install() adds agrees with what is already there."""
+    from importlib import metadata
+
+    paths = [p for p in sys.path if p and not _inside(p, LAYER) and os.path.isdir(p)]
+    version = re.compile(_VERSION)
+    pins = {}
+    for dist in metadata.distributions(path=paths):
+        try:
+            name, ver = dist.metadata["Name"], dist.version
+        except Exception:  # noqa: BLE001 (a broken dist-info is left out)
+            continue
+        if not name or not ver or not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name) or not version.match(ver):
+            continue
+        pins.setdefault(re.sub(r"[-_.]+", "-", name).lower(), f"{name}=={ver}")
+    return sorted(pins.values())
+
+
+def install(*specs):
+    """Install packages into this session: install("pandas", "numpy>=2").
+
+    Each argument is one requirement (a name, extras, version specifiers,
+    markers); paths, URLs and options are refused. The session's host runs
+    the pinned uv outside the jail, from the user's index, wheels only
+    unless the user's config allows builds; the packages go into the
+    session's own folder, after the environment's (which is never changed
+    and whose versions are kept), and stay across restarts. Import them
+    right away. Returns what was installed, and how long it took."""
+    import importlib
+
+    if not specs:
+        raise TypeError('install() takes one or more requirements, such as install("pandas", "numpy>=2")')
+    for s in specs:
+        if not isinstance(s, str):
+            raise TypeError(f"install() takes requirements as str, not {type(s).__name__}")
+    args = {"specs": list(specs), "base": base_pins()}
+    try:
+        result, _ = call("install", args)
+    except KeyboardInterrupt:
+        # The host stops uv when the next call comes: make it now.
+        try:
+            call("session")
+        except BaseException:  # noqa: BLE001, S110 (the interrupt is what the block gets)
+            pass
+        raise
+    importlib.invalidate_caches()
+    notes = _read_new_pth()
+    r = Installed(result or {})
+    if notes:
+        dict.__setitem__(r, "pth_output", notes)
+    return r
+
+
+class Installed(Record):
+    """install()'s result: installed (name, version records), in_base (the
+    ones the environment has, which come first), removed (replaced
+    versions), seconds, folder, output (the end of uv's output)."""
+
+    __slots__ = ()
+
+    def _kind(self):
+        return "install result"
+
+    def __repr__(self):
+        g = self.get
+        new = g("installed") or []
+        base = g("in_base") or []
+        secs = f"{g('seconds') or 0:.1f} s"
+        if new:
+            text = f"installed {len(new)} package{'s' if len(new) != 1 else ''} in {secs}: " + \
+                   ", ".join(f"{d['name']} {d['version']}" for d in new)
+        else:
+            text = f"nothing new to install ({secs}): the requirements are met"
+        if base:
+            text += "; from the environment: " + ", ".join(f"{d['name']} {d['version']}" for d in base)
+        removed = g("removed") or []
+        if removed:
+            text += "; replaced: " + ", ".join(f"{d['name']} {d['version']}" for d in removed)
+        return text
+
+    __str__ = __repr__
+
+
+def hint(e):
+    """A line for a block's error that says the way out, or ""."""
+    if isinstance(e, ModuleNotFoundError) and getattr(e, "name", None):
+        top = e.name.partition(".")[0]
+        if top in sys.modules and top != e.name:
+            return ""  # a module missing inside a package that is there
+        dist = DISTRIBUTIONS.get(top, top.replace("_", "-"))
+        return f'install("{dist}") installs it into this session (no restart needed)'
+    if _tls_failure(e):
+        return ("TLS certificate verification failed: if this machine uses its own CA, start the session from a shell "
+                "where SSL_CERT_FILE (or SSL_CERT_DIR) names it (`vis-agent sandbox stop` first; the session keeps those "
+                "variables)")
+    return ""
+
+
+def _tls_failure(e):
+    """Whether e, or an exception it came from, is a failed certificate
+    verification (ssl's own, or wrapped by urllib, requests, httpx, ...)."""
+    seen = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in seen or len(seen) > 50:
+            continue
+        seen.add(id(x))
+        ssl = sys.modules.get("ssl")
+        if ssl is not None and isinstance(x, ssl.SSLCertVerificationError):
+            return True
+        try:
+            if "CERTIFICATE_VERIFY_FAILED" in str(x):
+                return True
+        except Exception:  # noqa: BLE001, S110 (a __str__ that fails says nothing)
+            pass
+        stack.extend((getattr(x, "__cause__", None), getattr(x, "__context__", None), getattr(x, "reason", None)))
+        stack.extend(a for a in getattr(x, "args", ()) if isinstance(a, BaseException))
+    return False

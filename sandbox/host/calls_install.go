@@ -1,0 +1,142 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/vis-agent/vis-agent/sandbox/install"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// installOp is install(*specs): the pinned uv, run by the host outside the
+// jail, installs the requirements into the session's package folder. The
+// block gives requirements (checked by install's strict grammar) and its
+// base environment's versions (checked pins); everything else (uv, the
+// CPython, the index, builds) comes from the user's settings.
+func (h *Host) installOp(policy protocol.Policy) op {
+	return func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+		var in struct {
+			Specs []string `json:"specs"`
+			Base  []string `json:"base"`
+		}
+		if err := decodeArgs(args, &in); err != nil {
+			return reply{}, err
+		}
+		if h.cfg.Install == nil {
+			return reply{}, errorf("RuntimeError", "install() is not available in this session")
+		}
+		if len(in.Specs) > install.MaxSpecs {
+			return reply{}, errorf("ValueError", "install: %d requirements; at most %d in one call", len(in.Specs), install.MaxSpecs)
+		}
+		var reqs []install.Requirement
+		for _, s := range in.Specs {
+			r, err := install.ParseRequirement(s)
+			if err != nil {
+				return reply{}, errorf("ValueError", "%v", err)
+			}
+			reqs = append(reqs, r)
+		}
+		pins, err := install.ParsePins(in.Base)
+		if err != nil {
+			return reply{}, errorf("ValueError", "%v", err)
+		}
+		opts, err := h.cfg.Install()
+		if err != nil {
+			return reply{}, errorf("RuntimeError", "install: %v", err)
+		}
+		opts.Network = policy.Network
+		if err := install.CheckNetwork(opts); err != nil {
+			return reply{}, errorf("PermissionError", "%v", err)
+		}
+		if policy.Jail {
+			target := opts.Target
+			if r, err := filepath.EvalSymlinks(target); err == nil {
+				target = r
+			}
+			rw, _ := h.roots(policy)
+			for _, root := range rw {
+				if within(target, root) {
+					return reply{}, errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
+				}
+			}
+		}
+		res, err := h.installs.run(ctx, opts, reqs, pins, h.done, h.cfg.Log)
+		if err != nil && errors.Is(err, context.Canceled) {
+			return reply{}, errorf("InterruptedError", "%v", err)
+		}
+		return reply{result: res}, err
+	}
+}
+
+// installs runs one install at a time (a child retired mid-install may
+// leave its uv stopping while the next child's starts), and after each the
+// bytecode compile of the package folder, in the background: the install
+// returns without waiting for it, the next one stops it first.
+type installs struct {
+	mu sync.Mutex // held by an install or a compile
+
+	cmu       sync.Mutex
+	stop      context.CancelFunc // the running compile's
+	compiling chan struct{}      // closed when it ended
+}
+
+func (in *installs) run(ctx context.Context, opts install.Options, reqs []install.Requirement, pins []string,
+	hostDone <-chan struct{}, log io.Writer) (install.Result, error) {
+	in.stopCompile()
+	in.mu.Lock()
+	res, err := install.Run(ctx, opts, reqs, pins)
+	in.mu.Unlock()
+	if err == nil && len(res.Installed)+len(res.InBase) > 0 {
+		in.compile(opts, hostDone, log)
+	}
+	return res, err
+}
+
+// compile starts the bytecode compile, stopped by the next install or the
+// host's end; a failure goes to the host's log.
+func (in *installs) compile(opts install.Options, hostDone <-chan struct{}, log io.Writer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	in.cmu.Lock()
+	in.stop, in.compiling = cancel, done
+	in.cmu.Unlock()
+	go func() {
+		select {
+		case <-hostDone:
+			cancel()
+		case <-done:
+		}
+	}()
+	go func() {
+		defer close(done)
+		defer cancel()
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if err := install.Compile(ctx, opts); err != nil {
+			fmt.Fprintf(log, "vis-agent sandbox host: %v\n", err)
+		}
+	}()
+}
+
+// stopCompile stops a running compile and waits for its end.
+func (in *installs) stopCompile() {
+	in.cmu.Lock()
+	stop, done := in.stop, in.compiling
+	in.stop, in.compiling = nil, nil
+	in.cmu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// within reports whether path is root or inside it.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && filepath.IsLocal(rel)
+}
