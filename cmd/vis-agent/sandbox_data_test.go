@@ -13,31 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testwheel"
 )
 
 // dataPackages are what a data session imports; the tests install them
-// offline from a wheelhouse.
+// offline from the wheelhouse of `make test-wheels`.
 var dataPackages = []string{"numpy", "pandas", "matplotlib"}
 
-// wheelhouse is the folder of wheels of dataPackages (and what they need)
-// for the CPythons under test: $VIS_TEST_WHEELHOUSE, else bin/wheelhouse
-// of this checkout. A test that needs it is skipped, saying how to make
-// one, when there is none.
-func wheelhouse(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("VIS_TEST_WHEELHOUSE")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", "bin", "wheelhouse"))
-	}
-	if whl, _ := filepath.Glob(filepath.Join(dir, "numpy-*.whl")); len(whl) == 0 {
-		t.Skipf("no wheelhouse of %s at %s: set VIS_TEST_WHEELHOUSE, or download their wheels there "+
-			"(pip download --only-binary=:all: -d DIR numpy pandas matplotlib, for each CPython version)", strings.Join(dataPackages, ", "), dir)
-	}
-	return dir
-}
-
 // installData installs dataPackages from the wheelhouse into sb's shared
-// environment of its CPython, with the bundled uv, offline.
+// environment of its CPython, with the bundled uv, offline, with their
+// bytecode (the jail keeps the environment read-only: without it, every
+// start of a session compiles them again).
 func (sb *sandbox) installData(wheels string) {
 	sb.t.Helper()
 	cmd := exec.Command(sb.bin, append([]string{"python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels}, dataPackages...)...)
@@ -65,7 +51,7 @@ func (sb *sandbox) spillFiles(name string) []string {
 // --json result and MCP's image content), pyplot restores without a word
 // under the jail, and sandbox.attach_figures = false turns it off.
 func TestSandboxDataAndPlots(t *testing.T) {
-	wheels := wheelhouse(t)
+	wheels := testwheel.Wheelhouse(t)
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
