@@ -137,6 +137,15 @@ print(big[:2], df.n.iloc[0])`, 0)
 				t.Errorf("MCP result with %d images: %+v", images, res.Content)
 			}
 
+			// the REPL's attachments tab shows a figure its block attached
+			tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl --session d; sleep 600")
+			tm.waitFor(">>>", "Python 3.")
+			tm.typed("plt.plot([2, 1]); plt.title('from the REPL')")
+			tm.waitFor("attachments (5)")
+			tm.keys("F3")
+			tm.waitFor("figure-", "image")
+			tm.keys("Escape")
+
 			// sandbox.attach_figures = false
 			if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nattach_figures = false\n"), 0o600); err != nil {
 				t.Fatal(err)

@@ -454,14 +454,16 @@ func (h *Host) restartWith(reason string, fresh bool, drop []string) error {
 	c := h.child
 	h.child, h.reason, h.next = nil, reason, opts
 	h.mu.Unlock()
-	if c != nil {
-		if fresh {
+	switch {
+	case c == nil:
+	case fresh:
+		if c.alive() { // a reaped child's pid may be another process's
 			c.kill()
-			<-c.exited
-			c.link.Close()
-		} else {
-			c.exit()
 		}
+		<-c.exited
+		c.link.Close()
+	default:
+		c.exit()
 	}
 	_, err := h.ensureChild()
 	h.writeRecord()
