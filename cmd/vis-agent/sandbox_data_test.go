@@ -143,7 +143,7 @@ print(big[:2], df.n.iloc[0])`, 0)
 			tm.typed("plt.plot([2, 1]); plt.title('from the REPL')")
 			tm.waitFor("attachments (5)")
 			tm.keys("F3")
-			tm.waitFor("figure-", "image")
+			tm.waitFor("▶ figure-", "figure · ")
 			tm.keys("Escape")
 
 			// sandbox.attach_figures = false
