@@ -202,7 +202,8 @@ func stateFolder(folder session.Folder) (string, error) {
 // XDG cache) at folders of the session's state folder, which the jailed
 // code may write and which outlive a start: matplotlib neither warns that
 // ~/.config/matplotlib is not writable nor builds its font cache again at
-// every start. Its backend is Agg, unless the environment names one.
+// every start. Its backend is Agg, unless the child's environment names
+// one (the session's fixed environment keeps no client's MPLBACKEND).
 func plotEnviron(state string) error {
 	mpl, cache := filepath.Join(state, "matplotlib"), filepath.Join(state, "cache")
 	for _, dir := range []string{mpl, cache} {
