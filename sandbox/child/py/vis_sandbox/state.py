@@ -205,13 +205,15 @@ class _Entry:
         return self.digest
 
     def spill_parts(self):
-        """The stream and buffers of a spilled pickle (a value that fits
-        snapshot.bin but not its budget: its data alone)."""
-        return self.parts if self.parts is not None else [self.data]
+        """The parts of a spilled pickle: its stream, a list of chunks (as
+        the pickler wrote them: no copy joins them), then its out-of-band
+        buffers (a value that fits snapshot.bin but not its budget: its
+        data alone)."""
+        return self.parts if self.parts is not None else [[self.data]]
 
     def fingerprint(self):
         if self.fp is None:
-            self.fp = tuple((memoryview(p).nbytes, zlib.crc32(p)) for p in self.spill_parts())
+            self.fp = tuple(map(_part_fingerprint, self.spill_parts()))
         return self.fp
 
     def spill_chunks(self):
@@ -219,19 +221,30 @@ class _Entry:
         if self.kind() != "pickle":
             return [self.spill_bytes()]
         parts = self.spill_parts()
-        offsets, _ = _layout([memoryview(p).nbytes for p in parts])
+        offsets, _ = _layout([n for n, _ in self.fingerprint()])
         chunks, end = [], 0
-        for off, p in zip(offsets, parts, strict=True):
+        for off, (n, _), p in zip(offsets, self.fingerprint(), parts, strict=True):
             if off > end:
                 chunks.append(bytes(off - end))
-            chunks.append(p)
-            end = off + memoryview(p).nbytes
+            chunks.extend(p if type(p) is list else [p])
+            end = off + n
         return chunks
 
     def written(self):
         """Lets go of what the spill file now holds."""
         self.raw = None
         self.parts = None
+
+
+def _part_fingerprint(part):
+    """(length, CRC-32) of a part: a buffer, or a list of chunks."""
+    if type(part) is not list:
+        return memoryview(part).nbytes, zlib.crc32(part)
+    n = crc = 0
+    for chunk in part:
+        n += len(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return n, crc
 
 
 def _pickle(value, limit):
@@ -245,7 +258,7 @@ def _pickle(value, limit):
             return _Entry(value, data=data, immutable=True)
         if len(data) > limit:
             return _Entry(value, too_big=True, immutable=True)
-        return _Entry(value, parts=[data], immutable=True)
+        return _Entry(value, parts=[[data]], immutable=True)
     w = _LimitedWriter(limit)
     buffers = []
 
@@ -292,7 +305,7 @@ def _pickle(value, limit):
             pass  # the opcodes around the buffers tipped it over: spilled
     if not buffers and w.size <= VALUE_LIMIT:
         return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
-    return _Entry(value, parts=[b"".join(w.parts), *buffers], reach=reach, immutable=immutable)
+    return _Entry(value, parts=[w.parts, *buffers], reach=reach, immutable=immutable)
 
 
 # Objects a value may hold that are not its data: a change to them is not a
