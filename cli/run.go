@@ -55,6 +55,10 @@ type runContext struct {
 	sharedDir  string
 	startupDir string
 	settings   func(*packages.Project) config.Settings
+	// importRoots, when set, decides which import roots a file names go
+	// on sys.path (a sandbox session's child: see childImportRoots); from
+	// is the file.
+	importRoots func(paths []string, from string) []string
 }
 
 func (rc runContext) getenv(name string) string { return lookup(rc.environ, name) }
@@ -107,7 +111,14 @@ func planRun(rc runContext) (runPlan, error) {
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
 	}
-	plan.importRoots = append(append([]string(nil), settings.SourcePaths.Value...), roots...)
+	sourcePaths := settings.SourcePaths.Value
+	if rc.importRoots != nil {
+		sourcePaths = rc.importRoots(sourcePaths, settings.SourcePaths.File())
+		if project != nil {
+			roots = rc.importRoots(roots, filepath.Join(project.Dir, "pyproject.toml"))
+		}
+	}
+	plan.importRoots = append(append([]string(nil), sourcePaths...), roots...)
 	for _, r := range plan.importRoots {
 		ss.Roots = append(ss.Roots, fsString(r))
 	}

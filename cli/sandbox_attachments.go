@@ -93,7 +93,9 @@ func newAttachmentGetCmd(s Streams) *cobra.Command {
 one, a negative N counting back: -2 is the one before the latest) to its
 filename in the current folder, which is never overwritten without
 --force; -o FILE writes to FILE (into it, when FILE is a folder), -o - to
-standard output.`,
+standard output. A filename the block chose that is hidden (a leading
+dot), holds a control or bidirectional character, or names a path is
+written only to a FILE you give with -o.`,
 		Args: exactArgs(1, "give the attachment's ID or FILENAME"),
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
 			c, err := sf.existing()
@@ -113,11 +115,6 @@ standard output.`,
 				_, err := io.Copy(s.Out, r)
 				return err
 			}
-			// The store refuses paths as filenames; an old or foreign
-			// row is checked again before it names a file here.
-			if err := attachments.CheckFilename(d.Filename); err != nil {
-				return err
-			}
 			dest, overwrite := out, force || out != ""
 			if dest == "" {
 				dest = d.Filename
@@ -125,8 +122,17 @@ standard output.`,
 			if !filepath.IsAbs(dest) {
 				dest = filepath.Join(s.Dir, dest)
 			}
+			named := out != "" // the user named the file
 			if st, err := os.Stat(dest); err == nil && st.IsDir() {
-				dest, overwrite = filepath.Join(dest, d.Filename), force
+				dest, overwrite, named = filepath.Join(dest, d.Filename), force, false
+			}
+			// A name the block chose: not a hidden file, a path or one
+			// that shows as another (the store refuses paths; an old or
+			// foreign row is checked again).
+			if !named {
+				if err := attachments.CheckWritable(d.Filename); err != nil {
+					return fmt.Errorf("%w: give -o FILE to write it under a name of your choice", err)
+				}
 			}
 			if err := writeOut(dest, r, overwrite); err != nil {
 				return err

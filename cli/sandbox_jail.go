@@ -15,6 +15,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/roots"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -31,11 +32,14 @@ func (jf *jailFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
 }
 
-// sessionPolicy is the jail a session's child runs under: the user's
-// settings ([sandbox] in ~/.vis/config.toml), then the flags (nil: none).
-// A project's vis.toml is not read for it: the workspace is writable by
-// the jailed code, which must not choose its own jail.
-func sessionPolicy(s Streams, flags *jailFlags) (protocol.Policy, error) {
+// sessionPolicy is the jail the child of session m (in folder f) runs
+// under: the user's settings ([sandbox] in ~/.vis/config.toml), then the
+// flags (nil: none). A project's vis.toml is not read for it: the
+// workspace is writable by the jailed code, which must not choose its own
+// jail. Every extra root, of the settings or the flags, is resolved here,
+// once, and refused when it lies inside a folder the jailed code can
+// change (roots.CheckUser).
+func sessionPolicy(s Streams, flags *jailFlags, m session.Meta, f session.Folder) (protocol.Policy, error) {
 	st := config.Load(s.layout().UserConfig())
 	for _, problem := range st.Problems {
 		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)
@@ -43,48 +47,140 @@ func sessionPolicy(s Streams, flags *jailFlags) (protocol.Policy, error) {
 	p := protocol.Policy{
 		Jail: st.SandboxJail.Value, Network: st.SandboxNetwork.Value,
 		MaxThreads: st.SandboxMaxThreads.Value, MemoryMB: st.SandboxMemoryMB.Value,
-		Roots: st.SandboxRoots.Value, ReadOnlyRoots: st.SandboxReadOnlyRoots.Value,
 	}
-	if flags == nil {
-		return p, nil
+	// given is one extra root, and how to name it in a refusal.
+	type given struct {
+		path, from string
+		flag       bool
 	}
-	p.Jail = p.Jail && !flags.noJail
-	p.Network = p.Network && !flags.noNetwork
-	for _, extra := range []struct {
-		flag  string
-		paths []string
-		to    *[]string
-	}{{"--root", flags.roots, &p.Roots}, {"--read-only-root", flags.readOnlyRoots, &p.ReadOnlyRoots}} {
-		for _, r := range extra.paths {
-			abs, err := existingPath(s.Dir, r)
-			if err != nil {
-				return p, usageError{fmt.Errorf("%s %s: %w", extra.flag, r, err)}
+	var rw, ro []given
+	for _, r := range st.SandboxRoots.Value {
+		rw = append(rw, given{r, st.SandboxRoots.From + ": sandbox.roots", false})
+	}
+	for _, r := range st.SandboxReadOnlyRoots.Value {
+		ro = append(ro, given{r, st.SandboxReadOnlyRoots.From + ": sandbox.read_only_roots", false})
+	}
+	if flags != nil {
+		p.Jail = p.Jail && !flags.noJail
+		p.Network = p.Network && !flags.noNetwork
+		for _, r := range flags.roots {
+			rw = append(rw, given{absFrom(s.Dir, r), "--root " + r, true})
+		}
+		for _, r := range flags.readOnlyRoots {
+			ro = append(ro, given{absFrom(s.Dir, r), "--read-only-root " + r, true})
+		}
+	}
+	refuse := func(g given, err error) error {
+		err = fmt.Errorf("%s: %w", g.from, err)
+		if g.flag {
+			return usageError{err}
+		}
+		return err
+	}
+	base := []roots.Writable{{Path: m.Workspace, Name: "the workspace"}, {Path: f.Dir, Name: "the session's folder"}}
+	if real, _, err := roots.Walk(f.Dir); err == nil {
+		base[1].Path = real
+	}
+	// The writable roots first, each checked against the others too: a
+	// root inside another one can be swapped from there (the same one
+	// twice is one root).
+	type resolvedRoot struct {
+		g    given
+		real string
+	}
+	var rws []resolvedRoot
+	for _, g := range rw {
+		real, err := roots.CheckUser(g.path, base)
+		if err != nil {
+			return p, refuse(g, err)
+		}
+		rws = append(rws, resolvedRoot{g, real})
+	}
+	writable := slices.Clone(base)
+	for i, r := range rws {
+		others := slices.Clone(base)
+		for j, o := range rws {
+			if j != i && o.real != r.real {
+				others = append(others, roots.Writable{Path: o.real, Name: "the root"})
 			}
-			*extra.to = append(*extra.to, abs)
+		}
+		if _, err := roots.CheckUser(r.g.path, others); err != nil {
+			return p, refuse(r.g, err)
+		}
+		if !slices.Contains(p.Roots, r.real) {
+			p.Roots = append(p.Roots, r.real)
+			writable = append(writable, roots.Writable{Path: r.real, Name: "the root"})
+		}
+	}
+	for _, g := range ro {
+		real, err := roots.CheckUser(g.path, writable)
+		if err != nil {
+			return p, refuse(g, err)
+		}
+		if !slices.Contains(p.ReadOnlyRoots, real) {
+			p.ReadOnlyRoots = append(p.ReadOnlyRoots, real)
 		}
 	}
 	return p, nil
 }
 
-// existingPath is p made absolute (from dir) with its symlinks resolved.
-func existingPath(dir, p string) (string, error) {
+// absFrom is p made absolute from dir.
+func absFrom(dir, p string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	abs, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", errors.New("does not exist")
-	}
-	return abs, nil
+	return p
 }
 
-// childRoots are the folders a session's child may write (the workspace,
-// its state folder and its private temp folder, then the extra roots) and
-// read (what its CPython needs to run: the installation, the environment,
-// the import roots, the start-up module and the driver).
-func childRoots(p protocol.Policy, ci child.Info, state, tmp string, lib *pyembed.Library, inst pyembed.Install,
-	plan runPlan, extraRO ...string) (rw, ro []string) {
-	rw = append([]string{ci.Session.Workspace, state, tmp}, p.Roots...)
+// jailRoots makes a jailed child's roots: the folders its code may write
+// (the workspace, the session's state and temp folders, the extra roots)
+// and read (what its CPython needs to run, the driver, the import roots
+// that roots.Import lets through, the extra read-only roots).
+type jailRoots struct {
+	rw       []string
+	writable []roots.Writable
+	// importRO are the import roots the jail opens read-only.
+	importRO []string
+	warn     func(string)
+}
+
+func newJailRoots(p protocol.Policy, workspace, state, tmp string, warn func(string)) *jailRoots {
+	j := &jailRoots{rw: append([]string{workspace, state, tmp}, p.Roots...), warn: warn}
+	for _, r := range j.rw {
+		if real, _, err := roots.Walk(r); err == nil {
+			j.writable = append(j.writable, roots.Writable{Path: real, Name: "the writable root"})
+		}
+	}
+	j.writable[0].Name = "the workspace"
+	return j
+}
+
+// importRoots is planRun's hook: of the import roots a file names, those
+// roots.Import keeps, resolved once; the others are left out with a
+// warning in the host's log.
+func (j *jailRoots) importRoots(paths []string, from string) []string {
+	trusted := from != "" && roots.Trusted(from, j.writable)
+	var keep []string
+	for _, p := range paths {
+		path, readOnly, why := roots.Import(p, trusted, j.writable)
+		if path == "" {
+			j.warn(fmt.Sprintf("import root %s (from %s) is left out of the jailed session: %s", p, from, why))
+			continue
+		}
+		keep = append(keep, path)
+		if readOnly {
+			j.importRO = append(j.importRO, path)
+		}
+	}
+	return keep
+}
+
+// roots are the child's folders (see jailRoots), none without the jail;
+// extraRO are vis-agent's own (the driver, the start-up module).
+func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst pyembed.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
+	if !p.Jail {
+		return nil, nil
+	}
 	ro = []string{inst.Prefix, filepath.Dir(lib.Path)}
 	if inst.Home != "" {
 		ro = append(ro, inst.Home)
@@ -93,15 +189,20 @@ func childRoots(p protocol.Policy, ci child.Info, state, tmp string, lib *pyembe
 		ro = append(ro, inst.Executable)
 	}
 	if plan.envDir != "" {
-		ro = append(ro, plan.envDir)
+		// A project's .venv may be a symlink the jailed code planted.
+		if env, _, why := roots.Import(plan.envDir, true, j.writable); env != "" {
+			ro = append(ro, env)
+		} else {
+			j.warn(fmt.Sprintf("the environment %s is left out of the jailed session: %s", plan.envDir, why))
+		}
 	}
-	ro = append(append(append(ro, plan.importRoots...), extraRO...), p.ReadOnlyRoots...)
+	ro = append(append(append(ro, j.importRO...), extraRO...), p.ReadOnlyRoots...)
 	if p.Network {
 		// Name lookups and TLS need these.
 		ro = append(ro, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
 			"/etc/services", "/etc/protocols", "/etc/ssl", "/usr/share/ca-certificates", "/etc/ca-certificates")
 	}
-	return rw, resolved(ro)
+	return j.rw, resolved(ro)
 }
 
 // resolved are the paths with their symlinks resolved, as the kernel

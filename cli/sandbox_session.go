@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
@@ -89,16 +90,17 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 // of the user's settings and jf (nil: no jail flags); a host it starts
 // starts its child under that policy.
 func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, error) {
-	policy, err := sessionPolicy(sf.s, jf)
-	if err != nil {
-		return nil, policy, err
-	}
 	m, err := sf.meta()
 	if err != nil {
-		return nil, policy, err
+		return nil, protocol.Policy{}, err
 	}
 	root := sf.s.layout().Sessions()
-	if err := checkProject(session.Find(root, m), m.Workspace); err != nil {
+	folder := session.Find(root, m)
+	if err := checkProject(folder, m.Workspace); err != nil {
+		return nil, protocol.Policy{}, err
+	}
+	policy, err := sessionPolicy(sf.s, jf, m, folder)
+	if err != nil {
 		return nil, policy, err
 	}
 	exe, err := os.Executable()
@@ -109,7 +111,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, policy, err
 	}
-	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(pj)})
+	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", folder.Dir, "--policy", string(pj)})
 	if c != nil {
 		c.Env = sf.s.Environ()
 	}
@@ -146,10 +148,11 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		timeout string
 		asJSON  bool
 		echo    bool
+		raw     bool
 		jf      jailFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [-c CODE | FILE | -]",
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [--raw] [-c CODE | FILE | -]",
 		Short: "Run a Python block in a persistent sandbox session",
 		Long: `Run one Python block in the session's persistent namespace: what earlier
 blocks defined is still there, also after the session restarted (its
@@ -157,6 +160,10 @@ snapshot is restored, with a [Sandbox restarted] notice). The block is
 -c CODE, FILE, or standard input (- or nothing, when it is not a terminal).
 Output streams as the block prints; an error goes to stderr. Status 0, or 1
 when the block raised, was refused or timed out, 2 for a bad command line.
+
+On a terminal, escape sequences the block prints other than colours
+(the clipboard, the title, the screen) are shown escaped (\x1b]52;…);
+--raw passes them through.
 
 --timeout (default 300s, kept within 3s..35m) interrupts the block with
 KeyboardInterrupt; a block that does not stop 5 s later has its Python
@@ -184,7 +191,10 @@ Python first, with the notice.`,
 			if err != nil {
 				return err
 			}
-			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, s.Out, s.Err)
+			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
+			defer stdout.Flush()
+			defer stderr.Flush()
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, stdout, stderr)
 		}),
 	}
 	sf.add(cmd)
@@ -193,7 +203,29 @@ Python first, with the notice.`,
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
+	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")
 	return cmd
+}
+
+// flushWriter is a stream of `sandbox run`'s output.
+type flushWriter interface {
+	io.Writer
+	Flush() error
+}
+
+// passThrough is a flushWriter with nothing to flush.
+type passThrough struct{ io.Writer }
+
+func (passThrough) Flush() error { return nil }
+
+// terminalSafe is w, made to show a block's escape sequences other than
+// colours escaped when safe is set (w is a terminal): the block must not
+// drive the user's terminal (clipboard, title, screen).
+func terminalSafe(w io.Writer, safe bool) flushWriter {
+	if safe {
+		return &termtext.Writer{W: w}
+	}
+	return passThrough{w}
 }
 
 // parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.
@@ -411,16 +443,36 @@ restart (helpers, classes, imports and variables).`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			// What this machine lacks, once each, with the sessions it
+			// concerns.
+			var notes []string
+			concerns := map[string][]string{}
+			note := func(text, session string) {
+				if concerns[text] == nil {
+					notes = append(notes, text)
+				}
+				concerns[text] = append(concerns[text], session)
+			}
+			var (
+				confine error
+				probed  bool
+			)
 			for _, r := range rows {
 				if r.KernelMissing != "" {
-					fmt.Fprintf(w, "%s: the kernel layer lacks: %s\n", r.Name, r.KernelMissing)
+					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}
 				// Its shell() runs commands under bubblewrap, or refuses.
 				if r.State == "running" && r.Jail != nil && *r.Jail {
-					if err := tools.CanConfine(); err != nil {
-						fmt.Fprintf(w, "%s: %v\n", r.Name, err)
+					if !probed {
+						confine, probed = tools.CanConfine(), true
+					}
+					if confine != nil {
+						note(confine.Error(), r.Name)
 					}
 				}
+			}
+			for _, n := range notes {
+				fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(concerns[n], ", "))
 			}
 			return nil
 		}),
@@ -628,7 +680,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				say(err)
 				return err
 			}
-			p, err := sessionPolicy(s, nil)
+			p, err := sessionPolicy(s, nil, m, f)
 			if err == nil && policy != "" {
 				err = json.Unmarshal([]byte(policy), &p)
 			}
@@ -641,8 +693,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Install: sessionInstall(s, f),
-				Folder:  f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
+				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -707,11 +759,20 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			s.Dir = ci.Session.Workspace
 			// The same environment as `vis-agent python -c` here: the
 			// project's, or the shared packages of this CPython.
-			plan, err := planRun(runContext{
+			rc := runContext{
 				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
 				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
 				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			}
+			// What the workspace holds may name import roots, not roots of
+			// the jail.
+			jr := newJailRoots(ci.Policy, ci.Session.Workspace, state, tmp, func(msg string) {
+				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", msg)
 			})
+			if ci.Policy.Jail {
+				rc.importRoots = jr.importRoots
+			}
+			plan, err := planRun(rc)
 			if err != nil {
 				return packages.WayOut(err, sandboxWayOut)
 			}
@@ -737,10 +798,12 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
 				return err
 			}
-			rw, ro := childRoots(ci.Policy, ci, state, tmp, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
+			rw, ro := jr.roots(ci.Policy, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
+			host := ci.Session.Access.Host
 			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
 				return err
 			}
+			ci.Session.Access.Host = host
 			boot, err := child.Bootstrap(pkgDir, state, ci)
 			if err != nil {
 				return err

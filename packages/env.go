@@ -3,10 +3,12 @@ package packages
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
@@ -98,13 +100,13 @@ func firstOf(cfg map[string]string, keys ...string) string {
 
 // readPyvenvCfg reads the "key = value" lines of a pyvenv.cfg.
 func readPyvenvCfg(file string) (map[string]string, error) {
-	f, err := os.Open(file)
+	f, err := fsutil.OpenRegular(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	cfg := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, fsutil.MaxConfigBytes))
 	for sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
 			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)

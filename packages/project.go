@@ -81,7 +81,11 @@ type Pyproject struct {
 // ReadPyproject parses a pyproject.toml.
 func ReadPyproject(file string) (Pyproject, error) {
 	var p Pyproject
-	md, err := toml.DecodeFile(file, &p)
+	data, err := fsutil.ReadRegular(file, fsutil.MaxConfigBytes)
+	if err != nil {
+		return p, fmt.Errorf("read %s: %w", file, fsutil.Cause(err))
+	}
+	md, err := toml.Decode(string(data), &p)
 	if err != nil {
 		return p, fmt.Errorf("read %s: %w", file, err)
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
@@ -67,7 +69,7 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 		t.Fatalf("the tab line does not count the attachments:\n%s", f)
 	}
 	press(m, "f3")
-	if !m.focus || m.panelTab != tabAttachments {
+	if !m.panel.focused || m.panel.tab != tabAttachments {
 		t.Fatal("F3 does not open the attachments tab with the keys on it")
 	}
 	tab := frame(m)
@@ -79,7 +81,7 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	golden(t, "attachments-tab.golden", tab)
 
 	// Enter opens the chosen version; its bytes come from the store
-	if press(m, "enter") == nil || m.view == nil || !m.view.loading {
+	if press(m, "enter") == nil || !m.viewer.shown || !m.viewer.loading {
 		t.Fatal("Enter does not open the viewer")
 	}
 	if !strings.Contains(frame(m), "reading…") {
@@ -115,18 +117,18 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 		t.Fatal("Enter does not save the comment")
 	}
 	m.Update(commentedMsg{d: m.comment.d, err: errString("the store is locked")})
-	if m.comment == nil || m.comment.ed.Value() != "Looks right\nto me" || !strings.Contains(frame(m), "The comment was not saved: the store is locked") {
+	if !m.comment.shown || m.comment.ed.Value() != "Looks right\nto me" || !strings.Contains(frame(m), "The comment was not saved: the store is locked") {
 		t.Fatal("a failed save loses the comment or does not say so")
 	}
 	press(m, "enter")
-	if cmd := m.Update2(commentedMsg{d: m.comment.d}); cmd == nil || m.comment != nil || !m.view.loading {
+	if cmd := m.Update2(commentedMsg{d: m.comment.d}); cmd == nil || m.comment.shown || !m.viewer.shown || m.focused() != component(m.viewer) {
 		t.Fatal("a saved comment does not close the input and read the version again")
 	}
 
 	// [ : the older version, read-only: c says why not
 	press(m, "[")
-	if m.view.d.ID != "a1" {
-		t.Fatalf("[ shows %s, not report.md v1", m.view.d.ID)
+	if m.viewer.d.ID != "a1" {
+		t.Fatalf("[ shows %s, not report.md v1", m.viewer.d.ID)
 	}
 	m.Update(openedMsg{d: attachmentList()[3], data: []byte("# Draft\n\nnothing yet\n")})
 	press(m, "[")
@@ -134,11 +136,11 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 		t.Error("[ before the first version does not say so")
 	}
 	press(m, "c")
-	if m.comment != nil || !strings.Contains(frame(m), "report.md v1 is read-only: only versions attached with commentable=True take comments") {
+	if m.comment.shown || !strings.Contains(frame(m), "report.md v1 is read-only: only versions attached with commentable=True take comments") {
 		t.Errorf("c on a read-only version:\n%s", frame(m))
 	}
 	press(m, "esc")
-	if m.view != nil || !m.focus {
+	if m.viewer.shown || !m.panel.focused {
 		t.Fatal("Esc does not close the viewer back to the list")
 	}
 
@@ -167,21 +169,29 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	// a new attachment keeps the chosen one chosen; typing goes back to the input
 	list := append([]Descriptor{{ID: "a5", Filename: "new.txt", Version: 1, Size: 3}}, attachmentList()...)
 	m.Update(attachmentsMsg{list: list})
-	if d := m.chosen(); d == nil || d.ID != "a2" {
+	if d := m.panel.chosenVersion(); d == nil || d.ID != "a2" {
 		t.Fatalf("after a refresh the chosen one is %+v", d)
 	}
 	typeText(m, "x")
-	if m.focus || m.ed.Value() != "x" {
-		t.Fatalf("typing in the list does not go back to the input: focus %v, input %q", m.focus, m.ed.Value())
+	if m.panel.focused || m.input.ed.Value() != "x" {
+		t.Fatalf("typing in the list does not go back to the input: focus %v, input %q", m.panel.focused, m.input.ed.Value())
 	}
 	m.Update(attachmentsMsg{list: list})
-	if d := m.chosen(); d == nil || d.ID != "a5" {
+	if d := m.panel.chosenVersion(); d == nil || d.ID != "a5" {
 		t.Fatalf("a refresh while the input has the keys does not choose the newest: %+v", d)
 	}
-	press(m, "f3") // the list again
-	press(m, "f3") // defs
-	if m.focus || m.panelTab != tabDefs {
-		t.Fatal("F3 from the list does not go back to defs")
+	// F3 switches tabs whether or not the list has the keys
+	if press(m, "f3"); m.panel.focused || m.panel.tab != tabDefs {
+		t.Fatal("F3 on the attachments tab, the input having the keys, does not switch to defs")
+	}
+	if press(m, "f3"); !m.panel.focused || m.panel.tab != tabAttachments {
+		t.Fatal("F3 on defs does not give the attachments list the keys")
+	}
+	if press(m, "esc"); m.panel.focused || m.panel.tab != tabAttachments {
+		t.Fatal("Esc does not give the keys back to the input")
+	}
+	if press(m, "f3"); m.panel.focused || m.panel.tab != tabDefs {
+		t.Fatal("F3 after Esc does not switch to defs")
 	}
 
 	// narrow: the chosen one shows in the folded panel
@@ -197,7 +207,7 @@ func TestAttachmentsTabViewerAndComment(t *testing.T) {
 	// another session: none of this one's attachments stay
 	other := &client.Session{Meta: session.Meta{Name: "other", Workspace: "/home/u/work/proj"}}
 	m.Update(doneMsg{text: "Now in session other.", sess: other})
-	if m.view != nil || len(m.atts) != 0 || !strings.Contains(frame(m), "[attachments (0)]") {
+	if m.viewer.shown || len(m.panel.atts) != 0 || !strings.Contains(frame(m), "[attachments (0)]") {
 		t.Errorf("after /session the old session's attachments stay:\n%s", frame(m))
 	}
 }
@@ -218,7 +228,7 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	if !isText(Descriptor{MediaType: "application/octet-stream"}, []byte("héllo"[:2])) {
 		t.Error("UTF-8 cut at the sample's end is not text")
 	}
-	if got := th.inline("a **b** `c` * d `e"); stripped(got) != "a b c * d `e" {
+	if got := th.inline("a **b** `c` * d `e", lipgloss.NewStyle()); stripped(got) != "a b c * d `e" {
 		t.Errorf("inline: %q", stripped(got))
 	}
 	if got := attachmentSummary(Descriptor{Commentable: true, Size: 3}); got != "3 B · ✎ commentable" {
@@ -226,22 +236,36 @@ func TestMarkdownAndTextKinds(t *testing.T) {
 	}
 }
 
+// TestPanelWindowKeepsTheChosenLine: the panel's window shows the chosen
+// line and the one under it, and a line saying how many are cut above and
+// below, where there is room for it.
 func TestPanelWindowKeepsTheChosenLine(t *testing.T) {
 	lines := []string{"tabs", "a", "a'", "b", "b'", "c", "c'", "d", "d'"}
+	more := func(n int, above bool) string {
+		if above {
+			return fmt.Sprintf("↑%d", n)
+		}
+		return fmt.Sprintf("↓%d", n)
+	}
 	for _, c := range []struct {
 		chosen, height int
 		want           string
 	}{
-		{-1, 4, "tabs a a' b"},
-		{1, 4, "tabs a a' b"},
-		{5, 4, "tabs b' c c'"},
+		{-1, 4, "tabs a a' ↓6"},
+		{1, 4, "tabs a a' ↓6"},
+		{5, 4, "tabs b' c c'"}, // no room for marks
 		{7, 4, "tabs c' d d'"},
+		{5, 6, "tabs ↑3 b' c c' ↓2"},
+		{7, 6, "tabs ↑4 c c' d d'"},
+		{-1, 3, "tabs a ↓7"},
+		{-1, 2, "tabs a"},
 		{7, 20, "tabs a a' b b' c c' d d'"},
 		{7, 1, "tabs"},
 		{7, 0, ""},
 	} {
-		if got := strings.Join(window(lines, c.chosen, c.height), " "); got != c.want {
-			t.Errorf("window(chosen %d, height %d) = %q, want %q", c.chosen, c.height, got, c.want)
+		got := window(lines, c.chosen, c.height, more)
+		if strings.Join(got, " ") != c.want || len(got) != min(c.height, len(lines)) {
+			t.Errorf("window(chosen %d, height %d) = %q, want %q", c.chosen, c.height, strings.Join(got, " "), c.want)
 		}
 	}
 }
@@ -289,7 +313,7 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 		t.Fatalf("the list from the store:\n%s", f)
 	}
 	press(m, "c")
-	if m.comment != nil {
+	if m.comment.shown {
 		t.Fatal("c opened a comment on a read-only version")
 	}
 	press(m, "down")
@@ -300,14 +324,14 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 	press(m, "c")
 	typeText(m, "from the REPL")
 	cmd := m.Update2(press(m, "enter")())
-	if m.comment != nil || cmd == nil || !strings.Contains(frame(m), "Comment added to notes.md v1.") {
+	if m.comment.shown || cmd == nil || !strings.Contains(frame(m), "Comment added to notes.md v1.") {
 		t.Fatalf("the comment was not saved:\n%s", frame(m))
 	}
 	d, err := st.Get(session.ID(meta.Name, meta.Workspace), "notes.md", 1)
 	if err != nil || len(d.Comments) != 2 || d.Comments[1].Text != "from the REPL" {
 		t.Fatalf("the store holds %+v (%v)", d.Comments, err)
 	}
-	m.Update(m.open(m.view.d)())
+	m.Update(m.viewer.open(m.viewer.d)())
 	if f := frame(m); !strings.Contains(f, "Comments (2)") || !strings.Contains(f, "  from the REPL") {
 		t.Fatalf("the viewer does not show the new comment:\n%s", f)
 	}
@@ -386,7 +410,7 @@ func TestViewerFollowsTheStore(t *testing.T) {
 			t.Errorf("after a block attached v2, the viewer lacks %q:\n%s", want, f)
 		}
 	}
-	if d := m.chosen(); d == nil || d.Version != 2 {
+	if d := m.panel.chosenVersion(); d == nil || d.Version != 2 {
 		t.Errorf("the list's chosen version after the viewer moved: %+v", d)
 	}
 

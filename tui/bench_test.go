@@ -54,10 +54,10 @@ func BenchmarkReplKey(b *testing.B) {
 				m.tr.print(kindStdout, fmt.Sprintf("%d\n", i))
 			}
 			m.Update(defsMsg{data: defsJSON})
-			m.ed.SetValue(block(c.lines))
+			m.input.ed.SetValue(block(c.lines))
 			chunk := protocol.Event{Ev: "out", Stream: "stdout", Data: strings.Repeat(strings.Repeat("y", 99)+"\n", 655)}
 			if c.stream {
-				m.running, m.runID = true, 1
+				m.s.running, m.runID = true, 1
 			}
 			k := tea.KeyPressMsg{Code: 'a', Text: "a"}
 			for b.Loop() {

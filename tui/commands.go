@@ -13,7 +13,9 @@ import (
 )
 
 const helpText = `Keys
-  Enter         run the input when complete (as python decides), else new line
+  Enter         run the input when complete (as python decides), else new line;
+                again on an empty line: run it as it is (the session repairs
+                an unclosed bracket or string, or says where it is)
   Alt+Enter, Ctrl+J   a new line
   Tab           indent, or complete a name or attribute from the session
   Up / Down     move between lines; at the first or last, walk the history
@@ -22,8 +24,8 @@ const helpText = `Keys
   Ctrl+D        quit on an empty input (the session keeps running)
   PgUp / PgDn   scroll the transcript (also the wheel); Ctrl+O folds outputs
   F1 this help  F2 hide or show the panel  Ctrl+L clear the transcript
-  F3            the attachments tab, its list taking the keys (again: defs):
-                ↑/↓ choose, Enter views, c comments, Esc back to the input
+  F3            the attachments tab, its list taking the keys; again: defs
+  The list      ↑/↓ choose, Enter views, c comments, Esc back to the input
   Viewer        ↑/↓ PgUp/PgDn scroll, [ ] previous/next version, c comments,
                 Esc closes
 Commands
@@ -39,7 +41,7 @@ Commands
 func (m *Model) command(line string) tea.Cmd {
 	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 	arg = strings.TrimSpace(arg)
-	s := m.sess
+	s := m.s.sess
 	switch name {
 	case "/help":
 		m.tr.add(kindInfo, helpText)
@@ -53,7 +55,8 @@ func (m *Model) command(line string) tea.Cmd {
 			return doneMsg{text: text, err: err}
 		}
 	case "/attachments":
-		m.showPanel, m.panelTab, m.focus, m.panelW = true, tabAttachments, true, 0
+		m.panel.show(tabAttachments)
+		m.push(m.panel)
 		return func() tea.Msg {
 			list, err := listAttachments(s)
 			if err != nil {
@@ -62,7 +65,7 @@ func (m *Model) command(line string) tea.Cmd {
 			return doneMsg{text: attachmentTable(list)}
 		}
 	case "/restart":
-		if m.running {
+		if m.s.running {
 			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
 			return nil
 		}
@@ -71,21 +74,23 @@ func (m *Model) command(line string) tea.Cmd {
 			m.tr.add(kindProblem, err.Error())
 			return nil
 		}
+		m.restarts++
+		key := fmt.Sprintf("asked %d", m.restarts)
 		return func() tea.Msg {
 			if err := s.Restart(opts); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
-			return doneMsg{text: done}
+			return doneMsg{text: done, restart: key}
 		}
 	case "/reset":
 		m.confirm = "reset"
-		m.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
+		m.s.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
 	case "/session":
 		if arg == "" {
 			m.tr.add(kindInfo, "This is session "+s.Meta.Name+"; /session NAME switches.")
 			return nil
 		}
-		if m.running {
+		if m.s.running {
 			m.tr.add(kindProblem, "a block is running: wait for it or interrupt it first (Ctrl+C)")
 			return nil
 		}
@@ -112,17 +117,17 @@ func (m *Model) command(line string) tea.Cmd {
 }
 
 // restartArgs reads /restart's arguments: nothing, --fresh, or --drop and
-// names; it returns the options and what to say when it is done.
+// names; it returns the options and the restart's notice.
 func restartArgs(arg string) (client.RestartOptions, string, error) {
 	words := strings.Fields(arg)
 	switch {
 	case len(words) == 0:
-		return client.RestartOptions{}, "Restarted: the next block runs in a new Python process restored from the snapshot.", nil
+		return client.RestartOptions{}, restartedAsked, nil
 	case len(words) == 1 && words[0] == "--fresh":
-		return client.RestartOptions{Fresh: true}, "Restarted fresh: the snapshot was discarded, and the session starts empty.", nil
+		return client.RestartOptions{Fresh: true}, "[Sandbox restarted] Restarted fresh: the snapshot was discarded, and the session starts empty.", nil
 	case words[0] == "--drop" && len(words) > 1:
 		return client.RestartOptions{Drop: words[1:]},
-			"Restarted without " + strings.Join(words[1:], ", ") + ": the rest of the snapshot was restored.", nil
+			"[Sandbox restarted] Restarted without " + strings.Join(words[1:], ", ") + ": the rest of the snapshot was restored.", nil
 	}
 	return client.RestartOptions{}, "", errors.New("use /restart, /restart --fresh or /restart --drop NAME...")
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -261,14 +262,32 @@ func (e *editor) View(width, height int, prompt, more string) (lines []string, c
 		l := e.lines[i]
 		start := 0
 		if i == e.row {
-			// scroll a long line so that the cursor shows
-			for start < e.col && ansi.StringWidth(string(l[start:e.col])) >= avail {
-				start++
+			// scroll a long line so that the cursor shows: back from the
+			// cursor while the characters fit (a screen's worth of them,
+			// not the whole line, however long it is)
+			start = e.col
+			for w := 0; start > 0; start-- {
+				if w += runeWidth(l[start-1]); w >= avail {
+					break
+				}
+			}
+			shown := ansi.StringWidth(string(l[start:e.col]))
+			for ; start < e.col && shown >= avail; shown = ansi.StringWidth(string(l[start:e.col])) {
+				start++ // a grapheme wider than its characters
 			}
 			cy = i - e.top
-			cx = ansi.StringWidth(p) + ansi.StringWidth(string(l[start:e.col]))
+			cx = ansi.StringWidth(p) + shown
 		}
 		lines = append(lines, p+ansi.Truncate(string(l[start:]), avail, ""))
 	}
 	return lines, cx, cy
+}
+
+// runeWidth is how many columns r takes (the editor holds no control
+// characters, so ASCII takes one).
+func runeWidth(r rune) int {
+	if r < utf8.RuneSelf {
+		return 1
+	}
+	return ansi.StringWidth(string(r))
 }

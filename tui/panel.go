@@ -5,8 +5,175 @@ import (
 	"fmt"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
+
+// The panel's tabs.
+const (
+	tabDefs = iota
+	tabAttachments
+)
+
+// panelKeys is the attachments list's keys, its standing hint.
+const panelKeys = "↑/↓ choose · Enter views · c comments · Esc back to the input"
+
+// panel is the side panel, beside the transcript or under it: the defs
+// tab (the session's helpers and variables) and the attachments tab
+// (every version attached in the session, newest first), whose list takes
+// the keys while it has the focus.
+type panel struct {
+	s       *shared
+	shown   bool // F2 hides it
+	tab     int
+	focused bool // the attachments list is on the focus stack
+	defs    *defsData
+	atts    []Descriptor // newest first
+	attsErr string
+	sel     int // the chosen version
+	width   int
+	height  int
+	// lines are the rendered tabs at linesW (nil: render again), chosen
+	// the chosen version's line in them (-1: none).
+	lines  []string
+	linesW int
+	chosen int
+}
+
+func newPanel(s *shared) *panel { return &panel{s: s, shown: true} }
+
+// Update takes keys while the list has the focus, the session's defs and
+// attachments, and a version to choose.
+func (p *panel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		p.key(msg)
+	case defsMsg:
+		if msg.err == nil {
+			if d, err := parseDefs(msg.data); err == nil {
+				p.defs, p.lines = d, nil
+			}
+		}
+	case attachmentsMsg:
+		p.take(msg)
+	case chooseMsg:
+		for i, d := range p.atts {
+			if d.ID == msg.id {
+				p.sel, p.lines = i, nil
+			}
+		}
+	case sessionMsg:
+		p.defs, p.atts, p.attsErr, p.sel, p.lines = nil, nil, "", 0, nil
+	case themeMsg:
+		p.lines = nil
+	}
+	return nil
+}
+
+// key handles a key while the attachments list has the focus; any other
+// key than its own goes back to the input.
+func (p *panel) key(k tea.KeyPressMsg) {
+	p.lines = nil
+	switch k.String() {
+	case "up":
+		p.sel = max(0, p.sel-1)
+	case "down":
+		p.sel = max(0, min(len(p.atts)-1, p.sel+1))
+	case "home", "pgup":
+		p.sel = 0
+	case "end", "pgdown":
+		p.sel = max(0, len(p.atts)-1)
+	case "enter":
+		if d := p.chosenVersion(); d != nil {
+			p.s.post(openMsg{*d})
+		}
+	case "c":
+		if d := p.chosenVersion(); d != nil {
+			p.s.post(commentOnMsg{*d})
+		}
+	case "esc":
+		p.s.post(closeMsg{p})
+	default:
+		p.s.post(closeMsg{p}, k)
+	}
+}
+
+// take takes the store's list (newest first), keeping the chosen version
+// chosen while the list is on the focus stack (under the viewer too); else
+// the newest is chosen.
+func (p *panel) take(msg attachmentsMsg) {
+	p.lines = nil
+	if msg.err != nil {
+		p.attsErr = msg.err.Error()
+		return
+	}
+	chosen := p.chosenVersion()
+	if !p.focused {
+		chosen = nil
+	}
+	p.atts, p.attsErr, p.sel = msg.list, "", 0
+	for i, d := range p.atts {
+		if chosen != nil && d.ID == chosen.ID {
+			p.sel = i
+		}
+	}
+}
+
+// chosenVersion is the version chosen in the list, if any.
+func (p *panel) chosenVersion() *Descriptor {
+	if p.sel < 0 || p.sel >= len(p.atts) {
+		return nil
+	}
+	return &p.atts[p.sel]
+}
+
+func (p *panel) Focus()       { p.focused, p.lines = true, nil }
+func (p *panel) Blur()        { p.focused, p.lines = false, nil }
+func (p *panel) Hint() string { return panelKeys }
+
+// show shows the panel on tab.
+func (p *panel) show(tab int) { p.shown, p.tab, p.lines = true, tab, nil }
+
+func (p *panel) SetSize(width, height int) { p.width, p.height = width, height }
+
+// lineCount is how many lines the panel has at width, shown whole.
+func (p *panel) lineCount(width int) int { return len(p.render(width)) }
+
+func (p *panel) View() []string {
+	all := "/defs lists them all"
+	if p.tab == tabAttachments {
+		all = "/attachments lists them all"
+	}
+	return window(p.render(p.width), p.chosen, p.height, func(n int, above bool) string {
+		text := fmt.Sprintf("… %d more: %s", n, all)
+		if above {
+			text = fmt.Sprintf("… %d more above", n)
+		}
+		return p.s.th.panelDim.Render(ansi.Truncate(text, p.width, "…"))
+	})
+}
+
+// render is the panel at width: its tabs, then the shown tab.
+func (p *panel) render(width int) []string {
+	if p.lines != nil && p.linesW == width {
+		return p.lines
+	}
+	th := p.s.th
+	var body []string
+	p.chosen = -1
+	if p.tab == tabAttachments {
+		var chosen int
+		body, chosen = attachmentLines(th, p.atts, p.attsErr, p.sel, p.focused, width)
+		if chosen >= 0 {
+			p.chosen = chosen + 1
+		}
+	} else {
+		body = defsLines(th, p.defs, width)
+	}
+	p.lines = append([]string{ansi.Truncate(panelTabs(th, p.tab, len(p.atts)), width, "…")}, body...)
+	p.linesW = width
+	return p.lines
+}
 
 // defsData is the session's description of its helpers and variables: the
 // JSON of defs(), as `vis-agent sandbox defs --json` prints it.
@@ -90,16 +257,41 @@ func defsLines(th *theme, d *defsData, width int) []string {
 
 // window is the panel's lines fitting height: its tab line, then the
 // lines from the top, or, when the chosen line (and the one under it)
-// would not show, from where it does.
-func window(lines []string, chosen, height int) []string {
+// would not show, from where it does; a line from more stands for the
+// lines cut above and for those cut below, when there is room for it.
+func window(lines []string, chosen, height int, more func(n int, above bool) string) []string {
 	if len(lines) <= height || height < 2 {
 		return lines[:min(len(lines), max(0, height))]
 	}
-	start := 1
-	if chosen+2 > start+height-1 {
-		start = min(chosen+2-(height-1), len(lines)-(height-1))
+	rows := height - 1 // under the tab line
+	need := 0          // the end of the chosen line and the one under it
+	if chosen >= 0 {
+		need = min(chosen+2, len(lines))
 	}
-	return append([]string{lines[0]}, lines[start:start+height-1]...)
+	marks := rows >= 2
+	a, b := 1, 1+rows // lines[a:b] show
+	switch {
+	case need > rows:
+		marks = rows >= 4
+		a, b = need-rows, need
+		if marks {
+			a++
+			if b < len(lines) {
+				a++
+			}
+		}
+	case marks:
+		b-- // a row for the mark below
+	}
+	out := append(make([]string, 0, height), lines[0])
+	if marks && a > 1 {
+		out = append(out, more(a-1, true))
+	}
+	out = append(out, lines[a:b]...)
+	if marks && b < len(lines) {
+		out = append(out, more(len(lines)-b, false))
+	}
+	return out
 }
 
 func sizeText(n int64) string {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -104,7 +105,7 @@ func run(t *testing.T, m *Model, src string, res protocol.Result, events ...prot
 		t.Fatalf("Enter did not ask the session about %q", src)
 	}
 	m.Update(completeMsg{src: src, kind: "complete"})
-	if !m.running {
+	if !m.s.running {
 		t.Fatalf("%q did not run", src)
 	}
 	for _, ev := range events {
@@ -166,6 +167,34 @@ func TestEditorViewScrollsToTheCursor(t *testing.T) {
 	if ansi.StringWidth(view[0]) > 40 || cx >= 40 {
 		t.Fatalf("a long line scrolls: %q cursor %d", view[0], cx)
 	}
+	// wide characters: the cursor stays on screen, after the last one
+	e.SetValue(strings.Repeat("界y", 50))
+	view, cx, _ = e.View(40, 1, ">>> ", "... ")
+	if ansi.StringWidth(view[0]) > 40 || cx != 38 || !strings.HasSuffix(view[0], "界y") {
+		t.Fatalf("a line of wide characters: %q cursor %d", view[0], cx)
+	}
+	// a pasted line of 200,000 characters: a key's repaint looks at a
+	// screen's worth of it (it looked at the whole line once a column)
+	e.SetValue(strings.Repeat("z", 200_000))
+	start := time.Now()
+	for range 20 {
+		e.Insert("a")
+		e.View(120, 1, ">>> ", "... ")
+	}
+	if d := time.Since(start) / 20; d > 50*time.Millisecond {
+		t.Fatalf("a key on a line of 200,000 characters takes %v", d)
+	}
+}
+
+// TestFirstScreenSaysWhereHelpIs: before anything is typed, the
+// transcript says how a block runs and names F1 and /help.
+func TestFirstScreenSaysWhereHelpIs(t *testing.T) {
+	for _, w := range []int{120, 80, 40} {
+		f := frame(newModel(t, w, 24))
+		if !strings.Contains(strings.Join(strings.Fields(f), " "), "F1 or /help: keys and commands") {
+			t.Errorf("at %d columns the first screen does not name F1 and /help:\n%s", w, f)
+		}
+	}
 }
 
 func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
@@ -176,7 +205,7 @@ func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 	}
 	typeText(m, "return 2") // typed before the answer
 	m.Update(completeMsg{src: "def f():", kind: "incomplete"})
-	if got := m.ed.Value(); got != "def f():\n    return 2" {
+	if got := m.input.ed.Value(); got != "def f():\n    return 2" {
 		t.Fatalf("after an incomplete answer: %q", got)
 	}
 	press(m, "enter")
@@ -186,15 +215,15 @@ func TestEnterAsksTheSessionAndKeepsTypedAhead(t *testing.T) {
 		t.Fatalf("asked about %q", m.asking)
 	}
 	m.Update(completeMsg{src: m.asking, kind: "complete"})
-	if !m.running || !m.ed.Empty() || m.hist.entries[0] != "def f():\n    return 2" {
-		t.Fatalf("the block did not run whole: running %v, input %q, history %q", m.running, m.ed.Value(), m.hist.entries)
+	if !m.s.running || !m.input.ed.Empty() || m.input.hist.entries[0] != "def f():\n    return 2" {
+		t.Fatalf("the block did not run whole: running %v, input %q, history %q", m.s.running, m.input.ed.Value(), m.input.hist.entries)
 	}
 	// typed while it runs: the Enter waits for the block's end
 	typeText(m, "f()")
 	press(m, "enter")
 	typeText(m, "x")
-	if m.ed.Value() != "f()" {
-		t.Fatalf("keys after an Enter typed ahead went to the input: %q", m.ed.Value())
+	if m.input.ed.Value() != "f()" {
+		t.Fatalf("keys after an Enter typed ahead went to the input: %q", m.input.ed.Value())
 	}
 	m.Update(runDoneMsg{id: m.runID, res: protocol.Result{DurationMS: 3, Snapshot: "saved"}})
 	if m.asking != "f()" || len(m.pending) != 1 {
@@ -234,11 +263,11 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 
 	typeText(m, "half typed")
 	press(m, "ctrl+c")
-	if !m.ed.Empty() {
+	if !m.input.ed.Empty() {
 		t.Fatal("Ctrl+C does not clear the input")
 	}
 	run(t, m, "while True: pass", protocol.Result{})
-	m.running = true // as if the block had not ended yet
+	m.s.running = true // as if the block had not ended yet
 	if press(m, "ctrl+c") == nil || m.confirm != "" {
 		t.Fatal("the first Ctrl+C does not interrupt")
 	}
@@ -297,25 +326,25 @@ func TestHistoryWalksWholeEntriesAndSurvives(t *testing.T) {
 	}
 
 	m := newModel(t, 100, 30)
-	m.hist = h
+	m.input.hist = h
 	typeText(m, "draft")
 	press(m, "up")
 	press(m, "up")
-	if m.ed.Value() != "def f():\n    return 1" {
-		t.Fatalf("Up twice: %q", m.ed.Value())
+	if m.input.ed.Value() != "def f():\n    return 1" {
+		t.Fatalf("Up twice: %q", m.input.ed.Value())
 	}
 	press(m, "up") // within the entry: to its first line
 	press(m, "up")
-	if m.ed.Value() != "a = 1" {
-		t.Fatalf("Up walks within a multi-line entry, then on: %q", m.ed.Value())
+	if m.input.ed.Value() != "a = 1" {
+		t.Fatalf("Up walks within a multi-line entry, then on: %q", m.input.ed.Value())
 	}
 	press(m, "down", "down")
-	if m.ed.Value() != "b = 2" {
-		t.Fatalf("Down: %q", m.ed.Value())
+	if m.input.ed.Value() != "b = 2" {
+		t.Fatalf("Down: %q", m.input.ed.Value())
 	}
 	press(m, "down")
-	if m.ed.Value() != "draft" {
-		t.Fatalf("Down past the newest: %q", m.ed.Value())
+	if m.input.ed.Value() != "draft" {
+		t.Fatalf("Down past the newest: %q", m.input.ed.Value())
 	}
 }
 
@@ -347,7 +376,7 @@ func TestLongOutputIsFoldedAndBounded(t *testing.T) {
 	if f := frame(m); !strings.Contains(f, ">>> big()") {
 		t.Fatalf("scrolled to the top:\n%s", f)
 	}
-	if !strings.Contains(m.statusBar(), "(PgDn)") {
+	if !strings.Contains(m.bar.line(), "(PgDn)") {
 		t.Fatal("the status bar does not say the transcript is scrolled back")
 	}
 }
@@ -413,7 +442,7 @@ func TestPanelAndLayouts(t *testing.T) {
 	w.Write([]byte(m.View().Content))
 	golden(t, "narrow-256.golden", b.String())
 	m.Update(tea.BackgroundColorMsg{Color: ansi.White})
-	if m.th.dark {
+	if m.s.th.dark {
 		t.Fatal("a light background keeps the dark theme")
 	}
 }
@@ -530,7 +559,125 @@ func TestScrollingFollowsTheBottom(t *testing.T) {
 	m.Update(openedMsg{d: attachmentList()[0], data: []byte(reportV2)})
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	frame(m)
-	if m.view.top == 0 || m.tr.scroll != 0 {
-		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.view.top, m.tr.scroll)
+	if m.viewer.top == 0 || m.tr.scroll != 0 {
+		t.Fatalf("the wheel in the viewer: viewer at %d, transcript at %d", m.viewer.top, m.tr.scroll)
+	}
+}
+
+// stuck runs a block that does not stop, interrupts it twice and answers
+// y to the restart question; it returns the restart's answer (the
+// doneMsg its command brings).
+func stuck(t *testing.T, m *Model) tea.Msg {
+	t.Helper()
+	typeText(m, "while True: pass")
+	press(m, "enter")
+	m.Update(completeMsg{src: "while True: pass", kind: "complete"})
+	press(m, "ctrl+c")
+	press(m, "ctrl+c")
+	if m.confirm != "restart" {
+		t.Fatal("no restart question")
+	}
+	if press(m, "y") == nil || !m.restarting {
+		t.Fatal("y does not restart")
+	}
+	return doneMsg{text: restartedStuck, restart: blockKey(m.runID)}
+}
+
+const restoredReport = "[Sandbox restarted] The session was restarted (vis-agent sandbox restart).\nRestored variables (1): kept."
+
+// notices is the frame with the lines of notes joined (bars dropped).
+func notices(m *Model) string { return strings.ReplaceAll(frame(m), "\n▌ ", " ") }
+
+// TestOneRestartIsOneMessage: a stuck block restarted with y is one
+// notice, whichever of the block's end and the restart's answer comes
+// first, and the next block's report of what came back completes it; so
+// is /restart; a restart the REPL did not ask for (the process died)
+// says why, in the same kind of notice.
+func TestOneRestartIsOneMessage(t *testing.T) {
+	ended := runDoneMsg{res: protocol.Result{Error: &protocol.BlockError{Type: "SandboxRestarted",
+		Message:   "the Python process was killed by signal 9 (killed); the next block runs in a new Python process restored from the snapshot",
+		Traceback: "SandboxRestarted: the Python process was killed by signal 9 (killed)\n"}}}
+	report := protocol.Event{Ev: "note", Kind: "restart", Data: restoredReport}
+	for _, answerFirst := range []bool{false, true} {
+		m := newModel(t, 100, 40)
+		press(m, "f2") // the transcript on the whole width
+		answer := stuck(t, m)
+		ended.id = m.runID
+		if answerFirst {
+			m.Update(answer)
+			m.Update(ended)
+		} else {
+			m.Update(ended)
+			m.Update(answer)
+		}
+		run(t, m, "print(kept)", protocol.Result{}, report, protocol.Event{Ev: "out", Stream: "stdout", Data: "still here\n"})
+		f := notices(m)
+		want := "[Sandbox restarted] The block did not stop, so its Python process was restarted; the next block runs in a " +
+			"new one, restored from the snapshot. Restored variables (1): kept.\n>>> print(kept)\nstill here\n"
+		if !strings.Contains(f, want) || strings.Count(f, "[Sandbox restarted]") != 1 || strings.Contains(f, "SandboxRestarted") {
+			t.Errorf("answer first %v: the restart is not one notice:\n%s", answerFirst, f)
+		}
+	}
+
+	m := newModel(t, 100, 40)
+	press(m, "f2")
+	typeText(m, "/restart")
+	m.Update(press(m, "enter")())
+	run(t, m, "print(kept)", protocol.Result{}, report)
+	run(t, m, "1", protocol.Result{}, report) // another restart, not seen here: its own notice
+	f := notices(m)
+	if !strings.Contains(f, "[Sandbox restarted] Restarted as asked (/restart); the next block runs in a new Python process, "+
+		"restored from the snapshot. Restored variables (1): kept.\n>>> print(kept)\n") || strings.Count(f, "[Sandbox restarted]") != 2 {
+		t.Errorf("/restart and the next block's report:\n%s", f)
+	}
+
+	m = newModel(t, 100, 40)
+	press(m, "f2")
+	run(t, m, "import os; os.kill(os.getpid(), 9)", protocol.Result{})
+	ended.id = m.runID
+	m.Update(ended)
+	run(t, m, "print(kept)", protocol.Result{}, report)
+	f = notices(m)
+	if !strings.Contains(f, "[Sandbox restarted] The Python process was killed by signal 9 (killed); the next block runs in a "+
+		"new Python process restored from the snapshot. Restored variables (1): kept.\n") || strings.Count(f, "[Sandbox restarted]") != 1 {
+		t.Errorf("a block whose process died:\n%s", f)
+	}
+}
+
+// TestSecondEnterAtAnEmptyLineRuns: an input the session finds incomplete
+// gets a new line; an Enter on that empty line, still incomplete, says
+// why and how to run it; a second Enter there runs it as it is. A def
+// ends at its first blank line, as before.
+func TestSecondEnterAtAnEmptyLineRuns(t *testing.T) {
+	m := newModel(t, 100, 30)
+	typeText(m, "print((1, 2)")
+	press(m, "enter")
+	m.Update(completeMsg{src: "print((1, 2)", kind: "incomplete"})
+	if m.s.hint != "" || m.input.Value() != "print((1, 2)\n" {
+		t.Fatalf("the first Enter: hint %q, input %q", m.s.hint, m.input.Value())
+	}
+	press(m, "enter")
+	if m.asking != "print((1, 2)\n" {
+		t.Fatalf("an Enter at the first empty line does not ask: %q", m.asking)
+	}
+	m.Update(completeMsg{src: m.asking, kind: "incomplete"})
+	if !strings.Contains(frame(m), "Still incomplete (an unclosed bracket or string?): Enter again on the empty line runs it") {
+		t.Fatalf("no word on how to run it:\n%s", frame(m))
+	}
+	if press(m, "enter") == nil || m.asking != "" || !m.s.running || m.tr.entries[len(m.tr.entries)-1].text != "print((1, 2)" {
+		t.Fatalf("the second Enter at an empty line does not run the block: asking %q, running %v", m.asking, m.s.running)
+	}
+	m.Update(runDoneMsg{id: m.runID})
+
+	typeText(m, "def f():")
+	press(m, "enter")
+	m.Update(completeMsg{src: "def f():", kind: "incomplete"})
+	typeText(m, "return 1")
+	press(m, "enter")
+	m.Update(completeMsg{src: "def f():\n    return 1", kind: "incomplete"})
+	press(m, "enter")
+	m.Update(completeMsg{src: m.asking, kind: "complete"})
+	if !m.s.running || m.s.hint != "" {
+		t.Fatalf("a def does not run at its blank line: hint %q", m.s.hint)
 	}
 }

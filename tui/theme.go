@@ -13,7 +13,7 @@ type theme struct {
 
 	keyword, name, fn, str, num, comment, op lipgloss.Style
 
-	mdHeading, mdBold, mdCode lipgloss.Style
+	mdHeading, mdCode lipgloss.Style
 }
 
 func newTheme(dark bool) *theme {
@@ -53,7 +53,6 @@ func newTheme(dark bool) *theme {
 		op:      col("#5f5f5f", "#bcbcbc"),
 
 		mdHeading: col("#005f87", "#87d7ff").Bold(true),
-		mdBold:    lipgloss.NewStyle().Bold(true),
 		mdCode:    col("#008700", "#87d787"),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -167,13 +168,62 @@ func printable(s string) string {
 	return b.String()
 }
 
-// transcript is the scrollable record of the session as seen from here.
+// transcript is the scrollable record of the session as seen from here:
+// the blocks run, what they printed, how they failed, the session's notes
+// and the REPL's messages.
 type transcript struct {
+	s        *shared
 	entries  []*entry
 	kept     int  // lines of output the entries keep
 	expanded bool // long outputs shown whole
 	scroll   int  // lines scrolled back from the bottom; 0 follows
+	width    int
+	height   int
+	// restart is the notice of a restart seen here (a block's Python
+	// process replaced under it, or a restart asked for), which the next
+	// block's "[Sandbox restarted]" report completes rather than repeats;
+	// restartRun is the block run last when it was added, restartKey
+	// which restart it tells of.
+	restart    *entry
+	restartRun int
+	restartKey string
 }
+
+func newTranscript(s *shared) *transcript { return &transcript{s: s} }
+
+// Update takes the keys that scroll and fold it (routed here from the
+// input), the wheel, messages for it and a new theme.
+func (t *transcript) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "pgup":
+			t.scroll += max(1, t.height-1)
+		case "pgdown":
+			t.scroll = max(0, t.scroll-max(1, t.height-1))
+		case "ctrl+o":
+			t.toggle()
+		case "ctrl+l":
+			t.clear()
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			t.scroll += 3
+		case tea.MouseWheelDown:
+			t.scroll = max(0, t.scroll-3)
+		}
+	case noteMsg:
+		t.add(msg.kind, msg.text)
+	case themeMsg:
+		t.invalidate()
+	}
+	return nil
+}
+
+func (t *transcript) SetSize(width, height int) { t.width, t.height = width, height }
+
+func (t *transcript) View() []string { return t.view(t.s.th, t.width, t.height) }
 
 func (t *transcript) add(kind entryKind, text string) {
 	t.push(&entry{kind: kind, text: strings.TrimRight(text, "\n")})
@@ -215,8 +265,43 @@ func (t *transcript) print(kind entryKind, data string) {
 	e.width = 0
 }
 
+// restarted adds the notice of restart key, run being the block run
+// last; the same restart told twice (the stuck block's end and the
+// restart's own answer both tell it, in either order) adds nothing.
+func (t *transcript) restarted(text, key string, run int) {
+	if key == t.restartKey {
+		return
+	}
+	t.add(kindRestart, text)
+	t.restart, t.restartRun, t.restartKey = t.entries[len(t.entries)-1], run, key
+}
+
+// note adds a note a block's output began with: a repair note, or a
+// restart notice, which completes the notice of a restart seen here (its
+// first line, the reason, is that notice's own) rather than repeats it.
+func (t *transcript) note(kind entryKind, text string) {
+	if kind != kindRestart || t.restart == nil {
+		t.add(kind, text)
+		return
+	}
+	if _, report, ok := strings.Cut(strings.TrimRight(text, "\n"), "\n"); ok {
+		t.restart.text += "\n" + report
+		t.restart.width = 0
+	}
+	t.restart = nil
+}
+
+// settle stops waiting for a restart's report once block run, a later
+// one than the restart's, has ended without it (another client's block
+// may have had it).
+func (t *transcript) settle(run int) {
+	if t.restart != nil && run > t.restartRun {
+		t.restart = nil
+	}
+}
+
 func (t *transcript) clear() {
-	t.entries, t.kept, t.scroll = nil, 0, 0
+	t.entries, t.kept, t.scroll, t.restart = nil, 0, 0, nil
 }
 
 // toggle expands or folds every long output.
@@ -231,14 +316,18 @@ func (t *transcript) invalidate() {
 	}
 }
 
-// render is e's lines at width, cached until e changes.
+// render is e's lines at width, cached until e changes: a block, its
+// output and its traceback cut at the width as a terminal would; messages
+// wrapped between words, a note's bar on each of its lines.
 func (t *transcript) render(th *theme, e *entry, width int) []string {
 	if e.width == width {
 		return e.lines
 	}
-	var raw []string
+	width = max(1, width)
+	var lines []string
 	switch e.kind {
 	case kindBlock:
+		var raw []string
 		for i, l := range th.highlight(e.text) {
 			p := "... "
 			if i == 0 {
@@ -246,14 +335,15 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 			}
 			raw = append(raw, th.prompt.Render(p)+l)
 		}
+		lines = hardwrap(raw, width)
 	case kindStdout, kindStderr:
-		raw = t.renderOutput(th, e)
+		lines = hardwrap(t.renderOutput(th, e), width)
 	case kindError:
-		for _, l := range strings.Split(e.text, "\n") {
+		for _, l := range wrapText(e.text, width) {
 			if isCaretLine(l) {
-				raw = append(raw, th.caret.Render(l))
+				lines = append(lines, th.caret.Render(l))
 			} else {
-				raw = append(raw, th.err.Render(l))
+				lines = append(lines, th.err.Render(l))
 			}
 		}
 	case kindRepair, kindRestart:
@@ -261,28 +351,77 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindRestart {
 			st = th.restart
 		}
-		for _, l := range strings.Split(e.text, "\n") {
-			raw = append(raw, st.Render("▌ "+l))
+		for _, l := range wrapText(e.text, width-2) {
+			lines = append(lines, st.Render("▌ "+l))
 		}
-	case kindInfo:
-		for _, l := range strings.Split(e.text, "\n") {
-			raw = append(raw, th.info.Render(l))
+	case kindInfo, kindProblem:
+		st := th.info
+		if e.kind == kindProblem {
+			st = th.problem
 		}
-	case kindProblem:
-		raw = append(raw, th.problem.Render(e.text))
+		for _, l := range wrapText(e.text, width) {
+			lines = append(lines, st.Render(l))
+		}
 	}
-	e.lines = e.lines[:0]
-	for _, l := range raw {
-		if e.kind >= kindRepair {
-			// prose: wrapped between words
-			l = ansi.Wrap(l, width, "")
-		} else {
-			l = ansi.Hardwrap(l, width, true)
-		}
-		e.lines = append(e.lines, strings.Split(l, "\n")...)
-	}
-	e.width = width
+	e.lines, e.width = lines, width
 	return e.lines
+}
+
+// wrapText is text wrapped at width between words, each line that wraps
+// continuing at its own indentation.
+func wrapText(text string, width int) []string {
+	width = max(1, width)
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if ansi.StringWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if indent > width/2 {
+			indent = 0
+		}
+		for _, w := range wrapWords(l[indent:], width-indent) {
+			out = append(out, l[:indent]+w)
+		}
+	}
+	return out
+}
+
+// wrapWords cuts a line into lines at most width wide at its spaces
+// (dropping those at a cut), cutting only a word wider than a line.
+func wrapWords(l string, width int) []string {
+	var out []string
+	cur, curW := "", -1 // -1: no line begun
+	for _, w := range strings.Split(l, " ") {
+		ww := ansi.StringWidth(w)
+		if curW >= 0 && curW+1+ww <= width {
+			cur, curW = cur+" "+w, curW+1+ww
+			continue
+		}
+		if curW >= 0 {
+			out = append(out, strings.TrimRight(cur, " "))
+			curW = -1
+		}
+		if w == "" {
+			continue // a space at a cut
+		}
+		for ww > width {
+			head := ansi.Truncate(w, width, "")
+			if head == "" { // a character wider than the line
+				_, n := utf8.DecodeRuneInString(w)
+				head = w[:n]
+			}
+			out = append(out, head)
+			w = w[len(head):]
+			ww = ansi.StringWidth(w)
+		}
+		cur, curW = w, ww
+	}
+	if curW >= 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func (t *transcript) renderOutput(th *theme, e *entry) []string {

@@ -10,40 +10,198 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
 // maxViewLines is how many lines of a text the viewer shows.
 const maxViewLines = 5000
 
-// viewer shows one version of an attachment: what it is, its content
-// (text and Markdown rendered, images described, other bytes summarised)
-// and its comments.
+// viewer shows one version of an attachment on the whole screen: what it
+// is, its content (text and Markdown rendered, images described, other
+// bytes summarised) and its comments. It exists while it has the keys:
+// the attachments list opens it, Esc closes it. While open it follows the
+// store (follow).
 type viewer struct {
+	s       *shared
+	shown   bool
 	d       Descriptor  // with its comments, once read
 	data    []byte      // its first maxViewBytes bytes
 	img     image.Image // the image they hold, when whole
 	err     string
 	loading bool
-	top     int      // the first line shown
-	lines   []string // rendered for width
+	top     int          // the first line shown
+	atts    []Descriptor // the store's list: the versions there are
+	lines   []string     // rendered at linesW (nil: render again)
+	linesW  int
 	width   int
+	height  int
+}
+
+func newViewer(s *shared) *viewer { return &viewer{s: s} }
+
+// Update takes keys while the viewer is open, the wheel, the version it
+// asked the store for, a comment saved on it, another session and a new
+// theme.
+func (v *viewer) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return v.key(msg)
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			v.top -= 3
+		case tea.MouseWheelDown:
+			v.top += 3
+		}
+	case openedMsg:
+		v.opened(msg)
+	case commentedMsg:
+		if msg.err == nil && v.shown && v.d.ID == msg.d.ID {
+			return v.read(v.d) // with the new comment, where it was scrolled
+		}
+	case sessionMsg:
+		v.atts = nil
+	case themeMsg:
+		v.lines = nil
+	}
+	return nil
+}
+
+// key handles a key while the viewer is open.
+func (v *viewer) key(k tea.KeyPressMsg) tea.Cmd {
+	page := max(1, v.height-2)
+	switch k.String() {
+	case "esc", "q":
+		v.s.post(closeMsg{v})
+	case "up", "k":
+		v.top--
+	case "down", "j":
+		v.top++
+	case "pgup", "b":
+		v.top -= page
+	case "pgdown", "space", " ":
+		v.top += page
+	case "home", "g":
+		v.top = 0
+	case "end", "G":
+		v.top = 1 << 30
+	case "[", "]":
+		vs := versions(v.atts, v.d.Filename)
+		i := slices.IndexFunc(vs, func(d Descriptor) bool { return d.ID == v.d.ID })
+		if k.String() == "[" {
+			i--
+		} else {
+			i++
+		}
+		if i < 0 || i >= len(vs) {
+			if len(vs) > 0 {
+				v.s.hint = fmt.Sprintf("%s has versions %d to %d", v.d.Filename, vs[0].Version, vs[len(vs)-1].Version)
+			}
+			return nil
+		}
+		return v.open(vs[i])
+	case "c":
+		v.s.post(commentOnMsg{v.d})
+	}
+	return nil
+}
+
+func (v *viewer) Focus() {}
+
+// Blur closes the viewer.
+func (v *viewer) Blur() {
+	v.shown, v.data, v.img, v.lines = false, nil, nil, nil
+}
+
+// open shows version d, reading it from the store; another file starts at
+// its top.
+func (v *viewer) open(d Descriptor) tea.Cmd {
+	if !v.shown || v.d.Filename != d.Filename {
+		v.top = 0
+	}
+	v.shown, v.d, v.loading, v.data, v.img, v.err, v.lines = true, d, true, nil, nil, "", nil
+	return v.read(d)
+}
+
+// read reads version d from the store.
+func (v *viewer) read(d Descriptor) tea.Cmd {
+	s := v.s.sess
+	return func() tea.Msg {
+		fresh, data, err := readAttachment(s, d.ID)
+		if err != nil {
+			return openedMsg{d: d, err: err}
+		}
+		return openedMsg{fresh, data, nil, decodeWhole(fresh, data)}
+	}
+}
+
+func (v *viewer) opened(msg openedMsg) {
+	if !v.shown || v.d.ID != msg.d.ID {
+		return // closed, or another version asked for since
+	}
+	v.d, v.data, v.img, v.loading, v.lines, v.err = msg.d, msg.data, msg.img, false, nil, ""
+	if msg.err != nil {
+		v.err = msg.err.Error()
+	}
+}
+
+// follow takes the store's list and brings an open viewer up to it: a
+// viewer that showed its file's newest version moves to a newer one a
+// block attached since, unless hold (a comment on the shown one is being
+// written); else its version is read again (for comments added since),
+// or, when the list no longer holds it, the viewer says so.
+func (v *viewer) follow(msg attachmentsMsg, hold bool) tea.Cmd {
+	if msg.err != nil {
+		return nil
+	}
+	newest := false // the viewer showed its file's newest version
+	if v.shown {
+		vs := versions(v.atts, v.d.Filename)
+		newest = len(vs) == 0 || vs[len(vs)-1].ID == v.d.ID
+	}
+	v.atts, v.lines = msg.list, nil // its title names the versions there are
+	if !v.shown {
+		return nil
+	}
+	vs := versions(v.atts, v.d.Filename)
+	i := slices.IndexFunc(vs, func(d Descriptor) bool { return d.ID == v.d.ID })
+	switch {
+	case i < 0:
+		v.data, v.img, v.loading = nil, nil, false
+		v.err = "it is no longer among the session's attachments"
+		return nil
+	case newest && i < len(vs)-1 && !hold:
+		latest, was := vs[len(vs)-1], v.d.Version
+		v.s.post(chooseMsg{latest.ID})
+		v.s.hint = fmt.Sprintf("%s v%d is new: it replaced v%d here ([ shows v%d)", latest.Filename, latest.Version, was, was)
+		return v.open(latest)
+	}
+	return v.read(v.d)
+}
+
+func (v *viewer) SetSize(width, height int) {
+	if width != v.linesW {
+		v.lines = nil
+	}
+	v.width, v.height = width, height
 }
 
 // render is the viewer's lines at width, cached.
-func (v *viewer) render(th *theme, versions []Descriptor, width int) []string {
-	if v.width == width && v.lines != nil {
+func (v *viewer) render(th *theme, width int) []string {
+	if v.lines != nil && v.linesW == width {
 		return v.lines
 	}
-	d := v.d
+	d, vs := v.d, versions(v.atts, v.d.Filename)
 	var raw []string
 	prose := func(s string) { raw = append(raw, strings.Split(ansi.Wrap(s, width, ""), "\n")...) }
 	title := fmt.Sprintf("%s  v%d", d.Filename, d.Version)
-	if n := len(versions); n > 1 {
-		title += fmt.Sprintf(" (versions %d–%d: [ and ] switch)", versions[0].Version, versions[n-1].Version)
+	if n := len(vs); n > 1 {
+		title += fmt.Sprintf(" (versions %d–%d: [ and ] switch)", vs[0].Version, vs[n-1].Version)
 	}
 	prose(th.panelTitle.Render(title))
 	facts := []string{}
@@ -87,14 +245,15 @@ func (v *viewer) render(th *theme, versions []Descriptor, width int) []string {
 	default:
 		prose(th.info.Render("Read-only: this version takes no comments."))
 	}
-	v.lines, v.width = raw, width
+	v.lines, v.linesW = raw, width
 	return raw
 }
 
-// view is height lines of the viewer from v.top (clamped), the last one
+// View is height lines of the viewer from v.top (clamped), the last one
 // its keys.
-func (v *viewer) view(th *theme, versions []Descriptor, width, height int) []string {
-	lines := v.render(th, versions, width)
+func (v *viewer) View() []string {
+	th, width, height := v.s.th, v.width, v.height
+	lines := v.render(th, width)
 	body := max(0, height-1)
 	v.top = max(0, min(v.top, len(lines)-body))
 	shown := lines[v.top:min(len(lines), v.top+body)]
@@ -196,86 +355,6 @@ func hardwrap(lines []string, width int) []string {
 		out = append(out, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
 	}
 	return out
-}
-
-// markdown is Markdown rendered for the terminal, width columns wide:
-// headings, lists, quotes and rules styled, code blocks kept as they are
-// (Python ones highlighted), inline code and bold set apart.
-func (t *theme) markdown(src string, width int) []string {
-	var out []string
-	prose := func(s string) { out = append(out, strings.Split(ansi.Wrap(s, width, ""), "\n")...) }
-	lines := strings.Split(src, "\n")
-	for i := 0; i < len(lines); i++ {
-		l := printable(lines[i])
-		trimmed := strings.TrimSpace(l)
-		switch {
-		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
-			fence, lang := trimmed[:3], strings.ToLower(strings.TrimSpace(trimmed[3:]))
-			var code []string
-			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), fence); i++ {
-				code = append(code, expandTabs(lines[i]))
-			}
-			if lang == "python" || lang == "py" || lang == "pycon" {
-				code = t.highlight(strings.Join(code, "\n"))
-			} else {
-				for j, c := range code {
-					code[j] = t.mdCode.Render(printable(c))
-				}
-			}
-			for _, c := range hardwrap(code, max(1, width-2)) {
-				out = append(out, t.rule.Render("▏ ")+c)
-			}
-		case strings.HasPrefix(trimmed, "#"):
-			level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
-			text := strings.TrimSpace(trimmed[level:])
-			st := t.mdHeading
-			if level == 1 {
-				st = st.Underline(true)
-			}
-			prose(st.Render(text))
-		case trimmed == "---" || trimmed == "***" || trimmed == "___":
-			out = append(out, t.rule.Render(strings.Repeat("─", width)))
-		case strings.HasPrefix(trimmed, "> ") || trimmed == ">":
-			prose(t.rule.Render("│ ") + t.info.Render(t.inline(strings.TrimPrefix(strings.TrimPrefix(trimmed, ">"), " "))))
-		case len(trimmed) > 1 && strings.ContainsRune("-*+", rune(trimmed[0])) && trimmed[1] == ' ':
-			indent := strings.Repeat(" ", len(l)-len(strings.TrimLeft(l, " ")))
-			prose(indent + "• " + t.inline(trimmed[2:]))
-		default:
-			prose(t.inline(l))
-		}
-	}
-	return out
-}
-
-// inline styles `code` and **bold** within a line of Markdown.
-func (t *theme) inline(s string) string {
-	var b strings.Builder
-	for s != "" {
-		i := strings.IndexAny(s, "`*")
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i:]
-		mark, st := "`", t.mdCode
-		if strings.HasPrefix(s, "**") {
-			mark, st = "**", t.mdBold
-		}
-		if s[0] == '*' && mark == "`" {
-			b.WriteByte('*') // a lone star
-			s = s[1:]
-			continue
-		}
-		end := strings.Index(s[len(mark):], mark)
-		if end < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(st.Render(s[len(mark) : len(mark)+end]))
-		s = s[len(mark)+end+len(mark):]
-	}
-	return b.String()
 }
 
 // A preview is at most previewCols × previewRows characters.

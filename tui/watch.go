@@ -2,11 +2,11 @@ package tui
 
 import (
 	"bytes"
-	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
@@ -22,8 +22,13 @@ const watchEvery = time.Second
 // on (the attachments store's stamp).
 type activity struct{ blocks, attachments string }
 
+// maxCounter bounds what the REPL reads of the block counter: the jailed
+// code may replace it with anything (a huge file, a FIFO, a link to
+// /dev/zero), which reads as no counter.
+const maxCounter = 64
+
 func blocksStamp(s *client.Session) string {
-	counter, _ := os.ReadFile(s.Folder.BlocksFile())
+	counter, _ := fsutil.ReadRegular(s.Folder.BlocksFile(), maxCounter)
 	return string(bytes.TrimSpace(counter))
 }
 
@@ -40,7 +45,7 @@ type watchMsg struct {
 // watch looks at the session's files after watchEvery; each answer
 // schedules the next look, so one loop runs for the REPL's life.
 func (m *Model) watch() tea.Cmd {
-	s := m.sess
+	s := m.s.sess
 	return tea.Tick(watchEvery, func(time.Time) tea.Msg {
 		return watchMsg{s, activity{blocksStamp(s), attachmentsStamp(s)}}
 	})
@@ -53,7 +58,7 @@ func (m *Model) watch() tea.Cmd {
 func (m *Model) watched(msg watchMsg) tea.Cmd {
 	next := m.watch()
 	switch {
-	case msg.sess != m.sess || m.running || m.asking != "":
+	case msg.sess != m.s.sess || m.s.running || m.asking != "":
 	case msg.now.blocks != m.seen.blocks:
 		return tea.Batch(next, m.refresh())
 	case msg.now.attachments != m.seen.attachments:

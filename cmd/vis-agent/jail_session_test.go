@@ -343,7 +343,7 @@ print(a.kernel["files"], a.kernel["seccomp"], a.kernel["no_caps"])`, 0)
 	// cannot, on CPython 3.10/3.11 the cap is Python's only, and list says so.
 	r = sb.block("p", `print("max_tasks", session.access.kernel.get("max_tasks", 0))`, 0, "--no-jail", "--no-network")
 	kernelCap := !strings.Contains(r.stdout, "max_tasks 0")
-	if says := strings.Contains(l.stdout, "p: the kernel layer lacks: threads"); says == kernelCap {
+	if says := regexp.MustCompile(`(?m)^the kernel layer lacks: threads.*\(p\)$`).MatchString(l.stdout); says == kernelCap {
 		t.Errorf("list and session.access disagree on the thread cap on %s (%s):\n%s", py.Name, strings.TrimSpace(r.stdout), l.stdout)
 	}
 
@@ -450,8 +450,12 @@ except PermissionError as e:
 	if _, err := os.Stat(filepath.Join(sb.ws, "ran")); err == nil {
 		t.Errorf("shell() ran its command unconfined")
 	}
-	contains(t, "list", sb.run("list").stdout, "h: the kernel layer lacks: threads: the kernel does not cap them",
-		"h: shell: commands of a jailed session run confined by bubblewrap, which is not installed")
+	l := sb.run("list").stdout
+	contains(t, "list", l, "the kernel layer lacks: threads: the kernel does not cap them",
+		"shell: commands of a jailed session run confined by bubblewrap, which is not installed")
+	if !regexp.MustCompile(`(?m)^the kernel layer lacks: threads: .* \(h\)$`).MatchString(l) || !regexp.MustCompile(`(?m)^shell: .* \(h\)$`).MatchString(l) {
+		t.Errorf("list does not name the session each note concerns:\n%s", l)
+	}
 	r = sb.block("h", `print(shell("echo unconfined").out)`, 0, "--no-jail")
 	contains(t, "--no-jail", r.stdout, "unconfined")
 }

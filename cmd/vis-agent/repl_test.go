@@ -196,7 +196,7 @@ func TestReplInTmux(t *testing.T) {
 			tm.waitForIdle()
 
 			tm.typed("/restart")
-			tm.waitFor("Restarted:")
+			tm.waitFor("Restarted as asked")
 			tm.typed(`print("after")`)
 			tm.waitFor("[Sandbox restarted]", "after")
 
@@ -395,11 +395,13 @@ func TestReplLargeOutput(t *testing.T) {
 }
 
 // TestReplRestartsAStuckBlock: a block that ignores KeyboardInterrupt; a
-// second Ctrl+C offers to restart its Python process, y does, and the
-// session goes on from its snapshot. /timeout times out a later block.
+// second Ctrl+C offers to restart its Python process (the question whole
+// at 80 columns), y does, and the session goes on from its snapshot: the
+// hang and its restart are one notice, completed by the next block's
+// report of what came back. /timeout times out a later block.
 func TestReplRestartsAStuckBlock(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
-	tm := newTerm(t, sb.env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm := newTerm(t, sb.env, sb.ws, 80, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.")
 	tm.typed("kept = 'still here'")
 	tm.waitFor("kept: str")
@@ -407,15 +409,19 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 	tm.keys("M-Enter")
 	tm.typed("while True: pass")
 	tm.keys("Enter")
-	tm.waitFor("\nstuck ", "running")
+	tm.waitFor("\nstuck\n", "running")
 	tm.keys("C-c")
 	tm.waitFor("Interrupting")
 	tm.keys("C-c")
-	tm.waitFor("Restart its Python process")
+	tm.waitFor("Restart its Python process", "snapshot)? y/n")
 	tm.keys("y")
-	tm.waitFor("SandboxRestarted")
+	tm.waitFor("[Sandbox restarted] The block did not stop")
 	tm.typed("print(kept)")
-	tm.waitFor("[Sandbox restarted]", "\nstill here ")
+	scr := tm.waitFor("\nstill here")
+	if strings.Count(scr, "[Sandbox restarted]") != 1 || strings.Contains(scr, "SandboxRestarted") ||
+		strings.Contains(scr, "The Python process was restarted") || !strings.Contains(scr, "▌ Restored variables (1): kept.\n>>> print(kept)") {
+		t.Fatalf("the hang and its restart are not one notice:\n%s", scr)
+	}
 	// /timeout reaches the blocks run after it (1s is raised to the least, 3s)
 	tm.typed("/timeout 1s")
 	tm.waitFor("Blocks now time out after 3s.")
@@ -486,7 +492,9 @@ func TestReplAttachments(t *testing.T) {
 			// newer one shows the new one when the block ends
 			tm.typed(`import time; time.sleep(3); d = attach("# Plan, third\n", filename="plan.md")`)
 			tm.waitFor("running")
-			tm.keys("F3")
+			tm.keys("F3") // from the attachments tab to defs
+			tm.waitFor("[defs]")
+			tm.keys("F3") // and back, the list taking the keys
 			tm.waitFor("▶ plan.md v2")
 			tm.keys("Enter")
 			tm.waitFor("plan.md  v2 (versions 1–2", "Plan, second")
@@ -538,13 +546,108 @@ func TestReplWatchesOtherClients(t *testing.T) {
 	tm.waitFor("agent.txt  v2 (versions 1–2", "\nsecond", "agent.txt v2 is new: it replaced v1 here")
 }
 
+// replIn starts `vis-agent sandbox repl` in a tmux window w×h on a new
+// sandbox of the first CPython found, ready for keys.
+func replIn(t *testing.T, w, h int) (*sandbox, *term) {
+	t.Helper()
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, w, h, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	return sb, tm
+}
+
+// TestReplFirstScreenSaysWhereHelpIs: the first screen names F1 and /help.
+func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
+	_, tm := replIn(t, 80, 24)
+	tm.waitFor("F1 or /help: keys and commands")
+}
+
+// TestReplWrapsBetweenWords: on a narrow terminal a long error message
+// wraps between its words, and a notice keeps its bar on every line it
+// wraps to.
+func TestReplWrapsBetweenWords(t *testing.T) {
+	_, tm := replIn(t, 60, 30)
+	// the message is in capitals, its source line (in the traceback) not
+	words := []string{"alphabetical", "breakfasting", "championship", "disagreement", "entertaining", "fingerprints", "grandparents", "headquarters"}
+	tm.typed(`raise ValueError("` + strings.Join(words, " ") + `".upper())`)
+	s := tm.waitFor("ValueError: ALPHABETICAL")
+	for _, w := range words {
+		if !strings.Contains(s, strings.ToUpper(w)) {
+			t.Errorf("%q is cut between lines:\n%s", w, s)
+		}
+	}
+	tm.typed("kept = 1")
+	tm.waitFor("kept: int")
+	tm.typed("/restart")
+	tm.typed("print('after')")
+	s = tm.waitFor("Restored variables (1): kept.", "\nafter")
+	in := false
+	for _, l := range strings.Split(s, "\n") {
+		in = in || strings.Contains(l, "[Sandbox restarted]")
+		if in && !strings.HasPrefix(l, "▌ ") {
+			t.Errorf("a line of the restart notice without its bar: %q\n%s", l, s)
+		}
+		if strings.Contains(l, "Restored variables") {
+			break
+		}
+	}
+}
+
+// TestReplF3SwitchesTabs: F3 switches between the defs and attachments
+// tabs whether or not the list has the keys; Esc gives them back to the
+// input.
+func TestReplF3SwitchesTabs(t *testing.T) {
+	_, tm := replIn(t, 120, 30)
+	tm.keys("F3")
+	tm.waitFor("[attachments (0)]", "Esc back to the input")
+	tm.keys("Escape")
+	tm.waitForGone("Esc back to the input")
+	tm.keys("F3")
+	tm.waitFor("[defs]")
+	tm.keys("F3")
+	tm.waitFor("[attachments (0)]", "Esc back to the input")
+}
+
+// TestReplViewerRendersEmphasis: Markdown's emphasis, strong emphasis and
+// code spans are rendered in the viewer, not shown as typed; an
+// underscore inside a word stays.
+func TestReplViewerRendersEmphasis(t *testing.T) {
+	sb, tm := replIn(t, 120, 30)
+	sb.attachTo("default", "notes.md", "# Notes\n\nSome *em* and _also_, **strong** and __bold__, `code` and snake_case_name.\n", false)
+	tm.waitFor("attachments (1)")
+	tm.keys("F3")
+	tm.waitFor("▶ notes.md v1")
+	tm.keys("Enter")
+	tm.waitFor("Some em and also, strong and bold, code and snake_case_name.")
+}
+
+// TestReplNarrowPanelSaysWhatIsCut: under the transcript, a panel too long
+// for its lines ends in a line saying how many more there are.
+func TestReplNarrowPanelSaysWhatIsCut(t *testing.T) {
+	_, tm := replIn(t, 60, 24)
+	tm.typed("a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = range(10)")
+	tm.waitFor("variables (10)", "… 8 more: /defs lists them all")
+}
+
+// TestReplRunsAnUnclosedBracket: Enter on an input the session finds
+// incomplete starts a new line; on the empty line it says why and how to
+// run it; a second Enter there runs it, and the session's repair closes
+// the bracket.
+func TestReplRunsAnUnclosedBracket(t *testing.T) {
+	_, tm := replIn(t, 100, 30)
+	tm.typed("print((6 * 7, 'closed')")
+	tm.waitFor(">>> print((6 * 7, 'closed')\n...")
+	tm.keys("Enter")
+	tm.waitFor("Still incomplete (an unclosed bracket or string?)")
+	tm.keys("Enter")
+	tm.waitFor("Repaired this block", "(42, 'closed')")
+}
+
 // TestReplRestartFreshAndDrop: /restart --drop NAME leaves a name out of
 // the restored session, /restart --fresh empties it, and a malformed
 // /restart says how to write it.
 func TestReplRestartFreshAndDrop(t *testing.T) {
-	sb := newSandbox(t, testenv.First(t))
-	tm := newTerm(t, sb.env, sb.ws, 120, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
-	tm.waitFor(">>>", "Python 3.")
+	_, tm := replIn(t, 120, 30)
 	tm.typed("kept, dropme = 1, 2")
 	tm.waitFor("dropme: int")
 	tm.typed("/restart --drop dropme")

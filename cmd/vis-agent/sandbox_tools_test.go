@@ -428,7 +428,7 @@ for bad in ((b"x", None), (b'{"op":"session"}',), ("str", None), (b'{"op":\n"x"}
 // attachmentCount asks the host of session name for its status.
 func (sb *sandbox) attachmentCount(name string) *int {
 	sb.t.Helper()
-	conn, err := session.Folder{Dir: sb.folder(name)}.Dial()
+	conn, err := session.Folder{Dir: sb.folder(name)}.Connect()
 	if err != nil {
 		sb.t.Fatalf("dial the host of %s: %v", name, err)
 	}

@@ -47,8 +47,10 @@ type Settings struct {
 	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
 	SandboxRoots         Setting[[]string]
 	SandboxReadOnlyRoots Setting[[]string]
-	// SandboxMaxAttachmentMB bounds one attachment's size, in MiB.
-	SandboxMaxAttachmentMB Setting[int]
+	// SandboxMaxAttachmentMB bounds one attachment's size, in MiB;
+	// SandboxMaxAttachmentsMB a session's attachments together.
+	SandboxMaxAttachmentMB  Setting[int]
+	SandboxMaxAttachmentsMB Setting[int]
 	// SandboxMaxValueMB bounds one value a session's snapshot saves, and
 	// SandboxMaxSnapshotMB all of them together (spill files included), in
 	// MiB.
@@ -73,6 +75,14 @@ type Setting[T any] struct {
 	From  string
 }
 
+// File is the file the value came from, "" for the default.
+func (s Setting[T]) File() string {
+	if i := strings.LastIndexByte(s.From, ':'); i > 0 {
+		return s.From[:i]
+	}
+	return ""
+}
+
 func defaultSettings() Settings {
 	return Settings{
 		SourcePaths: Setting[[]string]{From: "default"},
@@ -86,11 +96,12 @@ func defaultSettings() Settings {
 		SandboxRoots:         Setting[[]string]{From: "default"},
 		SandboxReadOnlyRoots: Setting[[]string]{From: "default"},
 
-		SandboxMaxAttachmentMB: Setting[int]{Value: 64, From: "default"},
-		SandboxMaxValueMB:      Setting[int]{Value: 256, From: "default"},
-		SandboxMaxSnapshotMB:   Setting[int]{Value: 1024, From: "default"},
-		SandboxAttachFigures:   Setting[bool]{Value: true, From: "default"},
-		SandboxAllowBuilds:     Setting[bool]{From: "default"},
+		SandboxMaxAttachmentMB:  Setting[int]{Value: 64, From: "default"},
+		SandboxMaxAttachmentsMB: Setting[int]{Value: 1024, From: "default"},
+		SandboxMaxValueMB:       Setting[int]{Value: 256, From: "default"},
+		SandboxMaxSnapshotMB:    Setting[int]{Value: 1024, From: "default"},
+		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
+		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 	}
 }
 
@@ -103,6 +114,10 @@ const MinSandboxMemoryMB = 2048
 // is written whole to the store, and read whole by read_attachment().
 const MaxAttachmentMB = 16384
 
+// MaxAttachmentsMB is the largest sandbox.max_attachments_mb, a session's
+// attachments together.
+const MaxAttachmentsMB = 1 << 20
+
 // MaxSnapshotMB is the largest sandbox.max_value_mb and
 // sandbox.max_snapshot_mb: a session's snapshot lives on the user's disk
 // and comes back into the session's memory.
@@ -114,7 +129,7 @@ const MaxSnapshotMB = 1 << 20
 func Load(files ...string) Settings {
 	s := defaultSettings()
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := fsutil.ReadRegular(f, fsutil.MaxConfigBytes)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				s.Problems = append(s.Problems, fmt.Sprintf("%s: cannot read: %v", f, err))
@@ -266,15 +281,19 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		s.SandboxMemoryMB = Setting[int]{n, at}
-	case "max_attachment_mb":
+	case "max_attachment_mb", "max_attachments_mb":
 		if !decode(&n, "an integer") {
 			return
 		}
-		if n < 1 || n > MaxAttachmentMB {
-			problem("must be between 1 and %d, not %d", MaxAttachmentMB, n)
+		limit, to := MaxAttachmentMB, &s.SandboxMaxAttachmentMB
+		if name == "max_attachments_mb" {
+			limit, to = MaxAttachmentsMB, &s.SandboxMaxAttachmentsMB
+		}
+		if n < 1 || n > limit {
+			problem("must be between 1 and %d, not %d", limit, n)
 			return
 		}
-		s.SandboxMaxAttachmentMB = Setting[int]{n, at}
+		*to = Setting[int]{n, at}
 	case "max_value_mb", "max_snapshot_mb":
 		if !decode(&n, "an integer") {
 			return

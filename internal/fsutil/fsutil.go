@@ -4,9 +4,12 @@ package fsutil
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // IsFile reports whether path is something other than a folder (following
@@ -40,4 +43,50 @@ func FindUp(dir, name string) string {
 		}
 		dir = parent
 	}
+}
+
+// MaxConfigBytes bounds a configuration file vis-agent reads (config.toml,
+// vis.toml, pyproject.toml, pyvenv.cfg): those of a workspace are written
+// by whatever runs there, a jailed session's code included.
+const MaxConfigBytes = 4 << 20
+
+// ErrTooLarge is a file ReadRegular found over its limit.
+var ErrTooLarge = errors.New("file too large")
+
+// OpenRegular opens path for reading when it is a regular file, without
+// following a symlink at its last element and without waiting on a FIFO
+// or a device: how an unjailed process opens a file the jailed code may
+// have replaced.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadRegular reads a regular file of at most max bytes (OpenRegular's
+// rules); a larger one is ErrTooLarge, read no further than max+1 bytes.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: over %d bytes", ErrTooLarge, max)}
+	}
+	return data, nil
 }

@@ -52,7 +52,9 @@ func (s *Store) writeTemp(data io.Reader, max int64) (*tempBlob, error) {
 	b := &tempBlob{path: f.Name()}
 	h := sha256.New()
 	head := &headbuf.Writer{Max: headSize}
-	n, err := io.Copy(io.MultiWriter(f, h, head), io.LimitReader(data, max+1))
+	// A large buffer: the bytes may come from a socket (the host's link to
+	// a session), where fewer, larger reads pay.
+	n, err := io.CopyBuffer(io.MultiWriter(f, h, head), io.LimitReader(data, max+1), make([]byte, 1<<20))
 	if err == nil && n > max {
 		err = &TooLargeError{Limit: max}
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -118,6 +119,26 @@ func CheckFilename(name string) error {
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f {
 			return bad("it holds a control character")
+		}
+	}
+	return nil
+}
+
+// CheckWritable refuses a filename a block chose that `attachment get`
+// must not write in the user's folder by itself: a hidden file (.envrc,
+// .bashrc: read by tools without being seen), one holding a control or a
+// bidirectional formatting character (U+202E shows "exe.txt" for
+// "txt.exe"), or a path. The user can still name the file (-o).
+func CheckWritable(name string) error {
+	if err := CheckFilename(name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, ".") {
+		return fmt.Errorf("the attachment's filename %q is hidden (it starts with a dot)", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("the attachment's filename %q holds the control or formatting character U+%04X (it can make a name show as another)", name, r)
 		}
 	}
 	return nil

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
+
 	// The SQLite driver: cgo, so it adds no package init work to
 	// `vis-agent python` starts (the pure Go one adds about 0.3 ms).
 	_ "github.com/mattn/go-sqlite3"
@@ -37,7 +39,7 @@ const (
 func Stamp(dir string) string {
 	var b strings.Builder
 	for _, f := range []string{dbFile, dbFile + "-wal"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+		if st, err := os.Lstat(filepath.Join(dir, f)); err == nil {
 			fmt.Fprintf(&b, "%d.%d ", st.Size(), st.ModTime().UnixNano())
 		}
 	}
@@ -60,6 +62,18 @@ type Store struct {
 // Limits bound what one Attach stores.
 type Limits struct {
 	MaxBytes int64 // 0: DefaultMaxBytes
+	// SessionMaxBytes bounds the session's versions together, each
+	// counted at its size (0: no bound).
+	SessionMaxBytes int64
+}
+
+// QuotaError is an attachment that would take its session past
+// Limits.SessionMaxBytes.
+type QuotaError struct{ Used, Size, Limit int64 }
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("this attachment (%s) would take the session's attachments to %s, over its limit of %s (sandbox.max_attachments_mb in config.toml); nothing was stored (vis-agent sandbox rm deletes a session's attachments)",
+		sizeText(e.Size), sizeText(e.Used+e.Size), sizeText(e.Limit))
 }
 
 func (l Limits) max() int64 {
@@ -200,6 +214,15 @@ func (s *Store) Attach(n New, data io.Reader, lim Limits) (Descriptor, error) {
 	// also holds while it deletes unused blobs: the blob cannot vanish
 	// between here and the row's commit.
 	err = s.write(func(tx *sql.Tx) error {
+		if lim.SessionMaxBytes > 0 {
+			var used int64
+			if err := tx.QueryRow(`SELECT COALESCE(SUM(size), 0) FROM attachments WHERE session = ?`, n.Session).Scan(&used); err != nil {
+				return err
+			}
+			if used+b.size > lim.SessionMaxBytes {
+				return &QuotaError{Used: used, Size: b.size, Limit: lim.SessionMaxBytes}
+			}
+		}
 		if err := s.place(b); err != nil {
 			return err
 		}
@@ -214,6 +237,10 @@ func (s *Store) Attach(n New, data io.Reader, lim Limits) (Descriptor, error) {
 			d.ID, n.Session, n.SessionName, d.Filename, d.Version, d.Kind, d.MediaType, d.Size, d.SHA256, d.Commentable, d.Created.UnixNano(), d.Block)
 		return err
 	})
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		return Descriptor{}, err
+	}
 	if err != nil {
 		return Descriptor{}, fmt.Errorf("attach %s: %w", d.Filename, err)
 	}
@@ -390,7 +417,14 @@ func (s *Store) Read(d Descriptor) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	f, err := fsutil.OpenRegular(p)
+	if err == nil {
+		// Its size is the row's, or the bytes are not this version's.
+		if st, serr := f.Stat(); serr != nil || st.Size() != d.Size {
+			f.Close()
+			err = fmt.Errorf("its stored bytes are not %d long", d.Size)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read attachment %s version %d: %w", d.Filename, d.Version, err)
 	}

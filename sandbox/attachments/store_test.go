@@ -490,3 +490,43 @@ func TestStamp(t *testing.T) {
 		t.Errorf("an attach left the stamp %q", next)
 	}
 }
+
+// TestQuota: a session's versions together stay within SessionMaxBytes;
+// the one past it is refused whole, saying why, and other sessions are
+// not counted.
+func TestQuota(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	lim := Limits{SessionMaxBytes: 10}
+	for _, data := range []string{"12345", "678"} {
+		if _, err := s.Attach(New{Session: "q", Filename: "a.txt"}, strings.NewReader(data), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Attach(New{Session: "q", Filename: "b.txt"}, strings.NewReader("abc"), lim)
+	var qe *QuotaError
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), "sandbox.max_attachments_mb") || qe.Used != 8 {
+		t.Fatalf("past the quota: %v", err)
+	}
+	if list, _ := s.List("q"); len(list) != 2 {
+		t.Errorf("the refused attachment was stored: %d versions", len(list))
+	}
+	if _, err := s.Attach(New{Session: "other", Filename: "b.txt"}, strings.NewReader("abc"), lim); err != nil {
+		t.Errorf("another session: %v", err)
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	for _, ok := range []string{"PLAN.md", "data v2.csv", "résumé.txt", "a.b.c"} {
+		if err := CheckWritable(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for name, why := range map[string]string{
+		".envrc": "hidden", "..": "give a file's name", "a/b": "not a path",
+		"x\u202etxt.exe": "U+202E", "x\u2066y": "U+2066", "x\u200ey": "U+200E", "c1\u009bz": "U+009B", "tab\tz": "control character",
+	} {
+		if err := CheckWritable(name); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want %q", name, err, why)
+		}
+	}
+}

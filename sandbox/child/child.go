@@ -90,6 +90,27 @@ type Access struct {
 	// Kernel is the kernel layer in force (jail.Status), with what the
 	// kernel could not enforce.
 	Kernel *jail.Status `json:"kernel"`
+	// Host is what the session's host holds to, which its host fills in.
+	Host *HostLimits `json:"host"`
+}
+
+// HostLimits are the bounds the session's host keeps, whatever the
+// session's code does.
+type HostLimits struct {
+	// Socket says who may use the session through its socket.
+	Socket string `json:"socket"`
+	// MaxCalls is how many host calls may be under way at once; each
+	// ends with its block.
+	MaxCalls int `json:"max_calls"`
+	// MaxAttachmentMB bounds one attachment, MaxAttachmentsMB the
+	// session's together.
+	MaxAttachmentMB  int `json:"max_attachment_mb"`
+	MaxAttachmentsMB int `json:"max_attachments_mb"`
+	// ReadMB is how much of one file cat and grep read; GrepRows the
+	// rows one grep answers; PatchMB the largest file patch edits.
+	ReadMB   int `json:"read_mb"`
+	GrepRows int `json:"grep_rows"`
+	PatchMB  int `json:"patch_mb"`
 }
 
 // Install writes the package under root in a folder named by its content
@@ -144,20 +165,10 @@ func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	cmd := python("-I", "-S", "-c", compileCode, dir)
-	// The child's own descriptors (link, stacks, calls) are inherited
-	// without close-on-exec: /dev/null in their place, so that only the
-	// child holds its link to the host.
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		return fmt.Errorf("cache the sandbox driver's bytecode: %w", err)
-	}
-	defer null.Close()
-	cmd.ExtraFiles = make([]*os.File, CallsFD-2)
-	for i := range cmd.ExtraFiles {
-		cmd.ExtraFiles[i] = null
-	}
-	out, err := cmd.CombinedOutput()
+	// The child's own descriptors (link, stacks, calls) are close-on-exec
+	// from its start (sandbox/host/early_linux.c): only the child holds
+	// its link to the host.
+	out, err := python("-I", "-S", "-c", compileCode, dir).CombinedOutput()
 	if werr := atomicfile.Write(marker, nil); werr != nil && err == nil {
 		err = werr
 	}

@@ -77,19 +77,3 @@ func TestCompileFailure(t *testing.T) {
 		t.Error("a failed compile left bytecode")
 	}
 }
-
-// TestCompileDescriptors: the compiler does not inherit the child's link,
-// stacks and calls descriptors.
-func TestCompileDescriptors(t *testing.T) {
-	dir, err := Install(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	show := func(args ...string) *exec.Cmd {
-		return exec.Command("sh", "-c", "readlink /proc/self/fd/3 /proc/self/fd/4 /proc/self/fd/5 >&2; exit 1")
-	}
-	err = Compile(dir, "3.98", show)
-	if err == nil || strings.Count(err.Error(), os.DevNull) != 3 {
-		t.Errorf("the compiler's descriptors 3 to 5: %v (want %s each)", err, os.DevNull)
-	}
-}

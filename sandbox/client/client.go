@@ -57,12 +57,14 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 
 // connect dials the host; with start, it starts one when none answers.
 func (s *Session) connect(start bool) (net.Conn, error) {
-	c, err := s.Folder.Dial()
-	if err == nil || !start || len(s.HostCommand) == 0 {
-		if err != nil {
-			return nil, ErrNotRunning
-		}
+	c, err := s.Folder.Connect()
+	switch {
+	case err == nil:
 		return c, nil
+	case !errors.Is(err, session.ErrNoHost):
+		return nil, err
+	case !start || len(s.HostCommand) == 0:
+		return nil, ErrNotRunning
 	}
 	lock, err := s.Folder.LockStart()
 	if err != nil {
@@ -70,13 +72,13 @@ func (s *Session) connect(start bool) (net.Conn, error) {
 	}
 	defer lock.Release()
 	// Another client may have started it while this one waited.
-	if c, err := s.Folder.Dial(); err == nil {
+	if c, err := s.Folder.Connect(); err == nil {
 		return c, nil
 	}
 	if err := s.startHost(); err != nil {
 		return nil, err
 	}
-	c, err = s.Folder.Dial()
+	c, err = s.Folder.Connect()
 	if err != nil {
 		return nil, fmt.Errorf("connect to the session's host: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -49,36 +50,131 @@ func errorf(typ, format string, args ...any) error {
 	return &callError{typ: typ, msg: fmt.Sprintf(format, args...)}
 }
 
-// reply is what an op answers: a result (JSON) and a payload.
+// reply is what an op answers: a result (JSON), and a payload of size
+// bytes streamed from body (nil: none).
 type reply struct {
-	result  any
-	payload []byte
+	result any
+	body   io.ReadCloser
+	size   int64
 }
 
-// op is one host call's work, for the session this host serves.
-type op func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error)
+// op is one host call's work, for the session this host serves; ctx ends
+// when the call is abandoned (its block ended or was interrupted).
+type op func(ctx context.Context, args json.RawMessage) (reply, error)
+
+// streamOp is an op that takes a payload: it reads it from the link
+// (payload holds exactly the request's size bytes) before the next
+// request is read, so a payload is never held whole in memory.
+type streamOp func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error)
+
+// Bounds of one child's host calls.
+const (
+	// maxCalls is how many may run at once. The child's shim makes one at
+	// a time (an earlier one still running was abandoned): more means the
+	// session's code wrote requests to the link itself, and the rest are
+	// refused.
+	maxCalls = 4
+	// maxCallBytes bounds the request headers the running calls hold.
+	maxCallBytes = 32 << 20
+	// answerTimeout bounds the write of one answer: a child that does not
+	// read its link loses it.
+	answerTimeout = 30 * time.Second
+)
 
 // callServer serves the host calls of one child.
 type callServer struct {
-	conn net.Conn
-	ops  map[string]op
+	conn    net.Conn
+	ops     map[string]op
+	streams map[string]streamOp
 	// maxPayload is the largest payload a request may carry (the
 	// attachments' limit).
 	maxPayload int64
 
 	wmu sync.Mutex // one answer at a time on the link
+
+	mu      sync.Mutex
+	running map[*callSlot]struct{} // the calls under way
+	broken  string                 // why the host closed the link
+}
+
+// callSlot is one call under way.
+type callSlot struct {
+	cancel context.CancelFunc
+	bytes  int
+}
+
+// begin registers a call whose header took n bytes: the calls under way
+// before it were abandoned, and are cancelled; past the bounds it is
+// refused (nil).
+func (s *callServer) begin(n int) (context.Context, *callSlot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := n
+	for c := range s.running {
+		c.cancel()
+		held += c.bytes
+	}
+	if len(s.running) >= maxCalls || held > maxCallBytes {
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &callSlot{cancel: cancel, bytes: n}
+	if s.running == nil {
+		s.running = map[*callSlot]struct{}{}
+	}
+	s.running[c] = struct{}{}
+	return ctx, c
+}
+
+// end forgets a call that answered.
+func (s *callServer) end(c *callSlot) {
+	c.cancel()
+	s.mu.Lock()
+	delete(s.running, c)
+	s.mu.Unlock()
+}
+
+// cancelAll abandons every call under way: their block ended, was
+// interrupted, or the child is gone.
+func (s *callServer) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.running {
+		c.cancel()
+	}
+}
+
+// cancelAfter abandons the calls under way now, after d: not one a later
+// block makes meanwhile.
+func (s *callServer) cancelAfter(d time.Duration) {
+	s.mu.Lock()
+	now := make([]*callSlot, 0, len(s.running))
+	for c := range s.running {
+		now = append(now, c)
+	}
+	s.mu.Unlock()
+	time.AfterFunc(d, func() {
+		for _, c := range now {
+			c.cancel()
+		}
+	})
+}
+
+// refusal is the answer to a call past the bounds.
+func refusal() error {
+	return errorf("RuntimeError", "too many host calls at once (at most %d, holding %d MiB of arguments): the session's functions make one at a time, so these were written to the host-call link directly", maxCalls, maxCallBytes>>20)
 }
 
 // serve reads requests until the child's end closes. Each runs on its own
-// goroutine; a new request cancels the one before it (the child makes one
-// call at a time, so an earlier call still running was abandoned). It
-// returns an error when it closed the link because of what the child
-// wrote.
+// goroutine, but for those with a payload, which read it first; a new
+// request cancels the ones before it (the child makes one call at a time,
+// so an earlier call still running was abandoned). It returns an error
+// when it closed the link because of what the child wrote or did not
+// read.
 func (s *callServer) serve() error {
+	defer s.cancelAll()
 	defer s.conn.Close()
 	r := bufio.NewReaderSize(s.conn, 64<<10)
-	prev := context.CancelFunc(func() {})
-	defer func() { prev() }()
 	for {
 		line, err := readBounded(r, protocol.MaxCallHeader)
 		if errors.Is(err, errLongHeader) {
@@ -86,7 +182,7 @@ func (s *callServer) serve() error {
 			return fmt.Errorf("the session's code wrote %w to the tool link", err)
 		}
 		if err != nil {
-			return nil
+			return s.brokenErr()
 		}
 		req, err := parseCall(line)
 		if err != nil {
@@ -97,31 +193,73 @@ func (s *callServer) serve() error {
 			s.answer(req.ID, reply{}, errorf("ValueError", "tool call: a payload of %d bytes; the tool link is closed", req.Size))
 			return fmt.Errorf("the session's code wrote a request for a payload of %d bytes to the tool link", req.Size)
 		}
-		var payload []byte
-		if req.Size > s.maxPayload {
-			if _, err := io.CopyN(io.Discard, r, req.Size); err != nil {
-				return nil
+		if req.Size > 0 {
+			if err := s.stream(req, len(line), &exactly{r: r, left: req.Size}); err != nil {
+				return s.brokenErr()
 			}
-			s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (sandbox.max_attachment_mb in config.toml); nothing was stored",
-				sizeText(req.Size), sizeText(s.maxPayload)))
 			continue
 		}
-		if req.Size > 0 {
-			payload = make([]byte, req.Size)
-			if _, err := io.ReadFull(r, payload); err != nil {
-				return nil
-			}
+		ctx, slot := s.begin(len(line))
+		if slot == nil {
+			s.answer(req.ID, reply{}, refusal())
+			continue
 		}
-		prev()
-		ctx, cancel := context.WithCancel(context.Background())
-		prev = cancel
-		go s.run(ctx, req, payload)
+		go func() {
+			defer s.end(slot)
+			s.run(ctx, req, nil)
+		}()
 	}
 }
 
-func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload []byte) {
-	f := s.ops[req.Op]
-	if f == nil {
+// stream serves a request with a payload, here, before the next request
+// is read; what its op leaves of the payload is read past. An error means
+// the link failed.
+func (s *callServer) stream(req protocol.CallRequest, n int, payload io.Reader) error {
+	switch {
+	case s.streams[req.Op] == nil:
+		s.answer(req.ID, reply{}, errorf("ValueError", "tool call %q takes no payload", req.Op))
+	case req.Size > s.maxPayload:
+		s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (sandbox.max_attachment_mb in config.toml); nothing was stored",
+			sizeText(req.Size), sizeText(s.maxPayload)))
+	default:
+		ctx, slot := s.begin(n)
+		if slot == nil {
+			s.answer(req.ID, reply{}, refusal())
+			break
+		}
+		s.run(ctx, req, payload)
+		s.end(slot)
+	}
+	_, err := io.Copy(io.Discard, payload)
+	return err
+}
+
+// exactly reads the next left bytes of r; fewer (the child's end closed
+// in the middle) is io.ErrUnexpectedEOF, so that an op never takes a cut
+// payload for a whole one.
+type exactly struct {
+	r    io.Reader
+	left int64
+}
+
+func (e *exactly) Read(p []byte) (int, error) {
+	if e.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > e.left {
+		p = p[:e.left]
+	}
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if errors.Is(err, io.EOF) && e.left > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload io.Reader) {
+	f, sf := s.ops[req.Op], s.streams[req.Op]
+	if f == nil && sf == nil {
 		s.answer(req.ID, reply{}, errorf("ValueError", "unknown tool call %q", req.Op))
 		return
 	}
@@ -133,30 +271,62 @@ func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload 
 				err = errorf("RuntimeError", "the sandbox host failed in %s: %v", req.Op, p)
 			}
 		}()
-		rep, err = f(ctx, req.Args, payload)
+		if sf != nil {
+			rep, err = sf(ctx, req.Args, payload)
+		} else {
+			rep, err = f(ctx, req.Args)
+		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = errorf("InterruptedError", "%s was abandoned: its block ended or was interrupted", req.Op)
+		}
 		return err
 	}()
 	s.answer(req.ID, rep, err)
 }
 
-// answer writes one answer; a write that fails means the child is gone.
+// answer writes one answer, within answerTimeout; a write that fails
+// means the child is gone or does not read, and the link is closed.
 func (s *callServer) answer(id uint64, rep reply, err error) {
-	a := protocol.CallAnswer{ID: id, OK: err == nil, Result: rep.result}
+	if rep.body != nil {
+		defer rep.body.Close()
+	}
+	a := protocol.CallAnswer{ID: id, OK: err == nil, Result: rep.result, Size: rep.size}
 	if err != nil {
-		a.Result, rep.payload = nil, nil
+		a.Result, a.Size = nil, 0
 		a.Error = pyError(err)
 	}
-	a.Size = int64(len(rep.payload))
 	head, merr := json.Marshal(a)
 	if merr != nil {
 		head, _ = json.Marshal(protocol.CallAnswer{ID: id, Error: &protocol.CallError{Type: "RuntimeError", Message: "encode the answer: " + merr.Error()}})
-		rep.payload = nil
+		a.Size = 0
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.conn.Write(append(head, '\n')); err == nil && len(rep.payload) > 0 {
-		s.conn.Write(rep.payload)
+	s.conn.SetWriteDeadline(time.Now().Add(answerTimeout))
+	_, werr := s.conn.Write(append(head, '\n'))
+	if werr == nil && a.Size > 0 {
+		_, werr = io.CopyN(s.conn, rep.body, a.Size)
 	}
+	if errors.Is(werr, os.ErrDeadlineExceeded) {
+		s.mu.Lock()
+		if s.broken == "" {
+			s.broken = fmt.Sprintf("the session's code did not read an answer on the tool link for %s", answerTimeout)
+		}
+		s.mu.Unlock()
+	}
+	if werr != nil {
+		s.conn.Close() // the child is gone, or will not read
+	}
+}
+
+// brokenErr is why the host closed the link, nil when it did not.
+func (s *callServer) brokenErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken == "" {
+		return nil
+	}
+	return errors.New(s.broken)
 }
 
 // pyError is err as the exception the child raises: the type an op chose,

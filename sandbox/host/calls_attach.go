@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +75,7 @@ func (st *store) counted() *int {
 }
 
 // attachmentOps adds the attachment calls, for this host's session only.
-func (h *Host) attachmentOps(ops map[string]op) {
+func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
 	key := h.store.key
 	type ref struct {
 		Ref     string
@@ -94,7 +93,7 @@ func (h *Host) attachmentOps(ops map[string]op) {
 		d, err := s.Get(key, in.Ref, in.Version)
 		return s, d, attachError(err)
 	}
-	ops["attach"] = func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+	streams["attach"] = func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
 		var in struct {
 			Filename    string `json:"filename"`
 			Kind        string `json:"kind"`
@@ -118,7 +117,8 @@ func (h *Host) attachmentOps(ops map[string]op) {
 			return reply{}, err
 		}
 		d, err := s.Attach(attachments.New{Session: key, SessionName: h.cfg.Meta.Name, Block: in.Block, Filename: in.Filename,
-			Kind: in.Kind, MediaType: in.MediaType, Commentable: in.Commentable}, bytes.NewReader(payload), attachments.Limits{MaxBytes: h.attachLimit()})
+			Kind: in.Kind, MediaType: in.MediaType, Commentable: in.Commentable}, payload,
+			attachments.Limits{MaxBytes: h.attachLimit(), SessionMaxBytes: h.cfg.AttachQuotaBytes})
 		if err != nil {
 			return reply{}, attachError(err)
 		}
@@ -126,7 +126,7 @@ func (h *Host) attachmentOps(ops map[string]op) {
 		h.noteAttached(d)
 		return reply{result: d}, nil
 	}
-	ops["attachments"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["attachments"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		if err := decodeArgs(args, &struct{}{}); err != nil {
 			return reply{}, err
 		}
@@ -140,25 +140,21 @@ func (h *Host) attachmentOps(ops map[string]op) {
 		}
 		return reply{result: list}, attachError(err)
 	}
-	ops["attachment"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["attachment"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		_, d, err := get(args)
 		return reply{result: d}, err
 	}
-	ops["attachment_read"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["attachment_read"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		s, d, err := get(args)
 		if err != nil {
 			return reply{}, err
 		}
+		// Streamed to the link: the host never holds it whole.
 		r, err := s.Read(d)
 		if err != nil {
 			return reply{}, attachError(err)
 		}
-		defer r.Close()
-		data, err := io.ReadAll(io.LimitReader(r, d.Size+1))
-		if err == nil && int64(len(data)) != d.Size {
-			err = errorf("RuntimeError", "attachment %s: its stored bytes are %d long, not %d", d.Filename, len(data), d.Size)
-		}
-		return reply{result: d, payload: data}, attachError(err)
+		return reply{result: d, body: r, size: d.Size}, nil
 	}
 }
 
@@ -166,12 +162,13 @@ func (h *Host) attachmentOps(ops map[string]op) {
 func attachError(err error) error {
 	var nf *attachments.NotFoundError
 	var tl *attachments.TooLargeError
+	var qe *attachments.QuotaError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &nf):
 		return &callError{typ: "KeyError", msg: err.Error()}
-	case errors.As(err, &tl):
+	case errors.As(err, &tl), errors.As(err, &qe):
 		return &callError{typ: "ValueError", msg: err.Error()}
 	}
 	var ce *callError

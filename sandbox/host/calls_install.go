@@ -19,7 +19,7 @@ import (
 // base environment's versions (checked pins); everything else (uv, the
 // CPython, the index, builds) comes from the user's settings.
 func (h *Host) installOp(policy protocol.Policy) op {
-	return func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	return func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Specs []string `json:"specs"`
 			Base  []string `json:"base"`

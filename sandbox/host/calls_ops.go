@@ -8,23 +8,22 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
-// serveCalls serves the host calls of a child started under policy, for
-// this host's session, until the child's end closes; an error says why
-// the host closed it.
-func (h *Host) serveCalls(conn net.Conn, policy protocol.Policy) error {
-	s := &callServer{conn: conn, ops: map[string]op{}, maxPayload: h.attachLimit()}
+// callServer is the server of the host calls of a child started under
+// policy, on conn, for this host's session (serve it to start).
+func (h *Host) callServer(conn net.Conn, policy protocol.Policy) *callServer {
+	s := &callServer{conn: conn, ops: map[string]op{}, streams: map[string]streamOp{}, maxPayload: h.attachLimit()}
 	s.ops["session"] = h.sessionOp(policy)
-	h.attachmentOps(s.ops)
+	h.attachmentOps(s.ops, s.streams)
 	h.toolOps(s.ops, policy)
 	h.shellOps(s.ops, policy)
 	s.ops["install"] = h.installOp(policy)
-	return s.serve()
+	return s
 }
 
 // sessionOp answers who is calling, as the host knows it: the session it
 // serves and the jail its child was started under.
 func (h *Host) sessionOp(policy protocol.Policy) op {
-	return func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
+	return func(ctx context.Context, args json.RawMessage) (reply, error) {
 		if err := decodeArgs(args, &struct{}{}); err != nil {
 			return reply{}, err
 		}

@@ -96,7 +96,7 @@ func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
 // shellOps adds shell_start, shell_state, shell_wait, shell_logs and
 // shell_stop, for the commands of children started under policy.
 func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
-	ops["shell_start"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_start"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Cmd       string `json:"cmd"`
 			Cwd       string `json:"cwd"`
@@ -137,7 +137,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		err := decodeArgs(args, &in)
 		return in.ID, err
 	}
-	ops["shell_state"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_state"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -145,7 +145,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).State(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -153,7 +153,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).Stop(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID    string `json:"id"`
 			MaxMS int64  `json:"max_ms"`
@@ -168,7 +168,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID string `json:"id"`
 			N  int    `json:"n"`

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,10 +23,12 @@ type callPeer struct {
 	conn net.Conn
 	r    *bufio.Reader
 	done chan error
+	s    *callServer
 }
 
-// newCallPeer serves ops (with payloads up to max) on a real socketpair.
-func newCallPeer(t *testing.T, ops map[string]op, max int64) *callPeer {
+// newCallPeer serves ops and streams (with payloads up to max) on a real
+// socketpair.
+func newCallPeer(t *testing.T, ops map[string]op, streams map[string]streamOp, max int64) *callPeer {
 	t.Helper()
 	host, child, err := callLink()
 	if err != nil {
@@ -36,8 +39,8 @@ func newCallPeer(t *testing.T, ops map[string]op, max int64) *callPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &callPeer{t: t, conn: conn, r: bufio.NewReader(conn), done: make(chan error, 1)}
-	s := &callServer{conn: host, ops: ops, maxPayload: max}
+	s := &callServer{conn: host, ops: ops, streams: streams, maxPayload: max}
+	p := &callPeer{t: t, conn: conn, r: bufio.NewReader(conn), done: make(chan error, 1), s: s}
 	go func() { p.done <- s.serve() }()
 	t.Cleanup(func() { conn.Close() })
 	return p
@@ -72,31 +75,42 @@ func (p *callPeer) answer() (protocol.CallAnswer, []byte) {
 	return a, data
 }
 
-func echoOps() map[string]op {
+func echoOps() (map[string]op, map[string]streamOp) {
 	return map[string]op{
-		"echo": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
-			var in struct{ Say string }
-			if err := decodeArgs(args, &in); err != nil {
+			"block": func(ctx context.Context, args json.RawMessage) (reply, error) {
+				<-ctx.Done()
+				return reply{}, ctx.Err()
+			},
+			"panic": func(ctx context.Context, args json.RawMessage) (reply, error) {
+				panic("a bug")
+			},
+			"missing": func(ctx context.Context, args json.RawMessage) (reply, error) {
+				_, err := os.Open("/nonexistent/file")
 				return reply{}, err
-			}
-			return reply{result: in.Say, payload: payload}, nil
-		},
-		"block": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
-			<-ctx.Done()
-			return reply{}, ctx.Err()
-		},
-		"panic": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
-			panic("a bug")
-		},
-		"missing": func(ctx context.Context, args json.RawMessage, payload []byte) (reply, error) {
-			_, err := os.Open("/nonexistent/file")
-			return reply{}, err
-		},
-	}
+			},
+		}, map[string]streamOp{
+			// echo answers its say argument, and its payload as the
+			// answer's.
+			"echo": func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
+				var in struct{ Say string }
+				if err := decodeArgs(args, &in); err != nil {
+					return reply{}, err
+				}
+				var data []byte
+				if payload != nil {
+					var err error
+					if data, err = io.ReadAll(payload); err != nil {
+						return reply{}, err
+					}
+				}
+				return reply{result: in.Say, body: io.NopCloser(bytes.NewReader(data)), size: int64(len(data))}, nil
+			},
+		}
 }
 
 func TestCallsAnswerWithPayloads(t *testing.T) {
-	p := newCallPeer(t, echoOps(), 1<<20)
+	ops, streams := echoOps()
+	p := newCallPeer(t, ops, streams, 1<<20)
 	p.write(`{"id":1,"size":5,"op":"echo","args":{"say":"hi"}}` + "\nhello")
 	a, data := p.answer()
 	if a.ID != 1 || !a.OK || a.Result != "hi" || string(data) != "hello" {
@@ -115,7 +129,8 @@ func TestCallsAnswerWithPayloads(t *testing.T) {
 }
 
 func TestCallsRefuseBadRequests(t *testing.T) {
-	p := newCallPeer(t, echoOps(), 1<<20)
+	ops, streams := echoOps()
+	p := newCallPeer(t, ops, streams, 1<<20)
 	for _, c := range []struct{ send, typ, msg string }{
 		{"not json\n", "ValueError", "not a JSON request"},
 		{`{"id":4,"size":0}` + "\n", "ValueError", "without an op"},
@@ -141,7 +156,8 @@ func TestCallsRefuseBadRequests(t *testing.T) {
 }
 
 func TestCallsCancelAnAbandonedCall(t *testing.T) {
-	p := newCallPeer(t, echoOps(), 1<<20)
+	ops, streams := echoOps()
+	p := newCallPeer(t, ops, streams, 1<<20)
 	p.write(`{"id":1,"size":0,"op":"block"}` + "\n")
 	p.write(`{"id":2,"size":0,"op":"echo","args":{"say":"next"}}` + "\n")
 	got := map[uint64]protocol.CallAnswer{}
@@ -157,8 +173,53 @@ func TestCallsCancelAnAbandonedCall(t *testing.T) {
 	}
 }
 
+// TestCallsBounded: calls written past the shim, each ignoring its
+// cancellation for a while, are refused past maxCalls; the ones that run
+// are cancelled by the next and by cancelAll (the block's end).
+func TestCallsBounded(t *testing.T) {
+	ops, streams := echoOps()
+	ops["stubborn"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+		time.Sleep(500 * time.Millisecond)
+		return reply{}, ctx.Err()
+	}
+	p := newCallPeer(t, ops, streams, 1<<20)
+	for i := 1; i <= 10; i++ {
+		p.write(fmt.Sprintf(`{"id":%d,"size":0,"op":"stubborn"}`+"\n", i))
+	}
+	refused, cancelled := 0, 0
+	for range 10 {
+		a, _ := p.answer()
+		switch {
+		case a.Error != nil && strings.Contains(a.Error.Message, "too many host calls at once"):
+			refused++
+		case a.Error != nil && a.Error.Type == "InterruptedError":
+			cancelled++
+		default:
+			t.Errorf("answer %+v %+v", a, a.Error)
+		}
+	}
+	if refused != 10-maxCalls || cancelled != maxCalls {
+		t.Errorf("%d refused, %d cancelled; want %d and %d", refused, cancelled, 10-maxCalls, maxCalls)
+	}
+	// The block's end: a call under way is cancelled at once.
+	p.write(`{"id":11,"size":0,"op":"block"}` + "\n")
+	time.Sleep(50 * time.Millisecond)
+	p.s.cancelAll()
+	if a, _ := p.answer(); a.ID != 11 || a.Error == nil || a.Error.Type != "InterruptedError" {
+		t.Errorf("after cancelAll: %+v", a)
+	}
+	// An interrupt's late cancel ends the calls of its time, not the
+	// next block's.
+	p.s.cancelAfter(100 * time.Millisecond)
+	p.write(`{"id":12,"size":0,"op":"stubborn"}` + "\n")
+	if a, _ := p.answer(); a.ID != 12 || a.Error != nil {
+		t.Errorf("a call after an interrupt: %+v %+v", a, a.Error)
+	}
+}
+
 func TestCallsCloseOnAHugePayloadOrHeader(t *testing.T) {
-	p := newCallPeer(t, echoOps(), 1<<20)
+	ops, streams := echoOps()
+	p := newCallPeer(t, ops, streams, 1<<20)
 	p.write(`{"id":1,"size":99999999999,"op":"echo"}` + "\n")
 	if a, _ := p.answer(); a.OK || !strings.Contains(a.Error.Message, "the tool link is closed") {
 		t.Errorf("a huge payload: %+v", a)
@@ -167,7 +228,7 @@ func TestCallsCloseOnAHugePayloadOrHeader(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 
-	p = newCallPeer(t, echoOps(), 1<<20)
+	p = newCallPeer(t, ops, streams, 1<<20)
 	go io.WriteString(p.conn, strings.Repeat("x", protocol.MaxCallHeader+(64<<10)))
 	if a, _ := p.answer(); a.OK || a.ID != 0 {
 		t.Errorf("a huge header: %+v", a)
@@ -178,7 +239,8 @@ func TestCallsCloseOnAHugePayloadOrHeader(t *testing.T) {
 }
 
 func TestCallsEndWithTheChild(t *testing.T) {
-	p := newCallPeer(t, echoOps(), 1<<20)
+	ops, streams := echoOps()
+	p := newCallPeer(t, ops, streams, 1<<20)
 	p.write(`{"id":1,"size":10,"op":"echo"}` + "\nabc")
 	p.conn.Close()
 	select {

@@ -17,7 +17,7 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 		a.ReadWrite, a.ReadOnly = h.roots(policy)
 		// The host's own files, should a root hold them (a Vis home inside
 		// the workspace).
-		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath()}
+		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath(), h.cfg.Folder.KeyPath()}
 	}
 	return a
 }
@@ -25,7 +25,7 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 // toolOps adds cat, grep and patch, run under the child's access.
 func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 	a := h.access(policy)
-	ops["cat"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["cat"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Path          string
 			Offset, Limit int
@@ -36,10 +36,10 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 		if in.Offset < 0 || in.Limit < 0 {
 			return reply{}, errorf("ValueError", "cat: offset and limit are 0 or more")
 		}
-		res, err := tools.Cat(a, in.Path, in.Offset, in.Limit)
+		res, err := tools.Cat(ctx, a, in.Path, in.Offset, in.Limit)
 		return reply{result: res}, toolError(err)
 	}
-	ops["grep"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["grep"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Pattern, Path, Glob string
 			Limit               int
@@ -50,10 +50,10 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 		if in.Limit < 0 {
 			return reply{}, errorf("ValueError", "grep: limit is 0 or more")
 		}
-		res, err := tools.Grep(a, in.Pattern, in.Path, in.Glob, in.Limit)
+		res, err := tools.Grep(ctx, a, in.Pattern, in.Path, in.Glob, in.Limit)
 		return reply{result: res}, toolError(err)
 	}
-	ops["patch"] = func(ctx context.Context, args json.RawMessage, _ []byte) (reply, error) {
+	ops["patch"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct{ Path, Old, New string }
 		if err := decodeArgs(args, &in); err != nil {
 			return reply{}, err

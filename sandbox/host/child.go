@@ -39,6 +39,8 @@ type proc struct {
 	stdout        *forwarder
 	stderr        *forwarder
 	exited        chan struct{}
+	// calls serves its host calls.
+	calls *callServer
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
@@ -158,7 +160,7 @@ func (e *restoreError) Error() string {
 // has restored the snapshot. reason is why the previous one stopped. The
 // host's first child is the one its C constructor started, when that one
 // was started for this policy.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, serveCalls func(net.Conn) error) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer) (*proc, error) {
 	s, dropsPrivileges := takeEarlyChild()
 	if s != nil && dropsPrivileges != policy.Jail {
 		s.discard()
@@ -171,13 +173,14 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 	}
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
-		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, "stdout", cfg.Log), stderr: newForwarder(s.stderr, "stderr", cfg.Log)}
+		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, "stdout", cfg.Log), stderr: newForwarder(s.stderr, "stderr", cfg.Log),
+		calls: newCalls(s.calls)}
 	go func() {
 		c.state, _ = s.process.Wait()
 		close(c.exited)
 	}()
 	go func() {
-		if err := serveCalls(s.calls); err != nil {
+		if err := c.calls.serve(); err != nil {
 			c.mu.Lock()
 			c.callsBroken = err.Error()
 			c.mu.Unlock()
@@ -185,7 +188,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 	}()
 	// The child reads its session's description before it is jailed.
 	err := c.conn.Send(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace},
+		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
 		RestartReason: reason,
 		Policy:        policy,
 		Discard:       opts.discard,
@@ -247,7 +250,16 @@ func (c *proc) alive() bool {
 }
 
 // interrupt sends SIGINT: KeyboardInterrupt at the block's next bytecode.
-func (c *proc) interrupt() { syscall.Kill(c.pid(), syscall.SIGINT) }
+// A host call the block waits on is abandoned by the child at once, and
+// its work is stopped a moment later (after the child had its chance to
+// raise the KeyboardInterrupt rather than the call's cancellation).
+func (c *proc) interrupt() {
+	syscall.Kill(c.pid(), syscall.SIGINT)
+	c.calls.cancelAfter(callGrace)
+}
+
+// callGrace is how long after an interrupt the calls under way stop.
+const callGrace = 200 * time.Millisecond
 
 // kill ends the child and its process group at once.
 func (c *proc) kill() {

@@ -15,7 +15,16 @@
 // (`sandbox child --dir DIR`), with jail.EarlyFlag when the host's
 // --policy drops privileges (a jailed one). A host started without
 // --policy (it then reads the user's settings) starts none.
+//
+// Descriptors: whatever the process that started a host or a child left
+// open without close-on-exec (a user's shell: `exec 7<secret` before the
+// first `sandbox run`; Go's exec.Command passes such descriptors on) is
+// closed here, before Go or any Python runs, so that nothing the sandbox
+// starts holds it. A host keeps 0-2 and its ready pipe 3; a child keeps
+// 0-5 (see sandbox/child), its own 3-5 close-on-exec from here on, so
+// that what it runs before its jail gets none of them.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -38,6 +47,29 @@ static const char *arg(int argc, char **argv, const char *name) {
 		}
 	}
 	return NULL;
+}
+
+// close_from closes every descriptor from first on.
+static void close_from(int first) {
+	if (syscall(SYS_close_range, (unsigned)first, ~0U, 0U) == 0) {
+		return;
+	}
+	// Before Linux 5.9: the open ones, as /proc lists them.
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL) {
+		for (int fd = first; fd < 65536; fd++) {
+			close(fd);
+		}
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+		if (fd >= first && fd != dirfd(d)) {
+			close(fd);
+		}
+	}
+	closedir(d);
 }
 
 static void close_all(int *fds, int n) {
@@ -71,18 +103,34 @@ static void in_child(pid_t host, char **args, int link, int stacks, int calls, i
 		dup2(src[1], 4) < 0 || dup2(src[2], 5) < 0) {
 		_exit(1);
 	}
-	if (syscall(SYS_close_range, 6U, ~0U, 0U) != 0) {
-		for (int fd = 6; fd < 1024; fd++) {
-			close(fd);
-		}
-	}
+	close_from(6);
 	execv("/proc/self/exe", args);
 	_exit(127);
 }
 
+// sandbox_command reports whether argv is `vis-agent sandbox NAME ...`.
+static int sandbox_command(int argc, char **argv, const char *name) {
+	return argc >= 3 && argv != NULL && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], name) == 0;
+}
+
+__attribute__((constructor)) static void vis_child_descriptors(int argc, char **argv, char **envp) {
+	(void)envp;
+	if (!sandbox_command(argc, argv, "child")) {
+		return;
+	}
+	close_from(6);
+	for (int fd = 3; fd <= 5; fd++) {
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+}
+
 __attribute__((constructor)) static void vis_host_early(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (argc < 5 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "host") != 0) {
+	if (!sandbox_command(argc, argv, "host")) {
+		return;
+	}
+	close_from(4);
+	if (argc < 5) {
 		return;
 	}
 	const char *dir = arg(argc, argv, "--dir");

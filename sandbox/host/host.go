@@ -13,12 +13,16 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // Waits of the host.
@@ -29,6 +33,9 @@ const (
 	// waitNotice is how long a client waits for the session quietly.
 	waitNotice = time.Second
 )
+
+// memoryTarget is the Go heap a host aims to stay under.
+const memoryTarget = 160 << 20
 
 // Config is what a host serves.
 type Config struct {
@@ -53,6 +60,22 @@ type Config struct {
 	// Install says how install() runs uv for this session (nil: it is not
 	// available); the op adds the child's network policy.
 	Install func() (install.Options, error)
+	// AttachQuotaBytes bounds the session's attachments together (0: no
+	// bound).
+	AttachQuotaBytes int64
+}
+
+// limits are the bounds the host keeps, for session.access.host.
+func (cfg Config) limits() *child.HostLimits {
+	max := cfg.AttachMaxBytes
+	if max <= 0 {
+		max = attachments.DefaultMaxBytes
+	}
+	return &child.HostLimits{
+		Socket:   "only clients that present the session's key (a file of its folder the jailed code cannot read) and run as this user",
+		MaxCalls: maxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
+		ReadMB: tools.MaxScanBytes >> 20, GrepRows: tools.MaxGrepRows, PatchMB: tools.MaxPatchBytes >> 20,
+	}
 }
 
 // Host serves one session.
@@ -92,8 +115,12 @@ type Host struct {
 	freshReady time.Time
 	recordMu   sync.Mutex
 	conns      sync.WaitGroup
-	store      store  // the attachments store, opened on first use
-	shells     shells // the shell commands of the session's code
+	// key is what a client must present (session.Authenticate); strangers
+	// counts the connections not let in yet.
+	key       []byte
+	strangers chan struct{}
+	store     store  // the attachments store, opened on first use
+	shells    shells // the shell commands of the session's code
 
 	// installs are install()'s runs and the bytecode compiles after them.
 	installs installs
@@ -102,14 +129,24 @@ type Host struct {
 // Serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
 func Serve(cfg Config, ready func(error)) error {
+	// The host's own memory is bounded by what it does for a block (see
+	// callServer); the collector keeps the heap close to that rather than
+	// at twice the peak.
+	debug.SetMemoryLimit(memoryTarget)
 	alive, err := cfg.Folder.LockAlive(10 * time.Second)
 	if err != nil {
 		ready(err)
 		return err
 	}
 	defer alive.Release()
+	key, err := cfg.Folder.NewKey()
+	if err != nil {
+		ready(err)
+		return err
+	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)}}
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
+		key: key, strangers: make(chan struct{}, maxStrangers)}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -186,8 +223,39 @@ func (h *Host) finishConns() {
 	}
 }
 
+// maxStrangers bounds the connections waiting to show the key: one more
+// is closed at once.
+const maxStrangers = 32
+
+// admit lets in a client that shows the session's key; it returns the
+// connection's reader after the key, or nil when it closed it.
+func (h *Host) admit(conn net.Conn) io.Reader {
+	select {
+	case h.strangers <- struct{}{}:
+	default:
+		return nil
+	}
+	r, err := session.Authenticate(conn, h.key)
+	<-h.strangers
+	if err != nil && !errors.Is(err, io.EOF) {
+		protocol.Write(conn, protocol.Event{Ev: "error", Message: err.Error()})
+		// What the client sent after must be read, a little of it, or
+		// closing resets the connection before it reads the answer.
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		io.CopyN(io.Discard, conn, 64<<10)
+	}
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
 func (h *Host) serveConn(conn net.Conn) {
 	defer conn.Close()
+	r := h.admit(conn)
+	if r == nil {
+		return
+	}
 	h.mu.Lock()
 	h.clients++
 	h.mu.Unlock()
@@ -197,7 +265,7 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.mu.Unlock()
 		h.touch()
 	}()
-	pc := protocol.NewConn(conn, nil)
+	pc := protocol.NewConn(r, nil)
 	out := &sink{w: conn}
 	req, err := pc.ReceiveRequest()
 	if err != nil {
@@ -360,14 +428,14 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	reason, policy, opts := h.reason, h.policy, h.next
 	h.mu.Unlock()
-	serve := func(conn net.Conn) error { return h.serveCalls(conn, policy) }
-	c, err := startChild(h.cfg, policy, reason, opts, serve)
+	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
+	c, err := startChild(h.cfg, policy, reason, opts, calls)
 	var re *restoreError
 	if errors.As(err, &re) {
 		// Never a dead session: what the snapshot held is lost, and the
 		// notice says so.
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
-		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, serve)
+		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls)
 	}
 	if err != nil {
 		return nil, err
@@ -499,6 +567,9 @@ func (h *Host) shutdown(reason string) {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
 	}
 	close(h.done)
+	// A bytecode compile of install()'s left running would write into the
+	// session's folder after the host is gone (and after an rm).
+	h.installs.stopCompile()
 	os.Remove(h.cfg.Folder.SocketPath())
 	h.ln.Close()
 }

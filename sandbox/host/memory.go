@@ -99,7 +99,7 @@ func (h *Host) relieveMemorySometimes() {
 
 // evict asks another session's host to snapshot and stop its child.
 func evict(f session.Folder) error {
-	conn, err := f.Dial()
+	conn, err := f.Connect()
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	out.Send(protocol.Event{Ev: "started"})
 	c.setSink(out)
 	defer func() {
+		// The block's host calls end with it.
+		c.calls.cancelAll()
 		w.finish()
 		c.drain()
 		c.setSink(nil)

@@ -12,7 +12,13 @@
 //
 // # Client and host (the session's unix socket)
 //
-// A client connects, writes one Request and reads Events until the final one
+// A client connects and first writes one line, {"v": Version, "key": K},
+// where K is the session's key: a secret its host made at its start and
+// keeps in a 0600 file of the session folder that the jailed code cannot
+// read (see session.Connect). The host checks it (in constant time) and
+// that the peer runs as its own user; otherwise it answers one "error"
+// event and closes the connection, whatever the request. The client then
+// writes one Request and reads Events until the final one
 // ("result", "defs", "is_complete", "completions", "status", "ok" or
 // "error"), then the host closes the
 // connection. Requests by op:
@@ -120,9 +126,17 @@
 // raises KeyboardInterrupt and abandons the call, whose answer arrives
 // later and is skipped by id. Because of that lock, a request that
 // arrives while an earlier one is still running means the earlier one was
-// abandoned: the host cancels it. The host bounds every header and
-// payload it reads and answers a request it cannot parse with an error;
-// garbage written to the descriptor costs only the session's own calls.
+// abandoned: the host cancels it. The host also cancels the calls under
+// way when their block ends, and shortly after it interrupts the block;
+// a cancelled call answers InterruptedError. Past 4 calls under way (only
+// requests written to the descriptor directly get there) a request is
+// refused with a RuntimeError. A payload is read by its op as it comes
+// (attach streams it into the store), and an answer's payload is written
+// from its file: the host never holds one whole. The host bounds every
+// header and payload it reads and answers a request it cannot parse with
+// an error; garbage written to the descriptor costs only the session's
+// own calls, and a child that does not read an answer for 30 s loses its
+// link (its Python process is replaced before the next block).
 //
 // Ops: session; attach (args filename, kind, media_type, commentable,
 // block; payload the bytes), attachments, attachment (ref, version),

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -49,6 +50,10 @@ const (
 	// LogFile collects the host's and its children's stray output.
 	LogFile = "host.log"
 )
+
+// maxRecord bounds what a reader takes from a session's JSON files: they
+// are small, and one replaced by something else must not cost more.
+const maxRecord = 1 << 20
 
 // Folder is one session's folder.
 type Folder struct{ Dir string }
@@ -132,7 +137,7 @@ func (f Folder) PackagesDir(version string) string { return filepath.Join(f.Dir,
 // Meta reads the session's name and workspace.
 func (f Folder) Meta() (Meta, error) {
 	var m Meta
-	data, err := os.ReadFile(f.path(metaFile))
+	data, err := fsutil.ReadRegular(f.path(metaFile), maxRecord)
 	if err != nil {
 		return m, fmt.Errorf("read the session: %w", err)
 	}
@@ -165,7 +170,7 @@ func (f Folder) WriteHost(r HostRecord) error {
 // Host reads the host record (zero when there is none).
 func (f Folder) Host() HostRecord {
 	r := HostRecord{Saved: -1}
-	if data, err := os.ReadFile(f.path(hostFile)); err == nil {
+	if data, err := fsutil.ReadRegular(f.path(hostFile), maxRecord); err == nil {
 		json.Unmarshal(data, &r)
 	}
 	return r
@@ -182,7 +187,7 @@ func (f Folder) WriteStopped(reason string) error {
 // none (it was killed), and removes the record.
 func (f Folder) TakeStopped() string {
 	var v map[string]string
-	data, err := os.ReadFile(f.path(stoppedFile))
+	data, err := fsutil.ReadRegular(f.path(stoppedFile), maxRecord)
 	if err != nil {
 		return ""
 	}
@@ -282,8 +287,8 @@ func (f Folder) Listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// Dial connects to the session's host.
-func (f Folder) Dial() (net.Conn, error) {
+// dial connects to the session's socket (Connect then presents the key).
+func (f Folder) dial() (net.Conn, error) {
 	var c net.Conn
 	err := f.viaShortPath(func(p string) error {
 		var err error

@@ -48,7 +48,7 @@ func TestSocketOfADeepFolder(t *testing.T) {
 			c.Close()
 		}
 	}()
-	c, err := f.Dial()
+	c, err := f.dial()
 	if err != nil {
 		t.Fatal(err)
 	}

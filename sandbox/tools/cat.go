@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,12 @@ const (
 	// sniffBytes is how much of a file decides whether it is binary: a
 	// NUL byte in it makes the file binary, as git decides.
 	sniffBytes = 8000
+	// MaxScanBytes is how much of one file cat counts and grep searches:
+	// the host reads no more of it, whatever the session's code asks.
+	MaxScanBytes = 64 << 20
+	// checkEvery is how many lines pass between two looks at whether the
+	// call was abandoned (its block ended or was interrupted).
+	checkEvery = 4096
 )
 
 // CatResult is a part of a text file as numbered lines.
@@ -42,7 +49,7 @@ type CatResult struct {
 // text file, after skipping offset lines (0 starts at line 1), numbered
 // from 1. Lines longer than MaxLineBytes are cut, and the text stops at
 // MaxCatBytes; Note then says how to read on: cat(path, offset=Next).
-func Cat(a Access, path string, offset, limit int) (CatResult, error) {
+func Cat(ctx context.Context, a Access, path string, offset, limit int) (CatResult, error) {
 	if offset < 0 {
 		return CatResult{}, fmt.Errorf("cat %s: offset %d is negative (0 starts at the first line)", path, offset)
 	}
@@ -62,8 +69,12 @@ func Cat(a Access, path string, offset, limit int) (CatResult, error) {
 	var text strings.Builder
 	cutLines := 0
 	full := false // the byte cap stopped the text
-	br := bufio.NewReaderSize(f, 64<<10)
+	scan := &scanned{r: f, left: MaxScanBytes}
+	br := bufio.NewReaderSize(scan, 64<<10)
 	for n := 0; ; n++ {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return CatResult{}, ctx.Err()
+		}
 		line, err := readLine(br, MaxLineBytes)
 		if errors.Is(err, io.EOF) {
 			break
@@ -101,8 +112,34 @@ func Cat(a Access, path string, offset, limit int) (CatResult, error) {
 	if cutLines > 0 {
 		notes = append(notes, fmt.Sprintf("%d long lines cut at %d bytes (shell(\"sed -n 'N,Mp' FILE\") shows them whole)", cutLines, MaxLineBytes))
 	}
+	if scan.cut {
+		notes = append(notes, fmt.Sprintf("only the first %d MiB were read, so the file has more than %d lines (shell(\"sed -n 'N,Mp' FILE\") reads past it)", MaxScanBytes>>20, res.Total))
+	}
 	res.Note = strings.Join(notes, "; ")
 	return res, nil
+}
+
+// scanned reads at most left bytes of r, and says whether r had more.
+type scanned struct {
+	r    io.Reader
+	left int64
+	cut  bool
+}
+
+func (s *scanned) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		var one [1]byte
+		if n, _ := s.r.Read(one[:]); n > 0 {
+			s.cut = true
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
 }
 
 // errBinary is the error of openText for a binary file.

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,64 +62,64 @@ func wantErr(t *testing.T, err error, parts ...string) {
 
 func TestCat(t *testing.T) {
 	f := newFixture(t)
-	r, err := Cat(f.a, "a.txt", 0, 0)
+	r, err := Cat(context.Background(), f.a, "a.txt", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Text != "    1\tone\n    2\ttwo\n    3\tthree\n" || r.Total != 3 || r.Next != 0 || r.Note != "" {
 		t.Fatalf("cat: %#v", r)
 	}
-	r, err = Cat(f.a, "a.txt", 1, 1)
+	r, err = Cat(context.Background(), f.a, "a.txt", 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Text != "    2\ttwo\n" || r.Next != 2 || !strings.Contains(r.Note, `cat("a.txt", offset=2)`) {
 		t.Fatalf("cat part: %#v", r)
 	}
-	if r, err = Cat(f.a, "a.txt", 9, 0); err != nil || !strings.Contains(r.Note, "past the end") {
+	if r, err = Cat(context.Background(), f.a, "a.txt", 9, 0); err != nil || !strings.Contains(r.Note, "past the end") {
 		t.Fatalf("cat past the end: %#v %v", r, err)
 	}
-	if r, err = Cat(f.a, "inside", 0, 0); err != nil || r.Total != 3 {
+	if r, err = Cat(context.Background(), f.a, "inside", 0, 0); err != nil || r.Total != 3 {
 		t.Fatalf("cat through a symlink inside the roots: %#v %v", r, err)
 	}
-	if r, err = Cat(f.a, filepath.Join(f.ro, "lib.txt"), 0, 0); err != nil || r.Total != 1 {
+	if r, err = Cat(context.Background(), f.a, filepath.Join(f.ro, "lib.txt"), 0, 0); err != nil || r.Total != 1 {
 		t.Fatalf("cat in the read-only root: %#v %v", r, err)
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Fatal(err)
 	}
 
-	_, err = Cat(f.a, "missing.txt", 0, 0)
+	_, err = Cat(context.Background(), f.a, "missing.txt", 0, 0)
 	wantErr(t, err, "no such file: missing.txt")
-	_, err = Cat(f.a, ".", 0, 0)
+	_, err = Cat(context.Background(), f.a, ".", 0, 0)
 	wantErr(t, err, "is a directory")
-	_, err = Cat(f.a, "a.txt", -1, 0)
+	_, err = Cat(context.Background(), f.a, "a.txt", -1, 0)
 	wantErr(t, err, "negative")
-	_, err = Cat(f.a, f.secret, 0, 0)
+	_, err = Cat(context.Background(), f.a, f.secret, 0, 0)
 	wantErr(t, err, "outside the session's roots: "+f.secret)
-	_, err = Cat(f.a, "escape", 0, 0)
+	_, err = Cat(context.Background(), f.a, "escape", 0, 0)
 	wantErr(t, err, "outside the session's roots: escape (resolves to "+f.secret+")")
-	_, err = Cat(f.a, "../outside/secret", 0, 0)
+	_, err = Cat(context.Background(), f.a, "../outside/secret", 0, 0)
 	wantErr(t, err, "outside the session's roots")
-	_, err = Cat(f.a, "escape-dir/../secret", 0, 0)
+	_, err = Cat(context.Background(), f.a, "escape-dir/../secret", 0, 0)
 	wantErr(t, err, "outside the session's roots")
 	if err := os.Symlink("loop", filepath.Join(f.ws, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Cat(f.a, "loop", 0, 0)
+	_, err = Cat(context.Background(), f.a, "loop", 0, 0)
 	wantErr(t, err, "too many levels of symbolic links")
 	// A symlink swapped in after the check is not followed.
 	_, err = openNoSymlinks(filepath.Join(f.ws, "inside"), os.O_RDONLY)
 	wantErr(t, err, "too many levels of symbolic links")
-	_, err = Cat(f.a, "/etc/passwd", 0, 0)
+	_, err = Cat(context.Background(), f.a, "/etc/passwd", 0, 0)
 	wantErr(t, err, "outside the session's roots: /etc/passwd")
 
-	_, err = Cat(Access{Workspace: "ws", ReadWrite: []string{"/"}}, "a.txt", 0, 0)
+	_, err = Cat(context.Background(), Access{Workspace: "ws", ReadWrite: []string{"/"}}, "a.txt", 0, 0)
 	wantErr(t, err, "no absolute workspace")
 	// Without the jail the same file reads.
 	open := f.a
 	open.Unconfined = true
-	if r, err := Cat(open, "escape", 0, 0); err != nil || !strings.Contains(r.Text, "TOPSECRET") {
+	if r, err := Cat(context.Background(), open, "escape", 0, 0); err != nil || !strings.Contains(r.Text, "TOPSECRET") {
 		t.Fatalf("unconfined cat: %#v %v", r, err)
 	}
 }
@@ -132,14 +133,14 @@ func TestCatLimits(t *testing.T) {
 	b.WriteString(strings.Repeat("é", 3000) + "\n") // a long line of 2-byte runes
 	b.WriteString("no newline at the end")
 	write(t, filepath.Join(f.ws, "long.txt"), b.String())
-	r, err := Cat(f.a, "long.txt", 0, 0)
+	r, err := Cat(context.Background(), f.a, "long.txt", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Lines != DefaultCatLines || r.Total != 2502 || r.Next != 2000 || !strings.Contains(r.Note, "lines 1-2000 of 2502") {
 		t.Fatalf("default limit: lines %d total %d next %d note %q", r.Lines, r.Total, r.Next, r.Note)
 	}
-	r, err = Cat(f.a, "long.txt", 2500, 0)
+	r, err = Cat(context.Background(), f.a, "long.txt", 2500, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestCatLimits(t *testing.T) {
 
 	// The byte cap stops a file of long lines before the line limit.
 	write(t, filepath.Join(f.ws, "wide.txt"), strings.Repeat(strings.Repeat("x", 1500)+"\n", 1000))
-	r, err = Cat(f.a, "wide.txt", 0, 0)
+	r, err = Cat(context.Background(), f.a, "wide.txt", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +164,15 @@ func TestCatLimits(t *testing.T) {
 
 	// A line longer than the read buffer.
 	write(t, filepath.Join(f.ws, "huge-line.txt"), "a\n"+strings.Repeat("z", 200000)+"\nb\n")
-	r, err = Cat(f.a, "huge-line.txt", 0, 0)
+	r, err = Cat(context.Background(), f.a, "huge-line.txt", 0, 0)
 	if err != nil || r.Total != 3 || !strings.Contains(r.Text, "    2\t"+strings.Repeat("z", MaxLineBytes)+" … [198000 bytes cut]\n    3\tb\n") {
 		t.Fatalf("huge line: %v %.300q", err, r.Text)
 	}
 	write(t, filepath.Join(f.ws, "bin"), "PK\x00\x01rest")
-	_, err = Cat(f.a, "bin", 0, 0)
+	_, err = Cat(context.Background(), f.a, "bin", 0, 0)
 	wantErr(t, err, "binary file: bin (8 bytes)")
 	write(t, filepath.Join(f.ws, "empty"), "")
-	if r, err := Cat(f.a, "empty", 0, 0); err != nil || r.Note != "empty file" {
+	if r, err := Cat(context.Background(), f.a, "empty", 0, 0); err != nil || r.Note != "empty file" {
 		t.Fatalf("empty: %#v %v", r, err)
 	}
 }
@@ -200,7 +201,7 @@ func TestGrep(t *testing.T) {
 		".hidden":        "TODO hidden\n",
 	})
 	write(t, filepath.Join(f.ws, "image.bin"), "TODO\x00binary")
-	r, err := Grep(f.a, "TODO", "", "", 0)
+	r, err := Grep(context.Background(), f.a, "TODO", "", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestGrep(t *testing.T) {
 	}
 
 	// From a subfolder, the parent's .gitignore still applies.
-	r, err = Grep(f.a, "TODO", "sub", "", 0)
+	r, err = Grep(context.Background(), f.a, "TODO", "sub", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,45 +226,45 @@ func TestGrep(t *testing.T) {
 		t.Fatalf("grep sub: %s", r.Text)
 	}
 	// A glob on names, and one on paths.
-	if r, err = Grep(f.a, "TODO", "", "*.txt", 0); err != nil || r.Total != 1 || r.Matches[0].File != "sub/other.txt" {
+	if r, err = Grep(context.Background(), f.a, "TODO", "", "*.txt", 0); err != nil || r.Total != 1 || r.Matches[0].File != "sub/other.txt" {
 		t.Fatalf("glob: %#v %v", r, err)
 	}
-	if r, err = Grep(f.a, "TODO", "", "sub/*/*.go", 0); err != nil || r.Total != 1 {
+	if r, err = Grep(context.Background(), f.a, "TODO", "", "sub/*/*.go", 0); err != nil || r.Total != 1 {
 		t.Fatalf("path glob: %#v %v", r, err)
 	}
 	// One file, named explicitly, is searched even when ignored.
-	if r, err = Grep(f.a, "(?i)todo", "drop.log", "", 0); err != nil || r.Total != 1 {
+	if r, err = Grep(context.Background(), f.a, "(?i)todo", "drop.log", "", 0); err != nil || r.Total != 1 {
 		t.Fatalf("one file: %#v %v", r, err)
 	}
 	// The limit keeps the first rows and counts the rest.
-	if r, err = Grep(f.a, "TODO", "", "", 2); err != nil || len(r.Matches) != 2 || r.Total != 5 || !strings.Contains(r.Note, "3 more matching lines not shown") {
+	if r, err = Grep(context.Background(), f.a, "TODO", "", "", 2); err != nil || len(r.Matches) != 2 || r.Total != 5 || !strings.Contains(r.Note, "3 more matching lines not shown") {
 		t.Fatalf("limit: %#v %v", r, err)
 	}
-	if r, err = Grep(f.a, "nothing-like-this", "", "", 0); err != nil || len(r.Matches) != 0 || !strings.Contains(r.Note, "no match") {
+	if r, err = Grep(context.Background(), f.a, "nothing-like-this", "", "", 0); err != nil || len(r.Matches) != 0 || !strings.Contains(r.Note, "no match") {
 		t.Fatalf("no match: %#v %v", r, err)
 	}
 
 	// A match far into a long line shows around the match.
 	write(t, filepath.Join(f.ws, "min.js"), strings.Repeat("x", 5000)+"NEEDLE"+strings.Repeat("y", 5000)+"\n")
-	r, err = Grep(f.a, "NEEDLE", "min.js", "", 0)
+	r, err = Grep(context.Background(), f.a, "NEEDLE", "min.js", "", 0)
 	if err != nil || len(r.Matches) != 1 || !strings.HasPrefix(r.Matches[0].Text, "…x") || !strings.Contains(r.Matches[0].Text, "NEEDLE") ||
 		!strings.HasSuffix(r.Matches[0].Text, "y…") || len(r.Matches[0].Text) > grepShowBytes+10 {
 		t.Fatalf("long line: %#v %v", r.Matches, err)
 	}
-	_, err = Grep(f.a, "a(b", "", "", 0)
+	_, err = Grep(context.Background(), f.a, "a(b", "", "", 0)
 	wantErr(t, err, `bad regex "a(b": missing closing ): `)
-	_, err = Grep(f.a, "x", "", "[", 0)
+	_, err = Grep(context.Background(), f.a, "x", "", "[", 0)
 	wantErr(t, err, `bad glob "["`)
-	_, err = Grep(f.a, "x", "nowhere", "", 0)
+	_, err = Grep(context.Background(), f.a, "x", "nowhere", "", 0)
 	wantErr(t, err, "no such file or folder: nowhere")
-	_, err = Grep(f.a, "x", "image.bin", "", 0)
+	_, err = Grep(context.Background(), f.a, "x", "image.bin", "", 0)
 	wantErr(t, err, "binary file: image.bin")
-	_, err = Grep(f.a, "TOPSECRET", "escape-dir/..", "", 0)
+	_, err = Grep(context.Background(), f.a, "TOPSECRET", "escape-dir/..", "", 0)
 	wantErr(t, err, "outside the session's roots")
-	_, err = Grep(f.a, "root", "/etc", "", 0)
+	_, err = Grep(context.Background(), f.a, "root", "/etc", "", 0)
 	wantErr(t, err, "outside the session's roots: /etc")
 	// Symlinks inside the tree are not followed out of it.
-	if r, err = Grep(f.a, "TOPSECRET", "", "", 0); err != nil || r.Total != 0 {
+	if r, err = Grep(context.Background(), f.a, "TOPSECRET", "", "", 0); err != nil || r.Total != 0 {
 		t.Fatalf("grep followed a symlink out: %#v %v", r, err)
 	}
 }
@@ -361,8 +362,8 @@ func TestErrorKinds(t *testing.T) {
 	os.Mkdir(filepath.Join(f.ws, "dir"), 0o755)
 	hidden := f.a
 	hidden.Hidden = []string{filepath.Join(f.ws, "dir")}
-	catErr := func(a Access, p string) error { _, err := Cat(a, p, 0, 0); return err }
-	grepErr := func(a Access, p string) error { _, err := Grep(a, "x", p, "", 0); return err }
+	catErr := func(a Access, p string) error { _, err := Cat(context.Background(), a, p, 0, 0); return err }
+	grepErr := func(a Access, p string) error { _, err := Grep(context.Background(), a, "x", p, "", 0); return err }
 	patchErr := func(a Access, p string) error { _, err := Patch(a, p, "one", "1"); return err }
 	kinds := []struct {
 		name string
@@ -384,10 +385,69 @@ func TestErrorKinds(t *testing.T) {
 			t.Errorf("%s: %v is not %v", k.name, k.err, k.kind)
 		}
 	}
-	_, err := Grep(f.a, "(", ".", "", 0)
+	_, err := Grep(context.Background(), f.a, "(", ".", "", 0)
 	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, syscall.EISDIR} {
 		if errors.Is(err, kind) {
 			t.Errorf("a bad regex (%v) is %v", err, kind)
 		}
+	}
+}
+
+// TestBoundedReads: what the session's code planted for the host's tools
+// is read within bounds: a .gitignore that is a FIFO, a link or over the
+// limits is not applied (and said so), a grep asking for more rows than
+// MaxGrepRows gets that many, cat and grep read a file's first
+// MaxScanBytes, and a cancelled call stops.
+func TestBoundedReads(t *testing.T) {
+	f := newFixture(t)
+	bg := context.Background()
+	var many strings.Builder
+	for i := 0; i < maxIgnoreRules+1; i++ {
+		fmt.Fprintf(&many, "p%d\n", i)
+	}
+	testenv.WriteTree(t, f.ws, map[string]string{
+		"fifo/a.txt": "hit\n", "link/a.txt": "hit\n", "large/a.txt": "hit\n", "many/a.txt": "hit\n",
+		"large/.gitignore": strings.Repeat("#", maxIgnoreBytes+1), "many/.gitignore": many.String(),
+		"rows.txt": strings.Repeat("hit\n", MaxGrepRows+5),
+	})
+	if err := syscall.Mkfifo(filepath.Join(f.ws, "fifo", ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(f.secret, filepath.Join(f.ws, "link", ".gitignore"))
+	for _, dir := range []string{"fifo", "link", "large", "many"} {
+		r, err := Grep(bg, f.a, "hit", dir, "", 0)
+		if err != nil || r.Total != 1 || !strings.Contains(r.Note, "1 .gitignore files not applied") {
+			t.Errorf("%s: %+v %v", dir, r, err)
+		}
+	}
+	r, err := Grep(bg, f.a, "hit", "rows.txt", "", 1<<30)
+	if err != nil || len(r.Matches) != MaxGrepRows || r.Total != MaxGrepRows+5 || !strings.Contains(r.Note, "at most 10000 are") {
+		t.Errorf("rows: %d of %d, %q %v", len(r.Matches), r.Total, r.Note, err)
+	}
+
+	big := filepath.Join(f.ws, "big.txt")
+	w, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("x", 1023) + "\n"
+	for i := 0; i < MaxScanBytes/1024+10; i++ {
+		w.WriteString(line)
+	}
+	w.WriteString("needle\n")
+	w.Close()
+	if r, err := Grep(bg, f.a, "needle", "big.txt", "", 0); err != nil || r.Total != 0 || !strings.Contains(r.Note, "first 64 MiB only") {
+		t.Errorf("grep past the scan: %+v %v", r.Note, err)
+	}
+	if r, err := Cat(bg, f.a, "big.txt", 0, 1); err != nil || r.Total != MaxScanBytes/1024 || !strings.Contains(r.Note, "only the first 64 MiB were read") {
+		t.Errorf("cat past the scan: %d %q %v", r.Total, r.Note, err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if _, err := Grep(ctx, f.a, "needle", "", "", 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled grep: %v", err)
+	}
+	if _, err := Cat(ctx, f.a, "big.txt", 0, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled cat: %v", err)
 	}
 }

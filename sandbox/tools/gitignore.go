@@ -2,10 +2,14 @@ package tools
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"os"
 	"path"
 	"regexp"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The Go module proxy offers go-git's gitignore package, which brings
@@ -27,18 +31,48 @@ type ignoreFile struct {
 	rules []ignoreRule
 }
 
-// readIgnoreFile parses the .gitignore in the folder dir, if any.
-func readIgnoreFile(dir string) (ignoreFile, bool) {
-	f, err := openNoSymlinks(path.Join(dir, ".gitignore"), os.O_RDONLY)
+// Bounds of the .gitignore files one grep reads: each rule is a compiled
+// regular expression, and the session's code writes these files.
+const (
+	maxIgnoreBytes = 256 << 10
+	maxIgnoreRules = 10000
+)
+
+// ignoreBudget reads the .gitignore files of one grep, within its bounds.
+type ignoreBudget struct {
+	rules   int
+	skipped int // files not applied: too large, past the rules, not regular
+}
+
+// read parses the .gitignore in the folder dir, if there is one it may
+// apply: a regular file (opened without following a symlink or waiting on
+// a FIFO) of at most maxIgnoreBytes whose rules fit in the budget.
+func (b *ignoreBudget) read(dir string) (ignoreFile, bool) {
+	f, err := openNoSymlinks(path.Join(dir, ".gitignore"), unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			b.skipped++
+		}
 		return ignoreFile{}, false
 	}
 	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxIgnoreBytes {
+		b.skipped++
+		return ignoreFile{}, false
 	}
+	var lines []string
+	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreBytes))
+	for sc.Scan() {
+		if l := sc.Text(); strings.TrimSpace(l) != "" && l[0] != '#' {
+			lines = append(lines, l)
+		}
+	}
+	// Counted before any is compiled.
+	if b.rules+len(lines) > maxIgnoreRules {
+		b.skipped++
+		return ignoreFile{}, false
+	}
+	b.rules += len(lines)
 	return ignoreFile{dir: dir, rules: parseIgnore(lines)}, true
 }
 

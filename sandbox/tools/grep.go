@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,9 @@ import (
 // Limits of grep.
 const (
 	DefaultGrepRows = 200
+	// MaxGrepRows caps limit: the rows of one answer, whatever the
+	// session's code asks (Total still counts every match).
+	MaxGrepRows = 10000
 	// grepLineBytes is how much of one line grep searches; the rest of a
 	// longer line is not searched.
 	grepLineBytes = 1 << 20
@@ -57,10 +61,12 @@ type GrepResult struct {
 // when it holds a "/", whose path relative to path does). At most limit
 // matches (DefaultGrepRows when limit <= 0) are returned; Total counts
 // all of them.
-func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
+func Grep(ctx context.Context, a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 	if limit <= 0 {
 		limit = DefaultGrepRows
 	}
+	capped := limit > MaxGrepRows
+	limit = min(limit, MaxGrepRows)
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return GrepResult{}, fmt.Errorf("grep: bad regex %q: %w", pattern, unwrapSyntax(err))
@@ -84,7 +90,7 @@ func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 		}
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
 	}
-	g := &grepper{re: re, limit: limit, res: GrepResult{Pattern: pattern, Path: top.Shown}}
+	g := &grepper{ctx: ctx, re: re, limit: limit, capped: capped, res: GrepResult{Pattern: pattern, Path: top.Shown}}
 	if !a.Unconfined {
 		for _, h := range a.Hidden {
 			g.hide = append(g.hide, rootPath(h))
@@ -107,13 +113,17 @@ func Grep(a Access, pattern, path, glob string, limit int) (GrepResult, error) {
 
 // grepper holds one search's state.
 type grepper struct {
+	ctx       context.Context
 	re        *regexp.Regexp
 	limit     int
+	capped    bool // limit was cut to MaxGrepRows
 	workspace string
 	res       GrepResult
 	rows      strings.Builder
 	skipped   int      // files that could not be read
+	cut       int      // files searched in their first MaxScanBytes only
 	hide      []string // Access.Hidden, made canonical
+	ignores   ignoreBudget
 }
 
 // hidden reports whether p is one of the session's hidden paths or
@@ -130,9 +140,12 @@ func (g *grepper) hidden(p string) bool {
 // walk searches a folder, keeping a stack of the .gitignore files that
 // apply to the current folder.
 func (g *grepper) walk(a Access, top, glob string) error {
-	stack := ancestorIgnores(a, top)
+	stack := g.ancestorIgnores(a, top)
 	base := len(stack)
 	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if cerr := g.ctx.Err(); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			if p == top {
 				return err
@@ -153,7 +166,7 @@ func (g *grepper) walk(a Access, top, glob string) error {
 			for len(stack) > base && !within(p, stack[len(stack)-1].dir) {
 				stack = stack[:len(stack)-1]
 			}
-			if f, ok := readIgnoreFile(p); ok {
+			if f, ok := g.ignores.read(p); ok {
 				stack = append(stack, f)
 			}
 			return nil
@@ -164,9 +177,12 @@ func (g *grepper) walk(a Access, top, glob string) error {
 		if !d.Type().IsRegular() || ignored(stack, p, false) || !globMatch(glob, top, p) {
 			return nil
 		}
-		if err := g.file(resolved{Real: p, Shown: p}); errors.Is(err, errBinary) {
+		switch err := g.file(resolved{Real: p, Shown: p}); {
+		case errors.Is(err, errBinary):
 			g.res.Binary++
-		} else if err != nil {
+		case g.ctx.Err() != nil:
+			return g.ctx.Err()
+		case err != nil:
 			g.skipped++
 		}
 		return nil
@@ -180,7 +196,7 @@ var kernelDirs = map[string]bool{"/proc": true, "/sys": true, "/dev": true}
 // ancestorIgnores reads the .gitignore files of top's parents up to the
 // top of the git repository holding top, when there is one; parents
 // outside the roots are not read.
-func ancestorIgnores(a Access, top string) []ignoreFile {
+func (g *grepper) ancestorIgnores(a Access, top string) []ignoreFile {
 	var dirs []string
 	for dir := filepath.Dir(top); dir != top; top, dir = dir, filepath.Dir(dir) {
 		if !a.Unconfined && !under(dir, a.ReadWrite) && !under(dir, a.ReadOnly) {
@@ -196,7 +212,7 @@ func ancestorIgnores(a Access, top string) []ignoreFile {
 	}
 	var files []ignoreFile
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if f, ok := readIgnoreFile(dirs[i]); ok {
+		if f, ok := g.ignores.read(dirs[i]); ok {
 			files = append(files, f)
 		}
 	}
@@ -226,10 +242,17 @@ func (g *grepper) file(r resolved) error {
 	defer f.Close()
 	g.res.Files++
 	shown := g.display(r.Real)
-	br := bufio.NewReaderSize(f, 64<<10)
+	scan := &scanned{r: f, left: MaxScanBytes}
+	br := bufio.NewReaderSize(scan, 64<<10)
 	for n := 1; ; n++ {
+		if n%checkEvery == 0 && g.ctx.Err() != nil {
+			return g.ctx.Err()
+		}
 		l, err := readLine(br, grepLineBytes)
 		if errors.Is(err, io.EOF) {
+			if scan.cut {
+				g.cut++
+			}
 			return nil
 		}
 		if err != nil {
@@ -262,7 +285,9 @@ func (g *grepper) display(p string) string {
 // finish writes the rows and the note.
 func (g *grepper) finish() {
 	var notes []string
-	if more := g.res.Total - len(g.res.Matches); more > 0 {
+	if more := g.res.Total - len(g.res.Matches); more > 0 && g.capped {
+		notes = append(notes, fmt.Sprintf("%d more matching lines not shown (at most %d are; narrow with path= or glob=)", more, MaxGrepRows))
+	} else if more > 0 {
 		notes = append(notes, fmt.Sprintf("%d more matching lines not shown (raise limit=, or narrow with path= or glob=)", more))
 	}
 	if g.res.Total == 0 {
@@ -273,6 +298,12 @@ func (g *grepper) finish() {
 	}
 	if g.skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d files could not be read", g.skipped))
+	}
+	if g.cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d files searched in their first %d MiB only", g.cut, MaxScanBytes>>20))
+	}
+	if g.ignores.skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d .gitignore files not applied (over %d KiB, past %d rules in all, or not regular files)", g.ignores.skipped, maxIgnoreBytes>>10, maxIgnoreRules))
 	}
 	g.res.Note = strings.Join(notes, "; ")
 	g.res.Text = g.rows.String()

@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MaxPatchBytes is the largest file patch rewrites.
-const MaxPatchBytes = 64 << 20
+// MaxPatchBytes is the largest file patch rewrites: the host holds it,
+// and the new content, in memory.
+const MaxPatchBytes = 16 << 20
 
 // PatchResult is one replacement written.
 type PatchResult struct {

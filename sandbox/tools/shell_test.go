@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -345,9 +346,9 @@ func TestShellHidden(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(session, "store", "x")); err == nil {
 		t.Fatal("a hidden folder was written")
 	}
-	_, err := Cat(f.a, ".vis/store/db", 0, 0)
+	_, err := Cat(context.Background(), f.a, ".vis/store/db", 0, 0)
 	wantErr(t, err, "hidden from the session: .vis/store/db")
-	if r, err := Grep(f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
+	if r, err := Grep(context.Background(), f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
 		t.Fatalf("grep read hidden files: %s %v", r.Text, err)
 	}
 }

@@ -42,6 +42,7 @@ import builtins
 import gc
 import marshal
 import os
+import stat
 import struct
 import sys
 import types
@@ -920,7 +921,8 @@ class State:
         try:
             if self._counter_fd is None:
                 os.makedirs(self.folder, exist_ok=True)
-                self._counter_fd = os.open(os.path.join(self.folder, COUNTER), os.O_RDWR | os.O_CREAT, 0o600)
+                self._counter_fd = os.open(os.path.join(self.folder, COUNTER),
+                                           os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             os.pwrite(self._counter_fd, b"%020d\n" % self.next_block, 0)
         except OSError:
             pass
@@ -1002,11 +1004,20 @@ class State:
         return header, blob
 
     def _read_counter(self):
+        # A block may have replaced it with a FIFO or a link to a device:
+        # that reads as no counter, without waiting.
         try:
-            with open(os.path.join(self.folder, COUNTER), "rb") as f:
-                return int(f.read(64).strip() or b"0")
+            fd = os.open(os.path.join(self.folder, COUNTER), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return 0
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return 0
+            return int(os.read(fd, 64).strip() or b"0")
         except (OSError, ValueError):
             return 0
+        finally:
+            os.close(fd)
 
     def restore(self, namespace, drop=()):
         """Brings the snapshot back into namespace, but for the names in drop
