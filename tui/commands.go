@@ -129,5 +129,5 @@ func restartArgs(arg string) (client.RestartOptions, string, error) {
 		return client.RestartOptions{Drop: words[1:]},
 			"[Sandbox restarted] Restarted without " + strings.Join(words[1:], ", ") + ": the rest of the snapshot was restored.", nil
 	}
-	return client.RestartOptions{}, "", errors.New("use /restart, /restart --fresh or /restart --drop NAME...")
+	return client.RestartOptions{}, "", errors.New("use /restart, /restart --fresh or /restart --drop NAME [NAME ...]")
 }

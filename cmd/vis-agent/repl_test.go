@@ -659,5 +659,5 @@ func TestReplRestartFreshAndDrop(t *testing.T) {
 	tm.typed("print('kept' in globals())")
 	tm.waitFor("The snapshot was discarded: a restart with", "\nFalse")
 	tm.typed("/restart --everything")
-	tm.waitFor("use /restart, /restart --fresh or /restart --drop NAME...")
+	tm.waitFor("use /restart, /restart --fresh or /restart --drop NAME [NAME ...]")
 }

@@ -156,7 +156,7 @@ func restartToResult(b *bench, py testenv.Python, wheels string, runs int) error
 					}
 					out, rerr := b.cmd("run", "--session", name, "-c", d.check).CombinedOutput()
 					if rerr != nil || !strings.Contains(string(out), "100000 ") {
-						err = fmt.Errorf("the first block after restart: %v\n%s", rerr, out)
+						err = fmt.Errorf("the first block after restart: %w\n%s", rerr, out)
 						break
 					}
 					o = time.Since(start)
@@ -241,7 +241,7 @@ func startJupyterRestart(venvDir, ws string, d day) (*jupyterRestart, error) {
 	j.in, j.out = in.(*os.File), bufio.NewReader(out)
 	if line, err := j.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
 		j.close()
-		return nil, fmt.Errorf("jupyter_restart.py did not start: %v %q", err, line)
+		return nil, fmt.Errorf("jupyter_restart.py did not start: %w %q", err, line)
 	}
 	return j, nil
 }
