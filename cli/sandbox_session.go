@@ -201,7 +201,7 @@ Python first, with the notice.`,
 	jf.add(cmd)
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments, checks")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
 	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")
 	return cmd
@@ -693,7 +693,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			st := config.Load(l.UserConfig())
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
+				FixFiles: st.SandboxFixFiles.Value,
+				Install:  sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
@@ -809,6 +810,9 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				return err
 			}
 			if err := lib.InstallHostCall(child.CallsFD); err != nil {
+				return err
+			}
+			if err := lib.InstallWriteNotes(); err != nil {
 				return err
 			}
 			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {

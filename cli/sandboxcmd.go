@@ -21,7 +21,7 @@ func newSandboxCmd(s Streams) *cobra.Command {
 		Use:   "sandbox",
 		Short: "Tools of the sandbox REPL, for direct use",
 	}
-	sandbox.AddCommand(newRepairCmd(s), newSandboxMCPCmd(s))
+	sandbox.AddCommand(newRepairCmd(s), newCheckCmd(s), newSandboxMCPCmd(s))
 	addSessionCmds(sandbox, s)
 	addReplCmd(sandbox, s)
 	return sandbox

@@ -62,6 +62,9 @@ type Settings struct {
 	// SandboxAllowBuilds lets install() build source distributions: a
 	// build runs the package's setup code outside the jail.
 	SandboxAllowBuilds Setting[bool]
+	// SandboxFixFiles has the host write the repair engine's exact fix of
+	// a Python file a block left not compiling (else it is only shown).
+	SandboxFixFiles Setting[bool]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -102,6 +105,7 @@ func defaultSettings() Settings {
 		SandboxMaxSnapshotMB:    Setting[int]{Value: 1024, From: "default"},
 		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
+		SandboxFixFiles:         Setting[bool]{From: "default"},
 	}
 }
 
@@ -251,7 +255,7 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		paths []string
 	)
 	switch name {
-	case "jail", "network", "allow_builds":
+	case "jail", "network", "allow_builds", "fix_files":
 		if !decode(&b, "true or false") {
 			return
 		}
@@ -260,6 +264,8 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			s.SandboxJail = Setting[bool]{b, at}
 		case "network":
 			s.SandboxNetwork = Setting[bool]{b, at}
+		case "fix_files":
+			s.SandboxFixFiles = Setting[bool]{b, at}
 		default:
 			s.SandboxAllowBuilds = Setting[bool]{b, at}
 		}

@@ -122,6 +122,7 @@ roots = ["scratch", "/data"]
 max_attachment_mb = 10
 read_only_roots = ["/ref"]
 allow_builds = true
+fix_files = true
 max_attachments_mb = 500
 max_value_mb = 32
 max_snapshot_mb = 64
@@ -140,6 +141,9 @@ attach_figures = false
 	if s.SandboxMaxAttachmentMB.Value != 10 || s.SandboxMaxAttachmentMB.From != user+":8" {
 		t.Errorf("max_attachment_mb %+v", s.SandboxMaxAttachmentMB)
 	}
+	if !s.SandboxFixFiles.Value || s.SandboxFixFiles.From != user+":11" {
+		t.Errorf("fix_files %+v", s.SandboxFixFiles)
+	}
 	if !s.SandboxAllowBuilds.Value || s.SandboxAllowBuilds.From != user+":10" {
 		t.Errorf("allow_builds %+v", s.SandboxAllowBuilds)
 	}
@@ -149,7 +153,7 @@ attach_figures = false
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
-	if s.SandboxMaxValueMB.Value != 32 || s.SandboxMaxSnapshotMB.Value != 64 || s.SandboxAttachFigures.Value || s.SandboxAttachFigures.From != user+":14" {
+	if s.SandboxMaxValueMB.Value != 32 || s.SandboxMaxSnapshotMB.Value != 64 || s.SandboxAttachFigures.Value || s.SandboxAttachFigures.From != user+":15" {
 		t.Errorf("snapshot and figure settings: %+v %+v %+v", s.SandboxMaxValueMB, s.SandboxMaxSnapshotMB, s.SandboxAttachFigures)
 	}
 

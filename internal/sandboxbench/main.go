@@ -25,10 +25,15 @@
 //   - with -cold-against OTHER: only the cold first block, of -bin and of
 //     another build, taking turns run by run, on every CPython.
 //
+//   - with -warm-against OTHER: only the warm `x = 1` block through the Go
+//     client API, in a session of -bin and one of another build, block by
+//     block in turn, on every CPython (what a change to every block's path
+//     costs, such as the check of the files a block changed).
+//
 //   - with -data WHEELHOUSE: only issue 21's figures (data.go), with numpy
 //     and pandas from that folder of wheels.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-data WHEELHOUSE]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE]
 package main
 
 import (
@@ -62,6 +67,7 @@ func main() {
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
 	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
+	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
@@ -72,10 +78,15 @@ func main() {
 	if abs, err := filepath.Abs(*data); err == nil && *data != "" {
 		*data = abs
 	}
+	if abs, err := filepath.Abs(*warmAgainst); err == nil && *warmAgainst != "" {
+		*warmAgainst = abs
+	}
 	var err error
 	switch {
 	case *data != "":
 		err = dataFigures(*bin, *data, *runs)
+	case *warmAgainst != "":
+		err = warmAgainstOther(*bin, *warmAgainst, *runs)
 	case *against != "":
 		err = coldAgainst(*bin, *against, *runs)
 	case *jailOnly:
@@ -322,6 +333,44 @@ func coldPair(bin, other string, py testenv.Python, runs int) error {
 	p, a, o := median(pys), median(cold[0]), median(cold[1])
 	fmt.Printf("%-14s %8.2fms %8.2fms %7.3f %8.2fms %7.3f %7.3f\n", py.Name, ms(p), ms(a), float64(a)/float64(p),
 		ms(o), float64(o)/float64(p), float64(a)/float64(o))
+	return nil
+}
+
+// warmAgainstOther prints, for every CPython, the medians of 10 × runs
+// warm `x = 1` blocks through the Go client API in a session of bin and
+// one of other, block by block in turn, and their difference.
+func warmAgainstOther(bin, other string, runs int) error {
+	n := 10 * runs
+	fmt.Printf("warm x = 1 blocks: median of %d blocks each through the Go client, in turn\n", n)
+	fmt.Printf("%-14s %10s %10s %10s\n", "cpython", "-bin", "other", "-bin − other")
+	for _, py := range testenv.FindPythons() {
+		var sessions [2]*client.Session
+		for i, b := range []string{bin, other} {
+			bb, err := newBench(b, py)
+			if err != nil {
+				return err
+			}
+			defer bb.close()
+			if sessions[i], err = bb.open("warm", nil); err != nil {
+				return err
+			}
+		}
+		var times [2][]time.Duration
+		for i := 0; i < n+20; i++ {
+			for k := range 2 {
+				j := (i + k) % 2 // who goes first alternates
+				d, err := timeBlock(sessions[j], "x = 1")
+				if err != nil {
+					return fmt.Errorf("%s: %w", py.Name, err)
+				}
+				if i >= 20 {
+					times[j] = append(times[j], d)
+				}
+			}
+		}
+		a, o := median(times[0]), median(times[1])
+		fmt.Printf("%-14s %8.3fms %8.3fms %+9.1fµs\n", py.Name, ms(a), ms(o), float64((a-o).Nanoseconds())/1000)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
@@ -15,9 +16,35 @@ import (
 var source string
 
 // New starts the in-process interpreter of lib (installation inst) and
-// returns a Compiler backed by it. Like the interpreter, the Compiler must
-// be called from the main thread.
+// returns a Compiler of blocks backed by it. Like the interpreter, the
+// Compiler must be called from the main thread.
 func New(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
+	ask, err := start(lib, inst)
+	if err != nil {
+		return nil, err
+	}
+	return func(src string) *repair.SyntaxError { return ask(src) }, nil
+}
+
+// NewFile is New for files: its function compiles a file's text as the
+// module file name, as Python reads files (a byte order mark and a coding
+// declaration; no top-level await).
+func NewFile(lib *pyembed.Library, inst pyembed.Install) (func(name, src string) *repair.SyntaxError, error) {
+	ask, err := start(lib, inst)
+	if err != nil {
+		return nil, err
+	}
+	return func(name, src string) *repair.SyntaxError {
+		return ask(fileMark + name + "\x00" + protocol.FileCode(src))
+	}, nil
+}
+
+// fileMark starts compile_check.py's input for a file (its FILE_MARK).
+const fileMark = "\x00file\x00"
+
+// start compiles compile_check.py in the interpreter and returns the
+// function asking it about an input.
+func start(lib *pyembed.Library, inst pyembed.Install) (func(string) *repair.SyntaxError, error) {
 	in, err := lib.Interp(inst)
 	if err != nil {
 		return nil, err
@@ -26,8 +53,8 @@ func New(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(src string) *repair.SyntaxError {
-		out, err := in.Call(check, src)
+	return func(input string) *repair.SyntaxError {
+		out, err := in.Call(check, input)
 		if err != nil {
 			return &repair.SyntaxError{Message: "vis-agent could not ask CPython: " + err.Error()}
 		}

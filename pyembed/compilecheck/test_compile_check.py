@@ -31,6 +31,18 @@ class CompileCheckTest(unittest.TestCase):
         msg, line, col, text = check("x = 1\0\n").split("\0", 3)
         self.assertIn("null", msg)
 
+    def test_file(self):
+        def check_file(name, data):
+            return check("\0file\0" + name + "\0" + data.decode("latin-1"))
+
+        self.assertEqual(check_file("m.py", b"x = 1\n"), "ok")
+        self.assertEqual(check_file("m.py", b"\xef\xbb\xbfx = 1\n"), "ok")  # a byte order mark
+        self.assertEqual(check_file("m.py", b"# coding: latin-1\nx = '\xe9'\n"), "ok")
+        self.assertIn("utf-8", check_file("m.py", b"x = '\xe9'\n").lower())
+        self.assertNotEqual(check_file("m.py", b"await f()\n"), "ok")  # a module, not a block
+        msg, line, col, _ = check_file("m.py", b"x = 1\ny = (2,\n").split("\0")
+        self.assertEqual((line, col), ("2", "5"))
+
     def test_warnings_not_printed(self):
         import io
         import contextlib

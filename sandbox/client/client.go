@@ -354,6 +354,9 @@ type Report struct {
 	// Attachments are what the block attached (figures it left open or
 	// showed among them), in order.
 	Attachments []protocol.Attached `json:"attachments"`
+	// Checks are the files the block left not parsing (the lines its
+	// output ends with).
+	Checks []protocol.FileCheck `json:"checks,omitempty"`
 }
 
 // ReportError is a Report's error: where and why, without the traceback.
@@ -370,7 +373,7 @@ type ReportError struct {
 func (s *Session) Report(stdout string, res protocol.Result) Report {
 	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
 		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS,
-		Attachments: res.Attachments}
+		Attachments: res.Attachments, Checks: res.Checks}
 	if r.Attachments == nil {
 		r.Attachments = []protocol.Attached{}
 	}

@@ -53,14 +53,7 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 		res, err := tools.Grep(ctx, a, in.Pattern, in.Path, in.Glob, in.Limit)
 		return reply{result: res}, toolError(err)
 	}
-	ops["patch"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
-		var in struct{ Path, Old, New string }
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
-		}
-		res, err := tools.Patch(a, in.Path, in.Old, in.New)
-		return reply{result: res}, toolError(err)
-	}
+	ops["patch"] = h.patchOp(a)
 }
 
 // toolError is a tool's failure as the child raises it: of its kind when

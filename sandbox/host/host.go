@@ -60,6 +60,9 @@ type Config struct {
 	// Install says how install() runs uv for this session (nil: it is not
 	// available); the op adds the child's network policy.
 	Install func() (install.Options, error)
+	// FixFiles applies the repair engine's exact fix to a Python file a
+	// block left not compiling (sandbox.fix_files); else it is only shown.
+	FixFiles bool
 	// AttachQuotaBytes bounds the session's attachments together (0: no
 	// bound).
 	AttachQuotaBytes int64
@@ -124,6 +127,8 @@ type Host struct {
 
 	// installs are install()'s runs and the bytecode compiles after them.
 	installs installs
+	// checks remembers the session's checked files (calls_check.go).
+	checks checks
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil

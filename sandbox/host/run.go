@@ -134,7 +134,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			}
 		})
 	})
-	defer func() {
+	stopTimers := func() {
 		mu.Lock()
 		finished = true
 		timer.Stop()
@@ -142,7 +142,8 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			grace.Stop()
 		}
 		mu.Unlock()
-	}()
+	}
+	defer stopTimers()
 	wasTimedOut := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -150,6 +151,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	}
 
 	code, note := req.Code, ""
+	started := time.Now()
 	for {
 		if h.cancelled(t) { // while the block was being repaired
 			return notStarted()
@@ -199,6 +201,10 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 				res.Error.Traceback += "The block ran past its timeout of " + humanDuration(timeout) + ".\n"
 			}
 		}
+		// The block has ended: its timeout no longer runs while the files
+		// it changed are checked.
+		stopTimers()
+		h.checkBlock(c, &res, started, out)
 		return res
 	}
 }

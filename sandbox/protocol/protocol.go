@@ -83,10 +83,17 @@
 //     repairs it (asking "compile") and sends it again or reports the error.
 //     The host adds the attachments the block stored meanwhile (its host
 //     calls) to the result.
+//     The result's Written lists the checked files (sandbox/check) the
+//     session's code opened for writing or renamed onto since the last
+//     block, which the host then checks.
 //   - ping: answers "pong" (the host asks before each block, so a child
 //     killed a moment ago, or one that does not answer within 10 s, is
 //     replaced before the block, not under it).
 //   - compile: Code; answers "compiled" with Syntax nil when it compiles.
+//     With File set, Code is a file's bytes, one per character (U+0000 to
+//     U+00FF), compiled as the module file File (no top-level await; a
+//     byte order mark and a coding declaration read as Python reads
+//     files): the check of the files a block changed.
 //   - defs, is_complete, completions: as for the client, one answer each.
 //   - exit: the child saves its snapshot and exits.
 //
@@ -143,7 +150,8 @@
 // attachment_read (ref, version; answer payload the bytes); shell_start
 // (cmd, timeout_ms, cwd, wait_ms), shell_state (id), shell_wait (id,
 // max_ms), shell_logs (id, n), shell_stop (id); cat (path, offset, limit),
-// grep (pattern, path, glob, limit), patch (path, old, new); install
+// grep (pattern, path, glob, limit), patch (path, old, new, check,
+// compiled: see sandbox/host's patch op); install
 // (specs, base: the block's requirements and its environment's
 // name==version pins; answer the installed distributions, see
 // sandbox/install).
@@ -240,6 +248,8 @@ type Request struct {
 	// discarded, or with these names left out of it.
 	Fresh bool     `json:"fresh,omitempty"`
 	Drop  []string `json:"drop,omitempty"`
+	// File names the file whose bytes a compile's Code holds.
+	File string `json:"file,omitempty"`
 }
 
 // Policy is the jail of a session's interpreter child, fixed when the
@@ -319,9 +329,31 @@ type Result struct {
 	// helpers, classes, imports and variables (child to host only; -1
 	// when unknown).
 	Saved int `json:"saved,omitempty"`
+	// Written are the checked files the session's code opened for
+	// writing or renamed onto (absolute paths), WrittenMore that there
+	// were more than the child keeps (child to host only).
+	Written     []string `json:"written,omitempty"`
+	WrittenMore bool     `json:"written_more,omitempty"`
+	// Checks are the files the block created or changed that no longer
+	// parse (host to client), also shown at the end of its output.
+	Checks []FileCheck `json:"checks,omitempty"`
 	// Attachments are what the block attached (attach(), and the figures
 	// it left open or showed), in order; the host fills them in.
 	Attachments []Attached `json:"attachments,omitempty"`
+}
+
+// FileCheck is a file a block left not parsing.
+type FileCheck struct {
+	Path    string `json:"path"`    // relative to the workspace
+	Checked string `json:"checked"` // the checker: "python 3.13", "json", "toml", "yaml"
+	Line    int    `json:"line"`    // 0 when the parser does not say
+	Column  int    `json:"column"`
+	Message string `json:"message"` // the parser's (Python's) message
+	// Fix is the repair engine's exact fix, its changes as its notes
+	// read ("" when it has none); Fixed says it was applied
+	// (sandbox.fix_files).
+	Fix   string `json:"fix,omitempty"`
+	Fixed bool   `json:"fixed,omitempty"`
 }
 
 // Attached is an attachment a block stored: enough to name it and to read
@@ -436,4 +468,23 @@ func (c *Conn) ReceiveRequest() (Request, error) {
 		return r, fmt.Errorf("protocol version %d, this vis-agent speaks %d (stop the session with the vis-agent that started it)", r.V, Version)
 	}
 	return r, nil
+}
+
+// FileCode is the Code of a compile request for a file's bytes (see
+// Request.File): each byte one character, U+0000 to U+00FF, which JSON
+// carries whatever the bytes are, and Python's "latin-1" codec turns back
+// into them.
+func FileCode(data string) string {
+	ascii := true
+	for i := 0; i < len(data) && ascii; i++ {
+		ascii = data[i] < 0x80
+	}
+	if ascii {
+		return data
+	}
+	runes := make([]rune, len(data))
+	for i := 0; i < len(data); i++ {
+		runes[i] = rune(data[i])
+	}
+	return string(runes)
 }

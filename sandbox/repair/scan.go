@@ -54,6 +54,10 @@ type scanner struct {
 	prev    tokKind // the last token of code, to spot a statement glued to an open bracket
 	prevStr bool    // that token was a string, so a string after it continues it
 	lastEnd int     // offset just past the last token of any kind, where closers go
+
+	// starts, when not nil, collects the logical lines outside brackets
+	// (see LineStarts).
+	starts *[]LineStart
 }
 
 type bracket struct {
@@ -179,6 +183,8 @@ loop:
 	s.indent = width
 	if len(s.stack) > 0 {
 		s.checkStatement(i, width, prevIndent)
+	} else if s.starts != nil {
+		*s.starts = append(*s.starts, LineStart{Off: s.pos, Indent: width})
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/check"
 )
 
 // MaxPatchBytes is the largest file patch rewrites: the host holds it,
@@ -21,8 +23,37 @@ const MaxPatchBytes = 16 << 20
 // PatchResult is one replacement written.
 type PatchResult struct {
 	Path string `json:"path"` // as the caller named it
-	Diff string `json:"diff"` // unified diff of the change, 3 lines of context
+	Diff string `json:"diff"` // unified diff of what was written, 3 lines of context
+	// Checked names the check the new text passed before it was written
+	// ("python 3.13", "json", "toml", "yaml"), "" when none was made.
+	Checked string `json:"checked"`
+	// Corrections are the repair engine's changes to the new text, one
+	// sentence each, when what was written is its repair.
+	Corrections []string `json:"corrections"`
+	// Invalid says the text written does not parse (the file did not
+	// before the edit either), "" when it does or was not checked.
+	Invalid string `json:"invalid,omitempty"`
+	// Version counts the session's writes to the file (the host's).
+	Version int `json:"version"`
+	// Note sums up the check for people.
+	Note string `json:"note,omitempty"`
+
+	// Real is the file's canonical path and Written the text written:
+	// for the host's bookkeeping, not the caller's.
+	Real    string `json:"-"`
+	Written string `json:"-"`
 }
+
+// PatchCheck decides, before anything is written, what patch writes in
+// place of an edit of the file real (see check.Decision). An error stops
+// the patch; nothing is written.
+type PatchCheck func(real string, e check.Edit) (check.Decision, error)
+
+// Refused is a patch its check refused: nothing was written. The
+// message has several lines (the parser's message, the line, a caret).
+type Refused struct{ Msg string }
+
+func (r *Refused) Error() string { return r.Msg }
 
 // Patch replaces the one occurrence of old in the file at path with new,
 // and returns the unified diff. It refuses when old is empty, missing or
@@ -32,6 +63,12 @@ type PatchResult struct {
 // either the old file or the new one; the file's other hard links keep
 // the old content.
 func Patch(a Access, path, old, new string) (PatchResult, error) {
+	return PatchChecked(a, path, old, new, nil)
+}
+
+// PatchChecked is Patch whose edit check decides first what is written
+// (nil: the edit as is).
+func PatchChecked(a Access, path, old, new string, decide PatchCheck) (PatchResult, error) {
 	if old == "" {
 		return PatchResult{}, fmt.Errorf("patch %s: old is empty; give the exact text to replace", path)
 	}
@@ -57,15 +94,34 @@ func Patch(a Access, path, old, new string) (PatchResult, error) {
 		return PatchResult{}, fmt.Errorf("patch %s: old text found %d times; add context to make it unique", r.Shown, n)
 	}
 	at := strings.Index(content, old)
-	edits := []udiff.Edit{{Start: at, End: at + len(old), New: new}}
-	diff, err := udiff.ToUnified("a/"+r.Shown, "b/"+r.Shown, content, edits, 3)
+	after := content[:at] + new + content[at+len(old):]
+	res := PatchResult{Path: r.Shown, Corrections: []string{}, Real: r.Real, Written: after}
+	if decide != nil {
+		d, err := decide(r.Real, check.Edit{Name: r.Shown, Before: content, After: after, At: at, OldLen: len(old), NewLen: len(new)})
+		if err != nil {
+			return PatchResult{}, err
+		}
+		if !d.Write {
+			return PatchResult{}, &Refused{Msg: fmt.Sprintf("patch %s: %s", r.Shown, d.Refused)}
+		}
+		res.Checked, res.Invalid, res.Written = d.Checked, d.Invalid, d.Text
+		res.Corrections = append(res.Corrections, d.Fixes...)
+	}
+	var diff string
+	if res.Written == after {
+		edits := []udiff.Edit{{Start: at, End: at + len(old), New: new}}
+		diff, err = udiff.ToUnified("a/"+r.Shown, "b/"+r.Shown, content, edits, 3)
+	} else {
+		diff, err = udiff.ToUnified("a/"+r.Shown, "b/"+r.Shown, content, udiff.Strings(content, res.Written), 3)
+	}
 	if err != nil {
 		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
 	}
-	if err := replaceFile(dir, name, content[:at]+new+content[at+len(old):], st); err != nil {
+	if err := replaceFile(dir, name, res.Written, st); err != nil {
 		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
 	}
-	return PatchResult{Path: r.Shown, Diff: diff}, nil
+	res.Diff = diff
+	return res, nil
 }
 
 // readForPatch reads the regular file name in dir, refusing symlinks,

@@ -1,6 +1,7 @@
 # Test helper for package repair: a long-lived CPython that answers JSON
 # requests, one per line on stdin, so tests need one process per version.
 #   {"op": "compile", "src": ...} -> {"ok": true} or {"ok": false, "msg", "lineno", "offset", "text"}
+#   {"op": "compile_file", "src": ...} -> as compile, as a module file (no top-level await)
 #   {"op": "dump", "src": ...}    -> {"ok": true, "dump": ast.dump(...)} or the error as above
 #   {"op": "stdlib"}              -> {"ok": true, "files": [...]}: the standard library's
 #                                    top-level .py files, sorted
@@ -112,6 +113,10 @@ def answer(req):
     try:
         if op == "compile":
             compile(src, "<block>", "exec", flags=FLAGS, dont_inherit=True)
+            return {"ok": True}
+        if op == "compile_file":
+            # Bytes, as a file is read: a byte order mark is skipped.
+            compile(src.encode("utf-8", "surrogatepass"), "file.py", "exec", dont_inherit=True)
             return {"ok": True}
         tree = compile(src, "<block>", "exec", flags=FLAGS | ast.PyCF_ONLY_AST, dont_inherit=True)
         return {"ok": True, "dump": ast.dump(tree)}

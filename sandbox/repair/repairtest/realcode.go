@@ -46,10 +46,7 @@ type segment struct {
 // seed. The same seed and standard library give the same cases.
 func Breaks(t testing.TB, w *Worker, n int, seed uint64) []Broken {
 	t.Helper()
-	var files struct {
-		Files []string `json:"files"`
-	}
-	w.callInto(t, map[string]string{"op": "stdlib"}, &files)
+	files := struct{ Files []string }{w.Stdlib(t)}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	rng.Shuffle(len(files.Files), func(i, j int) { files.Files[i], files.Files[j] = files.Files[j], files.Files[i] })
 	var out []Broken
@@ -238,4 +235,15 @@ func (w *Worker) callInto(t testing.TB, req map[string]string, v any) {
 	if err := json.Unmarshal(line, v); err != nil {
 		t.Fatalf("python %s: %v", w.Version, err)
 	}
+}
+
+// Stdlib lists the standard library's top-level .py files of w's CPython,
+// sorted.
+func (w *Worker) Stdlib(t testing.TB) []string {
+	t.Helper()
+	var files struct {
+		Files []string `json:"files"`
+	}
+	w.callInto(t, map[string]string{"op": "stdlib"}, &files)
+	return files.Files
 }

@@ -269,6 +269,16 @@ func (w *Worker) Compile(src string) *Error {
 	return &a.Error
 }
 
+// CompileFile returns nil when src compiles as a module file (without
+// top-level await), else Python's error.
+func (w *Worker) CompileFile(src string) *Error {
+	a := w.call("compile_file", src)
+	if a.OK {
+		return nil
+	}
+	return &a.Error
+}
+
 // Dump returns ast.dump of src, or an error when it does not parse.
 func (w *Worker) Dump(src string) (string, error) {
 	a := w.call("dump", src)

@@ -25,6 +25,7 @@ import _collections_abc
 # _signal is what signal wraps: signal's import costs enum's
 import _signal as signal
 
+from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import figures as _figures
 from vis_sandbox import packages as _packages
@@ -32,6 +33,7 @@ from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
 from vis_sandbox import wire
+from vis_sandbox.checks import syntax_fields
 from vis_sandbox.lazy import module as _lazy
 
 json = _lazy("json", globals())
@@ -497,6 +499,10 @@ class Driver:
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
+        # The checked files written, for the host to check.
+        written, more = _checks.take_written()
+        if written or more:
+            result["written"], result["written_more"] = written, more
         result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
@@ -536,6 +542,10 @@ class Driver:
                 "excerpt": excerpt, "traceback": text}
 
     def compile_check(self, req):
+        if req.get("file"):
+            # A file's bytes, one per character (see sandbox/protocol).
+            syntax = _checks.compile_file(req.get("code", "").encode("latin-1"), req["file"])
+            return {"ev": "compiled", "syntax": syntax} if syntax else {"ev": "compiled"}
         try:
             compile(req.get("code", ""), "<block>", "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)
         except (SyntaxError, ValueError) as e:
@@ -614,13 +624,6 @@ def run_coroutine(coro):
         loop.run_until_complete(coro)
     finally:
         loop.close()
-
-
-def syntax_fields(e):
-    if isinstance(e, SyntaxError):
-        return {"message": e.msg or "invalid syntax", "line": e.lineno or 0, "column": e.offset or 0,
-                "text": e.text or ""}
-    return {"message": str(e), "line": 0, "column": 0, "text": ""}
 
 
 # The runtime's own files, whose frames a block's traceback leaves out.

@@ -19,6 +19,7 @@ import io
 import os
 import struct
 
+from vis_sandbox import checks as _checks
 from vis_sandbox.lazy import module as _lazy
 
 # Imported at first use: a new session's first block does not wait for them.
@@ -28,6 +29,8 @@ re = _lazy("re", globals())
 
 # protocol.MaxCallHeader: the most a call's header (its arguments) holds.
 MAX_HEADER = 16 << 20
+# The most compiles the host asks for in one patch (sandbox/host's bound).
+MAX_PATCH_COMPILES = 64
 
 # The exceptions a host error may name; anything else is a RuntimeError.
 _ERRORS = {name: getattr(builtins, name) for name in (
@@ -276,12 +279,36 @@ class Functions:
                                   "glob": _text_arg("glob", glob), "limit": _int_arg("limit", limit or 0)})
         return Text(result)
 
-    def patch(self, path, old, new):
+    def patch(self, path, old, new, check=True):
         """Replace the one exact occurrence of old with new in a file (written
         atomically) and return the unified diff; refused when old is
-        missing or found more than once."""
-        result, _ = call("patch", {"path": _path_arg(path), "old": _text_arg("old", old, required=True),
-                                   "new": _text_arg("new", new, required=True)})
+        missing or found more than once.
+
+        A Python (.py, .pyi), JSON, TOML or YAML file is checked before it
+        is written (check=False skips that): Python compiled by this
+        session's Python. An edit that would break a file that parsed is
+        refused with the error (ValueError; nothing is written), unless the
+        repair engine has an exact fix, which is written instead and listed
+        in corrections. The result's fields: path, diff (of what was
+        written), checked (the checker, "" for none), corrections, version
+        (this session's writes to the file), invalid (the file did not
+        parse before the edit and still does not), note."""
+        if not isinstance(check, bool):
+            raise TypeError(f"check must be True or False, not {type(check).__name__}")
+        args = {"path": _path_arg(path), "old": _text_arg("old", old, required=True),
+                "new": _text_arg("new", new, required=True), "check": check, "compiled": {}}
+        # The host may first ask for sources compiled by this session's
+        # Python (it is busy running this block): each answer goes back
+        # with the next call, until the host has what it needs.
+        for _ in range(MAX_PATCH_COMPILES + 1):
+            result, data = call("patch", args)
+            ask = result.get("compile")
+            if not ask:
+                break
+            args["compiled"][ask["key"]] = _checks.compile_file(data or b"", ask["name"])
+        refused = result.get("refused")
+        if refused:
+            raise ValueError(refused)
         return Diff(result)
 
     # Packages.
