@@ -300,3 +300,24 @@ func stateFolder(folder session.Folder) (string, error) {
 	}
 	return state, nil
 }
+
+// plotEnviron points matplotlib's config and cache (and other programs'
+// XDG cache) at folders of the session's state folder, which the jailed
+// code may write and which outlive a start: matplotlib neither warns that
+// ~/.config/matplotlib is not writable nor builds its font cache again at
+// every start. Its backend is Agg, unless the child's environment names
+// one (the session's fixed environment keeps no client's MPLBACKEND).
+func plotEnviron(state string) error {
+	mpl, cache := filepath.Join(state, "matplotlib"), filepath.Join(state, "cache")
+	for _, dir := range []string{mpl, cache} {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("make the session's %s folder: %w", filepath.Base(dir), err)
+		}
+	}
+	os.Setenv("MPLCONFIGDIR", mpl)
+	os.Setenv("XDG_CACHE_HOME", cache)
+	if os.Getenv("MPLBACKEND") == "" {
+		os.Setenv("MPLBACKEND", "Agg")
+	}
+	return nil
+}

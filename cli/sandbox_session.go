@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -200,7 +201,7 @@ Python first, with the notice.`,
 	jf.add(cmd)
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, checks")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments, checks")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
 	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")
 	return cmd
@@ -326,8 +327,13 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 		if err := enc.Encode(s.Report(printed.String(), res)); err != nil {
 			return err
 		}
-	} else if res.Error != nil {
-		io.WriteString(stderr, res.Error.Traceback)
+	} else {
+		for _, a := range res.Attachments {
+			fmt.Fprintf(stderr, "[attached %s version %d: %s, %s, id %s]\n", a.Filename, a.Version, a.MediaType, sizeText(a.Size), a.ID)
+		}
+		if res.Error != nil {
+			io.WriteString(stderr, res.Error.Traceback)
+		}
 	}
 	if res.Error != nil {
 		return exitError{1}
@@ -500,14 +506,18 @@ func idleText(r listed) string {
 }
 
 // snapshotBytes is the size of the session's snapshot and spill files:
-// everything in its folder but the host's own files.
+// everything in its folder but the host's own files, the child's temp
+// folder, install()'s packages and matplotlib's caches.
 func snapshotBytes(dir string) int64 {
 	var n int64
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
+	state := filepath.Join(dir, "state")
+	skip := map[string]bool{filepath.Join(dir, "tmp"): true, filepath.Join(dir, "packages"): true, filepath.Join(state, "cache"): true,
+		filepath.Join(state, "matplotlib"): true}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && (p == filepath.Join(dir, "tmp") || p == filepath.Join(dir, "packages")) {
-			return filepath.SkipDir // the child's temp folder, install()'s packages
+		if err == nil && d.IsDir() && skip[p] {
+			return filepath.SkipDir // the child's temp folder, install()'s packages, matplotlib's caches
 		}
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
@@ -524,21 +534,31 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 	var (
 		sf    = sessionFlags{s: s}
 		force bool
+		fresh bool
+		drop  []string
 	)
 	cmd := &cobra.Command{
 		Use:   op + " [--session S] [--workspace D]",
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+			if err := checkDrop(fresh, drop); err != nil {
+				return usageError{err}
+			}
 			c, err := sf.existing()
 			if err != nil {
 				return err
 			}
-			switch op {
-			case "stop":
+			switch {
+			case op == "stop":
 				err = c.Stop(force)
-			case "restart":
-				err = c.Restart(force)
+			case op == "restart" && (fresh || len(drop) > 0):
+				// with a host command: a stopped session is started for it
+				if c, _, err = sf.open(nil); err == nil {
+					err = c.Restart(client.RestartOptions{Force: force, Fresh: fresh, Drop: drop})
+				}
+			case op == "restart":
+				err = c.Restart(client.RestartOptions{Force: force})
 			default:
 				err = c.Interrupt()
 			}
@@ -555,7 +575,44 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 	if op != "interrupt" {
 		cmd.Flags().BoolVar(&force, "force", false, "also while a block runs (it is killed)")
 	}
+	if op == "restart" {
+		cmd.Use = "restart [--session S] [--workspace D] [--force] [--fresh | --drop NAME...]"
+		cmd.Long = `Replace a session's Python process with a new one restored from the
+snapshot; the next block's output starts with the [Sandbox restarted] notice.
+
+--fresh discards the snapshot (its helpers, variables and imports): the
+session starts empty. --drop NAME (repeatable) leaves one name out of the
+restore and so out of the snapshot, for a value or helper that should not
+come back. Either starts the new process at once (a stopped session too).`
+		cmd.Flags().BoolVar(&fresh, "fresh", false, "discard the snapshot: the session starts empty")
+		cmd.Flags().StringArrayVar(&drop, "drop", nil, "leave NAME out of the restored session and its snapshot (repeatable)")
+	}
 	return cmd
+}
+
+// checkDrop refuses --fresh with --drop, and a --drop that names no
+// Python name.
+func checkDrop(fresh bool, drop []string) error {
+	if fresh && len(drop) > 0 {
+		return errors.New("give --fresh or --drop, not both: --fresh discards every name")
+	}
+	for _, name := range drop {
+		if !isIdentifier(name) {
+			return fmt.Errorf("--drop %q: not a Python name", name)
+		}
+	}
+	return nil
+}
+
+// isIdentifier reports whether s is a Python identifier (ASCII letters,
+// digits and _, or any letter of another script).
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func newSandboxRmCmd(s Streams) *cobra.Command {
@@ -732,6 +789,14 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
 				os.Setenv(name, tmp)
 			}
+			if err := plotEnviron(state); err != nil {
+				return err
+			}
+			// The user's settings only: the workspace's vis.toml is the
+			// jailed code's to write.
+			st := config.Load(l.UserConfig())
+			ci.Settings = child.Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
+				AttachFigures: st.SandboxAttachFigures.Value}
 			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
 				return err
 			}

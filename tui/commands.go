@@ -30,7 +30,9 @@ const helpText = `Keys
                 Esc closes
 Commands
   /defs [pattern]  helpers and variables  /attachments  list, open the tab
-  /restart      restart the Python process (its state restored)
+  /restart      restart the Python process (its state restored);
+                --fresh: start empty, the snapshot discarded;
+                --drop NAME...: leave those names out of it
   /reset        delete the session's state  /session NAME  switch sessions
   /timeout DUR  time blocks out after DUR   /clear  clear the transcript
   /help  this help     /quit  leave (the session keeps running)`
@@ -67,13 +69,18 @@ func (m *Model) command(line string) tea.Cmd {
 			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
 			return nil
 		}
+		opts, done, err := restartArgs(arg)
+		if err != nil {
+			m.tr.add(kindProblem, err.Error())
+			return nil
+		}
 		m.restarts++
 		key := fmt.Sprintf("asked %d", m.restarts)
 		return func() tea.Msg {
-			if err := s.Restart(false); err != nil && !errors.Is(err, client.ErrNotRunning) {
+			if err := s.Restart(opts); err != nil && !errors.Is(err, client.ErrNotRunning) {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
-			return doneMsg{text: restartedAsked, restart: key}
+			return doneMsg{text: done, restart: key}
 		}
 	case "/reset":
 		m.confirm = "reset"
@@ -107,4 +114,20 @@ func (m *Model) command(line string) tea.Cmd {
 		m.tr.add(kindProblem, "unknown command "+name+"; /help lists them")
 	}
 	return nil
+}
+
+// restartArgs reads /restart's arguments: nothing, --fresh, or --drop and
+// names; it returns the options and the restart's notice.
+func restartArgs(arg string) (client.RestartOptions, string, error) {
+	words := strings.Fields(arg)
+	switch {
+	case len(words) == 0:
+		return client.RestartOptions{}, restartedAsked, nil
+	case len(words) == 1 && words[0] == "--fresh":
+		return client.RestartOptions{Fresh: true}, "[Sandbox restarted] Restarted fresh: the snapshot was discarded, and the session starts empty.", nil
+	case words[0] == "--drop" && len(words) > 1:
+		return client.RestartOptions{Drop: words[1:]},
+			"[Sandbox restarted] Restarted without " + strings.Join(words[1:], ", ") + ": the rest of the snapshot was restored.", nil
+	}
+	return client.RestartOptions{}, "", errors.New("use /restart, /restart --fresh or /restart --drop NAME [NAME ...]")
 }

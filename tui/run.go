@@ -110,7 +110,7 @@ func (m *Model) answer(yes bool) tea.Cmd {
 		m.restarting = true
 		key := blockKey(m.runID)
 		return func() tea.Msg {
-			if err := s.Restart(true); err != nil {
+			if err := s.Restart(client.RestartOptions{Force: true}); err != nil {
 				return doneMsg{err: fmt.Errorf("restart: %w", err)}
 			}
 			return doneMsg{text: restartedStuck, restart: key}

@@ -642,3 +642,22 @@ func TestReplRunsAnUnclosedBracket(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("Repaired this block", "(42, 'closed')")
 }
+
+// TestReplRestartFreshAndDrop: /restart --drop NAME leaves a name out of
+// the restored session, /restart --fresh empties it, and a malformed
+// /restart says how to write it.
+func TestReplRestartFreshAndDrop(t *testing.T) {
+	_, tm := replIn(t, 120, 30)
+	tm.typed("kept, dropme = 1, 2")
+	tm.waitFor("dropme: int")
+	tm.typed("/restart --drop dropme")
+	tm.waitFor("Restarted without dropme: the rest of the")
+	tm.typed("print(kept, 'dropme' in globals())")
+	tm.waitFor("Left out on request (1): dropme.", "\n1 False")
+	tm.typed("/restart --fresh")
+	tm.waitFor("Restarted fresh: the snapshot was discarded")
+	tm.typed("print('kept' in globals())")
+	tm.waitFor("The snapshot was discarded: a restart with", "\nFalse")
+	tm.typed("/restart --everything")
+	tm.waitFor("use /restart, /restart --fresh or /restart --drop NAME [NAME ...]")
+}

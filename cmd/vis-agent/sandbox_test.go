@@ -215,7 +215,7 @@ func TestSandboxSessions(t *testing.T) {
 			for k := range v {
 				keys = append(keys, k)
 			}
-			want := "duration_ms error notice repair_note repaired restarted session stdout timed_out workspace"
+			want := "attachments duration_ms error notice repair_note repaired restarted session stdout timed_out workspace"
 			if got := strings.Join(sortStrings(keys), " "); got != want {
 				t.Errorf("--json fields: %s, want %s", got, want)
 			}

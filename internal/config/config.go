@@ -51,6 +51,14 @@ type Settings struct {
 	// SandboxMaxAttachmentsMB a session's attachments together.
 	SandboxMaxAttachmentMB  Setting[int]
 	SandboxMaxAttachmentsMB Setting[int]
+	// SandboxMaxValueMB bounds one value a session's snapshot saves, and
+	// SandboxMaxSnapshotMB all of them together (spill files included), in
+	// MiB.
+	SandboxMaxValueMB    Setting[int]
+	SandboxMaxSnapshotMB Setting[int]
+	// SandboxAttachFigures: the matplotlib figures a block leaves open or
+	// shows are attached as PNG and closed.
+	SandboxAttachFigures Setting[bool]
 	// SandboxAllowBuilds lets install() build source distributions: a
 	// build runs the package's setup code outside the jail.
 	SandboxAllowBuilds Setting[bool]
@@ -93,6 +101,9 @@ func defaultSettings() Settings {
 
 		SandboxMaxAttachmentMB:  Setting[int]{Value: 64, From: "default"},
 		SandboxMaxAttachmentsMB: Setting[int]{Value: 1024, From: "default"},
+		SandboxMaxValueMB:       Setting[int]{Value: 256, From: "default"},
+		SandboxMaxSnapshotMB:    Setting[int]{Value: 1024, From: "default"},
+		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 		SandboxFixFiles:         Setting[bool]{From: "default"},
 	}
@@ -110,6 +121,11 @@ const MaxAttachmentMB = 16384
 // MaxAttachmentsMB is the largest sandbox.max_attachments_mb, a session's
 // attachments together.
 const MaxAttachmentsMB = 1 << 20
+
+// MaxSnapshotMB is the largest sandbox.max_value_mb and
+// sandbox.max_snapshot_mb: a session's snapshot lives on the user's disk
+// and comes back into the session's memory.
+const MaxSnapshotMB = 1 << 20
 
 // Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
@@ -284,6 +300,24 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		*to = Setting[int]{n, at}
+	case "max_value_mb", "max_snapshot_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxSnapshotMB {
+			problem("must be between 1 and %d, not %d", MaxSnapshotMB, n)
+			return
+		}
+		if name == "max_value_mb" {
+			s.SandboxMaxValueMB = Setting[int]{n, at}
+		} else {
+			s.SandboxMaxSnapshotMB = Setting[int]{n, at}
+		}
+	case "attach_figures":
+		if !decode(&b, "true or false") {
+			return
+		}
+		s.SandboxAttachFigures = Setting[bool]{b, at}
 	case "roots", "read_only_roots":
 		if !decode(&paths, "a list of strings") {
 			return

@@ -124,6 +124,9 @@ read_only_roots = ["/ref"]
 allow_builds = true
 fix_files = true
 max_attachments_mb = 500
+max_value_mb = 32
+max_snapshot_mb = 64
+attach_figures = false
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -150,11 +153,17 @@ max_attachments_mb = 500
 	if s.SandboxMaxThreads.From != user+":5" {
 		t.Errorf("max_threads from %q", s.SandboxMaxThreads.From)
 	}
+	if s.SandboxMaxValueMB.Value != 32 || s.SandboxMaxSnapshotMB.Value != 64 || s.SandboxAttachFigures.Value || s.SandboxAttachFigures.From != user+":15" {
+		t.Errorf("snapshot and figure settings: %+v %+v %+v", s.SandboxMaxValueMB, s.SandboxMaxSnapshotMB, s.SandboxAttachFigures)
+	}
 
 	d := Load()
 	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
 		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
 		t.Errorf("defaults: %+v", d)
+	}
+	if d.SandboxMaxValueMB.Value != 256 || d.SandboxMaxSnapshotMB.Value != 1024 || !d.SandboxAttachFigures.Value {
+		t.Errorf("snapshot and figure defaults: %+v", d)
 	}
 
 	bad := writeFile(t, filepath.Join(dir, "bad", "config.toml"), `
@@ -166,6 +175,8 @@ roots = [""]
 colour = 1
 max_attachment_mb = 0
 max_attachments_mb = -1
+max_value_mb = 0
+attach_figures = "yes"
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -177,6 +188,8 @@ max_attachments_mb = -1
 		bad + ":7: sandbox.colour: unknown key",
 		bad + ":8: sandbox.max_attachment_mb: must be between 1 and 16384, not 0",
 		bad + ":9: sandbox.max_attachments_mb: must be between 1 and 1048576, not -1",
+		bad + ":10: sandbox.max_value_mb: must be between 1 and 1048576, not 0",
+		bad + ":11: sandbox.attach_figures: must be true or false, not a string",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

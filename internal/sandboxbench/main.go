@@ -30,7 +30,10 @@
 //     block in turn, on every CPython (what a change to every block's path
 //     costs, such as the check of the files a block changed).
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-git]
+//   - with -data WHEELHOUSE: only issue 21's figures (data.go), with numpy
+//     and pandas from that folder of wheels.
+//
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE] [-git]
 //
 // -git makes every workspace a git repository's top (a .git folder), as a
 // user's project often is: a jailed session keeps it read-only.
@@ -66,6 +69,7 @@ func main() {
 	jailOnly := flag.Bool("jail-only", false, "time the jail's overhead only")
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
+	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
 	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
@@ -75,11 +79,16 @@ func main() {
 	if abs, err := filepath.Abs(*against); err == nil && *against != "" {
 		*against = abs
 	}
+	if abs, err := filepath.Abs(*data); err == nil && *data != "" {
+		*data = abs
+	}
 	if abs, err := filepath.Abs(*warmAgainst); err == nil && *warmAgainst != "" {
 		*warmAgainst = abs
 	}
 	var err error
 	switch {
+	case *data != "":
+		err = dataFigures(*bin, *data, *runs)
 	case *warmAgainst != "":
 		err = warmAgainstOther(*bin, *warmAgainst, *runs)
 	case *against != "":

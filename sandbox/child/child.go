@@ -44,10 +44,28 @@ type Info struct {
 	RestartReason string      `json:"restart_reason,omitempty"`
 	// Policy is the jail the child applies to itself before any user code.
 	Policy protocol.Policy `json:"policy"`
+	// Discard, when set, says why the child starts empty: it deletes the
+	// snapshot instead of restoring it (restart --fresh, or a previous
+	// child that died restoring it).
+	Discard string `json:"discard,omitempty"`
+	// Drop are names the child leaves out of the restore, and so out of
+	// the snapshot it saves at once (restart --drop).
+	Drop []string `json:"drop,omitempty"`
+	// Settings are the user's settings the driver applies; the child
+	// fills them in from the user's config before its jail.
+	Settings Settings `json:"settings"`
 	// Packages is the session's own package folder (install()), which the
 	// child adds after the host's description: the driver puts it on
 	// sys.path after the environment's site-packages.
 	Packages string `json:"packages,omitempty"`
+}
+
+// Settings are the session settings the driver applies (0 or unset: the
+// driver's defaults).
+type Settings struct {
+	MaxValueMB    int  `json:"max_value_mb,omitempty"`
+	MaxSnapshotMB int  `json:"max_snapshot_mb,omitempty"`
+	AttachFigures bool `json:"attach_figures"`
 }
 
 // SessionInfo becomes the session's read-only `session` name.

@@ -63,7 +63,7 @@ func (s *Session) connect(start bool) (net.Conn, error) {
 		return c, nil
 	case !errors.Is(err, session.ErrNoHost):
 		return nil, err
-	case !start:
+	case !start || len(s.HostCommand) == 0:
 		return nil, ErrNotRunning
 	}
 	lock, err := s.Folder.LockStart()
@@ -273,10 +273,23 @@ func (s *Session) Stop(force bool) error {
 	return nil
 }
 
+// RestartOptions are a restart's settings.
+type RestartOptions struct {
+	Force bool // also while a block runs (it is killed)
+	// Fresh discards the snapshot: the new child starts empty. Drop
+	// leaves these names out of the restore, and so out of the snapshot.
+	// Either makes the host start the new child before it answers.
+	Fresh bool
+	Drop  []string
+}
+
 // Restart replaces the session's child with a new one restored from the
-// snapshot.
-func (s *Session) Restart(force bool) error {
-	_, err := s.call(protocol.Request{Op: "restart", Force: force}, false, nil)
+// snapshot (or, with Fresh or Drop, from what is asked of it).
+func (s *Session) Restart(o RestartOptions) error {
+	// A stopped session is started for a fresh restart or one that drops
+	// names: the snapshot must be the one asked for when it returns.
+	start := o.Fresh || len(o.Drop) > 0
+	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
 	return err
 }
 
@@ -338,6 +351,9 @@ type Report struct {
 	Notice     string       `json:"notice"`
 	TimedOut   bool         `json:"timed_out"`
 	DurationMS int64        `json:"duration_ms"`
+	// Attachments are what the block attached (figures it left open or
+	// showed among them), in order.
+	Attachments []protocol.Attached `json:"attachments"`
 	// Checks are the files the block left not parsing (the lines its
 	// output ends with).
 	Checks []protocol.FileCheck `json:"checks,omitempty"`
@@ -357,7 +373,10 @@ type ReportError struct {
 func (s *Session) Report(stdout string, res protocol.Result) Report {
 	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
 		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS,
-		Checks: res.Checks}
+		Attachments: res.Attachments, Checks: res.Checks}
+	if r.Attachments == nil {
+		r.Attachments = []protocol.Attached{}
+	}
 	if e := res.Error; e != nil {
 		r.Error = &ReportError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // attachLimit is the largest payload a host call may carry: an
@@ -122,6 +123,7 @@ func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
 			return reply{}, attachError(err)
 		}
 		h.store.attached()
+		h.noteAttached(d)
 		return reply{result: d}, nil
 	}
 	ops["attachments"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
@@ -175,3 +177,17 @@ func attachError(err error) error {
 	}
 	return &callError{typ: "OSError", msg: err.Error()}
 }
+
+// noteAttached adds d to the running block's result (a thread that
+// attaches between blocks adds to none).
+func (h *Host) noteAttached(d attachments.Descriptor) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.attached != nil && len(h.attached) < maxListed {
+		h.attached = append(h.attached, protocol.Attached{ID: d.ID, Filename: d.Filename, Version: d.Version, Kind: d.Kind,
+			MediaType: d.MediaType, Size: d.Size})
+	}
+}
+
+// maxListed bounds the attachments one block's result lists.
+const maxListed = 1000

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -141,11 +142,25 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 	return s, nil
 }
 
+// startOptions say what a new child does with the snapshot.
+type startOptions struct {
+	discard string   // why it starts empty, deleting the snapshot ("": it restores it)
+	drop    []string // names it leaves out of the restore
+}
+
+// restoreError is a child that died, or did not answer in time, while it
+// restored the snapshot: the next one starts with the snapshot discarded.
+type restoreError struct{ why string }
+
+func (e *restoreError) Error() string {
+	return "the Python process stopped while it restored the snapshot (" + e.why + ")"
+}
+
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped. The
 // host's first child is the one its C constructor started, when that one
 // was started for this policy.
-func startChild(cfg Config, policy protocol.Policy, reason string, newCalls func(net.Conn) *callServer) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer) (*proc, error) {
 	s, dropsPrivileges := takeEarlyChild()
 	if s != nil && dropsPrivileges != policy.Jail {
 		s.discard()
@@ -176,16 +191,40 @@ func startChild(cfg Config, policy protocol.Policy, reason string, newCalls func
 		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
 		RestartReason: reason,
 		Policy:        policy,
+		Discard:       opts.discard,
+		Drop:          opts.drop,
 	})
 	var ev protocol.Event
+	restoring := false
 	if err == nil {
 		s.link.SetReadDeadline(time.Now().Add(readyTimeout))
-		err = c.conn.Receive(&ev)
+		for {
+			ev = protocol.Event{}
+			if err = c.conn.Receive(&ev); err != nil || ev.Ev != "restoring" && ev.Ev != "out" {
+				break
+			}
+			if ev.Ev == "restoring" {
+				restoring = true
+			} else {
+				// a thread the restore started, printing already
+				c.stderr.logStray(ev.Data)
+			}
+		}
 		s.link.SetReadDeadline(time.Time{})
 	}
 	if err != nil || ev.Ev != "ready" {
 		c.kill()
 		<-c.exited
+		if restoring {
+			why := "it " + strings.TrimPrefix(c.exitReason(), "the Python process ")
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				why = fmt.Sprintf("it did not finish within %s", humanDuration(readyTimeout))
+			} else if last := lastLine(c.stderr.lastLines()); last != "" {
+				why += ": " + last
+			}
+			return nil, &restoreError{why}
+		}
 		msg := c.stderr.lastLines()
 		if ev.Ev == "error" {
 			msg = ev.Message
@@ -421,6 +460,18 @@ func (f *forwarder) lastLines() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return string(trimSpace(f.recent))
+}
+
+// lastLine is the last line of s, cut to 200 bytes, for a notice.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }
 
 func trimSpace(b []byte) []byte {

@@ -91,13 +91,17 @@ type Host struct {
 	ln   net.Listener
 	turn chan struct{} // held by the request that uses the child
 
-	mu       sync.Mutex
-	child    *proc
-	busy     bool
-	clients  int
-	lastUse  time.Time
-	saved    int
-	reason   string // why the next child restarts, "" for a first start
+	mu      sync.Mutex
+	child   *proc
+	busy    bool
+	clients int
+	lastUse time.Time
+	saved   int
+	reason  string       // why the next child restarts, "" for a first start
+	next    startOptions // what the next child does with the snapshot
+	// attached collects what the running block attached, from its host
+	// calls (nil between blocks).
+	attached []protocol.Attached
 	policy   protocol.Policy
 	stopping bool
 	idle     *time.Timer
@@ -297,7 +301,7 @@ func (h *Host) serveConn(conn net.Conn) {
 		}
 		out.Send(protocol.Event{Ev: "ok"})
 	case "stop", "restart":
-		if err := h.stop(req.Op, req.Force); err != nil {
+		if err := h.stop(req); err != nil {
 			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
 			return
 		}
@@ -431,14 +435,22 @@ func (h *Host) ensureChild() (*proc, error) {
 	if c != nil && h.reason == "" {
 		h.reason = c.exitReason()
 	}
-	reason, policy := h.reason, h.policy
+	reason, policy, opts := h.reason, h.policy, h.next
 	h.mu.Unlock()
-	c, err := startChild(h.cfg, policy, reason, func(conn net.Conn) *callServer { return h.callServer(conn, policy) })
+	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
+	c, err := startChild(h.cfg, policy, reason, opts, calls)
+	var re *restoreError
+	if errors.As(err, &re) {
+		// Never a dead session: what the snapshot held is lost, and the
+		// notice says so.
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
+		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls)
+	}
 	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
-	h.child, h.reason = c, ""
+	h.child, h.reason, h.next = c, "", startOptions{}
 	h.fresh, h.freshReady = c, time.Now()
 	h.mu.Unlock()
 	// Not in the way of the block waiting for this child: the record is
@@ -479,11 +491,13 @@ func (h *Host) interrupt() {
 }
 
 // stop ends the child (saving its snapshot); "stop" also ends the host.
-func (h *Host) stop(op string, force bool) error {
+// A restart with Fresh or Drop starts the new child at once, under those
+// options.
+func (h *Host) stop(req protocol.Request) error {
 	h.mu.Lock()
 	busy, c := h.busy, h.child
 	h.mu.Unlock()
-	if busy && !force {
+	if busy && !req.Force {
 		return errors.New("a block is running in this session (use --force to stop it, or interrupt it first)")
 	}
 	if busy && c != nil {
@@ -492,14 +506,45 @@ func (h *Host) stop(op string, force bool) error {
 	h.turn <- struct{}{}
 	defer h.release()
 	reason := "the session was stopped (vis-agent sandbox stop)"
-	if op == "restart" {
+	if req.Op == "restart" {
 		reason = "the session was restarted (vis-agent sandbox restart)"
 	}
+	if req.Op == "restart" && (req.Fresh || len(req.Drop) > 0) {
+		return h.restartWith(reason, req.Fresh, req.Drop)
+	}
 	h.stopChild(reason)
-	if op == "stop" {
+	if req.Op == "stop" {
 		h.shutdown(reason)
 	}
 	return nil
+}
+
+// restartWith replaces the child by one that starts with the snapshot
+// discarded (fresh; the old child is killed, its state not saved) or with
+// the names in drop left out of it. The caller holds the turn.
+func (h *Host) restartWith(reason string, fresh bool, drop []string) error {
+	opts := startOptions{drop: drop}
+	if fresh {
+		opts = startOptions{discard: "a restart with fresh asked for it"}
+	}
+	h.mu.Lock()
+	c := h.child
+	h.child, h.reason, h.next = nil, reason, opts
+	h.mu.Unlock()
+	switch {
+	case c == nil:
+	case fresh:
+		if c.alive() { // a reaped child's pid may be another process's
+			c.kill()
+		}
+		<-c.exited
+		c.link.Close()
+	default:
+		c.exit()
+	}
+	_, err := h.ensureChild()
+	h.writeRecord()
+	return err
 }
 
 // stopChild asks the child to save and exit, and records why for the

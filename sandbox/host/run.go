@@ -32,9 +32,13 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	defer h.release()
 	h.begin(t)
 	started := time.Now()
+	h.mu.Lock()
+	h.attached = []protocol.Attached{}
+	h.mu.Unlock()
 	res := h.runBlock(req, out, t, w)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
+	res.Attachments, h.attached = h.attached, nil
 	h.lastUse = time.Now()
 	if res.Saved >= 0 {
 		h.saved = res.Saved

@@ -110,7 +110,8 @@ The same listing is defs() inside a python block.`
 
 const restartDescription = `Restart the persistent Python session's process: its state is saved to the snapshot, the process stops, and the next python call runs in a new process restored from that snapshot.
 The next result begins with a "[Sandbox restarted]" notice listing what came back and what did not (unpicklable values are lost).
-Use it when the process is in a bad state (memory, threads, patched modules). While a block runs it refuses unless force is set, which kills that block.`
+Use it when the process is in a bad state (memory, threads, patched modules). While a block runs it refuses unless force is set, which kills that block.
+fresh: true discards the snapshot, so the session starts empty; drop: ["name", ...] leaves those names out of the restored session and its snapshot (a value or helper that should not come back). Either starts the new process at once.`
 
 const interruptDescription = `Interrupt the block running in the persistent Python session: it gets KeyboardInterrupt at its next Python instruction, and its python call returns with what it printed.
 The session keeps its state. A block stuck in C code that does not stop is retired at its timeout and the session restored from its snapshot.`

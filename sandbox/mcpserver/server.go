@@ -218,11 +218,46 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 	// What the block attached becomes a resource (a cancelled call's too).
 	sv.syncResources(context.Background())
 	printed := out.text(sv.keepOutput(out))
+	content := []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}},
+		Content:           append(content, sv.images(res.Attachments)...),
 		StructuredContent: PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()},
 		IsError:           res.Error != nil,
 	}
+}
+
+// maxImages is how many of a block's images one result carries.
+const maxImages = 8
+
+// images are the images a block attached (its figures among them), as
+// image content the model sees, each after a line naming it; those past
+// maxImages or maxImage get that line only. (Every attachment is in the
+// structured result.)
+func (sv *server) images(attached []protocol.Attached) []mcp.Content {
+	var out []mcp.Content
+	shown := 0
+	for _, a := range attached {
+		if !isImage(a.MediaType) {
+			continue
+		}
+		line := fmt.Sprintf("[attached %s version %d: %s, %s, id %s]", a.Filename, a.Version, a.MediaType, sizeText(a.Size), a.ID)
+		if a.Size > maxImage || shown == maxImages {
+			out = append(out, &mcp.TextContent{Text: line + " (not shown: read_attachment reads it)"})
+			continue
+		}
+		d, err := sv.s.Attachment(a.ID, 0)
+		var data []byte
+		if err == nil {
+			data, err = sv.readAll(d)
+		}
+		if err != nil {
+			out = append(out, &mcp.TextContent{Text: line + " (not shown: " + err.Error() + ")"})
+			continue
+		}
+		shown++
+		out = append(out, &mcp.TextContent{Text: line}, &mcp.ImageContent{Data: data, MIMEType: a.MediaType})
+	}
+	return out
 }
 
 // agentText is a block's result as the agent reads it: the notes (restart,
@@ -308,19 +343,30 @@ func (sv *server) defs(ctx context.Context, req *mcp.CallToolRequest, in DefsArg
 	return textResult(strings.TrimRight(text, "\n") + "\n"), nil, nil
 }
 
-// ForceArgs are restart_session's arguments.
-type ForceArgs struct {
-	Force bool `json:"force,omitempty" jsonschema:"also while a block runs (that block is killed)"`
+// RestartArgs are restart_session's arguments.
+type RestartArgs struct {
+	Force bool     `json:"force,omitempty" jsonschema:"also while a block runs (that block is killed)"`
+	Fresh bool     `json:"fresh,omitempty" jsonschema:"discard the snapshot: the session starts empty (every helper, variable and import is gone)"`
+	Drop  []string `json:"drop,omitempty" jsonschema:"names (variables, helpers, imports) to leave out of the restored session and its snapshot"`
 }
 
-func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in ForceArgs) (*mcp.CallToolResult, any, error) {
-	err := sv.s.Restart(in.Force)
-	if errors.Is(err, client.ErrNotRunning) {
+func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in RestartArgs) (*mcp.CallToolResult, any, error) {
+	if in.Fresh && len(in.Drop) > 0 {
+		return nil, nil, errors.New("give fresh or drop, not both: fresh discards every name")
+	}
+	err := sv.s.Restart(client.RestartOptions{Force: in.Force, Fresh: in.Fresh, Drop: in.Drop})
+	switch {
+	case errors.Is(err, client.ErrNotRunning):
 		return textResult("The session's process was not running; the next python call starts it from the session's snapshot, " +
 			"and its result begins with a [Sandbox restarted] notice.\n"), nil, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, nil, err
+	case in.Fresh:
+		return textResult("Restarted fresh: the snapshot was discarded and the session's new Python process starts empty. " +
+			"The next result begins with a [Sandbox restarted] notice naming what was discarded.\n"), nil, nil
+	case len(in.Drop) > 0:
+		return textResult("Restarted without " + strings.Join(in.Drop, ", ") + ": the new Python process restored the rest of " +
+			"the snapshot, which no longer holds them. The next result begins with a [Sandbox restarted] notice saying what came back.\n"), nil, nil
 	}
 	return textResult("Restarted: the session's Python process was saved and stopped. The next python call runs in a new process " +
 		"restored from the snapshot; its result begins with a [Sandbox restarted] notice saying what came back and what did not.\n"), nil, nil

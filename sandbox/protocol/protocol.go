@@ -55,7 +55,10 @@
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
 //     snapshotted and stopped; stop also ends the host. "ok", or "error"
-//     when a block runs and Force is not set.
+//     when a block runs and Force is not set. A restart with Fresh (the
+//     snapshot is discarded; the old child is killed, not saved) or Drop
+//     (names left out of the snapshot) starts the new child at once, so
+//     that the snapshot holds what was asked for before "ok".
 //
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
@@ -64,7 +67,10 @@
 // policy), and nothing more until the child is ready: the child reads it
 // before its jail, unbuffered, and hands the link to the driver. (The
 // host's first child may have started before the host knew the session.)
-// The child then restores the session's snapshot and sends "ready"
+// The child then restores the session's snapshot (after "restoring" when
+// there is one: a child that dies or hangs after it died restoring, and the
+// host starts the next one with the snapshot discarded), keeping what the
+// restore prints for the restart notice, and sends "ready"
 // (Python's version in Data, the minor in Line, and in Message what its
 // jail's kernel layer could not enforce, "" when nothing). The host then sends
 // requests with the same shape:
@@ -75,6 +81,8 @@
 //     reads "running"), "out" events, then "result" whose Syntax is set when Python
 //     refused the block as it stands: the block did not run, and the host
 //     repairs it (asking "compile") and sends it again or reports the error.
+//     The host adds the attachments the block stored meanwhile (its host
+//     calls) to the result.
 //     The result's Written lists the checked files (sandbox/check) the
 //     session's code opened for writing or renamed onto since the last
 //     block, which the host then checks.
@@ -236,6 +244,10 @@ type Request struct {
 	JSON      bool    `json:"json,omitempty"`
 	Force     bool    `json:"force,omitempty"`
 	Policy    *Policy `json:"policy,omitempty"`
+	// Fresh and Drop (restart): the new child starts with the snapshot
+	// discarded, or with these names left out of it.
+	Fresh bool     `json:"fresh,omitempty"`
+	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
 }
@@ -325,6 +337,9 @@ type Result struct {
 	// Checks are the files the block created or changed that no longer
 	// parse (host to client), also shown at the end of its output.
 	Checks []FileCheck `json:"checks,omitempty"`
+	// Attachments are what the block attached (attach(), and the figures
+	// it left open or showed), in order; the host fills them in.
+	Attachments []Attached `json:"attachments,omitempty"`
 }
 
 // FileCheck is a file a block left not parsing.
@@ -339,6 +354,17 @@ type FileCheck struct {
 	// (sandbox.fix_files).
 	Fix   string `json:"fix,omitempty"`
 	Fixed bool   `json:"fixed,omitempty"`
+}
+
+// Attached is an attachment a block stored: enough to name it and to read
+// it from the session's attachments store.
+type Attached struct {
+	ID        string `json:"id"`
+	Filename  string `json:"filename"`
+	Version   int    `json:"version"`
+	Kind      string `json:"kind"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
 }
 
 // BlockError is a block that raised, was refused, or did not parse.

@@ -30,6 +30,9 @@ class Child:
         if early is not None:
             self.send(**early)  # waits in the socket while the driver starts
         self.ready = self.receive()
+        self.restoring = self.ready["ev"] == "restoring"
+        if self.restoring:
+            self.ready = self.receive()
 
     def send(self, **req):
         req.setdefault("v", 1)
@@ -251,6 +254,74 @@ class DriverTest(unittest.TestCase):
         self.assertIn("did not come back", err["message"])
         self.assertIn("did not come back", err["traceback"])
 
+    def restart(self, **info):
+        self.child.close()
+        base = {"session": {"name": "t", "workspace": self.tmp.name}, "restart_reason": "a test restarted it"}
+        self.child = Child(self.tmp.name, {**base, **info})
+        self.assertEqual(self.child.ready["ev"], "ready", "nothing reaches the host before ready")
+
+    def test_what_restoring_prints_goes_into_the_notice(self):
+        with open(os.path.join(self.tmp.name, "chatty.py"), "w") as f:
+            f.write("import logging, os, sys, warnings\n"
+                    "print('chatty out')\n"
+                    "print('chatty err', file=sys.stderr)\n"
+                    "warnings.warn('old API', FutureWarning)\n"
+                    "os.write(2, b'raw fd 2\\n')\n"
+                    "logging.basicConfig()\n"
+                    "def say():\n"
+                    "    logging.getLogger('chatty').warning('later')\n")
+        out, err, _, ev = self.child.run(
+            "import chatty\n"
+            "class Loud:\n"
+            "    def __setstate__(self, state):\n"
+            "        print('setstate', state)\n"
+            "        self.__dict__.update(state)\n"
+            "class Broken:\n"
+            "    def __setstate__(self, state):\n"
+            "        raise ValueError('no way')\n"
+            "loud, broken = Loud(), Broken()\n"
+            "loud.x, broken.y = 1, 2\n")
+        self.assertIsNone(ev["result"]["error"])
+        self.assertIn("chatty out", out)
+        self.restart()
+        self.assertTrue(self.child.restoring)
+        out, err, notes, ev = self.child.run("print(loud.x)\nchatty.say()")
+        self.assertEqual(out, "1\n")
+        self.assertEqual(err, "WARNING:chatty:later\n", "a handler made while restoring prints to the block")
+        text = notes[0]
+        for want in ("Restoring printed:\n  chatty out\n  chatty err\n", "FutureWarning: old API", "raw fd 2",
+                     "setstate {'x': 1}", "broken: could not be restored: ValueError: no way",
+                     "variables (1): loud"):
+            self.assertIn(want, text)
+        self.assertLessEqual(len(text.splitlines()), 16, text)
+
+    def test_long_restore_output_is_cut(self):
+        with open(os.path.join(self.tmp.name, "loud.py"), "w") as f:
+            f.write("for i in range(500):\n    print('line', i, 'x' * 300)\n")
+        self.child.run("import loud")
+        self.restart()
+        _, _, notes, _ = self.child.run("pass")
+        lines = notes[0].splitlines()
+        self.assertIn("  … +494 more lines", lines)
+        self.assertTrue(all(len(ln) <= 203 for ln in lines), lines)
+
+    def test_discard_and_drop(self):
+        self.child.run("a = 1\nb = [2]\ndef f():\n    return b\n")
+        self.restart(drop=["b"])
+        out, _, notes, ev = self.child.run("print(a, 'b' in globals())\nf()")
+        self.assertEqual(out, "1 False\n")
+        self.assertIn("Left out on request (1): b.", notes[0])
+        self.assertIn("left out on request", ev["result"]["error"]["message"])
+        self.restart()  # still left out: the snapshot was saved without it
+        out, _, notes, _ = self.child.run("print('b' in globals())")
+        self.assertEqual(out, "False\n")
+        self.restart(discard="a test asked for it")
+        self.assertFalse(self.child.restoring)
+        out, _, notes, _ = self.child.run("print('a' in globals())")
+        self.assertEqual(out, "False\n")
+        self.assertIn("The snapshot was discarded: a test asked for it; the session starts empty.", notes[0])
+        self.assertIn("It held (2): a, f.", notes[0])
+
     def test_defs_request(self):
         self.child.run("def helper(a, b=3):\n    'Does a thing.'\n    return a\n")
         self.child.send(op="defs")
@@ -346,7 +417,7 @@ class FirstBlockTest(unittest.TestCase):
     def test_first_block_imports_only_what_it_names(self):
         with tempfile.TemporaryDirectory() as tmp:
             heavy = ("pathlib", "datetime", "hashlib", "glob", "shlex", "textwrap", "base64", "inspect", "ast", "traceback",
-                     "re", "json", "enum", "linecache", "tokenize", "pickle", "threading", "collections", "functools")
+                     "re", "json", "enum", "linecache", "tokenize", "pickle", "threading", "collections", "functools", "mmap")
             # less those this python imports at start (a .pth file may)
             at_start = subprocess.run([sys.executable, "-B", "-c", "import sys; print(' '.join(sys.modules))"],
                                       capture_output=True, text=True, check=True).stdout.split()

@@ -27,6 +27,7 @@ import _signal as signal
 
 from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
+from vis_sandbox import figures as _figures
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import state as _state
@@ -42,6 +43,7 @@ traceback = _lazy("traceback", globals())
 VERSION = 1
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
 FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
+CAPTURE_LIMIT = 64 << 10  # characters of what restoring prints that are kept
 WARM_AFTER = 0.05  # seconds of a quiet link before an auto-import is done ahead
 
 _MAIN_THREAD = _thread.get_ident()  # the driver is imported by the main thread
@@ -195,6 +197,75 @@ class Output(io.TextIOBase):
             self.link.send({"ev": "out", "stream": self.stream, "data": data[i:i + CHUNK]})
 
 
+class Captured:
+    """What restoring printed, stdout and stderr in one text, in order: the
+    first CAPTURE_LIMIT characters, and how many lines came after them."""
+
+    def __init__(self):
+        self.parts = []
+        self.size = 0
+        self.more_lines = 0
+        self.open_line = None  # whether the kept text ends in half a line, once known
+
+    def add(self, s):
+        room = CAPTURE_LIMIT - self.size
+        if room > 0:
+            self.parts.append(s[:room])
+            self.size += min(room, len(s))
+            s = s[room:]
+        if not s:
+            return
+        n = s.count("\n")
+        if self.open_line is None:  # the first text dropped
+            self.open_line = bool(self.parts) and not self.parts[-1].endswith("\n")
+        if self.open_line and n:
+            n -= 1  # this newline ends the line the kept text ends in
+            self.open_line = False
+        self.more_lines += n
+
+    def text(self):
+        return "".join(self.parts)
+
+
+class Capture(io.TextIOBase):
+    """sys.stdout / sys.stderr while the snapshot is restored: what the
+    restored code prints (warnings too) goes to captured, for the restart
+    notice; nothing reaches the host before the child is ready. Afterwards
+    it writes to target, the session's output: a logging handler or a
+    thread that kept it still prints."""
+
+    def __init__(self, captured):
+        self.captured = captured  # shared by stdout and stderr
+        self.target = None
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "strict"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        target = self.target
+        if target is not None:
+            return target.write(s)
+        self.captured.add(s)
+        return len(s)
+
+    def flush(self):
+        if self.target is not None:
+            self.target.flush()
+
+
 class Flusher:
     """A thread that sends printed output that has waited FLUSH_AFTER, so a
     block that prints and then computes is seen printing."""
@@ -275,20 +346,37 @@ class Driver:
         sys.modules["__main__"] = module
         self.ns = module.__dict__
         self.ns["__builtins__"] = builtins
-        self.state = _state.State(folder, PROTECTED)
+        settings = info.get("settings") or {}
+        self.state = _state.State(folder, PROTECTED, workspace=(info.get("session") or {}).get("workspace"),
+                                  max_value_mb=settings.get("max_value_mb") or _state.MAX_VALUE_MB,
+                                  max_snapshot_mb=settings.get("max_snapshot_mb") or _state.MAX_SNAPSHOT_MB)
+        self.figures = None
         self.notice = ""
         self.saved = -1
         self.protected = {}
 
-    def start(self):
+    def start(self, captured=None):
+        """Restores the snapshot (or discards it, or leaves names out of
+        it, as the host says) and binds the session's names. captured (a
+        Captured) holds what restoring printed, once it is done."""
+        info = self.info
+        drop = info.get("drop") or ()
         # The session's packages (install()) before the restore imports.
-        _packages.start(self.info.get("packages"))
-        report = self.state.restore(self.ns)
+        _packages.start(info.get("packages"))
+        if info.get("discard"):
+            report = self.state.discard(info["discard"])
+        else:
+            if os.path.exists(os.path.join(self.folder, _state.SNAPSHOT)):
+                # From here a child that dies or hangs dies restoring: the
+                # host starts the next one with the snapshot discarded.
+                self.link.send({"ev": "restoring"})
+            report = self.state.restore(self.ns, drop)
         restarted = bool(report)
         if restarted:
-            reason = self.info.get("restart_reason") or "the previous sandbox process stopped"
-            self.notice = _state.notice(reason, report)
-        values = dict(self.info.get("session") or {})
+            reason = info.get("restart_reason") or "the previous sandbox process stopped"
+            output, more = (captured.text(), captured.more_lines) if captured else ("", 0)
+            self.notice = _state.notice(reason, report, output, more)
+        values = dict(info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
         values["restarted"] = restarted
         access = values.get("access") or {}
@@ -299,10 +387,23 @@ class Driver:
         self.protected["defs"] = _defs.make_defs(self.state, self.ns)
         # The host's functions (attach, shell, cat, ...); attach records
         # the block that runs.
-        self.protected.update(_tools.Functions(self.ns, lambda: self.state.next_block).bound())
+        functions = _tools.Functions(self.ns, lambda: self.state.next_block)
+        self.protected.update(functions.bound())
+        if (info.get("settings") or {}).get("attach_figures", True):
+            self.figures = _figures.Figures(functions.attach, lambda: self.state.next_block)
+            self.figures.install()
         # Restored helpers may use any auto-imported name.
         self.bind_auto(None if restarted else ())
         self.ns.update(self.protected)
+        if drop:
+            # what was left out must not come back at the next start either
+            self.after_restore_save()
+
+    def after_restore_save(self):
+        try:
+            self.saved = self.state.save(self.ns, full=True).get("names", self.saved)
+        except Exception:
+            sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
 
     def bind_auto(self, names):
         """Imports and binds the auto-imported names among names (all of
@@ -376,12 +477,22 @@ class Driver:
             # From here SIGINT is KeyboardInterrupt; the host holds back an
             # interrupt that comes earlier until it reads this.
             self.link.send({"ev": "running"})
+            if self.figures is not None:
+                self.figures.begin()
             for code in codes:
                 value = eval(code, self.ns)
                 if code.co_flags & _CO_COROUTINE:
                     run_coroutine(value)
         except BaseException as e:  # noqa: B036 (SystemExit and KeyboardInterrupt are block errors)
             error = e
+        try:
+            # the figures the block left open, as PNG attachments; still
+            # interruptible (a huge figure) by the timeout
+            if self.figures is not None:
+                self.figures.flush()
+        except BaseException as e:  # noqa: B036
+            if error is None:
+                error = e
         finally:
             self.interrupts.in_block = False
             self.interrupts.install()
@@ -620,12 +731,20 @@ def serve(fd, stacks_fd, folder, info_json):
     interrupts.install()
     link = Link(fd, interrupts)
     flusher = Flusher()
-    _outputs = (Output(link, "stdout", flusher), Output(link, "stderr", flusher))
+    outputs = (Output(link, "stdout", flusher), Output(link, "stderr", flusher))
+    flusher.start(outputs)
+    # What restoring prints goes into the restart notice, not to the host,
+    # which waits for "ready".
+    captured = Captured()
+    _outputs = (Capture(captured), Capture(captured))
     sys.stdout, sys.stderr = _outputs
     os.write = session_write
-    flusher.start(_outputs)
     driver = Driver(link, interrupts, folder, info)
-    driver.start()
+    driver.start(captured)
+    for capture, output in zip(_outputs, outputs, strict=True):
+        capture.target = output
+    _outputs = outputs
+    sys.stdout, sys.stderr = _outputs
     kernel = ((info.get("session") or {}).get("access") or {}).get("kernel") or {}
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})

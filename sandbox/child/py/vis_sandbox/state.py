@@ -1,27 +1,41 @@
 """Saves a sandbox session after each block and brings it back in a new interpreter.
 
 The snapshot holds the session's imports, the source of its helper functions and
-classes, its picklable variables, and large str/bytes values in spill files.
-It is written atomically and only when it changed; restore runs it statement by
-statement and reports what came back and what did not, and why.
+classes, the sys.path entries its blocks added inside the workspace, its picklable
+variables, and large values in spill files. It is written atomically and only when
+it changed; restore runs it statement by statement and reports what came back and
+what did not, and why.
 
 Files in the session folder:
 - snapshot.bin: b"VISSNAP1", the header's length (u64 LE) and CRC-32 (u32 LE),
-  the header (JSON: imports, helper records with source, variables with offset,
-  length and CRC-32 of their data, spills, the reasons of what was not saved,
-  next_block), then the values' data one after another: a pickle, or for a
-  value of an exact type in _MARSHALLED b"M" and its marshal.
+  the header (JSON: imports, helper records with source, sys.path entries,
+  variables with offset, length and CRC-32 of their data, spills, the reasons of
+  what was not saved, next_block), then the values' data one after another: a
+  pickle, or for a value of an exact type in _MARSHALLED b"M" and its marshal.
 - spill/<sha256>: the UTF-8 (surrogatepass) or raw bytes of one large str/bytes.
+- spill/p-<random>: one large value's pickle (protocol 5), then its out-of-band
+  buffers (numpy arrays, pandas frames' blocks), each at a multiple of ALIGN;
+  the header row has each part's length and CRC-32. Restored by mapping the file
+  copy-on-write: the arrays come back writable without a copy being read.
 - blocks: the next block's number, rewritten in place after every block, so
   numbering goes on after a restart even when the snapshot did not change.
+
+A value goes into snapshot.bin when its pickle (buffers in band) is at most
+VALUE_LIMIT and the ones before it (in name order) leave room in VALUES_BUDGET;
+else into a spill file, up to the session's limits for one value and for all
+(sandbox.max_value_mb and sandbox.max_snapshot_mb).
 
 Telling that nothing changed without pickling everything: a value is pickled
 again only when its name is bound to another object, or the block (or a
 session function or class it names, transitively) names it, or it holds a
 mutable object that a re-pickled value holds too (aliases, found through the
 garbage collector's references, one C call per level of nesting).
-A change made only through objects outside the session (another module, a
-thread) is seen by the next save with full=True.
+A spilled value pickled again is compared with its file by the lengths and
+CRC-32s of its parts (pickling hands over an array's buffers without copying
+them; the CRC reads them once, about 3 GB/s): its file is written again only
+when they differ. A change made only through objects outside the session
+(another module, a thread, a numpy view of an array kept under another name
+that no block names) is seen by the next save with full=True.
 """
 
 import builtins
@@ -41,6 +55,7 @@ from .lazy import module as _lazy
 ast = _lazy("ast", globals())
 hashlib = _lazy("hashlib", globals())
 linecache = _lazy("linecache", globals())
+mmap = _lazy("mmap", globals())  # for spilled pickles only
 # The C pickler itself (what pickle.Pickler and pickle.loads are): the
 # pickle module around it imports re, which a first block need not wait for.
 pickle = _lazy("_pickle", globals(), "pickle")
@@ -48,10 +63,16 @@ symtable = _lazy("symtable", globals())
 textwrap = _lazy("textwrap", globals())
 
 MiB = 1 << 20
+# snapshot.bin holds small values; it is read whole at every restore
 VALUE_LIMIT = 1 * MiB
 VALUES_BUDGET = 4 * MiB
-SPILL_LIMIT = 32 * MiB
-SPILL_BUDGET = 128 * MiB
+# The defaults of sandbox.max_value_mb and sandbox.max_snapshot_mb.
+MAX_VALUE_MB = 256
+MAX_SNAPSHOT_MB = 1024
+# Out-of-band buffers smaller than this stay in the pickle: a list of many
+# small arrays is one stream, not thousands of parts.
+OOB_MIN = 64 << 10
+ALIGN = 64  # where a spilled buffer starts in its file: arrays come back aligned
 
 SNAPSHOT = "snapshot.bin"
 SPILL_DIR = "spill"
@@ -60,10 +81,15 @@ MAGIC = b"VISSNAP1"
 FORMAT = 1
 PROTOCOL = 5
 
-OVER_VALUE = "over the 1 MiB limit for one saved value"
-OVER_BUDGET = "the 4 MiB budget for saved values is full"
-OVER_SPILL = "over the 32 MiB limit for one saved str or bytes value"
-OVER_SPILL_BUDGET = "the 128 MiB budget for saved str and bytes values is full"
+
+
+def over_value(limit):
+    return f"over the {limit // MiB} MiB limit for one saved value (sandbox.max_value_mb)"
+
+
+def over_budget(limit):
+    return f"the {limit // MiB} MiB budget of the snapshot is full (sandbox.max_snapshot_mb)"
+
 
 # Types whose values never change in place: a name still bound to the same
 # object of one of these (with only such objects inside) needs no new pickle.
@@ -82,11 +108,23 @@ _MARSHALLED = frozenset({type(None), bool, int, float, complex, str, bytes})
 _MARSHAL_TAG = b"M"  # a pickle (protocol 2 and later) starts with b"\x80"
 
 
-def _loads(data):
-    """A saved value from its data (see _pickle)."""
+def _loads(data, buffers=()):
+    """A saved value from its data (see _pickle) and out-of-band buffers."""
     if data[:1] == _MARSHAL_TAG:
         return marshal.loads(data[1:])
-    return pickle.loads(data)
+    return pickle.loads(data, buffers=buffers)
+
+
+def _layout(sizes):
+    """Where each part of a spilled pickle starts in its file (the stream at
+    0, each buffer at the next multiple of ALIGN), and the file's size."""
+    offsets, end = [], 0
+    for i, n in enumerate(sizes):
+        if i:
+            end = -(-end // ALIGN) * ALIGN
+        offsets.append(end)
+        end += n
+    return offsets, end
 
 
 class _TooBig(Exception):
@@ -94,20 +132,24 @@ class _TooBig(Exception):
 
 
 class _LimitedWriter:
-    """A pickle target that gives up as soon as the pickle passes the limit,
-    so an oversized value costs at most the limit in time and memory."""
+    """A pickle target that gives up as soon as the pickle, with the
+    out-of-band buffers handed over so far (oob), passes the limit, so an
+    oversized value costs at most the limit in time and memory."""
 
-    __slots__ = ("parts", "size", "limit")
+    __slots__ = ("parts", "size", "oob", "limit")
 
     def __init__(self, limit):
         self.parts = []
         self.size = 0
+        self.oob = 0
         self.limit = limit
 
     def write(self, data):
-        n = len(data) if not isinstance(data, memoryview) else data.nbytes
+        # a large in-band buffer comes as it is (a PickleBuffer, a
+        # memoryview), which has no len()
+        n = len(data) if type(data) is bytes else memoryview(data).nbytes
         self.size += n
-        if self.size > self.limit:
+        if self.size + self.oob > self.limit:
             raise _TooBig
         self.parts.append(bytes(data))
         return n
@@ -116,22 +158,40 @@ class _LimitedWriter:
 class _Entry:
     """What the last save learned about one variable's value."""
 
-    __slots__ = ("obj", "data", "reason", "reach", "immutable", "raw", "digest", "size")
+    __slots__ = ("obj", "data", "reason", "too_big", "reach", "immutable", "raw", "digest", "size", "parts", "fp",
+                 "file")
 
-    def __init__(self, obj, data=None, reason=None, reach=frozenset(), immutable=False):
+    def __init__(self, obj, data=None, reason=None, reach=frozenset(), immutable=False, too_big=False, parts=None):
         self.obj = obj
-        self.data = data          # the pickle, when it fits one value's limit
+        self.data = data          # the pickle, when it fits in snapshot.bin (VALUE_LIMIT)
         self.reason = reason      # why it cannot be saved at all
+        self.too_big = too_big    # its pickle is over the session's limit for one value
         self.reach = reach        # ids of mutable objects the pickle went through
         self.immutable = immutable
         self.raw = None           # str/bytes content for a spill file, while it is needed
         self.digest = None
         self.size = None
+        # A spilled pickle: its stream and out-of-band buffers while they are
+        # needed (they pin the value's memory), the (length, CRC-32) of each,
+        # and its file once named.
+        self.parts = parts
+        self.fp = None
+        self.file = None
+
+    def kind(self):
+        """How a spill file holds it: "str" or "bytes" (the raw value), or "pickle"."""
+        t = type(self.obj)
+        if self.data is None and self.parts is None and self.fp is None and t in (str, bytes):
+            return t.__name__
+        return "pickle"
 
     def spill_size(self):
         if self.size is None:
-            v = self.obj
-            self.size = len(v) if isinstance(v, bytes) or v.isascii() else len(self.spill_bytes())
+            if self.kind() != "pickle":
+                v = self.obj
+                self.size = len(v) if isinstance(v, bytes) or v.isascii() else len(self.spill_bytes())
+            else:
+                self.size = _layout([n for n, _ in self.fingerprint()])[1]
         return self.size
 
     def spill_bytes(self):
@@ -145,22 +205,82 @@ class _Entry:
             self.digest = hashlib.sha256(self.spill_bytes()).hexdigest()
         return self.digest
 
+    def spill_parts(self):
+        """The parts of a spilled pickle: its stream, a list of chunks (as
+        the pickler wrote them: no copy joins them), then its out-of-band
+        buffers (a value that fits snapshot.bin but not its budget: its
+        data alone)."""
+        return self.parts if self.parts is not None else [[self.data]]
 
-def _pickle(value):
-    """An _Entry for value: its pickle (or marshal, see _MARSHALLED), or why
-    there is none."""
+    def fingerprint(self):
+        if self.fp is None:
+            self.fp = tuple(map(_part_fingerprint, self.spill_parts()))
+        return self.fp
+
+    def spill_chunks(self):
+        """What its spill file holds, in order."""
+        if self.kind() != "pickle":
+            return [self.spill_bytes()]
+        parts = self.spill_parts()
+        offsets, _ = _layout([n for n, _ in self.fingerprint()])
+        chunks, end = [], 0
+        for off, (n, _), p in zip(offsets, self.fingerprint(), parts, strict=True):
+            if off > end:
+                chunks.append(bytes(off - end))
+            chunks.extend(p if type(p) is list else [p])
+            end = off + n
+        return chunks
+
+    def written(self):
+        """Lets go of what the spill file now holds."""
+        self.raw = None
+        self.parts = None
+
+
+def _part_fingerprint(part):
+    """(length, CRC-32) of a part: a buffer, or a list of chunks."""
+    if type(part) is not list:
+        return memoryview(part).nbytes, zlib.crc32(part)
+    n = crc = 0
+    for chunk in part:
+        n += len(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return n, crc
+
+
+def _pickle(value, limit):
+    """An _Entry for value: its pickle (or marshal, see _MARSHALLED) in
+    snapshot.bin when it fits VALUE_LIMIT with its buffers in band, else
+    its stream and out-of-band buffers for a spill file; or why there is
+    none (too_big: over limit bytes)."""
     if type(value) in _MARSHALLED:
         data = _MARSHAL_TAG + marshal.dumps(value)
-        if len(data) > VALUE_LIMIT:
-            return _Entry(value, reason=OVER_VALUE, immutable=True)
-        return _Entry(value, data=data, immutable=True)
-    w = _LimitedWriter(VALUE_LIMIT)
-    p = pickle.Pickler(w, PROTOCOL)
-    reason = None
+        if len(data) <= VALUE_LIMIT:
+            return _Entry(value, data=data, immutable=True)
+        if len(data) > limit:
+            return _Entry(value, too_big=True, immutable=True)
+        return _Entry(value, parts=[[data]], immutable=True)
+    w = _LimitedWriter(limit)
+    buffers = []
+
+    def out_of_band(buf):
+        try:
+            view = buf.raw()
+        except BufferError:  # not contiguous: it goes in the stream
+            return True
+        if view.nbytes < OOB_MIN:
+            return True
+        w.oob += view.nbytes
+        if w.size + w.oob > limit:
+            raise _TooBig
+        buffers.append(view)
+        return False
+
+    reason, too_big = None, False
     try:
-        p.dump(value)
+        pickle.Pickler(w, PROTOCOL, buffer_callback=out_of_band).dump(value)
     except _TooBig:
-        reason = OVER_VALUE
+        too_big = True
     except RecursionError:
         reason = f"{_defs.type_name(value)} cannot be pickled: it is nested too deeply"
     except Exception as e:  # any __reduce__ may raise anything
@@ -169,13 +289,24 @@ def _pickle(value):
         if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
             msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
         reason = f"{_defs.type_name(value)} cannot be pickled: {msg}"
-    if reason is not None and reason != OVER_VALUE:
+    if reason is not None:
         return _Entry(value, reason=reason)
     reach = _reach(value)
     immutable = type(value) in _IMMUTABLE and not reach
-    if reason is not None:
-        return _Entry(value, reason=reason, reach=reach, immutable=immutable)
-    return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
+    if too_big:
+        buffers.clear()
+        return _Entry(value, too_big=True, reach=reach, immutable=immutable)
+    if buffers and w.size + w.oob <= VALUE_LIMIT:
+        # small enough for snapshot.bin: pickled again, its buffers in band
+        inband = _LimitedWriter(VALUE_LIMIT)
+        try:
+            pickle.Pickler(inband, PROTOCOL).dump(value)
+            buffers, w = [], inband
+        except _TooBig:
+            pass  # the opcodes around the buffers tipped it over: spilled
+    if not buffers and w.size <= VALUE_LIMIT:
+        return _Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
+    return _Entry(value, parts=[w.parts, *buffers], reach=reach, immutable=immutable)
 
 
 # Objects a value may hold that are not its data: a change to them is not a
@@ -343,6 +474,41 @@ def _block_of(code_or_func):
     return None
 
 
+def _size_of(value):
+    """sys.getsizeof, which runs the value's own __sizeof__ (pandas computes
+    its memory use there), or 0 when that raises."""
+    try:
+        return sys.getsizeof(value)
+    except Exception:
+        return 0
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# mmap keeps a copy of the descriptor unless told not to (3.13+): one per
+# spilled value otherwise.
+_MAP_OPTIONS = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+
+
+def _map(path, size):
+    """A writable, copy-on-write view of the file at path, which must hold
+    size bytes: restored arrays use its pages as they are, and their
+    changes stay in this process."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        have = os.fstat(fd).st_size
+        if have != size:
+            raise ValueError(f"its spill file has {have} bytes, not {size}")
+        return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_COPY, **_MAP_OPTIONS))
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -397,10 +563,18 @@ def _remove_temps(folder, prefix=""):
 class State:
     """The snapshot of one session, kept in its folder."""
 
-    def __init__(self, folder, protected=frozenset()):
+    def __init__(self, folder, protected=frozenset(), workspace=None, max_value_mb=MAX_VALUE_MB,
+                 max_snapshot_mb=MAX_SNAPSHOT_MB):
         self.folder = folder
         self.protected = frozenset(protected)
         self.next_block = 1
+        # the limits of one saved value and of the whole snapshot, in bytes
+        self.max_value = max_value_mb * MiB
+        self.max_snapshot = max_snapshot_mb * MiB
+        # sys.path entries a block adds inside the workspace are saved
+        self.workspace = os.path.realpath(workspace) if workspace else None
+        self._base_path = frozenset(sys.path)
+        self._path_memo = {}
         # name -> {block: record}: each top-level def/class of that name seen
         self._helpers = {}
         # name -> [import records]; star imports separately, in order
@@ -414,7 +588,7 @@ class State:
         self._counter_fd = None
         self._helper_memo = {}    # name -> (value, its entries, record): saves a lookup per save
         self._version = 0         # counts changes to what the blocks defined and imported
-        self._quick = None        # (names, ids, values, version, result) of the last save
+        self._quick = None        # (names, ids, values, version, result, sys.path) of the last save
 
     # ---- learning from blocks -------------------------------------------
 
@@ -599,18 +773,19 @@ class State:
                 touched = None
         self._touched = set()
         # The quick way: the same names bound to the same objects, nothing
-        # newly defined or imported, and every value the blocks used cannot
-        # change in place: then nothing changed.
+        # newly defined or imported, sys.path as it was, and every value the
+        # blocks used cannot change in place: then nothing changed.
         keys, values = list(namespace), list(namespace.values())
         ids = list(map(id, values))
         q = self._quick
         if (touched is not None and q is not None and q[0] == keys and q[1] == ids and q[3] == self._version
-                and all(self._cache[n].immutable for n in touched if n in self._cache)):
+                and q[5] == sys.path and all(self._cache[n].immutable for n in touched if n in self._cache)):
             self._write_counter()
             r = q[4]
             return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
                     "names": r["names"]}
         imports, helpers, names = self._classify(namespace)
+        paths = self._added_paths()
 
         entries = {}
         reach = set()
@@ -621,41 +796,54 @@ class State:
             if e is not None and e.obj is v and (e.immutable or (touched is not None and name not in touched)):
                 later.append((name, e))
                 continue
-            if type(v) in (str, bytes) and len(v) > VALUE_LIMIT:
-                ne = _Entry(v, immutable=True)
-            else:
-                ne = _pickle(v)
-            entries[name] = ne
+            entries[name] = ne = self._entry(v, e)
             reach |= ne.reach
         for name, e in later:
             if reach and e.reach and not reach.isdisjoint(e.reach):
-                e = _pickle(e.obj)
+                e = self._entry(e.obj, e)
             entries[name] = e
 
         used = spilled = 0
         saved, spills, not_saved, status = [], [], {}, {}
+        spill_dir = os.path.join(self.folder, SPILL_DIR)
+        by_object = {}  # id -> the spill row of a value two names are bound to
         for name in names:
             e = entries[name]
-            text = type(e.obj) in (str, bytes)
             if e.data is not None and used + len(e.data) <= VALUES_BUDGET:
                 used += len(e.data)
                 saved.append((name, e.data))
                 status[name] = (True, None, len(e.data))
                 continue
-            if not text:
-                reason = e.reason or OVER_BUDGET
+            if e.reason is not None or e.too_big:
+                reason = e.reason or over_value(self.max_value)
                 not_saved[name] = reason
-                status[name] = (False, reason, sys.getsizeof(e.obj))
+                status[name] = (False, reason, _size_of(e.obj))
+                continue
+            kind = e.kind()
+            if (kind == "pickle" and e.file is not None and e.parts is None and e.data is None
+                    and not os.path.exists(os.path.join(spill_dir, e.file))):
+                # its file is gone (removed by hand): pickled again for a new one
+                entries[name] = e = self._entry(e.obj, None)
+            same = by_object.get(id(e.obj)) if kind == "pickle" else None
+            if same is not None:
+                spills.append((name, *same[1:]))
+                status[name] = (True, None, same[3])
                 continue
             size = e.spill_size()
-            if size > SPILL_LIMIT:
-                reason = OVER_SPILL
-            elif spilled + size > SPILL_BUDGET:
-                reason = OVER_SPILL_BUDGET
+            if size > self.max_value:
+                reason = over_value(self.max_value)
+            elif used + spilled + size > self.max_snapshot:
+                reason = over_budget(self.max_snapshot)
             else:
                 spilled += size
-                kind = "str" if isinstance(e.obj, str) else "bytes"
-                spills.append((name, e.spill_digest(), kind, size))
+                if kind != "pickle":
+                    row = (name, e.spill_digest(), kind, size, ())
+                else:
+                    if e.file is None:
+                        e.file = "p-" + os.urandom(12).hex()
+                    row = (name, e.file, kind, size, e.fingerprint())
+                    by_object[id(e.obj)] = row
+                spills.append(row)
                 status[name] = (True, None, size)
                 continue
             not_saved[name] = reason
@@ -668,28 +856,66 @@ class State:
         # knows why they are missing
         lost_before = tuple(sorted((n, r) for n, r in self._lost.items() if n not in namespace))
         manifest = (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), tuple(sorted(not_saved.items())),
-                    lost_before)
+                    lost_before, paths)
         # "names": how many names the snapshot brings back (helpers, classes,
         # imports and variables), what `sandbox list` shows
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
                   "not_saved": not_saved, "bytes": used + spilled,
                   "names": len(helpers) + len({n for n, _ in imports if n is not None}) + len(saved) + len(spills)}
         # (values kept so that the ids stay theirs)
-        self._quick = (keys, ids, values, self._version, result)
-        if manifest == self._last:
-            self._write_counter()
-            return dict(result)
+        self._quick = (keys, ids, values, self._version, result, list(sys.path))
         try:
-            self._write(manifest, helpers, entries)
-        except OSError as e:
-            # the old snapshot stays; the next save tries again
-            result["error"] = f"the snapshot could not be written: {e}"
-            self._quick = None
-            return result
+            if manifest == self._last:
+                self._write_counter()
+                return dict(result)
+            try:
+                self._write(manifest, helpers, entries)
+            except OSError as e:
+                # the old snapshot stays; the next save tries again
+                result["error"] = f"the snapshot could not be written: {e}"
+                self._quick = None
+                return result
+        finally:
+            for e in entries.values():
+                e.written()  # nothing pins a value's buffers between blocks
         self._last = manifest
         self._write_counter()
         result["changed"] = True
         return result
+
+    def _entry(self, value, old):
+        """A new _Entry for value (old: the last one of its name, or None).
+        A spilled value whose parts are those of old's file keeps that file."""
+        if type(value) in (str, bytes) and len(value) > VALUE_LIMIT:
+            return _Entry(value, immutable=True)
+        e = _pickle(value, self.max_value)
+        if (e.parts is not None and old is not None and old.file is not None and old.fp is not None
+                and e.fingerprint() == old.fp):
+            e.file = old.file
+            e.parts = None
+        return e
+
+    def _added_paths(self):
+        """The sys.path entries blocks added that lie in the workspace, in
+        order, each with whether it comes before the interpreter's own."""
+        if self.workspace is None:
+            return ()
+        out, front = [], True
+        for p in sys.path:
+            if p in self._base_path:
+                front = False
+                continue
+            inside = self._path_memo.get(p)
+            if inside is None:
+                try:
+                    real = os.path.realpath(os.path.join(self.workspace, os.fsdecode(p)))
+                    inside = real == self.workspace or real.startswith(self.workspace.rstrip(os.sep) + os.sep)
+                except (TypeError, ValueError):
+                    inside = False
+                self._path_memo[p] = inside
+            if inside and isinstance(p, str):
+                out.append((p, front))
+        return tuple(out)
 
     def _write_counter(self):
         try:
@@ -702,18 +928,18 @@ class State:
             pass
 
     def _write(self, manifest, helpers, entries):
-        imports, _, saved, spills, not_saved, lost_before = manifest
+        imports, _, saved, spills, not_saved, lost_before, paths = manifest
         os.makedirs(self.folder, exist_ok=True)
         spill_dir = os.path.join(self.folder, SPILL_DIR)
         if spills:
             os.makedirs(spill_dir, exist_ok=True)
             wrote = False
-            for name, digest, _, _ in spills:
-                path = os.path.join(spill_dir, digest)
+            for name, file, _, _, _ in spills:
+                path = os.path.join(spill_dir, file)
                 if not os.path.exists(path):
-                    _write_atomic(path, [entries[name].spill_bytes()])
+                    _write_atomic(path, entries[name].spill_chunks())
                     wrote = True
-                entries[name].raw = None  # the encoded copy is not kept in memory
+                entries[name].written()  # the encoded copy is not kept in memory
             if wrote:
                 _fsync_dir(spill_dir)
         var_rows, offset = [], 0
@@ -728,9 +954,11 @@ class State:
             "imports": [{"name": n, "stmt": s} for n, s in imports],
             "helpers": helpers,
             "variables": var_rows,
-            "spills": [{"name": n, "file": d, "type": k, "size": s} for n, d, k, s in spills],
+            "spills": [{"name": n, "file": d, "type": k, "size": s, **({"parts": fp} if fp else {})}
+                       for n, d, k, s, fp in spills],
             "not_saved": dict(not_saved),
             "lost_before": dict(lost_before),
+            "sys_path": [{"path": p, "front": f} for p, f in paths],
             "blob_bytes": offset,
         }
         head = wire.dumps(header, ascii=True).encode()
@@ -741,7 +969,7 @@ class State:
         # wait for the disk.
         _write_atomic(path, chunks, sync=os.path.exists(path))
         _remove_temps(self.folder, SNAPSHOT)
-        keep = {d for _, d, _, _ in spills}
+        keep = {s[1] for s in spills}
         try:
             old = os.listdir(spill_dir)
         except OSError:
@@ -791,48 +1019,99 @@ class State:
         finally:
             os.close(fd)
 
-    def restore(self, namespace):
-        """Brings the snapshot back into namespace. Never raises."""
+    def restore(self, namespace, drop=()):
+        """Brings the snapshot back into namespace, but for the names in drop
+        (left out on request: the next save leaves them out too). Never
+        raises: whatever the restored code raises is in the report."""
         try:
-            return self._restore(namespace)
-        except Exception as e:  # a bug here must not cost the session
-            return {"imports": [], "functions": [], "classes": [], "variables": [],
+            return self._restore(namespace, frozenset(drop))
+        except BaseException as e:  # a bug here, or a SystemExit it missed, must not cost the session
+            return {"imports": [], "functions": [], "classes": [], "variables": [], "paths": [],
                     "lost": {}, "uses_lost": {},
                     "error": f"an internal error stopped it: {type(e).__name__}: {e}"}
 
-    def _restore(self, namespace):
+    def discard(self, reason):
+        """Deletes the snapshot and its spill files instead of restoring
+        them: the session starts empty. The report names what the snapshot
+        held (when its header can be read) and why it is gone."""
+        self.next_block = max(self.next_block, self._read_counter())
+        path = os.path.join(self.folder, SNAPSHOT)
+        report = {"imports": [], "functions": [], "classes": [], "variables": [], "paths": [], "lost": {},
+                  "uses_lost": {}, "discarded": reason, "held": []}
+        if not os.path.exists(path):
+            return report
+        try:
+            header, _ = self._read()
+            self.next_block = max(self.next_block, int(header.get("next_block", 1)))
+            held = [i["name"] for i in header.get("imports", []) if i.get("name")]
+            for key in ("helpers", "variables", "spills"):
+                held.extend(r["name"] for r in header.get(key, []))
+            report["held"] = sorted(set(held) - self.protected)
+        except Exception as e:
+            report["unreadable"] = str(e)
+        self._lost = {n: f"the snapshot was discarded: {reason}" for n in report["held"]}
+        _unlink(path)
+        spill_dir = os.path.join(self.folder, SPILL_DIR)
+        try:
+            names = os.listdir(spill_dir)
+        except OSError:
+            names = []
+        for n in names:
+            _unlink(os.path.join(spill_dir, n))
+        return report
+
+    def _restore(self, namespace, drop):
         _remove_temps(self.folder, SNAPSHOT)
         _remove_temps(os.path.join(self.folder, SPILL_DIR))
         self.next_block = max(self.next_block, self._read_counter())
         if not os.path.exists(os.path.join(self.folder, SNAPSHOT)):
             return {}
-        report = {"imports": [], "functions": [], "classes": [], "variables": [], "lost": {}, "uses_lost": {}}
+        report = {"imports": [], "functions": [], "classes": [], "variables": [], "paths": [], "lost": {},
+                  "uses_lost": {}}
         try:
             header, blob = self._read()
         except Exception as e:
             report["error"] = f"the snapshot could not be read: {e}"
             return report
         self.next_block = max(self.next_block, int(header.get("next_block", 1)))
-        # Spill files are read on a thread while imports run and values are
-        # unpickled (a file read lets other Python code run).
-        spill_rows = [r for r in header.get("spills", []) if r["name"] not in self.protected]
+        skip = self.protected | drop
+        dropped = set()
+
+        def wanted(name):
+            if name in drop:
+                dropped.add(name)
+            return name not in skip
+
+        # sys.path first: the imports may need the folders a block added
+        rows = [r for r in header.get("sys_path", []) if isinstance(r.get("path"), str)]
+        for r in reversed([r for r in rows if r.get("front")]):
+            if r["path"] not in sys.path:
+                sys.path.insert(0, r["path"])
+        for r in rows:
+            if not r.get("front") and r["path"] not in sys.path:
+                sys.path.append(r["path"])
+        report["paths"] = [r["path"] for r in rows]
+        # Spill files of str and bytes are read on a thread while imports
+        # run and values are unpickled (a file read lets other Python code
+        # run); pickles are mapped, which takes no time.
+        spill_rows = [r for r in header.get("spills", []) if wanted(r["name"])]
+        raw_rows = [r for r in spill_rows if r["type"] in ("str", "bytes")]
         spilled = {}
 
         def read_spills():
-            for row in spill_rows:
+            for row in raw_rows:
                 try:
                     with open(os.path.join(self.folder, SPILL_DIR, row["file"]), "rb") as f:
                         spilled[row["file"]] = f.read()
                 except OSError as e:
                     spilled[row["file"]] = e
 
-        if spill_rows:
+        if raw_rows:
             import threading
             reader = threading.Thread(target=read_spills, name="vis-restore-spills", daemon=True)
             reader.start()
         lost = report["lost"]
         lost.update(header.get("not_saved", {}))
-        protected = self.protected
         interrupted = False
 
         def run(code, filename):
@@ -851,7 +1130,7 @@ class State:
         # imports
         for imp in header.get("imports", []):
             name, stmt = imp["name"], imp["stmt"]
-            if name in protected:
+            if name is not None and not wanted(name):
                 continue
             err = run(stmt, "<restore>")
             if name is None:
@@ -868,7 +1147,7 @@ class State:
 
         # helpers: registered in linecache under their block's name, then run;
         # one that needs a variable first is tried again after the variables.
-        helpers = [h for h in header.get("helpers", []) if h["name"] not in protected]
+        helpers = [h for h in header.get("helpers", []) if wanted(h["name"])]
         by_block = {}
         for h in helpers:
             by_block.setdefault(h["block"], []).append(h)
@@ -903,33 +1182,64 @@ class State:
             if err is not None:
                 pending.append((h, err))
 
-        # variables, then spills
+        def unpickled(load):
+            """Runs load(), which binds a value: None, or why it failed."""
+            if interrupted:
+                return "restoring was interrupted"
+            try:
+                load()
+            except KeyboardInterrupt:
+                return "restoring was interrupted"
+            except (Exception, SystemExit) as e:  # any __setstate__ may raise anything
+                return f"could not be restored: {type(e).__name__}: {e}"
+            return None
+
+        # variables (in snapshot.bin, then spilled pickles), then spills of str and bytes
         def load(row):
             name = row["name"]
             data = blob[row["offset"]:row["offset"] + row["length"]]
             if zlib.crc32(data) != row["crc"]:
                 return "could not be restored: its data in the snapshot is damaged"
-            try:
+
+            def bind():
                 namespace[name] = _loads(data)
-            except KeyboardInterrupt:
-                return "restoring was interrupted"
-            except Exception as e:
-                return f"could not be restored: {type(e).__name__}: {e}"
-            self._cache[name] = _Entry(namespace[name], data=bytes(data))
-            return None
+                self._cache[name] = _Entry(namespace[name], data=bytes(data))
+            return unpickled(bind)
+
+        def load_spilled(row):
+            path = os.path.join(self.folder, SPILL_DIR, row["file"])
+            try:
+                view = _map(path, row["size"])
+            except FileNotFoundError:
+                return f"could not be restored: its file {SPILL_DIR}/{row['file']} is missing"
+            except (OSError, ValueError) as e:
+                return f"could not be restored: {e}"
+            sizes = [n for n, _ in row["parts"]]
+            offsets, _ = _layout(sizes)
+            parts = [view[o:o + n] for o, n in zip(offsets, sizes, strict=True)]
+            if zlib.crc32(parts[0]) != row["parts"][0][1]:
+                return f"could not be restored: its file {SPILL_DIR}/{row['file']} is damaged"
+
+            def bind():
+                value = _loads(parts[0], parts[1:])
+                namespace[row["name"]] = value
+                e = _Entry(value)
+                e.file, e.fp, e.size = row["file"], tuple(map(tuple, row["parts"])), row["size"]
+                self._cache[row["name"]] = e
+            return unpickled(bind)
 
         failed_vars = []
-        for row in header.get("variables", []):
-            if row["name"] in protected:
-                continue
-            err = load(row)
+        values = [(r, load) for r in header.get("variables", []) if wanted(r["name"])]
+        values += [(r, load_spilled) for r in spill_rows if r["type"] == "pickle"]
+        for row, how in values:
+            err = how(row)
             if err is None:
                 report["variables"].append(row["name"])
             else:
-                failed_vars.append((row, err))
-        if spill_rows:
+                failed_vars.append((row, how))
+        if raw_rows:
             reader.join()
-        for row in spill_rows:
+        for row in raw_rows:
             name = row["name"]
             try:
                 raw = spilled[row["file"]]
@@ -955,8 +1265,8 @@ class State:
             err = define(h)
             if err is not None:
                 lost[h["name"]] = err
-        for row, _ in failed_vars:
-            err = load(row)
+        for row, how in failed_vars:
+            err = how(row)
             if err is None:
                 report["variables"].append(row["name"])
             else:
@@ -966,14 +1276,18 @@ class State:
         for h in helpers:
             if h["name"] not in lost:
                 report["functions" if h["kind"] == "function" else "classes"].append(h["name"])
-        self._lost = {**header.get("lost_before", {}), **lost}
+        why_dropped = "left out on request when the session restarted"
+        self._lost = {**header.get("lost_before", {}), **lost, **{n: why_dropped for n in dropped}}
+        if drop:
+            report["dropped"] = sorted(dropped)
+            report["not_found"] = sorted(drop - dropped)
         report["uses_lost"] = uses_lost({h["name"]: h.get("reads", []) for h in helpers if h["name"] not in lost},
-                                        set(lost))
+                                        set(lost) | dropped)
         self._touched = set()
         # What came back is what the snapshot holds: the next save rewrites it
         # only when something differs (the lost names drop out of it).
         manifest = self._manifest_of(namespace)
-        self._last = None if lost or interrupted else manifest
+        self._last = None if lost or dropped or interrupted else manifest
         return report
 
     def _manifest_of(self, namespace):
@@ -985,11 +1299,13 @@ class State:
                 return None
             if e.data is not None:
                 saved.append((name, e.data))
+            elif e.fp is not None:
+                spills.append((name, e.file, "pickle", e.size, e.fp))
             else:
-                spills.append((name, e.digest, "str" if isinstance(e.obj, str) else "bytes", e.spill_size()))
+                spills.append((name, e.digest, e.kind(), e.spill_size(), ()))
         self._status = {n: (True, None, len(d)) for n, d in saved}
         self._status.update({s[0]: (True, None, s[3]) for s in spills})
-        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), (), ())
+        return (tuple(imports), tuple(helpers), tuple(saved), tuple(spills), (), (), self._added_paths())
 
     def lost_reason(self, name):
         """Why name did not come back in the last restore, or None."""
@@ -1004,7 +1320,7 @@ class State:
             e = self._cache.get(name)
             if e is not None and e.obj is value:
                 return st
-        return (False, "not saved yet: it changed after the last save", sys.getsizeof(value))
+        return (False, "not saved yet: it changed after the last save", _size_of(value))
 
     def variables(self, namespace):
         """Names of the namespace's variables (neither helpers nor imports), sorted."""
@@ -1045,21 +1361,55 @@ def _names(names, limit=12):
     return ", ".join(names[:limit]) + f", +{len(names) - limit} more"
 
 
-def notice(reason, report):
-    """The "[Sandbox restarted]" text the next block's output starts with."""
+# How much of what restoring printed the notice shows.
+OUTPUT_LINES = 6
+OUTPUT_WIDTH = 200
+
+
+def output_lines(text, more=0):
+    """The first OUTPUT_LINES lines of text, each cut to OUTPUT_WIDTH
+    characters, then how many more there were (more: lines past text)."""
+    rows = text.rstrip("\n").splitlines()
+    out = [r if len(r) <= OUTPUT_WIDTH else r[:OUTPUT_WIDTH - 1] + "…" for r in rows[:OUTPUT_LINES]]
+    more += max(len(rows) - OUTPUT_LINES, 0)
+    if more:
+        out.append(f"… +{more} more lines")
+    return out
+
+
+def notice(reason, report, output="", more_lines=0):
+    """The "[Sandbox restarted]" text the next block's output starts with;
+    output is what restoring printed (stdout and stderr, warnings too),
+    more_lines how many lines after it were not kept."""
     why = (reason or "the previous sandbox process stopped").strip().rstrip(".")
     lines = [f"[Sandbox restarted] {why[:1].upper()}{why[1:]}."]
+    if output.strip():
+        lines.append("Restoring printed:")
+        lines.extend("  " + r for r in output_lines(output, more_lines))
     if not report:
         lines.append("There was no snapshot to restore.")
         return "\n".join(lines)
+    if report.get("discarded"):
+        gone = report["discarded"].strip().rstrip(".")
+        lines.append(f"The snapshot was discarded: {gone}; the session starts empty.")
+        if report.get("held"):
+            lines.append(f"It held ({len(report['held'])}): {_names(report['held'])}.")
+        elif report.get("unreadable"):
+            lines.append(f"It could not be read: {report['unreadable']}.")
+        return "\n".join(lines)
     if report.get("error"):
-        lines.append(f"Restoring failed: {report['error']}.")
-    kinds = [("functions", "helpers"), ("classes", "classes"), ("variables", "variables"), ("imports", "imports")]
+        lines.append(f"Restoring failed: {report['error']}; the session starts without it.")
+    kinds = [("functions", "helpers"), ("classes", "classes"), ("variables", "variables"), ("imports", "imports"),
+             ("paths", "sys.path entries")]
     came = [f"{label} ({len(report[k])}): {_names(report[k])}" for k, label in kinds if report.get(k)]
     if came:
         lines.append("Restored " + "; ".join(came) + ".")
     elif not report.get("error"):
         lines.append("The snapshot was empty.")
+    if report.get("dropped"):
+        lines.append(f"Left out on request ({len(report['dropped'])}): {_names(report['dropped'])}.")
+    if report.get("not_found"):
+        lines.append(f"Not in the snapshot, so nothing to leave out: {_names(report['not_found'])}.")
     lost = report.get("lost") or {}
     if lost:
         items = sorted(lost.items())
