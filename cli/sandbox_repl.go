@@ -46,9 +46,15 @@ func runRepl(sf sessionFlags) error {
 	if err != nil {
 		return err
 	}
+	// One client to the hosts: Ctrl-C interrupts the REPL's own blocks.
+	me := client.NewClient("repl", "")
+	c.Client = me
 	open := func(name string) (*client.Session, error) {
 		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
 		c, _, err := other.open(nil)
+		if c != nil {
+			c.Client = me
+		}
 		return c, err
 	}
 	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History()}, s.In, s.Out)

@@ -191,6 +191,7 @@ Python first, with the notice.`,
 			if err != nil {
 				return err
 			}
+			c.Client = client.NewClient("run", "")
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
 			defer stderr.Flush()
@@ -303,6 +304,7 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 	var printed strings.Builder
 	res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) {
 		switch {
+		case ev.Ev == "started":
 		case ev.Ev == "wait":
 			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
 		case asJSON:
@@ -532,10 +534,11 @@ func snapshotBytes(dir string) int64 {
 
 func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 	var (
-		sf    = sessionFlags{s: s}
-		force bool
-		fresh bool
-		drop  []string
+		sf       = sessionFlags{s: s}
+		force    bool
+		fresh    bool
+		drop     []string
+		anyBlock bool
 	)
 	cmd := &cobra.Command{
 		Use:   op + " [--session S] [--workspace D]",
@@ -560,7 +563,12 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 			case op == "restart":
 				err = c.Restart(client.RestartOptions{Force: force})
 			default:
-				err = c.Interrupt()
+				// A command-line interrupt owns the blocks of `sandbox run`.
+				c.Client = protocol.Client{Kind: "run"}
+				var msg string
+				if msg, err = c.Interrupt(anyBlock); err == nil {
+					fmt.Fprintln(sf.s.Out, capitalize(msg)+".")
+				}
 			}
 			if errors.Is(err, client.ErrNotRunning) {
 				if op == "stop" {
@@ -574,6 +582,13 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 	sf.add(cmd)
 	if op != "interrupt" {
 		cmd.Flags().BoolVar(&force, "force", false, "also while a block runs (it is killed)")
+	} else {
+		cmd.Use = "interrupt [--session S] [--workspace D] [--any]"
+		cmd.Long = `Raise KeyboardInterrupt in the session's running block when a
+` + "`sandbox run`" + ` started it, or withdraw the oldest such block waiting for the
+session; --any also stops a block of the REPL or of an MCP client. The
+answer says whose block was stopped.`
+		cmd.Flags().BoolVar(&anyBlock, "any", false, "also another client's block (the REPL's, an MCP client's)")
 	}
 	if op == "restart" {
 		cmd.Use = "restart [--session S] [--workspace D] [--force] [--fresh | --drop NAME...]"
@@ -588,6 +603,15 @@ come back. Either starts the new process at once (a stopped session too).`
 		cmd.Flags().StringArrayVar(&drop, "drop", nil, "leave NAME out of the restored session and its snapshot (repeatable)")
 	}
 	return cmd
+}
+
+// capitalize is s with its first letter upper case, for a host's answer
+// printed as a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // checkDrop refuses --fresh with --drop, and a --drop that names no

@@ -89,7 +89,7 @@ func (m *Model) ctrlC() tea.Cmd {
 	}
 	s := m.s.sess
 	return func() tea.Msg {
-		if err := s.Interrupt(); err != nil {
+		if _, err := s.Interrupt(false); err != nil {
 			return doneMsg{err: fmt.Errorf("interrupt: %w", err)}
 		}
 		return nil

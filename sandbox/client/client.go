@@ -7,6 +7,8 @@ package client
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +43,26 @@ type Session struct {
 	// Env is the client's environment (nil: this process's), of which a
 	// host it starts keeps what session.Environ keeps.
 	Env []string
+	// Client is who this process is to the host: its runs carry it, and
+	// its interrupts reach only its own blocks unless they ask for any
+	// (zero: an older client's requests, whose interrupt reaches any).
+	Client protocol.Client
+}
+
+// NewClient is a client of kind (and name) with an id of its own.
+func NewClient(kind, name string) protocol.Client {
+	var b [8]byte
+	rand.Read(b[:])
+	return protocol.Client{Kind: kind, Name: name, ID: hex.EncodeToString(b[:])}
+}
+
+// client is s.Client for a request, nil when unset.
+func (s *Session) client() *protocol.Client {
+	if s.Client.Kind == "" {
+		return nil
+	}
+	c := s.Client
+	return &c
 }
 
 // Open makes (or finds) the folder of the session named in m under root.
@@ -192,8 +214,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 		}
 		answered = true
 		switch ev.Ev {
-		case "started":
-		case "out", "note", "wait":
+		case "started", "out", "note", "wait":
 			if fn != nil {
 				fn(ev)
 			}
@@ -225,7 +246,8 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 // result a KeyboardInterrupt "before it started"; a running one gets
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
+	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy,
+		Client: s.client()}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -293,12 +315,14 @@ func (s *Session) Restart(o RestartOptions) error {
 	return err
 }
 
-// Interrupt raises KeyboardInterrupt in the running block; when none runs
-// yet, the oldest block waiting for the session (or for its Python to
-// start) is cancelled: it does not run.
-func (s *Session) Interrupt() error {
-	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
-	return err
+// Interrupt raises KeyboardInterrupt in this client's running block (any
+// client's with anyBlock); when none runs yet, its oldest block waiting
+// for the session (or for its Python to start) is cancelled: it does not
+// run. The answer says whose block was stopped; an error names the client
+// whose block runs when it is not this one's.
+func (s *Session) Interrupt(anyBlock bool) (string, error) {
+	ev, err := s.call(protocol.Request{Op: "interrupt", Client: s.client(), Any: anyBlock}, false, nil)
+	return ev.Message, err
 }
 
 // IsComplete says whether Enter runs code or continues it, by the rules of

@@ -16,13 +16,14 @@ const (
 
 // watch follows a run request's connection after the request: a "cancel"
 // line, or the client leaving, while the block waits for the session
-// withdraws it (it never runs); a "cancel" while it runs interrupts it,
-// and only it, never a block another client started.
+// withdraws it (it never runs); either while it runs interrupts it, and
+// only it, never a block another client started.
 type watch struct {
 	h         *Host
 	mu        sync.Mutex
 	state     int
 	withdrawn chan struct{} // closed when the block is withdrawn
+	t         *ticket       // the block's, from start on
 }
 
 // watchRun reads what the client sends after its run request.
@@ -32,20 +33,19 @@ func (h *Host) watchRun(pc *protocol.Conn) *watch {
 		for {
 			req, err := pc.ReceiveRequest()
 			if err != nil { // the client left (or broke the protocol)
-				w.cancel(false)
+				w.cancel()
 				return
 			}
 			if req.Op == "cancel" {
-				w.cancel(true)
+				w.cancel()
 			}
 		}
 	}()
 	return w
 }
 
-// cancel withdraws a waiting block; with interrupt, it also interrupts
-// the block when it runs.
-func (w *watch) cancel(interrupt bool) {
+// cancel withdraws a waiting block, or interrupts it when it runs.
+func (w *watch) cancel() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch w.state {
@@ -53,22 +53,21 @@ func (w *watch) cancel(interrupt bool) {
 		w.state = blockWithdrawn
 		close(w.withdrawn)
 	case blockRunning:
-		// The block cannot end while w.mu is held (finish waits for it),
-		// so the running block is this one.
-		if interrupt {
-			w.h.interrupt()
-		}
+		// The block cannot end while w.mu is held (finish waits for it).
+		w.h.mu.Lock()
+		w.h.interruptTicket(w.t)
+		w.h.mu.Unlock()
 	}
 }
 
-// start marks the block running; false when it was withdrawn first.
-func (w *watch) start() bool {
+// start marks t's block running; false when it was withdrawn first.
+func (w *watch) start(t *ticket) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != blockWaiting {
 		return false
 	}
-	w.state = blockRunning
+	w.state, w.t = blockRunning, t
 	return true
 }
 

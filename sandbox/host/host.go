@@ -292,8 +292,12 @@ func (h *Host) serveConn(conn net.Conn) {
 		st := h.status()
 		out.Send(protocol.Event{Ev: "status", Status: &st})
 	case "interrupt":
-		h.interrupt()
-		out.Send(protocol.Event{Ev: "ok"})
+		msg, err := h.interruptFor(req)
+		if err != nil {
+			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			return
+		}
+		out.Send(protocol.Event{Ev: "ok", Message: msg})
 	case "evict":
 		if err := h.evictChild(); err != nil {
 			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
@@ -343,8 +347,8 @@ func (h *Host) acquire(out *sink, withdrawn <-chan struct{}) bool {
 	h.mu.Lock()
 	busy := h.busy
 	h.mu.Unlock()
-	if busy { // else the session's Python is still starting
-		out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+	if who := h.holder(); busy && who != "" { // else the session's Python is still starting
+		out.Send(protocol.Event{Ev: "wait", Message: "waiting for the block of " + who + " to finish"})
 	}
 	select {
 	case h.turn <- struct{}{}:
@@ -474,20 +478,6 @@ func (h *Host) usePolicy(p protocol.Policy) {
 	h.policy = p
 	h.mu.Unlock()
 	h.writeRecord()
-}
-
-// interrupt interrupts the block holding the session, or the oldest one
-// waiting for it.
-func (h *Host) interrupt() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t := h.current
-	if t == nil && len(h.waiting) > 0 {
-		t = h.waiting[0]
-	}
-	if t != nil {
-		h.interruptTicket(t)
-	}
 }
 
 // stop ends the child (saving its snapshot); "stop" also ends the host.

@@ -1,6 +1,11 @@
 package host
 
-import "github.com/vis-agent/vis-agent/sandbox/protocol"
+import (
+	"fmt"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
 
 // ticket is one run request, from its arrival to its result. An interrupt
 // goes to the ticket that holds the session's turn, else to the oldest one
@@ -10,11 +15,14 @@ import "github.com/vis-agent/vis-agent/sandbox/protocol"
 type ticket struct {
 	interrupted bool
 	child       *proc // the child running its block, from "running" on
+	// client sent the block; began is when it got the turn.
+	client protocol.Client
+	began  time.Time
 }
 
-// enqueue registers a run request waiting for its turn.
-func (h *Host) enqueue() *ticket {
-	t := &ticket{}
+// enqueue registers a run request of client waiting for its turn.
+func (h *Host) enqueue(client protocol.Client) *ticket {
+	t := &ticket{client: client}
 	h.mu.Lock()
 	h.waiting = append(h.waiting, t)
 	h.mu.Unlock()
@@ -26,6 +34,7 @@ func (h *Host) begin(t *ticket) {
 	h.mu.Lock()
 	h.dequeue(t)
 	h.current = t
+	t.began = time.Now()
 	h.mu.Unlock()
 }
 
@@ -80,4 +89,46 @@ func (h *Host) cancelled(t *ticket) bool {
 // client) before it started.
 func notStarted() protocol.Result {
 	return blockError("KeyboardInterrupt", "the block was interrupted before it started, so it did not run")
+}
+
+// interruptFor interrupts the block of req's client holding the session,
+// else its oldest one waiting (any client's with req.Any or without
+// req.Client), and says whose block it stopped; an error when another
+// client's block runs and none of the caller's.
+func (h *Host) interruptFor(req protocol.Request) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	owns := func(t *ticket) bool { return req.Any || req.Client == nil || req.Client.Owns(t.client) }
+	if t := h.current; t != nil && owns(t) {
+		h.interruptTicket(t)
+		return fmt.Sprintf("interrupted the running block of %s (it had run for %s)", t.client, roundDuration(time.Since(t.began))), nil
+	}
+	for _, t := range h.waiting {
+		if owns(t) {
+			h.interruptTicket(t)
+			return fmt.Sprintf("withdrew the waiting block of %s: it will not run", t.client), nil
+		}
+	}
+	if t := h.current; t != nil {
+		return "", fmt.Errorf("the running block belongs to %s, not to you, so nothing was interrupted (--any, or any: true, stops it)", t.client)
+	}
+	return "no block is running; nothing was interrupted", nil
+}
+
+// holder names the client whose block holds the session, "" when none.
+func (h *Host) holder() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.current == nil {
+		return ""
+	}
+	return h.current.client.String()
+}
+
+// roundDuration is d in whole seconds, or ms under a second: "3 s", "250 ms".
+func roundDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%d s", int(d.Seconds()+0.5))
 }

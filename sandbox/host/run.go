@@ -17,7 +17,11 @@ import (
 
 // run runs one block for a client and sends its result.
 func (h *Host) run(req protocol.Request, out *sink, w *watch) {
-	t := h.enqueue()
+	client := protocol.Client{}
+	if req.Client != nil {
+		client = *req.Client
+	}
+	t := h.enqueue(client)
 	defer h.finish(t)
 	if !h.acquire(out, w.withdrawn) {
 		select {
@@ -87,7 +91,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	h.mu.Lock()
 	h.busy = true
 	h.mu.Unlock()
-	if !w.start() {
+	if !w.start(t) {
 		h.mu.Lock()
 		h.busy = false
 		h.mu.Unlock()

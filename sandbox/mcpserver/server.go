@@ -51,6 +51,8 @@ type server struct {
 	maxAttach int64
 	srv       *mcp.Server
 	listed    listed
+	order     *order
+	named     sync.Once
 }
 
 // watchEvery is how often the server looks at the attachments store (a
@@ -64,7 +66,16 @@ func Run(ctx context.Context, cfg Config, t mcp.Transport) error {
 	watching, stop := context.WithCancel(ctx)
 	defer stop()
 	go sv.watch(watching)
-	return sv.srv.Run(ctx, t)
+	// The client leaving (standard input closed, or a signal) ends its
+	// calls: the running block is interrupted, the queued ones withdrawn.
+	var leave func()
+	sv.order.gone, leave = context.WithCancel(ctx)
+	defer leave()
+	if st, ok := t.(stdio); ok {
+		st.gone = leave
+		t = st
+	}
+	return sv.srv.Run(ctx, orderedTransport{Transport: t, o: sv.order})
 }
 
 // watch brings the resources up to the store every watchEvery until ctx
@@ -84,7 +95,11 @@ func (sv *server) watch(ctx context.Context) {
 
 // newServer is an MCP server for cfg's session, its tools registered.
 func newServer(cfg Config) *server {
-	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment}
+	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment, order: newOrder()}
+	// The blocks of this server are one client's: its interrupt reaches
+	// them alone; the client's name is known once it initialized.
+	sv.s.Client = client.NewClient("mcp", "")
+	sv.order.named = sv.nameClient
 	if sv.maxAttach <= 0 {
 		sv.maxAttach = attachments.DefaultMaxBytes
 	}
@@ -96,8 +111,9 @@ func newServer(cfg Config) *server {
 			Capabilities:       &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}},
 			SubscribeHandler:   sv.subscribe,
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
-	// The list and a read see what blocks of any client attached since.
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	// The list and a read see what blocks of any client attached since;
+	// the calls that change the session run in the order they came.
+	srv.AddReceivingMiddleware(sv.order.middleware, func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "resources/list" || method == "resources/read" {
 				sv.syncResources(ctx)
@@ -169,6 +185,16 @@ func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	return sv.python(ctx, req, *args.Code, args.TimeoutS), nil
 }
 
+// nameClient names the server's client after the MCP client, once, at
+// its first call (every call passes here before it reads the name).
+func (sv *server) nameClient(ss *mcp.ServerSession) {
+	sv.named.Do(func() {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			sv.s.Client.Name = p.ClientInfo.Name
+		}
+	})
+}
+
 // subscribe accepts a subscription to an attachment's resource.
 func (sv *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	_, _, err := sv.parseURI(req.Params.URI)
@@ -196,15 +222,26 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 	// A cancelled call (or a client gone) withdraws the block if it still
 	// waits behind another client's, or interrupts it (never another
 	// block); its result still arrives, and is dropped with the request.
-	stopProgress := sv.progress(ctx, req, func() int {
+	phase, since := "", time.Now() // "wait" while another client's block runs
+	stopProgress := sv.progress(ctx, req, func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		return out.total
+		secs := time.Since(since).Seconds()
+		if phase == "wait" {
+			return fmt.Sprintf("waiting for another client's block (%.0f s)", secs)
+		}
+		return fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, out.total)
 	})
 	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
+		case "wait":
+			phase, since = "wait", time.Now()
+		case "started":
+			if phase == "wait" {
+				phase, since = "", time.Now()
+			}
 		case "note":
 			notes = append(notes, ev.Data)
 		case "out":
@@ -286,7 +323,7 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 // client asked for it (a progress token); the returned func stops it.
 // Timers rather than a goroutine: a call that ends within the second
 // costs no extra wake-up.
-func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, printed func() int) (stop func()) {
+func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, message func() string) (stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil {
 		return func() {}
@@ -300,8 +337,7 @@ func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, printe
 	var tick func()
 	tick = func() {
 		secs := time.Since(started).Seconds()
-		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: secs,
-			Message: fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, printed())})
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: secs, Message: message()})
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
@@ -372,18 +408,20 @@ func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in Rest
 		"restored from the snapshot; its result begins with a [Sandbox restarted] notice saying what came back and what did not.\n"), nil, nil
 }
 
-func (sv *server) interrupt(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	st, err := sv.s.Status()
-	if errors.Is(err, client.ErrNotRunning) || err == nil && !st.Busy {
-		return textResult("No block is running; nothing was interrupted.\n"), nil, nil
+// InterruptArgs are the interrupt tool's arguments.
+type InterruptArgs struct {
+	Any bool `json:"any,omitempty" jsonschema:"also a block another client runs (a person's REPL or sandbox run)"`
+}
+
+func (sv *server) interrupt(ctx context.Context, req *mcp.CallToolRequest, in InterruptArgs) (*mcp.CallToolResult, any, error) {
+	msg, err := sv.s.Interrupt(in.Any)
+	switch {
+	case errors.Is(err, client.ErrNotRunning):
+		msg = "no block is running; nothing was interrupted"
+	case err != nil:
+		return errorResult(fmt.Errorf("%s.", err.Error())), nil, nil
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := sv.s.Interrupt(); err != nil {
-		return nil, nil, err
-	}
-	return textResult("Sent KeyboardInterrupt to the running block; its python call returns with what it printed and the interrupt.\n"), nil, nil
+	return textResult(strings.ToUpper(msg[:1]) + msg[1:] + ".\n"), nil, nil
 }
 
 func textResult(s string) *mcp.CallToolResult {

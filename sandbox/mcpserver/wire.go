@@ -22,20 +22,21 @@ const maxMessage = mcp.DefaultMaxLineLength
 //     batch, an oversized line) is answered with a JSON-RPC error and
 //     skipped: the SDK would end the connection instead, and one bad line
 //     from a client would cost the agent its server;
-//   - when in ends, the requests already read are answered before the
-//     connection closes (`printf '…' | vis-agent sandbox mcp` gets its
-//     answers); a client that will not wait sends SIGTERM.
+//   - when in ends, the client has gone: the server is told (gone), which
+//     interrupts the client's running block and withdraws its queued
+//     ones, and their answers are written before the connection closes.
 func Stdio(in io.Reader, out io.Writer) mcp.Transport {
-	return stdio{in, out}
+	return stdio{in: in, out: out}
 }
 
 type stdio struct {
-	in  io.Reader
-	out io.Writer
+	in   io.Reader
+	out  io.Writer
+	gone func() // called once in ends (nil: nothing to tell)
 }
 
 func (s stdio) Connect(context.Context) (mcp.Connection, error) {
-	c := &conn{in: s.in, out: s.out, msgs: make(chan jsonrpc.Message, 16), closed: make(chan struct{}),
+	c := &conn{in: s.in, out: s.out, gone: s.gone, msgs: make(chan jsonrpc.Message, 16), closed: make(chan struct{}),
 		pending: map[jsonrpc.ID]bool{}}
 	c.idle = sync.NewCond(&c.mu)
 	go c.read()
@@ -48,6 +49,7 @@ func (s stdio) Connect(context.Context) (mcp.Connection, error) {
 type conn struct {
 	in        io.Reader
 	out       io.Writer
+	gone      func()
 	msgs      chan jsonrpc.Message // closed when in ends
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -66,6 +68,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if ok {
 			c.track(m)
 			return m, nil
+		}
+		if c.gone != nil {
+			c.gone()
 		}
 		c.drain()
 		return nil, io.EOF

@@ -30,15 +30,15 @@
 //     "started" when the block goes to the interpreter (a client that
 //     loses a host before "started" may send the block again), "note"
 //     (Kind "restart" then "repair") before the block's output, "out" events
-//     (Stream "stdout" or "stderr") while it runs, and one "result". A
-//     client that disconnects after "started" does not stop the block; its
-//     output is dropped. After its run request a client may send one more
+//     (Stream "stdout" or "stderr") while it runs, and one "result". The
+//     "wait" event's Message names the client whose block runs. After its run request a client may send one more
 //     line, {"op": "cancel"}: a block not started yet is withdrawn (it never
 //     runs; its "result" is the KeyboardInterrupt of a block interrupted
 //     before it started), a started one gets
 //     SIGINT as with interrupt, but only while it is still the running
 //     block, so a cancel never interrupts another client's block. A client
-//     that disconnects before "started" withdraws its block the same way.
+//     that disconnects does the same: its waiting block is withdrawn, its
+//     running one interrupted. Client names the sender (see interrupt).
 //   - defs: Name, Pattern, Limit, Offset, Details, JSON: the listing as
 //     Data (text, or the JSON of the session's describe() when JSON is set).
 //   - is_complete: Code; answers "is_complete" with Kind "complete",
@@ -48,9 +48,13 @@
 //     with the names completing it (rlcompleter's rules), one per line in
 //     Data.
 //   - status: the host's Status.
-//   - interrupt: interrupts the block holding the session, else the oldest
-//     one waiting for it (a block interrupted before its child started it
-//     does not run: its result is a KeyboardInterrupt error); "ok".
+//   - interrupt: interrupts the caller's block holding the session, else
+//     the caller's oldest one waiting for it (a block interrupted before
+//     its child started it does not run: its result is a KeyboardInterrupt
+//     error); the caller's blocks are those of the same Client (Client.Owns),
+//     every block with Any or without Client. "ok" whose Message says whose
+//     block was stopped, or "error" naming the client whose block runs
+//     when none of the caller's does.
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -250,6 +254,47 @@ type Request struct {
 	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
+	// Client says who sends a run or an interrupt (nil: an older client,
+	// whose interrupt reaches any block).
+	Client *Client `json:"client,omitempty"`
+	// Any (interrupt): also another client's block.
+	Any bool `json:"any,omitempty"`
+}
+
+// Client is who sends a request: its kind ("run" for the command line,
+// "repl", "mcp"), a name (the MCP client's, "" when none) and an id that
+// one client process keeps for all its requests ("" for a command-line
+// interrupt, which owns the blocks of every `sandbox run`).
+type Client struct {
+	Kind string `json:"kind"`
+	Name string `json:"name,omitempty"`
+	ID   string `json:"id,omitempty"`
+}
+
+// Owns reports whether a request from c may interrupt a block of b
+// without asking for any block: the same client process, or, for an
+// interrupt without an id, a block of the same kind.
+func (c Client) Owns(b Client) bool {
+	if c.ID != "" {
+		return c.ID == b.ID
+	}
+	return c.Kind == b.Kind
+}
+
+// String names the client for people and models: "mcp: claude-code",
+// "repl", "sandbox run".
+func (c Client) String() string {
+	kind := c.Kind
+	switch kind {
+	case "":
+		kind = "an older client"
+	case "run":
+		kind = "sandbox run"
+	}
+	if c.Name != "" {
+		return kind + ": " + c.Name
+	}
+	return kind
 }
 
 // Policy is the jail of a session's interpreter child, fixed when the
