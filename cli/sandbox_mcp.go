@@ -20,9 +20,10 @@ func newSandboxMCPCmd(s Streams) *cobra.Command {
 		sf        = sessionFlags{s: s}
 		jf        jailFlags
 		maxOutput int
+		noEcho    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--max-output N]",
+		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--max-output N] [--no-echo]",
 		Short: "Serve a persistent sandbox session to coding agents (Model Context Protocol over stdio)",
 		Long: `Serve one sandbox session over the Model Context Protocol on standard input
 and output, for coding agents: tools python (run a block), defs, restart_session,
@@ -51,9 +52,10 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			maxAttach := int64(config.Load(s.layout().UserConfig()).SandboxMaxAttachmentMB.Value) << 20
+			st := config.Load(s.layout().UserConfig())
+			maxAttach := int64(st.SandboxMaxAttachmentMB.Value) << 20
 			err = mcpserver.Run(ctx, mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
-				MaxAttachment: maxAttach}, mcpserver.Stdio(s.In, wire))
+				MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !noEcho}, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal
 			}
@@ -63,6 +65,7 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 	sf.add(cmd)
 	jf.add(cmd)
 	cmd.Flags().IntVar(&maxOutput, "max-output", mcpserver.DefaultMaxOutput, "characters of a block's output one result carries")
+	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a block's trailing expression (also sandbox.echo = false)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"github.com/vis-agent/vis-agent/internal/config"
 
 	"github.com/spf13/cobra"
 
@@ -57,5 +58,6 @@ func runRepl(sf sessionFlags) error {
 		}
 		return c, err
 	}
-	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History()}, s.In, s.Out)
+	noEcho := !config.Load(s.layout().UserConfig()).SandboxEcho.Value
+	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History(), NoEcho: noEcho}, s.In, s.Out)
 }

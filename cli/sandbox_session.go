@@ -148,18 +148,22 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		timeout string
 		asJSON  bool
 		echo    bool
+		noEcho  bool
 		raw     bool
 		jf      jailFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--echo] [--raw] [-c CODE | FILE | -]",
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--no-echo] [--raw] [-c CODE | FILE | -]",
 		Short: "Run a Python block in a persistent sandbox session",
 		Long: `Run one Python block in the session's persistent namespace: what earlier
 blocks defined is still there, also after the session restarted (its
 snapshot is restored, with a [Sandbox restarted] notice). The block is
 -c CODE, FILE, or standard input (- or nothing, when it is not a terminal).
-Output streams as the block prints; an error goes to stderr. Status 0, or 1
-when the block raised, was refused or timed out, 2 for a bad command line.
+Output streams as the block prints; an error goes to stderr. When the
+block's last statement is an expression whose value is not None, its repr
+(cut to 4 KB) follows the output, as a notebook's Out; --no-echo (or
+sandbox.echo = false) turns that off. Status 0, or 1 when the block raised,
+was refused or timed out, 2 for a bad command line.
 
 On a terminal, escape sequences the block prints other than colours
 (the clipboard, the title, the screen) are shown escaped (\x1b]52;…);
@@ -192,6 +196,12 @@ Python first, with the notice.`,
 				return err
 			}
 			c.Client = client.NewClient("run", "")
+			if echo && noEcho {
+				return usageError{errors.New("give --echo or --no-echo, not both")}
+			}
+			if !echo {
+				echo = !noEcho && config.Load(sf.s.layout().UserConfig()).SandboxEcho.Value
+			}
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
 			defer stderr.Flush()
@@ -203,7 +213,8 @@ Python first, with the notice.`,
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments, checks")
-	cmd.Flags().BoolVar(&echo, "echo", false, "print the repr of a trailing expression, as the python REPL does")
+	cmd.Flags().BoolVar(&echo, "echo", false, "show the repr of a trailing expression even when sandbox.echo = false")
+	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a trailing expression")
 	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")
 	return cmd
 }

@@ -26,6 +26,9 @@ type Config struct {
 	Open func(name string) (*client.Session, error)
 	// HistoryDir holds the input history, one file per workspace.
 	HistoryDir string
+	// NoEcho: a block's trailing expression shows nothing (sandbox.echo
+	// = false); else its repr follows the output.
+	NoEcho bool
 }
 
 // Run runs the REPL on a terminal until the person quits; the session

@@ -203,7 +203,7 @@ func (m *Model) submit(src string) tea.Cmd {
 	m.s.running, m.interrupt = true, time.Time{}
 	tick := m.bar.begin(time.Now())
 	m.runID++
-	id, s, opts := m.runID, m.s.sess, client.RunOptions{Timeout: m.timeout, Echo: true}
+	id, s, opts := m.runID, m.s.sess, client.RunOptions{Timeout: m.timeout, Echo: !m.cfg.NoEcho}
 	events := make(chan tea.Msg, 64)
 	m.events = events
 	ctx, cancel := context.WithCancel(context.Background())

@@ -65,6 +65,9 @@ type Settings struct {
 	// SandboxFixFiles has the host write the repair engine's exact fix of
 	// a Python file a block left not compiling (else it is only shown).
 	SandboxFixFiles Setting[bool]
+	// SandboxEcho shows the repr of a block's trailing expression (not
+	// None) after its output, as a notebook's Out.
+	SandboxEcho Setting[bool]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -106,6 +109,7 @@ func defaultSettings() Settings {
 		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 		SandboxFixFiles:         Setting[bool]{From: "default"},
+		SandboxEcho:             Setting[bool]{Value: true, From: "default"},
 	}
 }
 
@@ -255,7 +259,7 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		paths []string
 	)
 	switch name {
-	case "jail", "network", "allow_builds", "fix_files":
+	case "jail", "network", "allow_builds", "fix_files", "echo":
 		if !decode(&b, "true or false") {
 			return
 		}
@@ -266,6 +270,8 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			s.SandboxNetwork = Setting[bool]{b, at}
 		case "fix_files":
 			s.SandboxFixFiles = Setting[bool]{b, at}
+		case "echo":
+			s.SandboxEcho = Setting[bool]{b, at}
 		default:
 			s.SandboxAllowBuilds = Setting[bool]{b, at}
 		}

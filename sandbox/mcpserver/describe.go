@@ -64,6 +64,16 @@ func (sv *server) accessDescription() string {
 	return b.String()
 }
 
+// echoText says what a block's output is, with or without the echo of
+// its trailing expression.
+func (sv *server) echoText() string {
+	if sv.echo {
+		return "Output: what the block prints, then, when its last line is an expression whose value is not None, its repr " +
+			"(cut to 4 KB), as a notebook's Out (defs(), apropos() or list_attachments() as the last line show their listing)."
+	}
+	return "Output: print() is the only channel. A trailing expression is NOT shown: write print(x), not x."
+}
+
 // pythonDescription is the python tool's description, written for a model.
 func (sv *server) pythonDescription() string {
 	return strings.Join([]string{
@@ -75,7 +85,7 @@ func (sv *server) pythonDescription() string {
 			"result begins with a \"[Sandbox restarted]\" notice listing what came back and what did not (values that cannot be " +
 			"pickled, such as open files, sockets or generators, are lost).",
 		"",
-		"Output: print() is the only channel. A trailing expression is NOT shown: write print(x), not x. Both stdout and " +
+		sv.echoText() + " Both stdout and " +
 			fmt.Sprintf("stderr are returned. A result carries at most %d characters of output (the first and last parts, with a "+
 				"note saying how much was left out); the whole output is then kept as a version of the attachment %s, which "+
 				"read_attachment pages through. Print summaries rather than whole large values.", sv.maxOutput, outputFilename),

@@ -42,6 +42,9 @@ type Config struct {
 	// MaxAttachment bounds the attachment that keeps a cut output, in
 	// bytes (0: the store's default).
 	MaxAttachment int64
+	// Echo shows the repr of a block's trailing expression after its
+	// output.
+	Echo bool
 }
 
 type server struct {
@@ -49,6 +52,7 @@ type server struct {
 	maxOutput int
 	policy    protocol.Policy
 	maxAttach int64
+	echo      bool
 	srv       *mcp.Server
 	listed    listed
 	order     *order
@@ -95,7 +99,7 @@ func (sv *server) watch(ctx context.Context) {
 
 // newServer is an MCP server for cfg's session, its tools registered.
 func newServer(cfg Config) *server {
-	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment, order: newOrder()}
+	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment, order: newOrder(), echo: cfg.Echo}
 	// The blocks of this server are one client's: its interrupt reaches
 	// them alone; the client's name is known once it initialized.
 	sv.s.Client = client.NewClient("mcp", "")
@@ -137,7 +141,7 @@ func newServer(cfg Config) *server {
 // PythonArgs are the python tool's arguments, as its schema shows them
 // (pythonCall decodes them, telling a missing code from an empty one).
 type PythonArgs struct {
-	Code     string  `json:"code" jsonschema:"the Python block to run; print() what you want to see"`
+	Code     string  `json:"code" jsonschema:"the Python block to run"`
 	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds before the block is interrupted (default 300, kept within 3..2100)"`
 }
 
@@ -232,7 +236,7 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		}
 		return fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, out.total)
 	})
-	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
+	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy, Echo: sv.echo}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
@@ -314,7 +318,7 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 			fmt.Fprintf(&b, "(The timeout was %s; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout, int(protocol.MaxTimeout.Seconds()))
 		}
 	} else if printed == "" {
-		b.WriteString("(no output: the block ran; print() what you want to see)\n")
+		b.WriteString("(no output: the block ran and printed nothing)\n")
 	}
 	return b.String()
 }

@@ -27,6 +27,7 @@ import _signal as signal
 
 from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
+from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
@@ -437,7 +438,8 @@ class Driver:
 
     def compile(self, src, filename, echo):
         """The block's code objects: the body, then (with echo) its trailing
-        expression in 'single' mode so its repr is printed as the REPL does."""
+        expression in 'single' mode, whose value sys.displayhook shows
+        (echo.displayhook while a block runs)."""
         if echo:
             import ast
             tree = ast.parse(src, filename, "exec", type_comments=False)
@@ -468,8 +470,10 @@ class Driver:
             self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
             self.notice = ""
         self.ns.update(self.protected)
-        # A block may have replaced them; each block prints to the host.
+        # A block may have replaced them; each block prints to the host,
+        # and its trailing expression shows a bounded repr.
         sys.stdout, sys.stderr = _outputs
+        sys.displayhook = _echo.displayhook
         error = None
         self.interrupts.install()
         self.interrupts.in_block = True
