@@ -320,7 +320,7 @@ func TestMCPInstall(t *testing.T) {
 	}
 	for _, tl := range tools.Tools {
 		if tl.Name == "install" {
-			contains(t, "install's description", tl.Description, "requirement", "refused", "user's index", "stay across restarts")
+			contains(t, "install's description", tl.Description, "requirements", "no paths, URLs or options", "user's index", "stay across restarts")
 		}
 	}
 	text := c.tool("install", map[string]any{"packages": []string{"vis-tiny>=1"}})

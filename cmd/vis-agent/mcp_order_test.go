@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -284,5 +285,29 @@ func TestInterruptOwnership(t *testing.T) {
 	}
 	if r := sb.run("interrupt", "--session", "own", "--workspace", sb.ws); r.code != 0 || !strings.Contains(r.stdout, "No block is running") {
 		t.Errorf("sandbox interrupt with nothing running: %+v", r)
+	}
+}
+
+// TestMCPOutputShaping: what a model reads is what a terminal would show
+// (a carriage-return progress bar is its last state, colours are gone),
+// and a cut output starts with the line saying what is missing and where
+// the whole is, the parts kept cut at lines' ends.
+func TestMCPOutputShaping(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	c := connectMCP(t, sb, "--session", "shape", "--max-output", "2000")
+	text, st := c.python("import sys\nfor i in range(2000):\n    sys.stdout.write(f'\\r[{i * 50 // 1999:<50}] {i + 1}/2000')\nprint()\nprint('\\x1b[31mred\\x1b[0m done')", false)
+	if want := "[50                                                ] 2000/2000\nred done\n"; text != want {
+		t.Errorf("a progress bar and colours: %q (structured %v)", text, st["output_chars"])
+	}
+	text, _ = c.python("for i in range(1000):\n    print(f'row {i:04d} ' + 'x' * 20)", false)
+	first, rest, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(first, "[output was cut: ") || !strings.Contains(first, "lines / ") || !strings.Contains(first, "whole output: attachment python-output.txt") ||
+		!strings.Contains(first, "offset_lines") {
+		t.Errorf("the first line of a cut output: %q", first)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(rest, "\n"), "\n") {
+		if !regexp.MustCompile(`^(row \d{4} x{20}|\[\.\.\. .* cut here \.\.\.\])$`).MatchString(l) {
+			t.Errorf("a line cut in the middle: %q", l)
+		}
 	}
 }

@@ -130,6 +130,14 @@ func (c *mcpClient) python(code string, wantErr bool, extra ...any) (string, map
 	return text, st
 }
 
+// toolResult calls a tool and returns its text and isError.
+func (c *mcpClient) toolResult(name string, args map[string]any) (string, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	text, _, isErr, err := c.call(ctx, name, args, false)
+	return text, isErr, err
+}
+
 func (c *mcpClient) tool(name string, args map[string]any) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -162,18 +170,17 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 		if tl.Name == "python" {
-			var sc jsonschema.Schema
-			b, _ := json.Marshal(tl.OutputSchema)
-			if err := json.Unmarshal(b, &sc); err != nil {
-				t.Fatal(err)
-			}
-			if c.output, err = sc.Resolve(nil); err != nil {
-				t.Fatalf("python's output schema: %v", err)
-			}
-			contains(t, "python's description", tl.Description, "print()", "persist", "[Sandbox restarted]", "The session is jailed (enforced by the kernel", "The network is available",
-				"MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
-				"attach(data", "show_attachment", "shell(cmd", "patch(path", "apropos(", "doc(", "vis-attachment://m/FILENAME",
-				`install("pandas", "numpy>=2")`)
+			contains(t, "python's description", tl.Description, "stay for the next call", "[Sandbox restarted]", "Jailed by the kernel", "Network on",
+				"repr of a last-line expression", "MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
+				"attach(data", "matplotlib figure", "show_attachment", "shell(cmd", "wait=10", "still running", "patch(path", "apropos(", "doc(",
+				"vis-attachment://m/FILENAME", `install("pandas", "numpy>=2")`, "use shell()")
+		}
+		readOnly := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
+		if want := tl.Name == "defs" || tl.Name == "list_attachments" || tl.Name == "read_attachment"; readOnly != want {
+			t.Errorf("%s: readOnlyHint %v", tl.Name, readOnly)
+		}
+		if tl.Name == "restart_session" && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint) {
+			t.Errorf("restart_session: no destructiveHint: %+v", tl.Annotations)
 		}
 	}
 	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session" {
@@ -184,8 +191,11 @@ func TestMCPServer(t *testing.T) {
 	// descriptor 1 is output, not protocol.
 	c.python("x = 41\ndef inc(n=1):\n    return x + n", false)
 	if text, st := c.python("print(inc())\nos.write(1, b'raw\\n')", false); !strings.Contains(text, "42\n") || !strings.Contains(text, "raw\n") ||
-		st["stdout"] != text || st["session"] != "m" || st["workspace"] != sb.ws || st["error"] != nil {
+		st["stdout"] != nil || st["output_chars"] != float64(len(text)) || st["session"] != "m" || st["workspace"] != sb.ws || st["error"] != nil {
 		t.Errorf("second block: %q %v", text, st)
+	}
+	if _, st := c.python("print('all')", false, "structured_output", "full"); st["stdout"] != "all\n" {
+		t.Errorf("structured_output full: %v", st)
 	}
 	// A repaired block: the note first, then the output.
 	text, st := c.python("print('fixed'", false)
@@ -202,7 +212,7 @@ func TestMCPServer(t *testing.T) {
 	// Capped output: first and last parts, and where the rest is (the
 	// attachments test reads it).
 	text, st = c.python("print('A' * 3000 + 'END')", false)
-	contains(t, "capped output", text, "characters omitted", "python-output.txt version 1", "read_attachment", "END\n")
+	contains(t, "capped output", text, "[output was cut: ", "python-output.txt version 1", "read_attachment", "END\n")
 	if len(text) > 2800 || st["output_truncated"] != true || st["output_chars"] != 3004.0 {
 		t.Errorf("capped output: %d characters, %v %v", len(text), st["output_truncated"], st["output_chars"])
 	}
@@ -417,11 +427,13 @@ func TestMCPMalformedInput(t *testing.T) {
 	if m := next("unknown method"); m["id"] != 11.0 || errorCode(m) != -32601 {
 		t.Errorf("unknown method: %v", m)
 	}
-	for i, args := range []string{`{"code":5}`, `{}`, `{"code":"x = 1","cod":"y"}`, `{"code":"x = 1","timeout_s":-1}`} {
+	for i, args := range []string{`{"code":5}`, `{}`, `{"code":"x = 1","cod":"y"}`, `{"code":"x = 1","timeout_s":-1}`, `{"code":"x = 1","timeout_s":"4"}`,
+		`{"code":"x = 1","structured_output":"all"}`} {
 		send(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"python","arguments":` + args + `}}`)
 		m := next("bad arguments")
 		res, _ := m["result"].(map[string]any)
-		want := []string{"code", "code", "cod", "timeout_s"}[i]
+		want := []string{"code must be a string, not a JSON number", "code", "unknown argument \\\"cod\\\"", "timeout_s", "timeout_s must be a number, not a JSON string",
+			"structured_output is"}[i]
 		if m["id"] != 12.0 || res["isError"] != true || !strings.Contains(toJSON(res["content"]), want) {
 			t.Errorf("python with arguments %s: %v", args, m)
 		}
@@ -464,7 +476,7 @@ func TestMCPNoNetwork(t *testing.T) {
 	}
 	for _, tl := range tools.Tools {
 		if tl.Name == "python" {
-			contains(t, "python's description", tl.Description, "The session is jailed", "The network is off")
+			contains(t, "python's description", tl.Description, "Jailed by the kernel", "Network off")
 		}
 	}
 	text, _ := c.python(fmt.Sprintf("import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d)).recv(100)\nexcept PermissionError as e:\n    print('refused:', e)\nprint(session.access.network)", port), false)
@@ -480,7 +492,7 @@ func TestMCPNoNetwork(t *testing.T) {
 	}
 	for _, tl := range tools.Tools {
 		if tl.Name == "python" {
-			contains(t, "python's description under --no-jail", tl.Description, "The session is not jailed", "The network is available")
+			contains(t, "python's description under --no-jail", tl.Description, "Not jailed", "Network on")
 		}
 	}
 	if text, _ := free.python("print(session.access.is_jailed, session.access.network)", false); text != "False True\n" {
@@ -617,7 +629,7 @@ func TestMCPAttachments(t *testing.T) {
 
 	// A cut output: the note names the attachment holding all of it.
 	text, _ := c.python("for i in range(500):\n    print(f'line {i:04d}')", false)
-	m := regexp.MustCompile(`python-output\.txt version 1 \(id (\w+)\)`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`python-output\.txt version 1, id (\w+)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("the note of a cut output:\n%s", text)
 	}
@@ -625,6 +637,12 @@ func TestMCPAttachments(t *testing.T) {
 	page := c.tool("read_attachment", map[string]any{"id_or_filename": id, "offset": 4500, "limit": 100})
 	contains(t, "the output's attachment", page, "python-output.txt version 1: output, text/plain", "characters 4500 to 4600 of 5000; read on with offset 4600",
 		"line 0450\nline 0451\n")
+	// Pages by lines too.
+	page = c.tool("read_attachment", map[string]any{"id_or_filename": id, "offset_lines": 10, "limit_lines": 2})
+	contains(t, "the output's attachment by lines", page, "[lines 11 to 12 of 500; read on with offset_lines 12]\nline 0010\nline 0011\n")
+	if text, isErr, _ := c.toolResult("read_attachment", map[string]any{"id_or_filename": id, "offset": 1, "limit_lines": 2}); !isErr || !strings.Contains(text, "not both") {
+		t.Errorf("read_attachment by characters and lines: %q", text)
+	}
 	whole, err := c.readResource("vis-attachment://a/python-output.txt")
 	if err != nil || !strings.HasPrefix(whole.Text, "line 0000\n") || !strings.HasSuffix(whole.Text, "line 0499\n") || len(whole.Text) != 5000 {
 		t.Errorf("the output as a resource: %v %d characters", err, len(whole.Text))
@@ -758,8 +776,8 @@ func TestMCPOutputPastTheAttachmentLimit(t *testing.T) {
 	}
 	c := connectMCP(t, sb, "--session", "big")
 	text, st := c.python("print('é' * 700_000)", false)
-	note := regexp.MustCompile(`\[\.\.\. [^\]]*\]`).FindString(text)
-	contains(t, "the note", note, "python-output.txt version 1", "It holds the first 1.0 MiB; the last 343.2 KiB were beyond the attachment size limit")
+	note, _, _ := strings.Cut(text, "\n")
+	contains(t, "the note", note, "[output was cut: ", "python-output.txt version 1", "it holds the first 1.0 MiB, the last 343.2 KiB were past the attachment size limit")
 	if st["output_chars"] != 700001.0 {
 		t.Errorf("output_chars %v", st["output_chars"])
 	}

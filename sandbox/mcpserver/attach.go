@@ -65,8 +65,11 @@ func (sv *server) parseURI(uri string) (string, int, error) {
 // addAttachments registers the attachment tools and resources.
 func (sv *server) addAttachments(srv *mcp.Server) {
 	sv.srv = srv
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_attachments", Title: "List the session's attachments", Description: sv.listDescription()}, sv.listAttachments)
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_attachment", Title: "Read one of the session's attachments", Description: sv.readDescription()}, sv.readAttachment)
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_attachments", Title: "List the session's attachments", Description: sv.listDescription(),
+		Annotations: readOnly}, sv.listAttachments)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_attachment", Title: "Read one of the session's attachments", Description: sv.readDescription(),
+		Annotations: readOnly}, sv.readAttachment)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uriScheme + "://" + sv.s.Meta.Name + "/{name}{?version}", Name: "attachment",
 		Title: "An attachment of session " + sv.s.Meta.Name, Description: "Any version of an attachment, by filename (?version=N) or by id."}, sv.readResource)
 	sv.syncResources(context.Background())
@@ -160,10 +163,13 @@ type AttachmentEntry struct {
 	URI string `json:"uri"`
 }
 
-func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, AttachmentList, error) {
+// listAttachments answers list_attachments; its structured result (an
+// AttachmentList) has no output schema, which would cost every client's
+// context more than the listing.
+func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 	all, err := sv.s.Attachments()
 	if err != nil {
-		return nil, AttachmentList{}, err
+		return nil, nil, err
 	}
 	sv.syncResources(ctx)
 	list := AttachmentList{Attachments: []AttachmentEntry{}}
@@ -176,23 +182,30 @@ func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest,
 		list.Attachments = append(list.Attachments, AttachmentEntry{Descriptor: d, URI: u})
 		fmt.Fprintf(&b, "%s (resource %s)\n", describeAttachment(d), u)
 	}
-	return textResult(b.String()), list, nil
+	res := textResult(b.String())
+	res.StructuredContent = list
+	return res, nil, nil
 }
 
 // ReadArgs are read_attachment's arguments.
 type ReadArgs struct {
 	IDOrFilename string `json:"id_or_filename" jsonschema:"an attachment's id, or a filename (its latest version unless version is set)"`
 	Version      int    `json:"version,omitempty" jsonschema:"with a filename: version N; -1 the latest, -2 the one before"`
-	Offset       int    `json:"offset,omitempty" jsonschema:"text: characters to skip, to read on where a result stopped"`
-	Limit        int    `json:"limit,omitempty" jsonschema:"text: characters to return (default and maximum: the server's output cap)"`
+	Offset       int    `json:"offset,omitempty" jsonschema:"text: characters to skip"`
+	Limit        int    `json:"limit,omitempty" jsonschema:"text: characters to return (at most the output cap)"`
+	OffsetLines  int    `json:"offset_lines,omitempty" jsonschema:"text: lines to skip (instead of offset)"`
+	LimitLines   int    `json:"limit_lines,omitempty" jsonschema:"text: lines to return (within the output cap)"`
 }
 
 func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, in ReadArgs) (*mcp.CallToolResult, any, error) {
 	if in.IDOrFilename == "" {
 		return nil, nil, errors.New(`read_attachment needs "id_or_filename" (list_attachments shows them)`)
 	}
-	if in.Offset < 0 || in.Limit < 0 {
-		return nil, nil, errors.New("offset and limit must not be negative")
+	switch {
+	case in.Offset < 0 || in.Limit < 0 || in.OffsetLines < 0 || in.LimitLines < 0:
+		return nil, nil, errors.New("offset, limit, offset_lines and limit_lines must not be negative")
+	case (in.Offset > 0 || in.Limit > 0) && (in.OffsetLines > 0 || in.LimitLines > 0):
+		return nil, nil, errors.New("page by characters (offset, limit) or by lines (offset_lines, limit_lines), not both")
 	}
 	d, err := sv.s.Attachment(in.IDOrFilename, in.Version)
 	if err != nil {
@@ -214,6 +227,9 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 	limit := in.Limit
 	if limit == 0 || limit > sv.maxOutput {
 		limit = sv.maxOutput
+	}
+	if in.OffsetLines > 0 || in.LimitLines > 0 {
+		return textResult(head + "\n" + lineSlice(string(data), in.OffsetLines, in.LimitLines, sv.maxOutput)), nil, nil
 	}
 	text, total := charSlice(string(data), in.Offset, limit)
 	var b strings.Builder
@@ -250,6 +266,40 @@ func (sv *server) readAll(d attachments.Descriptor) ([]byte, error) {
 		return nil, fmt.Errorf("read attachment %s: %w", d.Filename, err)
 	}
 	return data, nil
+}
+
+// lineSlice is lines offset+1.. of s, at most limit of them (0: as many
+// as fit) and within max characters, after a line saying which lines
+// they are and where to read on.
+func lineSlice(s string, offset, limit, max int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	total := len(lines)
+	start := min(offset, total)
+	var b strings.Builder
+	end, chars := start, 0
+	for end < total && (limit == 0 || end-start < limit) {
+		n := utf8.RuneCountInString(lines[end])
+		if chars+n > max && end > start {
+			break
+		}
+		if chars+n > max { // one line longer than the cap: its start
+			cut, _ := charSlice(lines[end], 0, max)
+			b.WriteString(cut + "\n")
+			end++
+			break
+		}
+		b.WriteString(lines[end])
+		chars += n
+		end++
+	}
+	note := fmt.Sprintf("[lines %d to %d of %d", min(start+1, total), end, total)
+	if end < total {
+		note += fmt.Sprintf("; read on with offset_lines %d", end)
+	}
+	return note + "]\n" + b.String()
 }
 
 // charSlice is limit characters of s from character offset, and how many
@@ -343,13 +393,13 @@ func (sv *server) keepOutput(out *capture) string {
 		d, err = sv.attach(attachments.New{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r)
 		if err == nil {
 			sv.syncResources(context.Background())
-			s := fmt.Sprintf("The whole output is attachment %s version %d (id %s): read_attachment with id_or_filename %q and offset/limit pages through it; "+
-				"it is also the resource %s, and read_attachment(%q, text=True) in a block.", outputFilename, d.Version, d.ID, d.ID, sv.uri(d.ID, 0), d.ID)
+			s := fmt.Sprintf("whole output: attachment %s version %d, id %s (read_attachment pages it by lines: offset_lines, limit_lines)",
+				outputFilename, d.Version, d.ID)
 			if out.spill.dropped > 0 {
-				s += fmt.Sprintf(" It holds the first %s; the last %s were beyond the attachment size limit.", sizeText(out.spill.written), sizeText(out.spill.dropped))
+				s += fmt.Sprintf("; it holds the first %s, the last %s were past the attachment size limit", sizeText(out.spill.written), sizeText(out.spill.dropped))
 			}
 			return s
 		}
 	}
-	return "The omitted part could not be kept as an attachment (" + err.Error() + "). To see it, print less (a slice, a count, a summary)."
+	return "the missing part could not be kept as an attachment (" + err.Error() + "): print less (a slice, a count, a summary)"
 }

@@ -20,6 +20,7 @@ type capture struct {
 	headChars             int
 	tail                  []byte // output past the head; trimmed to its last tailMax characters
 	total                 int    // characters printed
+	lines                 int    // newlines printed
 	spill                 *spill // nil until the output passes the cap
 	spillMax              int64  // bytes the spill keeps (0: no spill)
 }
@@ -31,6 +32,7 @@ func newCapture(max int) *capture {
 func (c *capture) write(s string) {
 	all := s
 	c.total += utf8.RuneCountInString(s)
+	c.lines += strings.Count(s, "\n")
 	if c.headChars < c.headMax {
 		i, n := 0, 0
 		for i < len(s) && c.headChars+n < c.headMax {
@@ -75,24 +77,41 @@ func lastChars(b []byte, n int) []byte {
 func (c *capture) truncated() bool { return c.total > c.max }
 
 // notKept is the end of the note of a cut output no attachment holds.
-const notKept = "The omitted part is not kept anywhere. To see it, print less (a slice, a count, a summary), or write the data to a file in the workspace and print parts of that file."
+const notKept = "the missing part is not kept: print less (a slice, a count, a summary), or write the data to a file and print parts of it"
 
-// text is the output as the agent reads it: whole, or the first and last
-// parts with a note between them saying what is missing and, in rest,
-// where the whole is.
+// text is the output as the agent reads it: whole, or, after a first
+// line saying how much is missing and (rest) where the whole is, its first
+// and last parts, each cut at a line's end when one is near, with a line
+// where the cut is.
 func (c *capture) text(rest string) string {
 	if !c.truncated() {
 		return c.head.String() + string(c.tail)
 	}
-	tail := lastChars(c.tail, c.tailMax)
-	omitted := c.total - c.headChars - utf8.RuneCount(tail)
 	head := c.head.String()
-	sep := "\n"
-	if strings.HasSuffix(head, "\n") {
-		sep = ""
+	if i := strings.LastIndexByte(head, '\n'); i >= len(head)/2 {
+		head = head[:i+1]
 	}
-	return fmt.Sprintf("%s%s[... %d characters omitted: the block printed %d characters and results are capped at %d; this shows the first %d and the last %d. %s]\n%s",
-		head, sep, omitted, c.total, c.max, c.headChars, utf8.RuneCount(tail), rest, string(tail))
+	tail := string(lastChars(c.tail, c.tailMax))
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 && i+1 < len(tail) {
+		tail = tail[i+1:]
+	}
+	omitted := c.total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	lines := max(0, c.lines-strings.Count(head, "\n")-strings.Count(tail, "\n"))
+	sep := ""
+	if !strings.HasSuffix(head, "\n") {
+		sep = "\n"
+	}
+	return fmt.Sprintf("[output was cut: %s lines / %s characters missing of %s / %s (results keep %s characters); %s]\n%s%s[... %s lines / %s characters cut here ...]\n%s",
+		count(lines), count(omitted), count(c.lines), count(c.total), count(c.max), rest, head, sep, count(lines), count(omitted), tail)
+}
+
+// count is n with thousands separators: "36,899".
+func count(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // spill keeps a cut output whole in a temporary file, up to max bytes

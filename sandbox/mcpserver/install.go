@@ -15,14 +15,11 @@ import (
 // installTimeout bounds an install tool call's block.
 const installTimeout = 15 * time.Minute
 
-const installDescription = `Install Python packages into the persistent session, as install(...) does in a python block: e.g. packages ["pandas", "numpy>=2"].
-Each entry is one requirement: a name with optional extras, version specifiers and markers (PEP 508); paths, URLs, VCS links and options (-e, -r, --index-url) are refused.
-The packages come from the user's index, as wheels unless the user's config allows source builds, and go into the session's own package folder, after the environment's packages (which are never changed; their versions are kept). They import at once, in the next python call, and stay across restarts.
-The result lists what was installed (names and versions) and how long it took. A ModuleNotFoundError in a block names the install() that brings the module.`
+const installDescription = `Install packages into the session, as install(...) in a block: requirements such as ["pandas", "numpy>=2"] (no paths, URLs or options), from the user's index; they import at once and stay across restarts.`
 
 // InstallArgs are the install tool's arguments.
 type InstallArgs struct {
-	Packages []string `json:"packages" jsonschema:"requirements, such as [\"pandas\", \"numpy>=2\"]: names with optional extras, versions and markers"`
+	Packages []string `json:"packages" jsonschema:"PEP 508 requirements"`
 }
 
 // install runs install(*packages) as a block of the session, so that it
@@ -50,5 +47,5 @@ func (sv *server) install(ctx context.Context, req *mcp.CallToolRequest, in Inst
 		return errorResult(err), nil, nil
 	}
 	code := "print(install(*" + string(bytes.TrimSpace(list.Bytes())) + "))\n"
-	return sv.python(ctx, req, code, installTimeout.Seconds()), nil, nil
+	return sv.python(ctx, req, code, installTimeout.Seconds(), false), nil, nil
 }

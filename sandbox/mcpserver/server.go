@@ -128,29 +128,44 @@ func newServer(cfg Config) *server {
 	// python is on the hot path: registered with its schemas but decoded
 	// here, without the SDK's generic validation of every call's input and
 	// output (a tenth of a warm block's round trip).
+	// (No output schema: the structured result is metadata a program
+	// reads, and its schema would cost every client 1.5k characters of
+	// context; see TestToolsListSize.)
 	srv.AddTool(&mcp.Tool{Name: "python", Title: "Run Python in the persistent session", Description: sv.pythonDescription(),
-		InputSchema: mustSchema[PythonArgs](), OutputSchema: mustSchema[PythonResult]()}, sv.pythonCall)
-	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription}, sv.defs)
-	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription}, sv.restart)
-	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
+		InputSchema: mustSchema[PythonArgs]()}, sv.pythonCall)
+	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, sv.defs)
+	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, sv.restart)
+	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt your running block", Description: interruptDescription}, sv.interrupt)
 	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
 	sv.addAttachments(srv)
 	return sv
 }
 
+// yes is true, for the annotations that take a pointer.
+var yes = true
+
 // PythonArgs are the python tool's arguments, as its schema shows them
 // (pythonCall decodes them, telling a missing code from an empty one).
 type PythonArgs struct {
 	Code     string  `json:"code" jsonschema:"the Python block to run"`
-	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds before the block is interrupted (default 300, kept within 3..2100)"`
+	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"seconds before KeyboardInterrupt (default 300)"`
+	// StructuredOutput "full" adds the output to the structured result.
+	StructuredOutput string `json:"structured_output,omitempty" jsonschema:"full: the structured result also holds stdout"`
 }
 
 // PythonResult is the python tool's structured result: the fields of
-// `vis-agent sandbox run --json`, and how much was printed.
+// `vis-agent sandbox run --json` but the output (the text carries it, and
+// clients that forward both would pay for it twice) unless the call asks
+// for it with structured_output "full", and how much was printed.
 type PythonResult struct {
 	client.Report
-	// OutputChars is how many characters the block printed; Stdout holds
-	// them all unless OutputTruncated.
+	// Stdout shadows Report's: absent unless asked for.
+	Stdout string `json:"stdout,omitempty"`
+	// OutputChars is how many characters the block printed (as a
+	// terminal shows them); the text holds them all unless
+	// OutputTruncated.
 	OutputChars     int  `json:"output_chars"`
 	OutputTruncated bool `json:"output_truncated"`
 }
@@ -169,8 +184,9 @@ func mustSchema[T any]() *jsonschema.Schema {
 // wrong types and a missing code are errors the model reads).
 func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
-		Code     *string `json:"code"`
-		TimeoutS float64 `json:"timeout_s"`
+		Code             *string `json:"code"`
+		TimeoutS         float64 `json:"timeout_s"`
+		StructuredOutput string  `json:"structured_output"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
 	dec.DisallowUnknownFields()
@@ -179,14 +195,36 @@ func (sv *server) pythonCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	case len(req.Params.Arguments) == 0 || err == nil && args.Code == nil:
 		err = errors.New(`the python tool needs "code", the block to run`)
 	case err != nil:
-		err = fmt.Errorf("invalid arguments: %w", err)
+		err = argumentError(err)
 	case args.TimeoutS < 0:
 		err = errors.New("timeout_s must be a positive number of seconds")
+	case args.StructuredOutput != "" && args.StructuredOutput != "full":
+		err = fmt.Errorf(`structured_output is "full" or absent, not %q`, args.StructuredOutput)
 	}
 	if err != nil {
 		return errorResult(err), nil
 	}
-	return sv.python(ctx, req, *args.Code, args.TimeoutS), nil
+	return sv.python(ctx, req, *args.Code, args.TimeoutS, args.StructuredOutput == "full"), nil
+}
+
+// argumentError says in one sentence what is wrong with a tool's
+// arguments, rather than Go's decoding message.
+func argumentError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		want := map[string]string{"string": "a string", "float64": "a number", "bool": "true or false"}[typeErr.Type.String()]
+		if want == "" {
+			want = "a " + typeErr.Type.String()
+		}
+		return fmt.Errorf("%s must be %s, not a JSON %s", typeErr.Field, want, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return errors.New("the arguments are not a JSON object")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("unknown argument %s: the python tool takes code, timeout_s and structured_output", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return fmt.Errorf("invalid arguments: %w", err)
 }
 
 // nameClient names the server's client after the MCP client, once, at
@@ -211,7 +249,7 @@ func errorResult(err error) *mcp.CallToolResult {
 
 // python runs code: the text result for the model, the structured one for
 // programs.
-func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64) *mcp.CallToolResult {
+func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64, full bool) *mcp.CallToolResult {
 	timeout := protocol.MaxTimeout
 	if timeoutS < protocol.MaxTimeout.Seconds() {
 		timeout = protocol.ClampTimeout(time.Duration(timeoutS * float64(time.Second)))
@@ -220,6 +258,7 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		mu    sync.Mutex
 		notes []string
 		out   = newCapture(sv.maxOutput)
+		scr   screen // what a terminal would show: \r and colours resolved
 	)
 	out.spillMax = sv.maxAttach
 	defer func() { out.spill.close() }()
@@ -249,10 +288,11 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		case "note":
 			notes = append(notes, ev.Data)
 		case "out":
-			out.write(ev.Data)
+			out.write(scr.write(ev.Data))
 		}
 	})
 	stopProgress()
+	out.write(scr.flush())
 	if err != nil {
 		return errorResult(fmt.Errorf("the session could not run the block: %w", err))
 	}
@@ -260,9 +300,13 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 	sv.syncResources(context.Background())
 	printed := out.text(sv.keepOutput(out))
 	content := []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}}
+	structured := PythonResult{Report: sv.s.Report("", res), OutputChars: out.total, OutputTruncated: out.truncated()}
+	if full {
+		structured.Stdout = printed
+	}
 	return &mcp.CallToolResult{
 		Content:           append(content, sv.images(res.Attachments)...),
-		StructuredContent: PythonResult{Report: sv.s.Report(printed, res), OutputChars: out.total, OutputTruncated: out.truncated()},
+		StructuredContent: structured,
 		IsError:           res.Error != nil,
 	}
 }

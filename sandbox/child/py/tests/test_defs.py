@@ -79,6 +79,16 @@ class DefsTest(unittest.TestCase):
         self.assertNotIn("do-not-show", str(self.defs("secret")))
         self.assertEqual(str(self.defs("J")), "J: json (imported)")
         self.assertEqual(str(self.defs("nope")), "No helper or variable named 'nope'.")
+        self.assertEqual(str(self.defs("lod")), "No helper or variable named 'lod'. Nearest names: load.")
+
+    def test_one_variable_shows_its_whole_reason(self):
+        self.s.run("import threading\n" + "a_rather_long_variable_name_for_a_lock_" * 2 + " = threading.Lock()\n")
+        name = "a_rather_long_variable_name_for_a_lock_" * 2
+        row = [ln for ln in str(self.defs()).splitlines() if ln.startswith("  " + name)][0]
+        whole = str(self.defs(name))
+        self.assertTrue(row.endswith("…"), row)
+        self.assertFalse(whole.endswith("…"), whole)
+        self.assertTrue(whole.startswith(row[2:-1]), (row, whole))
 
     def test_lost_name_says_why(self):
         self.setup_session()

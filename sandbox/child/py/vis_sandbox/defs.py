@@ -77,10 +77,12 @@ def _helper_row(name, value, rec):
     return _cut(sig, max(20, ROW_WIDTH - len(tail))) + tail
 
 
-def _variable_row(state, name, value):
+def _variable_row(state, name, value, whole=False):
+    """A variable's row, cut to ROW_WIDTH in a listing; whole for
+    defs("name"), which shows all of the reason it was not saved."""
     saved, reason, size = state.variable_status(name, value)
-    row = f"{name}: {type_name(value)}, {size_text(size)} | "
-    return _cut(row + ("saved" if saved else f"not saved: {reason}"), ROW_WIDTH)
+    row = f"{name}: {type_name(value)}, {size_text(size)} | " + ("saved" if saved else f"not saved: {reason}")
+    return row if whole else _cut(row, ROW_WIDTH)
 
 
 def _dependencies(namespace, rec):
@@ -122,8 +124,9 @@ def _one(state, namespace, name, details):
         lines.append("")
         lines.append(rec["source"].rstrip("\n"))
         return "\n".join(lines)
-    if name in namespace and name in state.variables(namespace):
-        return _variable_row(state, name, namespace[name])
+    variables = state.variables(namespace)
+    if name in namespace and name in variables:
+        return _variable_row(state, name, namespace[name], whole=True)
     if name in namespace and name not in state.protected:
         v = namespace[name]
         return f"{name}: {getattr(v, '__name__', type(v).__name__)} (imported)"
@@ -131,6 +134,12 @@ def _one(state, namespace, name, details):
     why = state.lost_reason(name)
     if why:
         text += f" It did not come back after the restart: {why}."
+    else:
+        import difflib
+
+        near = difflib.get_close_matches(name, [*helpers, *variables], n=5, cutoff=0.6)
+        if near:
+            text += " Nearest names: " + ", ".join(near) + "."
     return text
 
 
@@ -170,7 +179,7 @@ def listing(state, namespace, name=None, pattern=None, limit=20, offset=0, detai
     rest = total - offset - len(page)
     if rest > 0:
         out.append(f"{rest} more: defs(offset={offset + len(page)}), or narrow with defs(pattern=...).")
-    out.append('defs("name") shows a helper\'s source.')
+    out.append('defs("name") shows a helper\'s source, or all of a variable\'s row.')
     return "\n".join(out)
 
 
