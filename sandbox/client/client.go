@@ -311,7 +311,7 @@ func (s *Session) Restart(o RestartOptions) error {
 	// A stopped session is started for a fresh restart or one that drops
 	// names: the snapshot must be the one asked for when it returns.
 	start := o.Fresh || len(o.Drop) > 0
-	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
+	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop, Client: s.client()}, start, nil)
 	return err
 }
 

@@ -495,9 +495,9 @@ func (h *Host) stop(req protocol.Request) error {
 	}
 	h.turn <- struct{}{}
 	defer h.release()
-	reason := "the session was stopped (vis-agent sandbox stop)"
+	reason := "the session was stopped (" + byWhom(req, "vis-agent sandbox stop") + ")"
 	if req.Op == "restart" {
-		reason = "the session was restarted (vis-agent sandbox restart)"
+		reason = "the session was restarted (" + byWhom(req, "vis-agent sandbox restart") + ")"
 	}
 	if req.Op == "restart" && (req.Fresh || len(req.Drop) > 0) {
 		return h.restartWith(reason, req.Fresh, req.Drop)
@@ -507,6 +507,15 @@ func (h *Host) stop(req protocol.Request) error {
 		h.shutdown(reason)
 	}
 	return nil
+}
+
+// byWhom names who asked for a stop or restart: the command line's
+// command, or the client ("by mcp: claude-code", "by repl").
+func byWhom(req protocol.Request, command string) string {
+	if req.Client == nil || req.Client.Kind == "run" || req.Client.Kind == "" {
+		return command
+	}
+	return "by " + req.Client.String()
 }
 
 // restartWith replaces the child by one that starts with the snapshot

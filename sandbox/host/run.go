@@ -208,6 +208,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		// The block has ended: its timeout no longer runs while the files
 		// it changed are checked.
 		stopTimers()
+		processHint(&res)
 		h.checkBlock(c, &res, started, out)
 		return res
 	}
@@ -230,9 +231,15 @@ func syntaxResult(rep repair.Result) protocol.Result {
 	if col > 0 && text != "" {
 		excerpt += "\n" + strings.Repeat(" ", len(fmt.Sprint(line))+2+len([]rune(text[:min(len(text), byteOffset(text, col-1))]))) + "^"
 	}
-	msg := rep.Error()
+	msg := rep.Error() + "\n"
+	for _, l := range strings.Split(rep.Source, "\n") {
+		if hint := magicHint(l); hint != "" {
+			msg += hint + "\n"
+			break
+		}
+	}
 	return protocol.Result{Saved: -1, Error: &protocol.BlockError{Type: "SyntaxError", Message: pe.Message, Line: line, Column: col,
-		Excerpt: excerpt, Traceback: msg + "\n"}}
+		Excerpt: excerpt, Traceback: msg}}
 }
 
 // lineOf is line n (1-based) of src, or "".

@@ -359,7 +359,7 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 		}
 		b.WriteString(res.Error.Traceback)
 		if res.TimedOut {
-			fmt.Fprintf(&b, "(The timeout was %s; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout, int(protocol.MaxTimeout.Seconds()))
+			fmt.Fprintf(&b, "(The timeout was %g seconds; pass a larger timeout_s, up to %d, for a longer block.)\n", timeout.Seconds(), int(protocol.MaxTimeout.Seconds()))
 		}
 	} else if printed == "" {
 		b.WriteString("(no output: the block ran and printed nothing)\n")
@@ -452,7 +452,13 @@ func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in Rest
 		return textResult("Restarted without " + strings.Join(in.Drop, ", ") + ": the new Python process restored the rest of " +
 			"the snapshot, which no longer holds them. The next result begins with a [Sandbox restarted] notice saying what came back.\n"), nil, nil
 	}
-	return textResult("Restarted: the session's Python process was saved and stopped. The next python call runs in a new process " +
+	stopped := "saved and stopped"
+	if in.Force {
+		// A running block was killed, not saved: the snapshot is the
+		// one after the last block that ended.
+		stopped = "stopped (a running block was killed; the snapshot holds the state after the last block that ended)"
+	}
+	return textResult("Restarted: the session's Python process was " + stopped + ". The next python call runs in a new process " +
 		"restored from the snapshot; its result begins with a [Sandbox restarted] notice saying what came back and what did not.\n"), nil, nil
 }
 

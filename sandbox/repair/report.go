@@ -39,8 +39,8 @@ func (r Result) NoteWhen(when string) string {
 }
 
 // Error is the message for a block that will not run: Python's own
-// message, then the first wrong quote, bracket or escape with its line
-// and a caret under its column. It is "" for a block that can run.
+// message, then the first wrong quote, bracket or escape (else Python's
+// place) with its line and a caret under its column. It is "" for a block that can run.
 func (r Result) Error() string {
 	if r.Repaired || r.PythonError == nil {
 		return ""
@@ -54,7 +54,8 @@ func (r Result) Error() string {
 		text = sourceLine(r.Source, line)
 		fmt.Fprintf(&b, "\nline %d, column %d: %s", line, col, p.Message)
 	} else if line > 0 {
-		fmt.Fprintf(&b, "\nline %d, column %d: no unbalanced quote, bracket, f-string brace or bad escape was found to repair", line, col)
+		// Nothing the repair handles: Python's own message and where.
+		fmt.Fprintf(&b, "\nline %d, column %d", line, col)
 		if src := sourceLine(r.Source, line); src != "" {
 			text = src
 		}

@@ -582,7 +582,20 @@ class Shell(Record):
                 if cut:
                     text += f" ({_size(cut)} cut from r.{stream}; r.logs(n) reads lines)"
                 parts.append(text)
-        return f"<shell {g('id')} {g('command')!r}: " + ", ".join(parts) + ">"
+        head = f"<shell {g('id')} {g('command')!r}: " + ", ".join(parts) + ">"
+        for stream in ("out", "err"):
+            lines = str(g(stream) or "").rstrip("\n").splitlines()[-SHOWN_LINES:]
+            if lines:
+                head += f"\n{stream} (last {len(lines)} lines):\n" + "\n".join("  " + _cut_line(ln) for ln in lines)
+        return head
+
+
+# How many of its last lines of each stream a shell handle's repr shows.
+SHOWN_LINES = 5
+
+
+def _cut_line(line, width=200):
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 # Short views of bytes.

@@ -1,0 +1,44 @@
+package host
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// magicHint is one line for a block line written for a shell or IPython
+// (`!ls`, `%pip install x`, `%cd d`) that Python refused, naming what does
+// it in the session; "" for another line.
+func magicHint(line string) string {
+	t := strings.TrimSpace(line)
+	if len(t) < 2 || t[0] != '!' && t[0] != '%' {
+		return ""
+	}
+	cmd := strings.TrimSpace(strings.TrimLeft(t, "!%"))
+	fields := strings.Fields(cmd)
+	switch {
+	case len(fields) >= 2 && (fields[0] == "pip" || fields[0] == "uv" || fields[0] == "conda") && fields[1] == "install" ||
+		len(fields) >= 3 && fields[0] == "uv" && fields[1] == "pip" && fields[2] == "install":
+		var pkgs []string
+		for _, f := range fields[2:] {
+			if f != "install" && !strings.HasPrefix(f, "-") {
+				pkgs = append(pkgs, strconv.Quote(f))
+			}
+		}
+		return "Hint: this is Python, not a shell: install(" + strings.Join(pkgs, ", ") + ") installs packages into the session."
+	case len(fields) >= 1 && t[0] == '%' && fields[0] == "cd":
+		return "Hint: this is Python, not IPython: os.chdir(" + strconv.Quote(strings.TrimSpace(strings.TrimPrefix(cmd, "cd"))) + ") changes the folder."
+	case t[0] == '%':
+		return "Hint: IPython's % commands do not work here; write Python (shell(\"…\") runs a command)."
+	}
+	return "Hint: this is Python, not a shell: shell(" + strconv.Quote(cmd) + ") runs the command and returns its output."
+}
+
+// processHint adds to the error of a block the jail refused a new process
+// to the function that runs commands.
+func processHint(res *protocol.Result) {
+	if e := res.Error; e != nil && e.Type == "PermissionError" && strings.Contains(e.Message, "(no new processes)") {
+		e.Traceback += "Hint: shell(\"cmd\") runs a command for the session (confined like it) and returns its output.\n"
+	}
+}
