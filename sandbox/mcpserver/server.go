@@ -473,9 +473,19 @@ func (sv *server) interrupt(ctx context.Context, req *mcp.CallToolRequest, in In
 	case errors.Is(err, client.ErrNotRunning):
 		msg = "no block is running; nothing was interrupted"
 	case err != nil:
-		return errorResult(fmt.Errorf("%s.", err.Error())), nil, nil
+		res := textResult(sentence(err.Error()))
+		res.IsError = true
+		return res, nil, nil
 	}
-	return textResult(strings.ToUpper(msg[:1]) + msg[1:] + ".\n"), nil, nil
+	return textResult(sentence(msg)), nil, nil
+}
+
+// sentence is a host's answer as a line of its own: "Interrupted …\n".
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + ".\n"
 }
 
 func textResult(s string) *mcp.CallToolResult {
