@@ -117,7 +117,7 @@ func newServer(cfg Config) *server {
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
 	// The list and a read see what blocks of any client attached since;
 	// the calls that change the session run in the order they came.
-	srv.AddReceivingMiddleware(sv.order.middleware, func(next mcp.MethodHandler) mcp.MethodHandler {
+	srv.AddReceivingMiddleware(sv.order.middleware, argumentSentences, func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "resources/list" || method == "resources/read" {
 				sv.syncResources(ctx)
