@@ -303,15 +303,15 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 	var printed strings.Builder
 	res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) {
 		switch {
-		case ev.Ev == "wait":
+		case ev.Ev == protocol.EvWait:
 			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
 		case asJSON:
-			if ev.Ev == "out" {
+			if ev.Ev == protocol.EvOut {
 				printed.WriteString(ev.Data)
 			}
-		case ev.Ev == "note":
+		case ev.Ev == protocol.EvNote:
 			fmt.Fprintln(stdout, ev.Data)
-		case ev.Stream == "stderr":
+		case ev.Stream == protocol.StreamStderr:
 			io.WriteString(stderr, ev.Data)
 		default:
 			io.WriteString(stdout, ev.Data)

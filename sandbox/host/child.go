@@ -173,7 +173,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 	}
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
-		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, "stdout", cfg.Log), stderr: newForwarder(s.stderr, "stderr", cfg.Log),
+		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
 	go func() {
 		c.state, _ = s.process.Wait()
@@ -200,10 +200,10 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		s.link.SetReadDeadline(time.Now().Add(readyTimeout))
 		for {
 			ev = protocol.Event{}
-			if err = c.conn.Receive(&ev); err != nil || ev.Ev != "restoring" && ev.Ev != "out" {
+			if err = c.conn.Receive(&ev); err != nil || ev.Ev != protocol.EvRestoring && ev.Ev != protocol.EvOut {
 				break
 			}
-			if ev.Ev == "restoring" {
+			if ev.Ev == protocol.EvRestoring {
 				restoring = true
 			} else {
 				// a thread the restore started, printing already
@@ -212,7 +212,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 		s.link.SetReadDeadline(time.Time{})
 	}
-	if err != nil || ev.Ev != "ready" {
+	if err != nil || ev.Ev != protocol.EvReady {
 		c.kill()
 		<-c.exited
 		if restoring {
@@ -226,7 +226,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 			return nil, &restoreError{why}
 		}
 		msg := c.stderr.lastLines()
-		if ev.Ev == "error" {
+		if ev.Ev == protocol.EvError {
 			msg = ev.Message
 		}
 		if msg == "" {
@@ -272,13 +272,13 @@ const pingTimeout = 10 * time.Second
 
 // ping asks whether the child answers, in time: nil when it does.
 func (c *proc) ping() error {
-	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}); err != nil {
+	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpPing}); err != nil {
 		return err
 	}
 	c.link.SetReadDeadline(time.Now().Add(pingTimeout))
 	defer c.link.SetReadDeadline(time.Time{})
 	ev, err := c.answer()
-	if err == nil && ev.Ev != "pong" {
+	if err == nil && ev.Ev != protocol.EvPong {
 		err = fmt.Errorf("the Python process answered %q to ping", ev.Ev)
 	}
 	return err
@@ -293,7 +293,7 @@ func (c *proc) answer() (protocol.Event, error) {
 		if err := c.conn.Receive(&ev); err != nil {
 			return ev, err
 		}
-		if ev.Ev != "out" {
+		if ev.Ev != protocol.EvOut {
 			return ev, nil
 		}
 		c.stderr.logStray(ev.Data)
@@ -303,7 +303,7 @@ func (c *proc) answer() (protocol.Event, error) {
 // exit asks the child to save and end, and kills it if it does not.
 func (c *proc) exit() {
 	if c.alive() {
-		c.conn.Send(protocol.Request{V: protocol.Version, Op: "exit"})
+		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit})
 		select {
 		case <-c.exited:
 		case <-time.After(unwindGrace):
@@ -360,7 +360,7 @@ func (c *proc) drain() {
 // compiler asks the child whether a source compiles, for the repair.
 func (c *proc) compiler() repair.Compiler {
 	return func(src string) *repair.SyntaxError {
-		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "compile", Code: src}); err != nil {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCompile, Code: src}); err != nil {
 			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
 		ev, err := c.answer()
@@ -414,7 +414,7 @@ func (f *forwarder) loop() {
 			}
 			f.mu.Unlock()
 			if s != nil {
-				s.Send(protocol.Event{Ev: "out", Stream: f.stream, Data: string(buf[:n])})
+				s.Send(protocol.Event{Ev: protocol.EvOut, Stream: f.stream, Data: string(buf[:n])})
 			}
 			f.mu.Lock()
 			f.copying = false
