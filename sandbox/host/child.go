@@ -11,12 +11,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"golang.org/x/sys/unix"
 )
 
 // readyTimeout bounds a child's start, snapshot restore included.
@@ -449,9 +449,8 @@ func (f *forwarder) pending() bool {
 	f.mu.Lock()
 	copying := f.copying
 	f.mu.Unlock()
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.r.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	return copying || (errno == 0 && n > 0)
+	n, err := unix.IoctlGetInt(int(f.r.Fd()), unix.TIOCINQ)
+	return copying || (err == nil && n > 0)
 }
 
 // lastLines is the end of what the child wrote, for a start-up failure.
