@@ -24,7 +24,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/host"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -107,11 +106,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, policy, err
 	}
-	pj, err := json.Marshal(policy)
-	if err != nil {
-		return nil, policy, err
-	}
-	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", folder.Dir, "--policy", string(pj)})
+	c, err := client.Open(root, m, append([]string{exe}, protocol.HostArgs(folder.Dir, &policy)...))
 	if c != nil {
 		c.Env = sf.s.Environ()
 	}
@@ -695,7 +690,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				FixFiles: st.SandboxFixFiles.Value,
 				Install:  sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Folder: f, Meta: m, Exe: exe,
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -712,7 +707,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 	var dir string
 	var dropPrivileges bool
 	cmd := &cobra.Command{
-		Use:    "child --dir FOLDER [" + jail.EarlyFlag + "]",
+		Use:    "child --dir FOLDER [" + protocol.DropPrivilegesFlag + "]",
 		Short:  "Run a sandbox session's Python (started by its host)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -752,7 +747,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				return err
 			}
 			if dropPrivileges && !ci.Policy.Jail {
-				return fmt.Errorf("started with %s for a session without the jail", jail.EarlyFlag)
+				return fmt.Errorf("started with %s for a session without the jail", protocol.DropPrivilegesFlag)
 			}
 			if err := os.Chdir(ci.Session.Workspace); err != nil {
 				return fmt.Errorf("enter the workspace: %w", err)
@@ -809,7 +804,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lib.InstallHostCall(child.CallsFD); err != nil {
+			if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
 				return err
 			}
 			if err := lib.InstallWriteNotes(); err != nil {
@@ -822,7 +817,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
-	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(jail.EarlyFlag, "--"), false,
+	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(protocol.DropPrivilegesFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
 	return cmd
 }

@@ -33,6 +33,7 @@ var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail",
 var cgoSide = []string{
 	"cmd/vis-agent", "cli",
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
+	"internal/earlyargv", // the constructors' C matchers, for tests
 	"sandbox/host", "sandbox/child", "sandbox/jail",
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"golang.org/x/sys/unix"
@@ -73,7 +72,7 @@ func (s *spawned) close() {
 	s.stderr.Close()
 }
 
-// spawnChild starts `Exe ChildArgs...` for a child under policy.
+// spawnChild starts `Exe protocol.ChildArgs(...)` for a child under policy.
 func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 	calls, callsEnd, err := callLink()
 	if err != nil {
@@ -115,14 +114,10 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	args := append([]string(nil), cfg.ChildArgs...)
-	if policy.Jail {
-		args = append(args, jail.EarlyFlag)
-	}
-	cmd := exec.Command(cfg.Exe, args...)
+	cmd := exec.Command(cfg.Exe, protocol.ChildArgs(cfg.Folder.Dir, policy.Jail)...)
 	cmd.Dir = cfg.Meta.Workspace
-	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
-	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd}
+	cmd.Stdout, cmd.Stderr = outW, errW                      // stdin stays /dev/null: input() gets EOFError
+	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd} // protocol.LinkFD, StacksFD, CallsFD
 	// Its own process group, so a retire also ends what the block
 	// started; and it dies with the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -41,9 +41,8 @@ const memoryTarget = 160 << 20
 type Config struct {
 	Folder session.Folder
 	Meta   session.Meta
-	// Exe and ChildArgs start an interpreter child (Exe ChildArgs...).
-	Exe       string
-	ChildArgs []string
+	// Exe starts an interpreter child (Exe protocol.ChildArgs(...)).
+	Exe string
 	// Logs is the folder of hang records ($VIS_HOME/logs).
 	Logs     string
 	IdleTTL  time.Duration // <= 0: never

@@ -7,11 +7,13 @@
 //
 // It runs only for `vis-agent sandbox child ... --drop-privileges ...`, the
 // command line a host gives a child whose policy drops privileges (see
-// EarlyFlag in early_linux.go). Apply still checks and completes both: a
+// protocol.DropPrivilegesFlag). Apply still checks and completes both: a
 // drop the kernel refused here (no CAP_SETPCAP) is left to it.
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
+
+#include "early_argv.h"
 
 #ifndef PR_CAPBSET_READ
 #define PR_CAPBSET_READ 23
@@ -23,21 +25,9 @@
 #define PR_SET_NO_NEW_PRIVS 38
 #endif
 
-static int early_wanted(int argc, char **argv) {
-	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
-		return 0;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (strcmp(argv[i], "--drop-privileges") == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
 __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!early_wanted(argc, argv)) {
+	if (!vis_drop_privileges_wanted(argc, argv)) {
 		return;
 	}
 	// PR_CAPBSET_READ fails past the kernel's last capability.
