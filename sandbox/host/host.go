@@ -149,7 +149,7 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
 		key: key, strangers: make(chan struct{}, maxStrangers)}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
