@@ -35,6 +35,7 @@ var cgoSide = []string{
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
 	"internal/earlyargv", // the constructors' C matchers, for tests
 	"sandbox/host", "sandbox/child", "sandbox/jail",
+	"sandbox/tools", // the host's shell(), confined by the jail's helper
 }
 
 // foreignCgo are the cgo packages outside this module a pure-Go package may
