@@ -57,6 +57,8 @@ type sessionFlags struct {
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
 	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder)")
+	// Registering twice (a command adding the flags twice) is the only error.
+	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
 }
 
 // meta checks the flags and names the session.
@@ -64,10 +66,20 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	if err := session.CheckName(sf.name); err != nil {
 		return session.Meta{}, usageError{err}
 	}
+	abs, err := sf.workspaceDir()
+	if err != nil {
+		return session.Meta{}, err
+	}
+	return session.Meta{Name: sf.name, Workspace: abs}, nil
+}
+
+// workspaceDir is the workspace folder --workspace names (default: the
+// working folder), absolute with its links resolved.
+func (sf *sessionFlags) workspaceDir() (string, error) {
 	ws := sf.workspace
 	if ws == "" {
 		if ws = sf.s.Dir; ws == "" {
-			return session.Meta{}, errors.New("the working folder cannot be read (was it removed?): give --workspace")
+			return "", errors.New("the working folder cannot be read (was it removed?): give --workspace")
 		}
 	}
 	if !filepath.IsAbs(ws) {
@@ -78,12 +90,12 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
+		return "", usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s is not a folder", ws)}
+		return "", usageError{fmt.Errorf("workspace %s is not a folder", ws)}
 	}
-	return session.Meta{Name: sf.name, Workspace: abs}, nil
+	return abs, nil
 }
 
 // open is the client of the session the flags name, and the jail policy
@@ -175,7 +187,7 @@ block asking for another policy than the running one restarts the session's
 Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			d, err := parseTimeout(timeout)
+			d, err := parseTimeout(timeout, s.Err)
 			if err != nil {
 				return err
 			}
@@ -224,8 +236,10 @@ func terminalSafe(w io.Writer, safe bool) flushWriter {
 	return passThrough{w}
 }
 
-// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.
-func parseTimeout(s string) (time.Duration, error) {
+// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds. A
+// timeout outside the host's bounds is clamped, and a line on stderr says
+// so.
+func parseTimeout(s string, stderr io.Writer) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -240,7 +254,11 @@ func parseTimeout(s string) (time.Duration, error) {
 	if d <= 0 {
 		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
 	}
-	return protocol.ClampTimeout(d), nil
+	if c := protocol.ClampTimeout(d); c != d {
+		fmt.Fprintf(stderr, "vis-agent: --timeout %s is outside %s..%s; the block gets %s\n", s, protocol.MinTimeout, protocol.MaxTimeout, c)
+		d = c
+	}
+	return d, nil
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.
