@@ -30,24 +30,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
-// usageError is a bad command line found by a command itself: status 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-
-// sessionE is runE for the session commands: usage errors keep status 2.
-func sessionE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		err := f(cmd, args)
-		var ue usageError
-		var ee exitError
-		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
-			return err
-		}
-		return failure{err}
-	}
-}
-
 // sessionFlags are --session and --workspace.
 type sessionFlags struct {
 	name, workspace string
@@ -186,7 +168,7 @@ force. --no-jail lifts the jail (not the thread and memory caps),
 block asking for another policy than the running one restarts the session's
 Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			d, err := parseTimeout(timeout, s.Err)
 			if err != nil {
 				return err
@@ -365,7 +347,7 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 		Use:   "defs [--session S] [NAME] [--pattern RE] [--details] [--json]",
 		Short: "List a session's helpers and variables, as defs() does",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
@@ -419,7 +401,7 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 snapshot size, and NAMES, how many names the snapshot brings back after a
 restart (helpers, classes, imports and variables).`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			folders, err := session.All(s.layout().Sessions())
 			if err != nil {
 				return err
@@ -555,7 +537,7 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 		Use:   op + " [--session S] [--workspace D]",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := checkDrop(fresh, drop); err != nil {
 				return usageError{err}
 			}
@@ -638,7 +620,7 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 		Use:   "rm --session S [--workspace D] [--force]",
 		Short: "Delete a session: its snapshot, spill files and attachments (stopping it first)",
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("session") {
 				return usageError{errors.New("rm needs --session NAME")}
 			}
@@ -669,7 +651,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 		Short:  "Serve a sandbox session (started by the clients)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ready := os.NewFile(3, "ready")
 			say := func(err error) {
 				if ready == nil {
@@ -731,7 +713,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		Short:  "Run a sandbox session's Python (started by its host)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
