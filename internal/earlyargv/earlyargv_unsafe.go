@@ -41,6 +41,13 @@ func cArgv(args []string) (argc C.int, argv **C.char, free func()) {
 	}
 }
 
+// test runs the C test f on argv.
+func test(argv []string, f func(C.int, **C.char) C.int) bool {
+	argc, a, free := cArgv(argv)
+	defer free()
+	return f(argc, a) != 0
+}
+
 // SandboxCommand is the host constructors' test for `vis-agent sandbox
 // NAME ...` (argv[0] included).
 func SandboxCommand(argv []string, name string) bool {
@@ -95,30 +102,22 @@ func ChildArgs(argv0, dir string, dropPrivileges bool) []string {
 
 // DropPrivilegesWanted is the jail constructor's test of its command line.
 func DropPrivilegesWanted(argv []string) bool {
-	argc, a, free := cArgv(argv)
-	defer free()
-	return C.vis_drop_privileges_wanted(argc, a) != 0
+	return test(argv, func(argc C.int, a **C.char) C.int { return C.vis_drop_privileges_wanted(argc, a) })
 }
 
 // PythonCommand is pyembed's test for `vis-agent python ...`.
 func PythonCommand(argv []string) bool {
-	argc, a, free := cArgv(argv)
-	defer free()
-	return C.vis_python_command(argc, a) != 0
+	return test(argv, func(argc C.int, a **C.char) C.int { return C.vis_python_command(argc, a) })
 }
 
 // LoadsPython is the prefetch's test for a command line that loads
 // libpython at once.
 func LoadsPython(argv []string) bool {
-	argc, a, free := cArgv(argv)
-	defer free()
-	return C.vis_loads_python(argc, a) != 0
+	return test(argv, func(argc C.int, a **C.char) C.int { return C.vis_loads_python(argc, a) })
 }
 
 // LoadsNoLibrary is the prefetch's guess that a python command line only
 // execs uv.
 func LoadsNoLibrary(argv []string) bool {
-	argc, a, free := cArgv(argv)
-	defer free()
-	return C.vis_loads_no_library(argc, a) != 0
+	return test(argv, func(argc C.int, a **C.char) C.int { return C.vis_loads_no_library(argc, a) })
 }

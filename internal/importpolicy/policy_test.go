@@ -95,15 +95,29 @@ func short(path string) string { return strings.TrimPrefix(path, module+"/") }
 
 func ours(path string) bool { return strings.HasPrefix(path, module+"/") }
 
+// ourDeps is the module's package at path (short) and the packages of the
+// module it reaches.
+func ourDeps(t *testing.T, pkgs map[string]*pkg, path string) (*pkg, []string) {
+	t.Helper()
+	p := pkgs[module+"/"+path]
+	if p == nil {
+		t.Fatalf("%s: not in go list's answer", path)
+	}
+	var deps []string
+	for _, d := range p.Deps {
+		if ours(d) {
+			deps = append(deps, d)
+		}
+	}
+	return p, deps
+}
+
 func TestFrontEndsUseTheClient(t *testing.T) {
 	pkgs := list(t)
 	for _, fe := range frontEnds {
-		p := pkgs[module+"/"+fe]
-		if p == nil {
-			t.Fatalf("%s: not in go list's answer", fe)
-		}
-		for _, dep := range p.Deps {
-			if ours(dep) && slices.Contains(sessionInternals, short(dep)) {
+		p, deps := ourDeps(t, pkgs, fe)
+		for _, dep := range deps {
+			if slices.Contains(sessionInternals, short(dep)) {
 				t.Errorf("front end %s imports %s (%s); front ends reach a session through sandbox/client only",
 					fe, short(dep), via(pkgs, p, dep))
 			}
@@ -143,14 +157,8 @@ func TestPureGo(t *testing.T) {
 func TestLoaderKnowsNoPolicy(t *testing.T) {
 	pkgs := list(t)
 	for _, l := range loader {
-		p := pkgs[module+"/"+l]
-		if p == nil {
-			t.Fatalf("%s: not in go list's answer", l)
-		}
-		for _, dep := range p.Deps {
-			if !ours(dep) {
-				continue
-			}
+		p, deps := ourDeps(t, pkgs, l)
+		for _, dep := range deps {
 			for _, pp := range policyPackages {
 				if s := short(dep); s == pp || strings.HasSuffix(pp, "/") && strings.HasPrefix(s, pp) {
 					t.Errorf("%s imports the policy package %s (%s)", l, s, via(pkgs, p, dep))
