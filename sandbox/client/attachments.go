@@ -9,6 +9,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -35,12 +36,7 @@ func (s *Session) withStore(fn func(*attachments.Store) error) error {
 // Attachments describes the session's attachments, every version, newest
 // first.
 func (s *Session) Attachments() ([]attachments.Descriptor, error) {
-	var out []attachments.Descriptor
-	err := s.withStore(func(st *attachments.Store) (err error) {
-		out, err = st.List(s.attachmentKey())
-		return err
-	})
-	return out, err
+	return s.AttachmentsCommented(0)
 }
 
 // AttachmentsCommented is Attachments with the comments of the newest
@@ -48,6 +44,10 @@ func (s *Session) Attachments() ([]attachments.Descriptor, error) {
 // nil), read through one open store.
 func (s *Session) AttachmentsCommented(counted int) ([]attachments.Descriptor, error) {
 	var out []attachments.Descriptor
+	if s.Remote != nil {
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpAttachments, Limit: counted}, &out)
+		return out, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		key := s.attachmentKey()
 		if out, err = st.List(key); err != nil {
@@ -75,6 +75,10 @@ func (s *Session) AttachmentsCommented(counted int) ([]attachments.Descriptor, e
 // counting back).
 func (s *Session) Attachment(idOrFilename string, version int) (attachments.Descriptor, error) {
 	var d attachments.Descriptor
+	if s.Remote != nil {
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpAttachment, Name: idOrFilename, AttachmentVersion: version}, &d)
+		return d, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		d, err = st.Get(s.attachmentKey(), idOrFilename, version)
 		return err
@@ -85,6 +89,9 @@ func (s *Session) Attachment(idOrFilename string, version int) (attachments.Desc
 // ReadAttachment opens the bytes of d.
 func (s *Session) ReadAttachment(d attachments.Descriptor) (io.ReadCloser, error) {
 	var r io.ReadCloser
+	if s.Remote != nil {
+		return s.remoteAttachment(d), nil
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		r, err = st.Read(d)
 		return err
@@ -96,6 +103,11 @@ func (s *Session) ReadAttachment(d attachments.Descriptor) (io.ReadCloser, error
 // to a commentable version.
 func (s *Session) CommentAttachment(idOrFilename string, version int, text string) (attachments.Comment, error) {
 	var c attachments.Comment
+	if s.Remote != nil {
+		// Signed there by the account connect runs as.
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpComment, Name: idOrFilename, AttachmentVersion: version, Code: text}, &c)
+		return c, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		c, err = st.Comment(s.attachmentKey(), idOrFilename, version, text, author())
 		return err

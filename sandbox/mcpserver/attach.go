@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,7 +87,11 @@ type listed struct {
 func (sv *server) syncResources(ctx context.Context) {
 	sv.listed.mu.Lock()
 	defer sv.listed.mu.Unlock()
-	stamp := attachments.Stamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	// Another machine's store has no stamp here: it is listed anew.
+	stamp := time.Now().String()
+	if sv.s.Remote == nil {
+		stamp = attachments.Stamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	}
 	if stamp == sv.listed.stamp {
 		return
 	}
@@ -322,6 +327,9 @@ func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // attach stores data as an attachment of the session (the client reads
 // the same store, keyed the same way).
 func (sv *server) attach(n attachments.New, data io.Reader) (attachments.Descriptor, error) {
+	if sv.s.Remote != nil {
+		return attachments.Descriptor{}, errors.New("the session is on another machine: its output is not kept here")
+	}
 	st, err := attachments.Open(paths.AttachmentsOf(sv.s.Folder.Dir))
 	if err != nil {
 		return attachments.Descriptor{}, err
