@@ -292,7 +292,7 @@ func (s *Session) Stop(force bool) error {
 		return err
 	}
 	// A remote connect answers once its host has stopped.
-	if s.Remote == nil && !s.Folder.WaitStopped(10 * time.Second) {
+	if s.Remote == nil && !s.Folder.WaitStopped(10*time.Second) {
 		return errors.New("the session's host did not exit after it stopped")
 	}
 	return nil
