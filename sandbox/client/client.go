@@ -58,14 +58,9 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 	return &Session{Folder: f, Meta: m, HostCommand: hostCommand}, nil
 }
 
-// conn is a connection that carries one request: the session's socket,
-// or a remote engine's standard input and output.
-type conn interface {
-	io.ReadWriteCloser
-}
-
-// dial connects to the session, here or on its remote machine.
-func (s *Session) dial(start bool) (conn, error) {
+// dial connects to the session, here (its socket) or on its remote
+// machine (the engine's standard input and output).
+func (s *Session) dial(start bool) (io.ReadWriteCloser, error) {
 	if s.Remote != nil {
 		return s.Remote.dial(start)
 	}
