@@ -212,7 +212,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 		answered = true
 		switch ev.Ev {
 		case "started":
-		case "out", "note", "wait":
+		case "out", "note", "wait", protocol.EvData:
 			if fn != nil {
 				fn(ev)
 			}
