@@ -297,6 +297,24 @@ func TestRemoteSSH(t *testing.T) {
 		}
 	})
 
+	t.Run("repl", func(t *testing.T) {
+		tm := newTerm(t, lb.env, lb.ws, 120, 32, lb.bin, "sandbox", "repl", "--host", host, "--session", "q", "--workspace", rb.ws)
+		tm.waitFor(">>>", "nothing defined yet")
+		tm.typed("z = 5")
+		tm.typed("print(z * 2, flush=True)")
+		tm.waitFor("\n10")
+		tm.tmux("send-keys", "-t", "0", "-l", "print('spinning', flush=True)")
+		tm.keys("M-Enter")
+		tm.typed("while True: pass")
+		tm.keys("Enter")
+		tm.waitFor("\nspinning", "running")
+		tm.keys("C-c")
+		tm.waitFor("KeyboardInterrupt")
+		tm.waitForIdle()
+		tm.typed("print('z is', z)")
+		tm.waitFor("z is 5")
+	})
+
 	t.Run("dropped connection", func(t *testing.T) {
 		cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('finished', 'w').close()")...)
 		out, err := cmd.StdoutPipe()
