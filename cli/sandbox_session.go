@@ -195,7 +195,8 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s),
-		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s))
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s),
+		newSandboxExportCmd(s), newSandboxImportCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
