@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"archive/zip"
+	"compress/flate"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +35,8 @@ type Source struct {
 // Export writes the archive of src to w.
 func Export(src Source, w io.Writer) error {
 	zw := zip.NewWriter(w)
+	// Spilled arrays are large and often random: speed over size.
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
 	m := Manifest{Format: Format, VisAgent: src.VisAgent, Protocol: src.Protocol, Session: src.Meta, Exported: time.Now().UTC(),
 		Files: []File{}, Attachments: []Attachment{}}
 	if err := exportState(zw, src, &m); err != nil {
