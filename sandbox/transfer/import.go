@@ -43,7 +43,7 @@ func importArchive(archivePath string, t *Target) (Manifest, error) {
 	}
 	zr, err := zip.NewReader(f, st.Size())
 	if err != nil {
-		return Manifest{}, fmt.Errorf("%s: %w (%v)", archivePath, ErrDamaged, err)
+		return Manifest{}, fmt.Errorf("%s: %w (%w)", archivePath, ErrDamaged, err)
 	}
 	m, entries, err := check(zr, t.Limits)
 	if err != nil {
@@ -96,7 +96,7 @@ func importArchive(archivePath string, t *Target) (Manifest, error) {
 		for i, a := range m.Attachments {
 			r, err := entries[a.File].Open()
 			if err != nil {
-				return m, fmt.Errorf("%s: %w (%v)", archivePath, ErrDamaged, err)
+				return m, fmt.Errorf("%s: %w (%w)", archivePath, ErrDamaged, err)
 			}
 			closers = append(closers, r)
 			items[i] = attachments.Imported{Descriptor: a.Descriptor, Data: r}
@@ -144,15 +144,15 @@ func check(zr *zip.Reader, lim Limits) (Manifest, map[string]*zip.File, error) {
 	}
 	r, err := mf.Open()
 	if err != nil {
-		return m, nil, fmt.Errorf("%w: %v", ErrDamaged, err)
+		return m, nil, fmt.Errorf("%w: %w", ErrDamaged, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxManifest))
 	r.Close()
 	if err != nil {
-		return m, nil, fmt.Errorf("%w: the manifest: %v", ErrDamaged, err)
+		return m, nil, fmt.Errorf("%w: the manifest: %w", ErrDamaged, err)
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, nil, fmt.Errorf("%w: the manifest: %v", ErrDamaged, err)
+		return m, nil, fmt.Errorf("%w: the manifest: %w", ErrDamaged, err)
 	}
 	if m.Format != Format {
 		return m, nil, fmt.Errorf("an archive of format %d (vis-agent %s); this vis-agent reads format %d", m.Format, m.VisAgent, Format)
@@ -213,7 +213,7 @@ func extract(entry *zip.File, dest string, want File) error {
 	}
 	r, err := entry.Open()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrDamaged, err)
+		return fmt.Errorf("%w: %w", ErrDamaged, err)
 	}
 	defer r.Close()
 	w, err := os.OpenFile(dest, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
@@ -227,7 +227,7 @@ func extract(entry *zip.File, dest string, want File) error {
 	}
 	if err != nil {
 		// zip's own check: a wrong CRC-32 or a short entry.
-		return fmt.Errorf("%w: %s: %v", ErrDamaged, want.Path, err)
+		return fmt.Errorf("%w: %s: %w", ErrDamaged, want.Path, err)
 	}
 	if n != want.Size || hex.EncodeToString(h.Sum(nil)) != want.SHA256 {
 		return fmt.Errorf("%w: %s does not match its size and SHA-256", ErrDamaged, want.Path)
