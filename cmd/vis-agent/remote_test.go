@@ -358,6 +358,28 @@ func TestRemoteSSH(t *testing.T) {
 		lb.failsWith(1, `no session "r"`, remote("attachments")...)
 	})
 
+	t.Run("the policy is the remote side's", func(t *testing.T) {
+		// A request asking for no jail and the network gets connect's:
+		// the remote user's settings and the flags ssh ran it with.
+		cmd := exec.Command(filepath.Join(srv.bin, "ssh"), "-T", srv.alias, rb.bin+" sandbox connect --session p --no-network --workspace "+rb.ws)
+		cmd.Env = lb.env
+		in, _ := cmd.StdinPipe()
+		defer in.Close()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(in, `{"v": 1, "op": "run", "code": "print(session.access.is_jailed, session.access.network)", "policy": {"jail": false, "network": true}}`)
+		var got []string
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"result"`) {
+			got = append(got, sc.Text())
+		}
+		in.Close()
+		cmd.Wait()
+		contains(t, "the block's access", strings.Join(got, "\n"), `"data":"True False\n"`)
+	})
+
 	t.Run("version mismatch", func(t *testing.T) {
 		// Another protocol version, as a newer client would send it.
 		cmd := exec.Command(filepath.Join(srv.bin, "ssh"), "-T", srv.alias, rb.bin+" sandbox connect --workspace "+rb.ws)
