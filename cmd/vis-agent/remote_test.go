@@ -434,3 +434,67 @@ func childNamed(t *testing.T, pid int, name string) int {
 	t.Fatalf("no %s child of %d", name, pid)
 	return 0
 }
+
+// TestRemoteBadURL: a --host that could smuggle an option into ssh, or a
+// scheme we do not know, is a usage error in one line, and runs nothing.
+func TestRemoteBadURL(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	for _, c := range []struct{ url, want string }{
+		{"ssh://-oProxyCommand=touch%20pwned", "not a URL"},
+		{"ssh://-oProxyCommand=x", `invalid host "-oProxyCommand=x"`},
+		{"kubectl://ns/--privileged", "invalid name"},
+		{"docker://-it", "container name"},
+		{"telnet://box", `unknown scheme "telnet"`},
+	} {
+		sb.failsWith(2, c.want, "run", "--host", c.url, "-c", "print(1)")
+	}
+	if _, err := os.Stat(filepath.Join(sb.ws, "pwned")); err == nil {
+		t.Error("a URL ran a command")
+	}
+}
+
+// TestRemoteEngines runs the kubectl:// and docker:// command lines
+// against stand-ins for the engines (no cluster or container engine runs
+// on the test machines): each checks the arguments it was given as the
+// engine would take them, then runs the command part here, so the
+// connection itself is real. What the real engines do with them is not
+// tested (docs/kubernetes.md says so).
+func TestRemoteEngines(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	bin := t.TempDir()
+	if err := os.Symlink(sb.bin, filepath.Join(bin, "vis-agent")); err != nil {
+		t.Fatal(err)
+	}
+	// kubectl --context=C exec -i --namespace=N --container=K POD -- CMD...
+	kubectl := `#!/bin/sh
+[ "$1" = --context=prod ] && [ "$2" = exec ] && [ "$3" = -i ] && [ "$4" = --namespace=team ] && [ "$5" = --container=py ] && [ "$6" = pod-0 ] && [ "$7" = -- ] || { echo "kubectl: unexpected arguments: $*" >&2; exit 1; }
+shift 7
+exec "$@"
+`
+	// docker exec -i NAME CMD...
+	docker := `#!/bin/sh
+[ "$1" = exec ] && [ "$2" = -i ] && [ "$3" = box ] || { echo "docker: unexpected arguments: $*" >&2; exit 1; }
+shift 3
+exec "$@"
+`
+	for name, text := range map[string]string{"kubectl": kubectl, "docker": docker} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, kv := range sb.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			sb.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	for _, url := range []string{"kubectl://team/pod-0/py?context=prod", "docker://box"} {
+		sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "n = n + 1 if 'n' in globals() else 1")
+		if r := sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "print('n', n)"); !strings.HasPrefix(r.stdout, "n ") {
+			t.Errorf("through %s: %q", url, r.stdout)
+		}
+	}
+	if r := sb.ok("run", "--session", "e", "--workspace", sb.ws, "-c", "print(n)"); r.stdout != "2\n" {
+		t.Errorf("the session both engines reached: %q", r.stdout)
+	}
+}
