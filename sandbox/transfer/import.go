@@ -78,8 +78,14 @@ func importArchive(archivePath string, t *Target) (Manifest, error) {
 		return m, err
 	}
 	for _, file := range m.Files {
-		if err := extract(entries[file.Path], filepath.Join(staged.Dir, filepath.FromSlash(file.Path)), file); err != nil {
+		dest := filepath.Join(staged.Dir, filepath.FromSlash(file.Path))
+		if err := extract(entries[file.Path], dest, file); err != nil {
 			return m, fmt.Errorf("%s: %w", archivePath, err)
+		}
+		// The manifest's word for the snapshot's format is checked
+		// against its first bytes (which are all this process reads).
+		if file.Path == stateDir+"/"+snapshotFile && !startsWith(dest, m.Snapshot) {
+			return m, fmt.Errorf("%s: %w: the snapshot does not start as its manifest says", archivePath, ErrDamaged)
 		}
 	}
 	// The attachments in one transaction, then the folder in one rename;
@@ -171,6 +177,9 @@ func check(zr *zip.Reader, lim Limits) (Manifest, map[string]*zip.File, error) {
 		if file.Path == stateDir+"/"+countFile && file.Size > maxCounter {
 			return m, nil, fmt.Errorf("%w: the block counter is %d bytes", ErrDamaged, file.Size)
 		}
+		if file.Path == stateDir+"/"+snapshotFile && m.Snapshot != SnapshotMagic {
+			return m, nil, fmt.Errorf("%w: its manifest names no snapshot format", ErrDamaged)
+		}
 		listed[file.Path] = file.Size
 		stateBytes += file.Size
 	}
@@ -233,4 +242,17 @@ func extract(entry *zip.File, dest string, want File) error {
 		return fmt.Errorf("%w: %s does not match its size and SHA-256", ErrDamaged, want.Path)
 	}
 	return nil
+}
+
+// startsWith reports whether the file at path (one this import wrote)
+// starts with prefix.
+func startsWith(path, prefix string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(prefix))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == prefix
 }

@@ -186,6 +186,16 @@ func TestImportRefuses(t *testing.T) {
 		}), "not a regular file"},
 		{"over the limit", rezip(t, data, addFile("state/spill/big", bytes.Repeat([]byte("b"), 65<<20))), "over the limit"},
 		{"another snapshot format", rezip(t, data, func(files map[string][]byte, m *Manifest) { m.Snapshot = "VISSNAP9" }), "another format"},
+		{"a snapshot not as the manifest says", rezip(t, data, func(files map[string][]byte, m *Manifest) {
+			b := append([]byte("VISSNAP2"), files["state/snapshot.bin"][8:]...)
+			files["state/snapshot.bin"] = b
+			for i := range m.Files {
+				if m.Files[i].Path == "state/snapshot.bin" {
+					m.Files[i].SHA256 = sum(b)
+				}
+			}
+		}), "does not start as its manifest says"},
+		{"no snapshot format", rezip(t, data, func(files map[string][]byte, m *Manifest) { m.Snapshot = "" }), "names no snapshot format"},
 		{"another archive format", rezip(t, data, func(files map[string][]byte, m *Manifest) { m.Format = 2 }), "format 2"},
 		{"a bad session name", rezip(t, data, func(files map[string][]byte, m *Manifest) { m.Session.Name = "../x" }), "invalid session name"},
 	} {
