@@ -33,6 +33,25 @@ func (jf *jailFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
 }
 
+// args are the flags again, for connect on another machine (whose user's
+// settings and checks of the roots apply there).
+func (jf *jailFlags) args() []string {
+	var out []string
+	if jf.noJail {
+		out = append(out, "--no-jail")
+	}
+	if jf.noNetwork {
+		out = append(out, "--no-network")
+	}
+	for _, r := range jf.roots {
+		out = append(out, "--root", r)
+	}
+	for _, r := range jf.readOnlyRoots {
+		out = append(out, "--read-only-root", r)
+	}
+	return out
+}
+
 // sessionPolicy is the jail the child of session m (in folder f) runs
 // under: the user's settings ([sandbox] in ~/.vis/config.toml), then the
 // flags (nil: none). A project's vis.toml is not read for it: the
