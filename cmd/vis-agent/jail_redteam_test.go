@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// The red team's part of the escape corpus (issue 20, second pass):
+// attacks found on the merged jail, each run with the C audit hook and
+// without it (the test-only binary), on the oldest and newest CPython.
+
+// hookModes runs f for each CPython of oldestAndNewest with the hook and
+// without it, on a sandbox of its own.
+func hookModes(t *testing.T, f func(t *testing.T, sb *sandbox, hook bool)) {
+	for _, py := range oldestAndNewest(t) {
+		for _, hook := range []bool{true, false} {
+			name := py.Name + "/hook"
+			if !hook {
+				name = py.Name + "/no-hook"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				sb := newSandbox(t, py)
+				if !hook {
+					sb.bin = testenv.NoHookBinary(t)
+					sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
+				}
+				f(t, sb, hook)
+			})
+		}
+	}
+}
+
+// TestSandboxJailSessionsUnderAReadOnlyRoot: a read-only root that holds
+// $VIS_HOME (--read-only-root of its parent, or of ~ when VIS_HOME is
+// ~/.vis) showed the jailed child every session's folder: its own key and
+// another session's key and snapshot read from the child, cat() of the
+// host and a shell() command. The sessions folder is covered whatever
+// root holds it: only the session's own state, temp and package folders
+// show.
+func TestSandboxJailSessionsUnderAReadOnlyRoot(t *testing.T) {
+	hookModes(t, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"`, 0)
+		victim := sb.folder("victim")
+		parent := filepath.Dir(sb.home)
+		sb.block("attacker", "pass", 0, "--read-only-root", parent)
+		own := sb.folder("attacker")
+		code := fmt.Sprintf(`import os, glob
+E = "ESC" + "APED"
+VICTIM, OWN = %q, %q
+def attempt(name, f):
+    try:
+        r = f()
+        print(name, "->", E, repr(r)[:80])
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__)
+attempt("its own key", lambda: open(OWN + "/key", "rb").read())
+attempt("another session's key", lambda: open(VICTIM + "/key", "rb").read())
+attempt("another session's folder", lambda: os.listdir(VICTIM))
+attempt("another session's state", lambda: os.listdir(VICTIM + "/state"))
+attempt("cat its own key", lambda: cat(OWN + "/key"))
+attempt("cat another session's key", lambda: cat(VICTIM + "/key"))
+attempt("cat another session's snapshot", lambda: cat(VICTIM + "/state/snapshot.py"))
+print("grep found", grep("VICTIM-STATE", VICTIM).total if os.path.isdir(VICTIM) else 0)
+r = shell("cat %%s/key %%s/key %%s/state/* 2>/dev/null | head -c 200; ls %%s 2>/dev/null" %% (OWN, VICTIM, VICTIM, VICTIM), wait=60)
+print("shell:", r.out.replace("\n", " | "), "::", r.err)
+print("own state", os.listdir(os.environ["TMPDIR"] + "/../state") is not None)
+`, victim, own)
+		r := sb.block("attacker", code, 0, "--read-only-root", parent)
+		all := r.stdout + r.stderr
+		t.Logf("%s", all)
+		key, _ := os.ReadFile(filepath.Join(victim, "key"))
+		ownKey, _ := os.ReadFile(filepath.Join(own, "key"))
+		for what, s := range map[string]string{"the marker": "ESCAPED", "the victim's state": "VICTIM-STATE", "the victim's key": string(key)[:16], "its own key": string(ownKey)[:16], "the victim's files": "session.json"} {
+			if strings.Contains(all, s) {
+				t.Errorf("%s reached the jailed session:\n%s", what, all)
+			}
+		}
+		contains(t, "the block", r.stdout, "grep found 0", "own state True")
+	})
+}
