@@ -84,3 +84,63 @@ print("own state", os.listdir(os.environ["TMPDIR"] + "/../state") is not None)
 		contains(t, "the block", r.stdout, "grep found 0", "own state True")
 	})
 }
+
+// swapLoop swaps the folder d of the working folder with the symlink
+// link, for secs seconds, by renames (a thread of the block or a shell()
+// command runs it).
+const swapLoop = `import os, time
+def swap(secs):
+    end, n = time.time() + secs, 0
+    while time.time() < end:
+        try:
+            os.rename("d", "d.real"); os.rename("link", "d")
+            os.rename("d", "link"); os.rename("d.real", "d")
+            n += 1
+        except OSError:
+            pass
+    return n
+`
+
+// TestSandboxJailToolsRaceASwappedFolder: while a thread of the block, or
+// a shell() command, swaps a folder of the workspace with a symlink to a
+// folder outside the roots, the block calls cat() and grep() through it
+// again and again: the host's tools never read or list what the symlink
+// leads to.
+func TestSandboxJailToolsRaceASwappedFolder(t *testing.T) {
+	hookModes(t, func(t *testing.T, sb *sandbox, hook bool) {
+		out := t.TempDir()
+		testenv.WriteTree(t, out, map[string]string{"f.txt": escapeSecret + "\n", "sub/only-here.txt": escapeSecret + "\n"})
+		testenv.WriteTree(t, sb.ws, map[string]string{"d/f.txt": "inside\n", "d/sub/g.txt": "inside\n"})
+		if err := os.Symlink(out, filepath.Join(sb.ws, "link")); err != nil {
+			t.Fatal(err)
+		}
+		code := swapLoop + fmt.Sprintf("SWAP = %q\n", swapLoop) + `import threading
+E = "ESC" + "APED"
+def probe(secs):
+    end, calls = time.time() + secs, 0
+    while time.time() < end:
+        for call in (lambda: cat("d/f.txt").text, lambda: cat("d/sub/g.txt").text, lambda: grep("SECRET|only|inside", "d").text):
+            try:
+                got = call()
+                calls += 1
+            except Exception as e:
+                got = ""
+            if "SECRET" in got or "only-here" in got or "could not be read" in got:
+                print(E, repr(got)[:200])
+                return calls
+    return calls
+t = threading.Thread(target=lambda: print("thread swaps", swap(3) > 0)); t.start()
+print("thread calls", probe(3) > 0); t.join()
+s = shell("python3 -c " + shlex.quote(SWAP + "print(swap(3))"), wait=0)
+print("shell calls", probe(3) > 0)
+w = s.wait(30); print("shell swaps", w.out.strip().isdigit() and int(w.out) > 0, w.err.strip()[-300:])
+`
+		r := sb.block("racer", code, 0, "--timeout", "60s")
+		all := r.stdout + r.stderr
+		if escaped(all) || strings.Contains(all, "only-here") {
+			t.Errorf("a tool went through the swapped folder:\n%s", all)
+		}
+		contains(t, "the race", r.stdout, "thread swaps True", "thread calls True", "shell calls True", "shell swaps True")
+		t.Logf("%s", all)
+	})
+}
