@@ -15,8 +15,9 @@ import (
 // without it (the test-only binary), on the oldest and newest CPython.
 
 // hookModes runs f for each CPython of oldestAndNewest with the hook and
-// without it, on a sandbox of its own.
-func hookModes(t *testing.T, f func(t *testing.T, sb *sandbox, hook bool)) {
+// without it (the test-only binary), on a sandbox of its own; parallel
+// runs the four side by side (not for tests that measure the host).
+func hookModes(t *testing.T, parallel bool, f func(t *testing.T, sb *sandbox, hook bool)) {
 	for _, py := range oldestAndNewest(t) {
 		for _, hook := range []bool{true, false} {
 			name := py.Name + "/hook"
@@ -24,7 +25,9 @@ func hookModes(t *testing.T, f func(t *testing.T, sb *sandbox, hook bool)) {
 				name = py.Name + "/no-hook"
 			}
 			t.Run(name, func(t *testing.T) {
-				t.Parallel()
+				if parallel {
+					t.Parallel()
+				}
 				sb := newSandbox(t, py)
 				if !hook {
 					sb.bin = testenv.NoHookBinary(t)
@@ -44,7 +47,7 @@ func hookModes(t *testing.T, f func(t *testing.T, sb *sandbox, hook bool)) {
 // root holds it: only the session's own state, temp and package folders
 // show.
 func TestSandboxJailSessionsUnderAReadOnlyRoot(t *testing.T) {
-	hookModes(t, func(t *testing.T, sb *sandbox, hook bool) {
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"`, 0)
 		victim := sb.folder("victim")
 		parent := filepath.Dir(sb.home)
@@ -107,7 +110,7 @@ def swap(secs):
 // again and again: the host's tools never read or list what the symlink
 // leads to.
 func TestSandboxJailToolsRaceASwappedFolder(t *testing.T) {
-	hookModes(t, func(t *testing.T, sb *sandbox, hook bool) {
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		out := t.TempDir()
 		testenv.WriteTree(t, out, map[string]string{"f.txt": escapeSecret + "\n", "sub/only-here.txt": escapeSecret + "\n"})
 		testenv.WriteTree(t, sb.ws, map[string]string{"d/f.txt": "inside\n", "d/sub/g.txt": "inside\n"})
