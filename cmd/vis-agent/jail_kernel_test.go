@@ -111,7 +111,52 @@ VICTIM_SOCK = %q
 type kernelAttack struct {
 	name, code, want    string
 	noNetwork, hookOnly bool
+	// noHookOnly: run without the hook only, where ctypes imports and
+	// reaches any system call.
+	noHookOnly bool
 }
+
+// rawSyscalls calls, through ctypes, the system calls that reach past the
+// jail (amd64 numbers), against the session's own host and another
+// session's, and prints the escape marker for each that succeeds.
+const rawSyscalls = `import ctypes, errno, platform
+libc = ctypes.CDLL(None, use_errno=True)
+buf = lambda n: ctypes.create_string_buffer(n)
+refused = 0
+if platform.machine() == "x86_64":
+    for host in (os.getppid(), VICTIM_HOST):
+        pidfd = libc.syscall(434, host, 0)
+        for name, nr, args in [
+            ("io_uring_setup", 425, (8, buf(120))), ("userfaultfd", 323, (0,)),
+            ("perf_event_open", 298, (buf(128), 0, -1, -1, 0)), ("bpf", 321, (0, buf(128), 128)),
+            ("keyctl", 250, (0, -3, 0)), ("add_key", 248, (b"user", b"x", b"y", 1, -3)),
+            ("ptrace attach", 101, (16, host, 0, 0)), ("process_vm_readv", 310, (host, 0, 0, 0, 0, 0)),
+            ("pidfd_send_signal", 424, (pidfd, 19, 0, 0)), ("pidfd_getfd", 438, (pidfd, 0, 0)),
+            ("kill", 62, (host, 19)), ("kcmp", 312, (host, os.getpid(), 0, 0, 0)),
+            ("unshare", 272, (0x10000000,)), ("setns", 308, (0, 0)),
+            ("mount", 165, (b"none", b"/tmp", b"tmpfs", 0, 0)), ("open_by_handle_at", 304, (-100, buf(200), 0)),
+            ("fanotify_init", 300, (0, 0)), ("prlimit", 302, (host, 7, 0, buf(16))),
+        ]:
+            if libc.syscall(nr, *args) >= 0:
+                print(E, name, host)
+            else:
+                refused += 1
+print("syscalls refused", refused)
+`
+
+// hostProcFiles opens the /proc files of the session's own host (the
+// child's parent): its environment, memory, root, working folder,
+// descriptors, maps.
+const hostProcFiles = `n = 0
+for what in ("environ", "mem", "root/etc/hostname", "cwd", "fd/0", "maps"):
+    path = "/proc/%d/%s" % (os.getppid(), what)
+    try:
+        os.listdir(path) if what == "cwd" else os.close(os.open(path, os.O_RDONLY))
+        print(E, what)
+    except OSError:
+        n += 1
+print("host /proc refused", n)
+`
 
 var kernelAttacks = []kernelAttack{
 	{name: "import ctypes", code: `import ctypes; print(E, ctypes.memmove)`, hookOnly: true, want: "ImportError: import ctypes: refused by the sandbox's jail (no ctypes"},
@@ -132,6 +177,8 @@ a.sendmsg([b"hi"], [], 0, DGRAM); print(E)`, want: "PermissionError"},
 	{name: "another session's socket", code: `s = socket.socket(socket.AF_UNIX); s.connect(VICTIM_SOCK); print(E)`, want: "PermissionError"},
 	{name: "its own socket through /proc/self/fd", code: `fd = os.open(os.environ["TMPDIR"] + "/..", os.O_PATH)
 s = socket.socket(socket.AF_UNIX); s.connect("/proc/self/fd/%d/sock" % fd); print(E)`, want: "PermissionError"},
+	{name: "the host's /proc files", code: hostProcFiles, want: "host /proc refused 6"},
+	{name: "system calls that reach past the jail, through ctypes", code: rawSyscalls, noHookOnly: true, want: "syscalls refused 36"},
 	// What a block needs of unix sockets still works.
 	{name: "a stream socketpair", code: `a, b = socket.socketpair(); a.send(b"pair"); print("got", b.recv(4))`, want: "got b'pair'"},
 	{name: "asyncio", code: `import asyncio
@@ -161,7 +208,7 @@ func TestSandboxJailKernelAttacks(t *testing.T) {
 				}
 				w := newKernelWorld(t, sb)
 				for _, a := range kernelAttacks {
-					if a.hookOnly && !hook {
+					if a.hookOnly && !hook || a.noHookOnly && hook {
 						continue
 					}
 					session, flags := "attacker", []string(nil)
