@@ -48,14 +48,15 @@ func hookModes(t *testing.T, parallel bool, f func(t *testing.T, sb *sandbox, ho
 // show.
 func TestSandboxJailSessionsUnderAReadOnlyRoot(t *testing.T) {
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
-		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"`, 0)
+		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"
+attach(b"VICTIM-ATTACHMENT-" + b"91d2", filename="private.txt")`, 0)
 		victim := sb.folder("victim")
 		parent := filepath.Dir(sb.home)
 		sb.block("attacker", "pass", 0, "--read-only-root", parent)
 		own := sb.folder("attacker")
 		code := fmt.Sprintf(`import os, glob
 E = "ESC" + "APED"
-VICTIM, OWN = %q, %q
+VICTIM, OWN, SANDBOX = %q, %q, %q
 def attempt(name, f):
     try:
         r = f()
@@ -70,16 +71,27 @@ attempt("cat its own key", lambda: cat(OWN + "/key"))
 attempt("cat another session's key", lambda: cat(VICTIM + "/key"))
 attempt("cat another session's snapshot", lambda: cat(VICTIM + "/state/snapshot.py"))
 print("grep found", grep("VICTIM-STATE", VICTIM).total if os.path.isdir(VICTIM) else 0)
+# Every file of vis-agent's sandbox folder (the attachments store too).
+for top, dirs, files in os.walk(SANDBOX):
+    for f in files:
+        try:
+            if b"VICTIM-ATTACHMENT" in open(os.path.join(top, f), "rb").read():
+                print(E, "attachment", f)
+        except OSError:
+            pass
+attempt("cat the attachments store", lambda: cat(SANDBOX + "/attachments/attachments.db"))
+r = shell("grep -rl VICTIM-ATTACHMENT %%s 2>/dev/null; ls %%s/attachments 2>/dev/null" %% (SANDBOX, SANDBOX), wait=60)
+print("shell store:", r.out.replace("\n", " | "))
 r = shell("cat %%s/key %%s/key %%s/state/* 2>/dev/null | head -c 200; ls %%s 2>/dev/null" %% (OWN, VICTIM, VICTIM, VICTIM), wait=60)
 print("shell:", r.out.replace("\n", " | "), "::", r.err)
 print("own state", os.listdir(os.environ["TMPDIR"] + "/../state") is not None)
-`, victim, own)
+`, victim, own, filepath.Dir(filepath.Dir(own)))
 		r := sb.block("attacker", code, 0, "--read-only-root", parent)
 		all := r.stdout + r.stderr
 		t.Logf("%s", all)
 		key, _ := os.ReadFile(filepath.Join(victim, "key"))
 		ownKey, _ := os.ReadFile(filepath.Join(own, "key"))
-		for what, s := range map[string]string{"the marker": "ESCAPED", "the victim's state": "VICTIM-STATE", "the victim's key": string(key)[:16], "its own key": string(ownKey)[:16], "the victim's files": "session.json"} {
+		for what, s := range map[string]string{"the marker": "ESCAPED", "the victim's state": "VICTIM-STATE", "the victim's key": string(key)[:16], "its own key": string(ownKey)[:16], "the victim's files": "session.json", "the victim's attachment": "VICTIM-ATTACHMENT", "the store": "attachments.db"} {
 			if strings.Contains(all, s) {
 				t.Errorf("%s reached the jailed session:\n%s", what, all)
 			}

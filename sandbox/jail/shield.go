@@ -26,9 +26,11 @@ type Shield struct {
 	// next commit.
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
-	// (sessions' keys, sockets and snapshots), whatever root holds it,
-	// writable or read-only (a --read-only-root of ~ or of a parent of
-	// $VIS_HOME showed every session's key), but for the writable roots
+	// (vis-agent's sandbox folder: every session's key, socket and
+	// snapshot, the attachments store of every session, the REPL's
+	// history), whatever root holds it, writable or read-only (a
+	// --read-only-root of ~ or of a parent of $VIS_HOME showed every
+	// session's key and attachments), but for the writable roots
 	// inside it, the session's own state and temp folders, and Shown, the
 	// session's own folders it reads only (its package folder), shown
 	// read-only.
@@ -77,8 +79,10 @@ func (s Shield) Keep() []string {
 // (keep: its state and temp folders, writable roots themselves, and its
 // package folder, which it reads only). A writable root inside one of
 // inner but those is refused: the jail could change vis-agent's
-// settings, packages or another session. The sessions folder is covered
-// whether or not a writable root holds it: a read-only root may.
+// settings, packages or another session. The folder that holds the
+// sessions folder (paths.Layout's Sandbox, which holds the attachments
+// store and the history beside it) is covered whether or not a writable
+// root holds it: a read-only root may.
 func NewShield(readWrite, own, inner []string, sessions string, keep []string) (Shield, error) {
 	var s Shield
 	canon := canonical
@@ -126,7 +130,7 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 		}
 	}
 	if sessions != "" && sessions != "." {
-		s.Sessions = sessions
+		s.Sessions = filepath.Dir(sessions)
 		writable := map[string]bool{}
 		for _, w := range s.Writable {
 			writable[w] = true

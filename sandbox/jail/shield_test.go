@@ -41,7 +41,7 @@ func TestNewShield(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Shield{Writable: []string{ws, state, tmp, other, linked},
-		ReadOnly: []string{home, pkgs, filepath.Join(ws, ".git"), filepath.Join(other, ".git")}, Sessions: sessions}
+		ReadOnly: []string{home, pkgs, filepath.Join(ws, ".git"), filepath.Join(other, ".git")}, Sessions: filepath.Dir(sessions)}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("shield:\n got %+v\nwant %+v", s, want)
 	}
@@ -53,7 +53,7 @@ func TestNewShield(t *testing.T) {
 	// still covered, which matters where a read-only root holds it.
 	elsewhere := filepath.Join(home, "elsewhere")
 	s, err = NewShield([]string{elsewhere, state}, own, inner, sessions, keep)
-	if err != nil || s.Sessions != sessions || !reflect.DeepEqual(s.Keep(), keep) {
+	if err != nil || s.Sessions != filepath.Dir(sessions) || !reflect.DeepEqual(s.Keep(), keep) {
 		t.Errorf("a folder of the home's own: %+v %v", s, err)
 	}
 	if s.Protects([]string{elsewhere, state}) {
