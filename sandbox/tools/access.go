@@ -194,10 +194,11 @@ func (a Access) open(real string, flags int) (*os.File, error) {
 	defer dir.Close()
 	rel := strings.TrimPrefix(strings.TrimPrefix(real, root), "/")
 	f, err := (&Tree{dir: dir}).open(rel, flags)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: real, Err: errors.Unwrap(err)}
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		// Named as the caller knows it, not relative to the root.
+		return nil, &os.PathError{Op: "open", Path: real, Err: pe.Err}
 	}
-	return f, nil
+	return f, err
 }
 
 // rootOf is the innermost root (canonical) holding the canonical path

@@ -114,3 +114,27 @@ func TestToolsRaceASwappedFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessOpenBeneath: open takes a canonical path only beneath the
+// root that holds it, refusing a symlink anywhere below the root and a
+// path no root holds.
+func TestAccessOpenBeneath(t *testing.T) {
+	f := newFixture(t)
+	if r, err := f.a.open(filepath.Join(f.ws, "a.txt"), unix.O_RDONLY); err != nil {
+		t.Fatalf("a file of the workspace: %v", err)
+	} else {
+		r.Close()
+	}
+	if d, err := f.a.open(f.ws, unix.O_PATH|unix.O_DIRECTORY); err != nil {
+		t.Fatalf("the root itself: %v", err)
+	} else {
+		d.Close()
+	}
+	_, err := f.a.open(filepath.Join(f.ws, "escape-dir", "x"), unix.O_RDONLY)
+	wantErr(t, err, "too many levels of symbolic links")
+	_, err = f.a.open(f.secret, unix.O_RDONLY)
+	wantErr(t, err, "outside the session's roots")
+	if got := f.a.rootOf(filepath.Join(f.ro, "lib.txt")); got != f.ro {
+		t.Errorf("the root of a file of the read-only root: %q", got)
+	}
+}
