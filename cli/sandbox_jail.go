@@ -12,6 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -30,6 +31,25 @@ func (jf *jailFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&jf.noNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel)")
 	cmd.Flags().StringArrayVar(&jf.roots, "root", nil, "a folder the jailed code may also read and write (repeatable)")
 	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
+}
+
+// args are the flags again, for connect on another machine (whose user's
+// settings and checks of the roots apply there).
+func (jf *jailFlags) args() []string {
+	var out []string
+	if jf.noJail {
+		out = append(out, "--no-jail")
+	}
+	if jf.noNetwork {
+		out = append(out, "--no-network")
+	}
+	for _, r := range jf.roots {
+		out = append(out, "--root", r)
+	}
+	for _, r := range jf.readOnlyRoots {
+		out = append(out, "--read-only-root", r)
+	}
+	return out
 }
 
 // sessionPolicy is the jail the child of session m (in folder f) runs
@@ -177,7 +197,7 @@ func (j *jailRoots) importRoots(paths []string, from string) []string {
 
 // roots are the child's folders (see jailRoots), none without the jail;
 // extraRO are vis-agent's own (the driver, the start-up module).
-func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst pyembed.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
+func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpython.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
 	if !p.Jail {
 		return nil, nil
 	}

@@ -23,12 +23,12 @@ and variables beside them. Ctrl+D on an empty input or /quit leaves; the
 session keeps running until its idle time. F1 or /help lists keys and
 commands. It needs a terminal; programs use vis-agent sandbox run.`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error { return runRepl(sf) }),
+		RunE: runE(func(cmd *cobra.Command, args []string) error { return runRepl(sf) }),
 	}
 	sf.add(cmd)
 	sandbox.AddCommand(cmd)
 	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
-	sandbox.RunE = sessionE(func(cmd *cobra.Command, args []string) error {
+	sandbox.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()
 		}
@@ -51,7 +51,7 @@ func runRepl(sf sessionFlags) error {
 	me := client.NewClient("repl", "")
 	c.Client = me
 	open := func(name string) (*client.Session, error) {
-		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
+		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace, host: sf.host}
 		c, _, err := other.open(nil)
 		if c != nil {
 			c.Client = me

@@ -36,7 +36,7 @@ func (h *Host) watchRun(pc *protocol.Conn) *watch {
 				w.cancel()
 				return
 			}
-			if req.Op == "cancel" {
+			if req.Op == protocol.OpCancel {
 				w.cancel()
 			}
 		}

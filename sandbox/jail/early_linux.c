@@ -9,7 +9,7 @@
 //
 // It runs only for `vis-agent sandbox child ... --drop-privileges ...`, the
 // command line a host gives a child whose policy drops privileges (see
-// EarlyFlag in early_linux.go). Apply still checks and completes the
+// protocol.DropPrivilegesFlag). Apply still checks and completes the
 // privileges: a drop the kernel refused here (no CAP_SETPCAP) is left to
 // it. The mount namespace is only made here; Apply mounts in it what the
 // policy's Shield keeps read-only, when there is anything to keep (and
@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+
+#include "early_argv.h"
 
 #ifndef PR_CAPBSET_READ
 #define PR_CAPBSET_READ 23
@@ -39,18 +41,6 @@
 static int mount_ns_errno = -1;
 
 int vis_jail_mount_ns_errno(void) { return mount_ns_errno; }
-
-static int early_wanted(int argc, char **argv) {
-	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
-		return 0;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (strcmp(argv[i], "--drop-privileges") == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
 
 static int write_file(const char *path, const char *text) {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -97,7 +87,7 @@ static int own_mount_namespace(void) {
 
 __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!early_wanted(argc, argv)) {
+	if (!vis_drop_privileges_wanted(argc, argv)) {
 		return;
 	}
 	// First: a new user namespace gives a full bounding set again.

@@ -42,7 +42,7 @@ func Apply(p Policy) (Status, error) {
 	// Before the capabilities go: mounting needs them; after the cgroup,
 	// which is read-only after it.
 	if !p.Shield.Empty() {
-		switch err := applyShield(p.Shield); {
+		switch err := applyShield(p.Shield, append(append([]string(nil), p.ReadWrite...), p.ReadOnly...)); {
 		case errors.Is(err, errNoNamespace):
 			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
 		case err != nil:
@@ -98,8 +98,9 @@ func Apply(p Policy) (Status, error) {
 func dropCapabilities() error {
 	if on, err := cap.GetProc().GetFlag(cap.Effective, cap.SETPCAP); err == nil && on {
 		for v := cap.Value(0); v < cap.MaxBits(); v++ {
-			// Reading is this thread's alone; a value EarlyFlag dropped
-			// before Go's threads started is gone from all of them.
+			// Reading is this thread's alone; a value the early
+			// constructor (protocol.DropPrivilegesFlag) dropped before
+			// Go's threads started is gone from all of them.
 			if in, err := cap.GetBound(v); err == nil && !in {
 				continue
 			}
@@ -118,7 +119,7 @@ func dropCapabilities() error {
 }
 
 // earlyNoNewPrivs reports whether no_new_privs was set before any thread
-// started (EarlyFlag): then every thread has it. Apply's thread check
+// started (protocol.DropPrivilegesFlag): then every thread has it. Apply's thread check
 // confirms it.
 func earlyNoNewPrivs() bool {
 	if on, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || on != 1 {

@@ -279,15 +279,15 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
-		case "wait":
+		case protocol.EvWait:
 			phase, since = "wait", time.Now()
-		case "started":
+		case protocol.EvStarted:
 			if phase == "wait" {
 				phase, since = "", time.Now()
 			}
-		case "note":
+		case protocol.EvNote:
 			notes = append(notes, ev.Data)
-		case "out":
+		case protocol.EvOut:
 			out.write(scr.write(ev.Data))
 		}
 	})

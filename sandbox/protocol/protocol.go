@@ -64,6 +64,30 @@
 //     (names left out of the snapshot) starts the new child at once, so
 //     that the snapshot holds what was asked for before "ok".
 //
+// # Through `vis-agent sandbox connect` (another machine)
+//
+// A client on another machine runs `vis-agent sandbox connect` there (over
+// ssh, kubectl exec, docker exec) and writes the same requests to its
+// standard input, without the key line: connect is a client of that
+// machine, presenting the key itself. It reads the first request, refuses
+// another Version in one "error" event naming both, and passes the
+// request (a run's Policy replaced by the one its own flags and its
+// user's settings give, when the request names one) and what follows to
+// the host, the host's events back, unchanged. A session connect does not
+// start (--no-start) that has no host answers "error" with Kind
+// KindNotRunning. Connect answers these ops itself, from that machine's
+// store, with no host:
+//
+//   - list: Data, the JSON of `vis-agent sandbox list --json`'s rows.
+//   - attachments: Data, the JSON list of descriptors (Limit: how many of
+//     the newest commentable versions carry their comments).
+//   - attachment: Name (id or filename), AttachmentVersion; Data, the
+//     descriptor as JSON.
+//   - attachment_read: Name, an attachment id; "data" events (Data,
+//     base64 chunks of the bytes), then "ok".
+//   - comment: Name, AttachmentVersion, Code the text; Data, the comment.
+//   - rm: Force; the session is deleted there; "ok".
+//
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
 // The host first sends the child one line, the session's description
@@ -198,6 +222,23 @@ func ClampTimeout(d time.Duration) time.Duration {
 // meaning.
 const Version = 1
 
+// Ops answered by `vis-agent sandbox connect` itself (see the package doc).
+const (
+	OpList           Op = "list"
+	OpAttachments    Op = "attachments"
+	OpAttachment     Op = "attachment"
+	OpAttachmentRead Op = "attachment_read"
+	OpComment        Op = "comment"
+	OpRemove         Op = "rm"
+)
+
+// EvData is an event carrying a chunk of bytes (base64 in Data).
+const EvData Ev = "data"
+
+// KindNotRunning is the Kind of the "error" of a session without a host,
+// for a request that does not start one.
+const KindNotRunning = "not_running"
+
 // MaxLine bounds one message: a block's source or an output chunk fits.
 const MaxLine = 64 << 20
 
@@ -233,10 +274,66 @@ type CallError struct {
 	Message string `json:"message"`
 }
 
+// Op names a request (see the package doc for what each asks).
+type Op string
+
+// Requests of a client to the host (the first block) and of the host to
+// the child (the second).
+const (
+	OpRun         Op = "run"
+	OpCancel      Op = "cancel"
+	OpDefs        Op = "defs"
+	OpIsComplete  Op = "is_complete"
+	OpCompletions Op = "completions"
+	OpStatus      Op = "status"
+	OpInterrupt   Op = "interrupt"
+	OpEvict       Op = "evict"
+	OpStop        Op = "stop"
+	OpRestart     Op = "restart"
+
+	OpPing    Op = "ping"
+	OpCompile Op = "compile"
+	OpExit    Op = "exit"
+)
+
+// Ev names an event (see the package doc for when each comes).
+type Ev string
+
+// Events of the host to a client and of the child to the host. The final
+// answer to a client's request is one of EvResult, EvDefs, EvIsComplete,
+// EvCompletions, EvStatus, EvOK or EvError.
+const (
+	EvWait        Ev = "wait"
+	EvStarted     Ev = "started"
+	EvNote        Ev = "note"
+	EvOut         Ev = "out"
+	EvResult      Ev = "result"
+	EvDefs        Ev = "defs"
+	EvIsComplete  Ev = "is_complete"
+	EvCompletions Ev = "completions"
+	EvStatus      Ev = "status"
+	EvOK          Ev = "ok"
+	EvError       Ev = "error"
+
+	EvRestoring Ev = "restoring"
+	EvReady     Ev = "ready"
+	EvRunning   Ev = "running"
+	EvPong      Ev = "pong"
+	EvCompiled  Ev = "compiled"
+)
+
+// An "out" event's Stream, and a "note" event's Kind.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+	NoteRestart  = "restart"
+	NoteRepair   = "repair"
+)
+
 // Request is what a client asks the host, or the host asks the child.
 type Request struct {
 	V         int     `json:"v"`
-	Op        string  `json:"op"`
+	Op        Op      `json:"op"`
 	Code      string  `json:"code,omitempty"`
 	TimeoutMS int64   `json:"timeout_ms,omitempty"`
 	Echo      bool    `json:"echo,omitempty"`
@@ -254,6 +351,9 @@ type Request struct {
 	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
+	// AttachmentVersion is the version an attachment op names (0 the
+	// latest, negative counting back).
+	AttachmentVersion int `json:"attachment_version,omitempty"`
 	// Client says who sends a run or an interrupt (nil: an older client,
 	// whose interrupt reaches any block).
 	Client *Client `json:"client,omitempty"`
@@ -347,7 +447,7 @@ func (p Policy) String() string {
 
 // Event is one answer: a step of a running block or the final answer.
 type Event struct {
-	Ev      string       `json:"ev"`
+	Ev      Ev           `json:"ev"`
 	Stream  string       `json:"stream,omitempty"`
 	Kind    string       `json:"kind,omitempty"`
 	Data    string       `json:"data,omitempty"`
@@ -470,6 +570,11 @@ func Write(w io.Writer, v any) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// Buffered is what the connection reads from, the bytes it buffered
+// beyond the last message first: the rest of the stream, for a peer that
+// passes it on unread.
+func (c *Conn) Buffered() io.Reader { return c.r }
 
 // Receive reads the next message into v.
 func (c *Conn) Receive(v any) error {

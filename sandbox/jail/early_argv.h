@@ -1,0 +1,22 @@
+// Which command line early_linux.c's constructor acts on: a sandbox child
+// given protocol.DropPrivilegesFlag (protocol.ChildArgs writes it).
+// internal/earlyargv's test feeds Go's command lines to it.
+#ifndef VIS_JAIL_EARLY_ARGV_H
+#define VIS_JAIL_EARLY_ARGV_H
+
+#include <stddef.h>
+#include <string.h>
+
+static inline int vis_drop_privileges_wanted(int argc, char **argv) {
+	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
+		return 0;
+	}
+	for (int i = 3; i < argc; i++) {
+		if (strcmp(argv[i], "--drop-privileges") == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#endif
