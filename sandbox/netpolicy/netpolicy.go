@@ -274,10 +274,8 @@ func (r Rules) CheckName(host string, port int) error {
 // name's owner chooses what it resolves to.
 func (r Rules) CheckAddr(host string, ip netip.Addr, port int) error {
 	ip = ip.Unmap()
-	for _, d := range r.deny {
-		if d.matchAddr(ip, port) {
-			return &Refusal{fmt.Sprintf("vis-agent: host %s resolves to %s, denied (--deny-host %s)", host, ip, d.text)}
-		}
+	if err := r.CheckDenied(host, ip, port); err != nil {
+		return err
 	}
 	if !Internal(ip) {
 		return nil
@@ -288,6 +286,18 @@ func (r Rules) CheckAddr(host string, ip netip.Addr, port int) error {
 		}
 	}
 	return &Refusal{fmt.Sprintf("vis-agent: host %s resolves to %s, a local or private address, which the session reaches only when --allow-host lists the address", host, ip)}
+}
+
+// CheckDenied refuses an address host resolved to that a deny entry
+// covers.
+func (r Rules) CheckDenied(host string, ip netip.Addr, port int) error {
+	ip = ip.Unmap()
+	for _, d := range r.deny {
+		if d.matchAddr(ip, port) {
+			return &Refusal{fmt.Sprintf("vis-agent: host %s resolves to %s, denied (--deny-host %s)", host, ip, d.text)}
+		}
+	}
+	return nil
 }
 
 // cgnat is the shared address space of carrier-grade NAT (RFC 6598).
