@@ -1,7 +1,13 @@
 package jail
 
 // #cgo CFLAGS: -Wall -Wextra
+// int vis_jail_net_ns_errno(void);
 import "C"
+
+import (
+	"errors"
+	"syscall"
+)
 
 // EarlyFlag, among the arguments of `vis-agent sandbox child`, makes a C
 // constructor (early_linux.c) drop the capability bounding set and set
@@ -9,3 +15,25 @@ import "C"
 // to a child whose Policy has DropPrivileges; Apply then finds both done
 // on every thread and skips the per-thread calls.
 const EarlyFlag = "--drop-privileges"
+
+// NetworkFlag, among the arguments of `vis-agent sandbox child`, and
+// NetworkEnv=1 in the environment of any vis-agent command, make the C
+// constructor give the process a network namespace of its own, with its
+// loopback up and nothing else, before the Go runtime starts a thread
+// (a namespace is per thread): the namespace of a proxied network
+// (Policy.ProxyPort).
+const (
+	NetworkFlag = "--own-network"
+	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
+)
+
+// NetworkNamespaceErr says why the C constructor could not make the
+// process's network namespace; nil when it did or was not asked.
+func NetworkNamespaceErr() error {
+	switch e := int(C.vis_jail_net_ns_errno()); e {
+	case 0, -1:
+		return nil
+	default:
+		return errors.New(syscall.Errno(e).Error())
+	}
+}

@@ -100,8 +100,11 @@ const sockTypeMask = 0xf
 
 // needsSeccomp says whether p asks for anything the filter enforces.
 func needsSeccomp(p Policy) bool {
-	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses
+	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses || proxied(p)
 }
+
+// proxied says whether p's network is its host's proxy alone.
+func proxied(p Policy) bool { return p.ProxyPort > 0 && !p.NoNetwork }
 
 // filter assembles the seccomp program for p. Unknown architectures and
 // x32 get ENOSYS for every call; refused calls get EPERM, so a program sees
@@ -130,8 +133,13 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retENOSYS})
 	}
 	var denied []uint32
-	if p.NoNetwork || p.DropPrivileges {
+	if p.NoNetwork || p.DropPrivileges || proxied(p) {
 		denied = append(denied, reachCalls...)
+	}
+	// No namespace: privilegedCalls refuses unshare and setns too.
+	noNamespaces := p.DropPrivileges || proxied(p)
+	if proxied(p) {
+		denied = append(denied, unix.SYS_UNSHARE, unix.SYS_SETNS)
 	}
 	if p.DropPrivileges {
 		denied = append(denied, privilegedCalls...)
@@ -147,7 +155,7 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	if p.NoNewProcesses {
 		denied = append(denied, forkCalls...)
 	}
-	if p.NoNewProcesses || p.DropPrivileges {
+	if p.NoNewProcesses || noNamespaces {
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE3, SkipFalse: 1},
 			bpf.RetConstant{Val: retENOSYS})
@@ -165,6 +173,18 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	// What follows looks at arguments: each block starts with the number
 	// in the accumulator and returns.
 	switch {
+	case proxied(p):
+		// socket(family, ...): inet, inet6 and, where allowed, unix.
+		families := []uint32{unix.AF_INET, unix.AF_INET6}
+		if !noUnix {
+			families = append(families, unix.AF_UNIX)
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(families) + 3)},
+			bpf.LoadAbsolute{Off: argOffset(0), Size: 4})
+		for i, f := range families {
+			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: f, SkipTrue: uint8(len(families) - i)})
+		}
+		prog = append(prog, bpf.RetConstant{Val: retEPERM}, bpf.RetConstant{Val: retAllow})
 	case p.NoNetwork && !noUnix:
 		// socket(family, ...): AF_UNIX only.
 		prog = append(prog, onlyArgs(argRule{unix.SYS_SOCKET, []argValue{{0, unix.AF_UNIX}}})...)
@@ -187,16 +207,16 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
 	}
-	if p.NoNewProcesses || p.DropPrivileges {
+	if p.NoNewProcesses || noNamespaces {
 		// clone(flags, ...): threads (CLONE_THREAD) only under
-		// NoNewProcesses; no namespace under DropPrivileges.
+		// NoNewProcesses; no namespace under DropPrivileges or a proxy.
 		block := []bpf.Instruction{bpf.LoadAbsolute{Off: argOffset(0), Size: 4}}
 		if p.NoNewProcesses {
 			block = append(block,
 				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_THREAD, SkipTrue: 1},
 				bpf.RetConstant{Val: retEPERM})
 		}
-		if p.DropPrivileges {
+		if noNamespaces {
 			block = append(block,
 				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: namespaceFlags, SkipFalse: 1},
 				bpf.RetConstant{Val: retEPERM})
