@@ -26,6 +26,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/proxy"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -784,6 +785,19 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := setEnviron(plan.env); err != nil {
 				return err
 			}
+			// An allow list: the proxy's listener in this process's own
+			// network namespace goes to the host, its address to every
+			// client here and in shell().
+			proxyPort := 0
+			if ci.Policy.Proxied() {
+				if proxyPort, err = jail.HandListener(child.CallsFD, 0); err != nil {
+					return err
+				}
+				for _, kv := range proxy.Environ(proxyPort) {
+					k, v, _ := strings.Cut(kv, "=")
+					os.Setenv(k, v)
+				}
+			}
 			// The jail, before any code of the session's: the driver's
 			// first import runs under it.
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
@@ -809,7 +823,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				}
 			}
 			host := ci.Session.Access.Host
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield); err != nil {
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
 				return err
 			}
 			ci.Session.Access.Host = host
@@ -832,5 +846,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
 	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(jail.EarlyFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
+	cmd.Flags().Bool(strings.TrimPrefix(jail.NetworkFlag, "--"), false,
+		"the network is an allow list: the network namespace is made before Go starts")
 	return cmd
 }

@@ -81,6 +81,10 @@ type SessionInfo struct {
 type Access struct {
 	IsJailed      bool     `json:"is_jailed"`
 	Network       bool     `json:"network"`
+	// Hosts is the allow list when the network is one (the child then
+	// reaches only the host's proxy, at Proxy); nil otherwise.
+	Hosts *protocol.Hosts `json:"hosts"`
+	Proxy string          `json:"proxy,omitempty"`
 	Roots         []string `json:"roots"`           // read and write
 	ReadOnlyRoots []string `json:"read_only_roots"` // read only
 	MaxThreads    int      `json:"max_threads"`     // 0: no cap

@@ -119,6 +119,9 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 	if policy.Jail {
 		args = append(args, jail.EarlyFlag)
 	}
+	if policy.Proxied() {
+		args = append(args, jail.NetworkFlag)
+	}
 	cmd := exec.Command(cfg.Exe, args...)
 	cmd.Dir = cfg.Meta.Workspace
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
@@ -160,9 +163,13 @@ func (e *restoreError) Error() string {
 // has restored the snapshot. reason is why the previous one stopped. The
 // host's first child is the one its C constructor started, when that one
 // was started for this policy.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer) (*proc, error) {
+//
+// A child whose network is an allow list (np not nil) hands the host its
+// listener for the proxy on its host-call link first; np serves it until
+// the child ends.
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer, np *netProxy) (*proc, error) {
 	s, dropsPrivileges := takeEarlyChild()
-	if s != nil && dropsPrivileges != policy.Jail {
+	if s != nil && (dropsPrivileges != policy.Jail || np != nil) {
 		s.discard()
 		s = nil
 	}
@@ -179,13 +186,6 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		c.state, _ = s.process.Wait()
 		close(c.exited)
 	}()
-	go func() {
-		if err := c.calls.serve(); err != nil {
-			c.mu.Lock()
-			c.callsBroken = err.Error()
-			c.mu.Unlock()
-		}
-	}()
 	// The child reads its session's description before it is jailed.
 	err := c.conn.Send(child.Info{
 		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
@@ -194,6 +194,22 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		Discard:       opts.discard,
 		Drop:          opts.drop,
 	})
+	if err == nil && np != nil {
+		var l net.Listener
+		if l, err = np.receive(s.calls); err == nil {
+			go func() {
+				<-c.exited
+				l.Close()
+			}()
+		}
+	}
+	go func() {
+		if err := c.calls.serve(); err != nil {
+			c.mu.Lock()
+			c.callsBroken = err.Error()
+			c.mu.Unlock()
+		}
+	}()
 	var ev protocol.Event
 	restoring := false
 	if err == nil {

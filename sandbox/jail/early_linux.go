@@ -16,17 +16,6 @@ import (
 // on every thread and skips the per-thread calls.
 const EarlyFlag = "--drop-privileges"
 
-// NetworkFlag, among the arguments of `vis-agent sandbox child`, and
-// NetworkEnv=1 in the environment of any vis-agent command, make the C
-// constructor give the process a network namespace of its own, with its
-// loopback up and nothing else, before the Go runtime starts a thread
-// (a namespace is per thread): the namespace of a proxied network
-// (Policy.ProxyPort).
-const (
-	NetworkFlag = "--own-network"
-	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
-)
-
 // NetworkNamespaceErr says why the C constructor could not make the
 // process's network namespace; nil when it did or was not asked.
 func NetworkNamespaceErr() error {

@@ -69,9 +69,9 @@ func ProxyListener(port int) (*os.File, int, error) {
 
 // SendListener hands f to the other end of the unix socket link (one
 // byte with the descriptor attached).
-func SendListener(link *os.File, f *os.File) error {
+func SendListener(link int, f *os.File) error {
 	rights := unix.UnixRights(int(f.Fd()))
-	if err := unix.Sendmsg(int(link.Fd()), []byte{'L'}, rights, nil, 0); err != nil {
+	if err := unix.Sendmsg(link, []byte{'L'}, rights, nil, 0); err != nil {
 		return fmt.Errorf("hand the proxy's listener to the host: %w", err)
 	}
 	return nil
@@ -107,4 +107,18 @@ func ReceiveListener(conn *net.UnixConn) (net.Listener, error) {
 		return nil, fmt.Errorf("receive the proxy's listener: %w", err)
 	}
 	return l, nil
+}
+
+// HandListener makes the listener of a proxied network at
+// 127.0.0.1:port (0: any) and hands it over link; the process keeps no
+// copy. It returns the port.
+func HandListener(link, port int) (int, error) {
+	// A vis-agent this process runs must not make a namespace again.
+	os.Unsetenv(NetworkEnv)
+	f, port, err := ProxyListener(port)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return port, SendListener(link, f)
 }

@@ -74,6 +74,17 @@ type Policy struct {
 	MaxThreads int
 }
 
+// NetworkFlag, among the arguments of `vis-agent sandbox child`, and
+// NetworkEnv=1 in the environment of any vis-agent command, make the C
+// constructor give the process a network namespace of its own, with its
+// loopback up and nothing else, before the Go runtime starts a thread
+// (a namespace is per thread): the namespace of a proxied network
+// (Policy.ProxyPort).
+const (
+	NetworkFlag = "--own-network"
+	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
+)
+
 // SystemReadOnly are the files every program on this system reads: shared
 // libraries, the loader's cache, time zones and random devices.
 var SystemReadOnly = []string{

@@ -482,3 +482,15 @@ func (s *Server) forward(c net.Conn, req *http.Request) bool {
 	s.log(d)
 	return err == nil && keep
 }
+
+// Environ is the environment that points clients at a proxy listening
+// at 127.0.0.1:port, both spellings (curl reads only the lower-case
+// http_proxy), with NO_PROXY empty: nothing is reached directly.
+func Environ(port int) []string {
+	u := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		env = append(env, k+"="+u, strings.ToLower(k)+"="+u)
+	}
+	return append(env, "NO_PROXY=", "no_proxy=")
+}
