@@ -41,13 +41,13 @@ type Settings struct {
 	IndexURL    Setting[string]
 	TLSStrict   Setting[bool]
 	// Sandbox sessions' jail ([sandbox] in the files).
-	SandboxJail          Setting[bool]
-	SandboxNetwork       Setting[bool]
+	SandboxJail    Setting[bool]
+	SandboxNetwork Setting[bool]
 	// SandboxNetworkAllow: network = "allow", the network through the
 	// host's proxy to SandboxAllowHosts only (SandboxDenyHosts refused).
-	SandboxNetworkAllow Setting[bool]
-	SandboxAllowHosts   Setting[[]string]
-	SandboxDenyHosts    Setting[[]string]
+	SandboxNetworkAllow  Setting[bool]
+	SandboxAllowHosts    Setting[[]string]
+	SandboxDenyHosts     Setting[[]string]
 	SandboxMaxThreads    Setting[int] // > 0
 	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
 	SandboxRoots         Setting[[]string]
