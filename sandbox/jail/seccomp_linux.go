@@ -174,17 +174,7 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	// in the accumulator and returns.
 	switch {
 	case proxied(p):
-		// socket(family, ...): inet, inet6 and, where allowed, unix.
-		families := []uint32{unix.AF_INET, unix.AF_INET6}
-		if !noUnix {
-			families = append(families, unix.AF_UNIX)
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(families) + 3)},
-			bpf.LoadAbsolute{Off: argOffset(0), Size: 4})
-		for i, f := range families {
-			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: f, SkipTrue: uint8(len(families) - i)})
-		}
-		prog = append(prog, bpf.RetConstant{Val: retEPERM}, bpf.RetConstant{Val: retAllow})
+		prog = append(prog, proxiedSockets(noUnix)...)
 	case p.NoNetwork && !noUnix:
 		// socket(family, ...): AF_UNIX only.
 		prog = append(prog, onlyArgs(argRule{unix.SYS_SOCKET, []argValue{{0, unix.AF_UNIX}}})...)
@@ -236,6 +226,34 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 		return nil, fmt.Errorf("assemble the seccomp filter: %w", err)
 	}
 	return raw, nil
+}
+
+// proxiedSockets is the socket(2) block of a proxied network: inet and
+// inet6 sockets of the stream and datagram types (no raw ones, which root
+// could open in its namespace), unix ones unless noUnix, nothing else (no
+// netlink, packet or vsock: a vsock reaches the hypervisor whatever the
+// namespace).
+func proxiedSockets(noUnix bool) []bpf.Instruction {
+	// The tail, from its end: type checks, then the allow.
+	const typeChecks = 6 // load, and, two compares, EPERM, allow
+	var families []bpf.Instruction
+	if !noUnix {
+		// To the allow, past the two inet compares, the EPERM and the
+		// type checks but the allow.
+		families = append(families, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 3 + typeChecks - 1})
+	}
+	families = append(families,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: argOffset(1), Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.RetConstant{Val: retAllow})
+	block := append([]bpf.Instruction{bpf.LoadAbsolute{Off: argOffset(0), Size: 4}}, families...)
+	return append([]bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(block))}}, block...)
 }
 
 // onlyArgs is the block that lets r's call through only with r's
