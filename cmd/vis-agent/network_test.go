@@ -212,9 +212,9 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 					"access True {'allow': ['*.example.test', 'localhost'], 'deny': ['evil.example.test']}",
 					"https: served files.example.test:"+w.tlsPort,
 					"http: served www.example.test:"+w.plainPort,
-					"other: error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
+					"other: error <urlopen error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
 					"plain other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
-					"denied: error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
+					"denied: error <urlopen error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
 					"private: HTTPError 403 vis-agent: host localhost resolves to 127.0.0.1, a local or private address",
 					"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
 					"dns refused", "raw refused")
