@@ -256,14 +256,13 @@ func TestSandboxNetworkShell(t *testing.T) {
 	// A package index.
 	wheels := t.TempDir()
 	testwheel.Build(t, wheels, testwheel.Spec{Name: "vis-net", Version: "1.0", Files: map[string]string{"vis_net.py": "VALUE = 'through the proxy'\n"}})
-	index := testwheel.Index(t, wheels, filepath.Join(repos, "simple"))
-	_ = index
+	testwheel.Index(t, wheels, filepath.Join(repos, "simple"))
 	w := newNetWorld(t, repos)
 	sb := newSandbox(t, py, w.resolveEnv)
 	cmd := fmt.Sprintf(`curl -sS http://www.example.test:%[1]s/; echo; curl -sS -k https://files.example.test:%[2]s/; echo; `+
 		`curl -sS http://other.test:%[1]s/; echo; curl -sS --noproxy '*' http://127.0.0.1:%[3]s/ && echo ESCAPED; `+
 		`git ls-remote http://git.example.test:%[1]s/repo.git; `+
-		`python3 -m pip install -q --no-cache-dir --disable-pip-version-check --target /tmp/t --index-url http://pypi.example.test:%[1]s/simple/ vis-net && PYTHONPATH=/tmp/t python3 -c 'import vis_net; print(vis_net.VALUE)'; `+
+		`python3 -m pip install -q --no-cache-dir --disable-pip-version-check --target /tmp/t --trusted-host pypi.example.test --index-url http://pypi.example.test:%[1]s/simple/ vis-net && PYTHONPATH=/tmp/t python3 -c 'import vis_net; print(vis_net.VALUE)'; `+
 		`python3 -c 'import socket; s = socket.socket(); s.settimeout(3); s.connect(("127.0.0.1", %[3]s)); print("ESCAPED")' 2>&1 | tail -1`,
 		w.plainPort, w.tlsPort, w.outsidePort)
 	code := fmt.Sprintf(`r = shell(%q, timeout=120)
