@@ -73,6 +73,9 @@ type netProxy struct {
 	port      int
 	mu        sync.Mutex
 	listeners []net.Listener
+	// hostURL is the proxy's address on the host's own loopback, for
+	// the host's uv (install()); "" until asked for.
+	hostURL string
 }
 
 // newNetProxy returns the proxy of a child under policy, nil when its
@@ -147,6 +150,25 @@ func (n *netProxy) receive(conn net.Conn) (net.Listener, error) {
 	n.mu.Unlock()
 	n.Serve(l)
 	return l, nil
+}
+
+// local returns the proxy's URL on the host's own loopback, listening
+// from the first call on: install()'s uv, which the host runs, goes
+// through the allow list too.
+func (n *netProxy) local() (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.hostURL != "" {
+		return n.hostURL, nil
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("the proxy's listener for uv: %w", err)
+	}
+	n.listeners = append(n.listeners, l)
+	go n.srv.Serve(l)
+	n.hostURL = "http://" + l.Addr().String()
+	return n.hostURL, nil
 }
 
 // Port is where the proxy listens in the latest child's namespace: each
