@@ -347,19 +347,24 @@ func (s *Server) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 		s.log(d)
 		return
 	}
-	// What the client sent after its request (a TLS hello) is in br.
-	up1 := &counter{r: br}
-	down := &counter{r: server}
+	// What the client sent after its request (a TLS hello) is in br;
+	// after it, TCP to TCP, io.Copy splices in the kernel.
+	var sent, received int64
 	done := make(chan struct{})
 	go func() {
-		io.Copy(c, down)
+		received, _ = io.Copy(c, server)
 		closeWrite(c)
 		close(done)
 	}()
-	io.Copy(server, up1)
+	if n := br.Buffered(); n > 0 {
+		k, _ := io.CopyN(server, br, int64(n))
+		sent += k
+	}
+	k, _ := io.Copy(server, c)
+	sent += k
 	closeWrite(server)
 	<-done
-	d.Up, d.Down = up1.n, down.n
+	d.Up, d.Down = sent, received
 	s.log(d)
 }
 
@@ -457,6 +462,9 @@ func (s *Server) forward(c net.Conn, req *http.Request) bool {
 	}
 	out := req.Clone(ctx)
 	out.RequestURI = ""
+	// The client's "Connection: close" is its own hop's: the server's
+	// connection stays in the pool.
+	out.Close = false
 	out.Body = io.NopCloser(body)
 	if req.ContentLength == 0 {
 		out.Body = nil
@@ -477,11 +485,26 @@ func (s *Server) forward(c net.Conn, req *http.Request) bool {
 	resp.Body = io.NopCloser(down)
 	keep := !req.Close && !resp.Close
 	resp.Close = !keep
-	err = resp.Write(c)
+	// Buffered, in large writes: a bare conn takes the body 32 KiB at a
+	// time.
+	w := bufio.NewWriterSize(c, copyBuffer)
+	err = resp.Write(onlyWriter{w})
+	if err == nil {
+		err = w.Flush()
+	}
 	d.Up, d.Down = body.n, down.n
 	s.log(d)
 	return err == nil && keep
 }
+
+// copyBuffer is the size of the writes of a forwarded response.
+const copyBuffer = 256 << 10
+
+// onlyWriter hides a writer's ReadFrom, so that a copy into it goes
+// through its buffer.
+type onlyWriter struct{ w io.Writer }
+
+func (o onlyWriter) Write(p []byte) (int, error) { return o.w.Write(p) }
 
 // Environ is the environment that points clients at a proxy listening
 // at 127.0.0.1:port, both spellings (curl reads only the lower-case
