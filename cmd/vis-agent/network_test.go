@@ -26,7 +26,6 @@ type netWorld struct {
 	plain, tls       *httptest.Server
 	plainPort        string
 	tlsPort          string
-	outsideTCP       string // host:port of a TCP service on every address
 	outsidePort      string
 	udp              string // 127.0.0.1:port
 	tcpHits, udpHits atomic.Int64
