@@ -90,6 +90,7 @@ func New(cfg Config) *Server {
 		IdleConnTimeout:       60 * time.Second,
 		ResponseHeaderTimeout: 5 * time.Minute,
 		DisableCompression:    true,
+		ReadBufferSize:        copyBuffer,
 	}
 	return s
 }
@@ -481,20 +482,47 @@ func (s *Server) forward(c net.Conn, req *http.Request) bool {
 	}
 	defer resp.Body.Close()
 	d.Allowed = true
-	down := &counter{r: resp.Body}
-	resp.Body = io.NopCloser(down)
 	keep := !req.Close && !resp.Close
-	resp.Close = !keep
-	// Buffered, in large writes: a bare conn takes the body 32 KiB at a
-	// time.
-	w := bufio.NewWriterSize(c, copyBuffer)
-	err = resp.Write(onlyWriter{w})
-	if err == nil {
-		err = w.Flush()
-	}
-	d.Up, d.Down = body.n, down.n
+	down, err := writeResponse(c, resp, keep)
+	d.Up, d.Down = body.n, down
 	s.log(d)
 	return err == nil && keep
+}
+
+// writeResponse writes resp to the client: a body of known length in
+// large pieces straight from the server's connection (Response.Write
+// copies 32 KiB at a time), any other through Response.Write. It
+// returns the body's bytes.
+func writeResponse(c net.Conn, resp *http.Response, keep bool) (int64, error) {
+	if resp.ContentLength < 0 || len(resp.TransferEncoding) > 0 || resp.Trailer != nil {
+		down := &counter{r: resp.Body}
+		resp.Body = io.NopCloser(down)
+		resp.Close = !keep
+		w := bufio.NewWriterSize(c, copyBuffer)
+		err := resp.Write(onlyWriter{w})
+		if err == nil {
+			err = w.Flush()
+		}
+		return down.n, err
+	}
+	w := bufio.NewWriterSize(c, 8<<10)
+	fmt.Fprintf(w, "HTTP/1.1 %s\r\n", resp.Status)
+	h := resp.Header.Clone()
+	h.Del("Connection")
+	h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	if !keep {
+		h.Set("Connection", "close")
+	}
+	h.Write(w)
+	io.WriteString(w, "\r\n")
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	n, err := io.CopyBuffer(onlyWriter{c}, io.LimitReader(resp.Body, resp.ContentLength), make([]byte, copyBuffer))
+	if err == nil && n < resp.ContentLength {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // copyBuffer is the size of the writes of a forwarded response.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
 )
@@ -72,8 +73,17 @@ func TestConnectAndForwardAllowedHost(t *testing.T) {
 		}
 	}
 	c.CloseIdleConnections()
-	got := decisions()
-	if len(got) < 1 || !got[0].Allowed || got[len(got)-1].Host != "www.example.org" {
+	// A tunnel is logged when it ends, after the client closed it.
+	var got []Decision
+	for i := 0; i < 200 && len(got) < 2; i++ {
+		time.Sleep(10 * time.Millisecond)
+		got = decisions()
+	}
+	hosts := map[string]bool{}
+	for _, d := range got {
+		hosts[d.Method+" "+d.Host] = d.Allowed && d.Down > 0
+	}
+	if len(got) != 2 || !hosts["CONNECT files.example.test"] || !hosts["GET www.example.org"] {
 		t.Errorf("decisions: %+v", got)
 	}
 }
