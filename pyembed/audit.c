@@ -378,9 +378,12 @@ static int check_unix_socket(const char *event, void *args) {
 
 // check_import: "import" is raised by the import statement (the module's
 // full name) and by every load of a C extension, _imp.create_dynamic
-// included (name and file): refused modules, and ctypes itself for a
-// clear message at `import ctypes`. An ImportError, so that code that
-// treats ctypes as optional (`except ImportError`) carries on.
+// included (name and file): the refused modules. An ImportError, so that
+// code that treats ctypes as optional (`except ImportError`) carries on.
+// The name ctypes itself passes: a jailed session's child serves a
+// stand-in for it (vis_sandbox/noctypes.py) so that packages which import
+// ctypes without using it on Linux (pandas) load; the real one stops at
+// _ctypes.
 static int check_import(void *args) {
 	void *name_obj = arg(args, 0);
 	const char *name = name_obj != NULL && p_PyObject_IsInstance(name_obj, p_UnicodeType) == 1 ? p_PyUnicode_AsUTF8(name_obj) : NULL;
@@ -390,7 +393,7 @@ static int check_import(void *args) {
 	}
 	const char *last = strrchr(name, '.');
 	last = last ? last + 1 : name;
-	if (!in_list(last, refused_modules, COUNT(refused_modules)) && strcmp(name, "ctypes") != 0 && strncmp(name, "ctypes.", 7) != 0) {
+	if (!in_list(last, refused_modules, COUNT(refused_modules))) {
 		return 0;
 	}
 	if (strncmp(last, "_test", 5) == 0) {

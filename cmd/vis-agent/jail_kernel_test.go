@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +40,7 @@ type kernelWorld struct {
 
 func newKernelWorld(t *testing.T, sb *sandbox) *kernelWorld {
 	t.Helper()
-	w := &kernelWorld{sb: sb, out: t.TempDir(), datagrams: new(atomic.Int32)}
+	w := &kernelWorld{sb: sb, out: t.TempDir()}
 	w.secret = filepath.Join(w.out, "secret")
 	testenv.WriteTree(t, w.out, map[string]string{"secret": escapeSecret})
 	w.tcp, _ = testenv.Loopback(t, escapeAnswer)
@@ -52,37 +51,10 @@ func newKernelWorld(t *testing.T, sb *sandbox) *kernelWorld {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	w.dgram, w.stream = filepath.Join(sockDir, "d.sock"), filepath.Join(sockDir, "s.sock")
-	dl, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: w.dgram, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dl.Close() })
-	go func() {
-		buf := make([]byte, 100)
-		for {
-			if _, err := dl.Read(buf); err != nil {
-				return
-			}
-			w.datagrams.Add(1)
-		}
-	}()
+	w.datagrams = testenv.Datagrams(t, w.dgram)
 	w.abstract = "vis-kernel-test-" + strconv.FormatUint(rand.Uint64(), 36)
 	for _, addr := range []string{w.stream, "@" + w.abstract} {
-		ln, err := net.Listen("unix", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(escapeAnswer))
-				c.Close()
-			}
-		}()
+		testenv.Answer(t, "unix", addr, escapeAnswer)
 	}
 	// Another session of the same user: its child has no capabilities,
 	// as the attacker's, so only the kernel layer keeps it out of reach.
@@ -114,7 +86,8 @@ type kernelAttack struct {
 }
 
 var kernelAttacks = []kernelAttack{
-	{name: "import ctypes", code: `import ctypes; print(E, ctypes.memmove)`, hookOnly: true, want: "ImportError: import ctypes: refused by the sandbox's jail (no ctypes"},
+	{name: "ctypes (the stand-in)", code: `import ctypes; print(E, ctypes.memmove)`, want: "ImportError: ctypes.memmove: refused by the sandbox's jail (no ctypes"},
+	{name: "ctypes without the stand-in", code: "import sys\nsys.meta_path[:] = [f for f in sys.meta_path if 'noctypes' not in repr(f)]\nsys.modules.pop('ctypes', None)\nimport ctypes\nprint(E, ctypes.memmove)", hookOnly: true, want: "ImportError: import _ctypes: refused by the sandbox's jail (no ctypes"},
 	{name: "_ctypes through importlib", code: `import importlib; print(E, importlib.import_module("_ctypes"))`, hookOnly: true, want: "ImportError: import _ctypes: refused"},
 	{name: "prlimit of another session's child", code: `import resource; resource.prlimit(VICTIM_CHILD, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},
 	{name: "prlimit of another session's host", code: `import resource; resource.prlimit(VICTIM_HOST, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},

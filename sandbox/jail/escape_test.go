@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,53 +81,11 @@ func newWorld(t *testing.T) *world {
 	// A local service on a unix socket file outside the roots, like a
 	// container daemon's.
 	w.unixSock = filepath.Join(t.TempDir(), "service.sock")
-	ul, err := net.Listen("unix", w.unixSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ul.Close() })
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(w.answer))
-			c.Close()
-		}
-	}()
-
-	w.dgramSock, w.got = filepath.Join(t.TempDir(), "dgram.sock"), new(atomic.Int32)
-	dl, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: w.dgramSock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dl.Close() })
-	go func() {
-		buf := make([]byte, 100)
-		for {
-			if _, err := dl.Read(buf); err != nil {
-				return
-			}
-			w.got.Add(1)
-		}
-	}()
+	testenv.Answer(t, "unix", w.unixSock, w.answer)
+	w.dgramSock = filepath.Join(t.TempDir(), "dgram.sock")
+	w.got = testenv.Datagrams(t, w.dgramSock)
 	w.abstract = "vis-jail-test-" + token(t)
-	al, err := net.Listen("unix", "@"+w.abstract)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { al.Close() })
-	go func() {
-		for {
-			c, err := al.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(w.answer))
-			c.Close()
-		}
-	}()
+	testenv.Answer(t, "unix", "@"+w.abstract, w.answer)
 
 	w.sleeper = exec.Command("sleep", "600")
 	if err := w.sleeper.Start(); err != nil {
