@@ -392,6 +392,8 @@ type listed struct {
 	// null when its host never said.
 	Jail    *bool `json:"jail"`
 	Network *bool `json:"network"`
+	// Hosts is the allow list when the network is one.
+	Hosts *protocol.Hosts `json:"hosts,omitempty"`
 	// KernelMissing: what the running child's kernel layer could not
 	// enforce.
 	KernelMissing string `json:"kernel_missing"`
@@ -421,6 +423,9 @@ restart (helpers, classes, imports and variables).`,
 				row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
 				if rec.Policy != nil {
 					row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
+					if rec.Policy.Proxied() {
+						row.Hosts = rec.Policy.Hosts
+					}
 				}
 				if f.Running() {
 					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
@@ -439,7 +444,7 @@ restart (helpers, classes, imports and variables).`,
 			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 			for _, r := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
-					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), onOffText(r.Network), r.Workspace)
+					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), r.Workspace)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -480,6 +485,14 @@ restart (helpers, classes, imports and variables).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
 	return cmd
+}
+
+// networkText is NETWORK's column: on, off, or allow (the allow list).
+func networkText(r listed) string {
+	if r.Hosts != nil {
+		return "allow"
+	}
+	return onOffText(r.Network)
 }
 
 func onOffText(b *bool) string {
