@@ -261,7 +261,7 @@ print(r.out); print(r.err); print("kernel", r.kernel.get("proxy_port"))`, cmd)
 
 // TestSandboxNetworkPolicyChange: a block run with another allow list
 // restarts the child, and the notice names both policies; the new list
-// holds.
+// holds; sandbox list says allow.
 func TestSandboxNetworkPolicyChange(t *testing.T) {
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
@@ -270,6 +270,9 @@ func TestSandboxNetworkPolicyChange(t *testing.T) {
 	r := sb.block("chg", fetches("now:", "http://www.example.test:"+w.plainPort+"/"), 0, "--allow-host", "files.example.test")
 	contains(t, "the block's output", r.stdout+r.stderr, "[Sandbox restarted]", "network allow files.example.test", "network allow www.example.test",
 		"now: HTTPError 403 vis-agent: host www.example.test is not in the session's allow list")
+	if l := sb.run("list"); !strings.Contains(l.stdout, " allow ") {
+		t.Errorf("sandbox list does not say allow:\n%s", l.stdout)
+	}
 }
 
 // TestPythonAllowHost: `vis-agent python --allow-host` reaches the
