@@ -136,3 +136,24 @@ func TestOversizedHeaderIsDropped(t *testing.T) {
 		t.Errorf("answered %q", data[:min(len(data), 80)])
 	}
 }
+
+// TestForwardSendsTheDecidedHost: a plain request's Host header cannot
+// name another site than its URL, which the decision was made on
+// (domain fronting on a shared server); net/http's ReadRequest already
+// takes an absolute URL's host over the header, this keeps it so.
+func TestForwardSendsTheDecidedHost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host "+r.Host) }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	proxy, _ := start(t, []string{"allowed.test"}, nil, map[string][]netip.Addr{"allowed.test": loopback("127.0.0.1")})
+	c, err := net.Dial("tcp", proxy.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET http://allowed.test:"+port+"/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n")
+	data, _ := io.ReadAll(c)
+	if !strings.Contains(string(data), "host allowed.test:"+port) {
+		t.Errorf("the server saw another host:\n%s", data)
+	}
+}
