@@ -304,3 +304,25 @@ print(subprocess.run(["curl", "-sS", "http://127.0.0.1:%s/"], capture_output=Tru
 		})
 	}
 }
+
+// TestSandboxNetworkNoJail: --no-jail lifts files and processes, not the
+// allow list: the child, a process it starts and a shell() command all
+// reach the allowed host through the proxy and nothing else.
+func TestSandboxNetworkNoJail(t *testing.T) {
+	py := testenv.First(t)
+	w := newNetWorld(t, "")
+	sb := newSandbox(t, py, w.resolveEnv)
+	curl := fmt.Sprintf(`curl -sS http://www.example.test:%s/; echo; curl -sS --noproxy '*' http://127.0.0.1:%s/`, w.plainPort, w.outsidePort)
+	code := fetches("child:", "http://www.example.test:"+w.plainPort+"/") + w.attempts() + fmt.Sprintf(`
+import subprocess
+p = subprocess.run(%[1]q, shell=True, capture_output=True, text=True)
+print("subprocess:", p.stdout, p.stderr)
+r = shell(%[1]q)
+r.wait()
+print("shell:", r.out, r.err)`, curl)
+	r := sb.block("nj", code, 0, append([]string{"--no-jail"}, allowFlags...)...)
+	out := r.stdout + r.stderr
+	contains(t, "the block's output", out, "child: served www.example.test:"+w.plainPort,
+		"subprocess: served www.example.test:"+w.plainPort, "shell: served www.example.test:"+w.plainPort, "Couldn't connect to server")
+	w.checkNothingArrived(t, "--no-jail", out)
+}
