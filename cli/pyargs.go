@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -67,13 +66,6 @@ type InterpOption struct {
 	Name  string
 	Value string
 }
-
-// UsageError is a command line python would refuse; exit status 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-func usageErr(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
 
 // shown is an argument as an error message may print it: as typed, or
 // quoted when it holds something a terminal would not show as typed.

@@ -12,6 +12,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 const pythonUsage = "vis-agent python [OPTIONS] [-c CODE | -m MODULE | FILE | -] [ARG…]"
@@ -218,8 +219,8 @@ func oneLine(err error) string {
 }
 
 // runtimeOptions says where this run looks for CPython.
-func runtimeOptions(s Streams) pyembed.Options {
-	return pyembed.Options{
+func runtimeOptions(s Streams) findpython.Options {
+	return findpython.Options{
 		NativePath: s.Getenv("VIS_PYTHON_NATIVE_PATH"),
 		ExeDir:     paths.ExeDir(),
 		StateDir:   s.layout().Python(),
@@ -227,15 +228,15 @@ func runtimeOptions(s Streams) pyembed.Options {
 }
 
 // loadRuntime finds, loads and locates the CPython this run uses.
-func loadRuntime(s Streams) (*pyembed.Library, pyembed.Choice, pyembed.Install, error) {
+func loadRuntime(s Streams) (*pyembed.Library, findpython.Choice, findpython.Install, error) {
 	lib, choice, err := pyembed.Open(runtimeOptions(s))
 	if err != nil {
-		var le *pyembed.LoadError
-		if choice.Source == pyembed.SourceRecord && errors.As(err, &le) {
+		var le *findpython.LoadError
+		if choice.Source == findpython.SourceRecord && errors.As(err, &le) {
 			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.layout().RuntimeRecord())
 		}
-		return nil, choice, pyembed.Install{}, err
+		return nil, choice, findpython.Install{}, err
 	}
-	inst, err := pyembed.Locate(lib.Path, lib.Version, s.Getenv("VIS_PYTHON_HOME"))
+	inst, err := findpython.Locate(lib.Path, lib.Version, s.Getenv("VIS_PYTHON_HOME"))
 	return lib, choice, inst, err
 }

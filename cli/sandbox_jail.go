@@ -12,6 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
@@ -244,7 +245,7 @@ func (j *jailRoots) importRoots(paths []string, from string) []string {
 
 // roots are the child's folders (see jailRoots), none without the jail;
 // extraRO are vis-agent's own (the driver, the start-up module).
-func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst pyembed.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
+func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpython.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
 	if !p.Jail {
 		return nil, nil
 	}

@@ -23,7 +23,7 @@ and variables beside them. Ctrl+D on an empty input or /quit leaves; the
 session keeps running until its idle time. F1 or /help lists keys and
 commands. It needs a terminal; programs use vis-agent sandbox run.`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if len(allow)+len(deny) == 0 {
 				return runRepl(sf, nil)
 			}
@@ -34,7 +34,7 @@ commands. It needs a terminal; programs use vis-agent sandbox run.`,
 	addHostFlags(cmd, &allow, &deny)
 	sandbox.AddCommand(cmd)
 	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
-	sandbox.RunE = sessionE(func(cmd *cobra.Command, args []string) error {
+	sandbox.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()
 		}

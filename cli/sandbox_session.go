@@ -31,24 +31,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
-// usageError is a bad command line found by a command itself: status 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-
-// sessionE is runE for the session commands: usage errors keep status 2.
-func sessionE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		err := f(cmd, args)
-		var ue usageError
-		var ee exitError
-		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
-			return err
-		}
-		return failure{err}
-	}
-}
-
 // sessionFlags are --session and --workspace.
 type sessionFlags struct {
 	name, workspace string
@@ -58,6 +40,8 @@ type sessionFlags struct {
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
 	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder)")
+	// Registering twice (a command adding the flags twice) is the only error.
+	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
 }
 
 // meta checks the flags and names the session.
@@ -65,10 +49,20 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	if err := session.CheckName(sf.name); err != nil {
 		return session.Meta{}, usageError{err}
 	}
+	abs, err := sf.workspaceDir()
+	if err != nil {
+		return session.Meta{}, err
+	}
+	return session.Meta{Name: sf.name, Workspace: abs}, nil
+}
+
+// workspaceDir is the workspace folder --workspace names (default: the
+// working folder), absolute with its links resolved.
+func (sf *sessionFlags) workspaceDir() (string, error) {
 	ws := sf.workspace
 	if ws == "" {
 		if ws = sf.s.Dir; ws == "" {
-			return session.Meta{}, errors.New("the working folder cannot be read (was it removed?): give --workspace")
+			return "", errors.New("the working folder cannot be read (was it removed?): give --workspace")
 		}
 	}
 	if !filepath.IsAbs(ws) {
@@ -79,12 +73,12 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
+		return "", usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s is not a folder", ws)}
+		return "", usageError{fmt.Errorf("workspace %s is not a folder", ws)}
 	}
-	return session.Meta{Name: sf.name, Workspace: abs}, nil
+	return abs, nil
 }
 
 // open is the client of the session the flags name, and the jail policy
@@ -108,11 +102,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, policy, err
 	}
-	pj, err := json.Marshal(policy)
-	if err != nil {
-		return nil, policy, err
-	}
-	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", folder.Dir, "--policy", string(pj)})
+	c, err := client.Open(root, m, append([]string{exe}, protocol.HostArgs(folder.Dir, &policy)...))
 	if c != nil {
 		c.Env = sf.s.Environ()
 	}
@@ -179,8 +169,8 @@ force. --no-jail lifts the jail (not the thread and memory caps),
 block asking for another policy than the running one restarts the session's
 Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			d, err := parseTimeout(timeout)
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			d, err := parseTimeout(timeout, s.Err)
 			if err != nil {
 				return err
 			}
@@ -229,8 +219,10 @@ func terminalSafe(w io.Writer, safe bool) flushWriter {
 	return passThrough{w}
 }
 
-// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.
-func parseTimeout(s string) (time.Duration, error) {
+// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds. A
+// timeout outside the host's bounds is clamped, and a line on stderr says
+// so.
+func parseTimeout(s string, stderr io.Writer) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -245,7 +237,11 @@ func parseTimeout(s string) (time.Duration, error) {
 	if d <= 0 {
 		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
 	}
-	return protocol.ClampTimeout(d), nil
+	if c := protocol.ClampTimeout(d); c != d {
+		fmt.Fprintf(stderr, "vis-agent: --timeout %s is outside %s..%s; the block gets %s\n", s, protocol.MinTimeout, protocol.MaxTimeout, c)
+		d = c
+	}
+	return d, nil
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.
@@ -304,15 +300,15 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 	var printed strings.Builder
 	res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) {
 		switch {
-		case ev.Ev == "wait":
+		case ev.Ev == protocol.EvWait:
 			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
 		case asJSON:
-			if ev.Ev == "out" {
+			if ev.Ev == protocol.EvOut {
 				printed.WriteString(ev.Data)
 			}
-		case ev.Ev == "note":
+		case ev.Ev == protocol.EvNote:
 			fmt.Fprintln(stdout, ev.Data)
-		case ev.Stream == "stderr":
+		case ev.Stream == protocol.StreamStderr:
 			io.WriteString(stderr, ev.Data)
 		default:
 			io.WriteString(stdout, ev.Data)
@@ -352,7 +348,7 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 		Use:   "defs [--session S] [NAME] [--pattern RE] [--details] [--json]",
 		Short: "List a session's helpers and variables, as defs() does",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
@@ -408,7 +404,7 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 snapshot size, and NAMES, how many names the snapshot brings back after a
 restart (helpers, classes, imports and variables).`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			folders, err := session.All(s.layout().Sessions())
 			if err != nil {
 				return err
@@ -555,7 +551,7 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 		Use:   op + " [--session S] [--workspace D]",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := checkDrop(fresh, drop); err != nil {
 				return usageError{err}
 			}
@@ -638,7 +634,7 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 		Use:   "rm --session S [--workspace D] [--force]",
 		Short: "Delete a session: its snapshot, spill files and attachments (stopping it first)",
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("session") {
 				return usageError{errors.New("rm needs --session NAME")}
 			}
@@ -669,7 +665,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 		Short:  "Serve a sandbox session (started by the clients)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ready := os.NewFile(3, "ready")
 			say := func(err error) {
 				if ready == nil {
@@ -710,7 +706,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				FixFiles: st.SandboxFixFiles.Value,
 				Install:  sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Folder: f, Meta: m, Exe: exe,
 				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -727,11 +723,11 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 	var dir string
 	var dropPrivileges bool
 	cmd := &cobra.Command{
-		Use:    "child --dir FOLDER [" + jail.EarlyFlag + "]",
+		Use:    "child --dir FOLDER [" + protocol.DropPrivilegesFlag + "]",
 		Short:  "Run a sandbox session's Python (started by its host)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
@@ -767,7 +763,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				return err
 			}
 			if dropPrivileges && !ci.Policy.Jail {
-				return fmt.Errorf("started with %s for a session without the jail", jail.EarlyFlag)
+				return fmt.Errorf("started with %s for a session without the jail", protocol.DropPrivilegesFlag)
 			}
 			if err := os.Chdir(ci.Session.Workspace); err != nil {
 				return fmt.Errorf("enter the workspace: %w", err)
@@ -803,7 +799,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			// client here and in shell().
 			proxyPort := 0
 			if ci.Policy.Proxied() {
-				if proxyPort, err = jail.HandListener(child.CallsFD, 0); err != nil {
+				if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
 					return err
 				}
 				for _, kv := range proxy.Environ(proxyPort) {
@@ -844,7 +840,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lib.InstallHostCall(child.CallsFD); err != nil {
+			if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
 				return err
 			}
 			if err := lib.InstallWriteNotes(); err != nil {
@@ -857,7 +853,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
-	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(jail.EarlyFlag, "--"), false,
+	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(protocol.DropPrivilegesFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
 	cmd.Flags().Bool(strings.TrimPrefix(jail.NetworkFlag, "--"), false,
 		"the network is an allow list: the network namespace is made before Go starts")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
@@ -66,8 +67,8 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 	var (
 		python  string
 		project *packages.Project
-		found   pyembed.Choice // how the runtime was found, for uv SUB
-		inst    pyembed.Install
+		found   findpython.Choice // how the runtime was found, for uv SUB
+		inst    findpython.Install
 	)
 	if sharedSync || (sub == "pip" && !hasAnyArg(pa.Program[1:], "--system", "--python", "-p")) {
 		choice, err := uvEnvironment(pa, s)
@@ -132,17 +133,17 @@ func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
 // locateRuntime finds the installation of the CPython a run would load,
 // from the library's file name, without loading it: uv needs only its
 // python.
-func locateRuntime(s Streams) (pyembed.Choice, pyembed.Install, error) {
-	choice, err := pyembed.Find(runtimeOptions(s))
+func locateRuntime(s Streams) (findpython.Choice, findpython.Install, error) {
+	choice, err := findpython.Find(runtimeOptions(s))
 	if err != nil {
-		return choice, pyembed.Install{}, err
+		return choice, findpython.Install{}, err
 	}
-	v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
+	v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
 	if !ok {
 		_, choice, inst, err := loadRuntime(s)
 		return choice, inst, err
 	}
-	inst, err := pyembed.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
+	inst, err := findpython.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
 	return choice, inst, err
 }
 

@@ -7,8 +7,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
-	"github.com/vis-agent/vis-agent/internal/paths"
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
@@ -33,7 +31,7 @@ func blocksStamp(s *client.Session) string {
 }
 
 func attachmentsStamp(s *client.Session) string {
-	return attachments.Stamp(paths.AttachmentsOf(s.Folder.Dir))
+	return s.AttachmentsStamp()
 }
 
 // watchMsg is what the session's files said at a look.

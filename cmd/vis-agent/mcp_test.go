@@ -734,7 +734,7 @@ func attach(t *testing.T, sb *sandbox, name, filename, mediaType string, data []
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Attach(attachments.New{Session: session.ID(name, sb.ws), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
+	if _, err := st.Attach(attachments.New{Session: session.Find(l.Sessions(), session.Meta{Name: name, Workspace: sb.ws}).ID(), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
 		bytes.NewReader(data), attachments.Limits{}); err != nil {
 		t.Fatal(err)
 	}

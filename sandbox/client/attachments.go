@@ -9,7 +9,6 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // The session's attachments are read from the store directly (it is
@@ -17,10 +16,27 @@ import (
 // attachments are there too.
 
 // attachmentKey is the session's key in the store: its folder name.
-func (s *Session) attachmentKey() string { return session.ID(s.Meta.Name, s.Meta.Workspace) }
+func (s *Session) attachmentKey() string { return s.Folder.ID() }
 
 // attachmentsDir is the store of the Vis home the session's folder is in.
 func (s *Session) attachmentsDir() string { return paths.AttachmentsOf(s.Folder.Dir) }
+
+// AttachmentsStamp changes whenever an attachment of any session is stored
+// or commented on (attachments.Stamp): a front end that watches for new
+// ones pays two stats a look, not a query.
+func (s *Session) AttachmentsStamp() string { return attachments.Stamp(s.attachmentsDir()) }
+
+// Attach stores data as a new attachment (or a new version of one) of the
+// session, within limits.
+func (s *Session) Attach(n attachments.New, data io.Reader, limits attachments.Limits) (attachments.Descriptor, error) {
+	n.Session, n.SessionName = s.attachmentKey(), s.Meta.Name
+	var d attachments.Descriptor
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		d, err = st.Attach(n, data, limits)
+		return err
+	})
+	return d, err
+}
 
 // withStore runs fn on the open store.
 func (s *Session) withStore(fn func(*attachments.Store) error) error {

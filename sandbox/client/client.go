@@ -179,7 +179,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 	}
 	// The host's answer to a cancel comes on this connection (the
 	// "result" of a withdrawn or interrupted block), so the read goes on.
-	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: "cancel"}) })
+	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCancel}) })
 	defer stop()
 	answered := false
 	for {
@@ -192,12 +192,12 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 		}
 		answered = true
 		switch ev.Ev {
-		case "started":
-		case "out", "note", "wait":
+		case protocol.EvStarted:
+		case protocol.EvOut, protocol.EvNote, protocol.EvWait:
 			if fn != nil {
 				fn(ev)
 			}
-		case "error":
+		case protocol.EvError:
 			return ev, true, errors.New(ev.Message)
 		default:
 			return ev, true, nil
@@ -225,7 +225,7 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 // result a KeyboardInterrupt "before it started"; a running one gets
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
+	ev, err := s.callContext(ctx, protocol.Request{Op: protocol.OpRun, Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -244,14 +244,14 @@ type DefsOptions struct {
 
 // Defs is what defs() shows in the session (JSON: its description).
 func (s *Session) Defs(o DefsOptions) (string, error) {
-	ev, err := s.call(protocol.Request{Op: "defs", Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
+	ev, err := s.call(protocol.Request{Op: protocol.OpDefs, Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
 		Details: o.Details, JSON: o.JSON}, true, nil)
 	return ev.Data, err
 }
 
 // Status asks a running host about itself.
 func (s *Session) Status() (protocol.Status, error) {
-	ev, err := s.call(protocol.Request{Op: "status"}, false, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpStatus}, false, nil)
 	if err != nil {
 		return protocol.Status{}, err
 	}
@@ -264,7 +264,7 @@ func (s *Session) Status() (protocol.Status, error) {
 // Stop snapshots and stops the session (its child and host); force also
 // stops a running block.
 func (s *Session) Stop(force bool) error {
-	if _, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil); err != nil {
+	if _, err := s.call(protocol.Request{Op: protocol.OpStop, Force: force}, false, nil); err != nil {
 		return err
 	}
 	if !s.Folder.WaitStopped(10 * time.Second) {
@@ -289,7 +289,7 @@ func (s *Session) Restart(o RestartOptions) error {
 	// A stopped session is started for a fresh restart or one that drops
 	// names: the snapshot must be the one asked for when it returns.
 	start := o.Fresh || len(o.Drop) > 0
-	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
+	_, err := s.call(protocol.Request{Op: protocol.OpRestart, Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
 	return err
 }
 
@@ -297,7 +297,7 @@ func (s *Session) Restart(o RestartOptions) error {
 // yet, the oldest block waiting for the session (or for its Python to
 // start) is cancelled: it does not run.
 func (s *Session) Interrupt() error {
-	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
+	_, err := s.call(protocol.Request{Op: protocol.OpInterrupt}, false, nil)
 	return err
 }
 
@@ -305,14 +305,14 @@ func (s *Session) Interrupt() error {
 // python's REPL as the session's CPython applies them: "complete",
 // "incomplete" or "invalid" (which runs, to be repaired or reported).
 func (s *Session) IsComplete(code string) (string, error) {
-	ev, err := s.call(protocol.Request{Op: "is_complete", Code: code}, true, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpIsComplete, Code: code}, true, nil)
 	return ev.Kind, err
 }
 
 // Completions are the names that complete word (a name, or a dotted
 // attribute path) in the session, by rlcompleter's rules.
 func (s *Session) Completions(word string) ([]string, error) {
-	ev, err := s.call(protocol.Request{Op: "completions", Code: word}, true, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpCompletions, Code: word}, true, nil)
 	if err != nil || ev.Data == "" {
 		return nil, err
 	}

@@ -41,9 +41,8 @@ const memoryTarget = 160 << 20
 type Config struct {
 	Folder session.Folder
 	Meta   session.Meta
-	// Exe and ChildArgs start an interpreter child (Exe ChildArgs...).
-	Exe       string
-	ChildArgs []string
+	// Exe starts an interpreter child (Exe protocol.ChildArgs(...)).
+	Exe string
 	// Logs is the folder of hang records ($VIS_HOME/logs).
 	Logs     string
 	IdleTTL  time.Duration // <= 0: never
@@ -155,7 +154,7 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
 		key: key, strangers: make(chan struct{}, maxStrangers)}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
@@ -249,7 +248,7 @@ func (h *Host) admit(conn net.Conn) io.Reader {
 	r, err := session.Authenticate(conn, h.key)
 	<-h.strangers
 	if err != nil && !errors.Is(err, io.EOF) {
-		protocol.Write(conn, protocol.Event{Ev: "error", Message: err.Error()})
+		protocol.Write(conn, protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		// What the client sent after must be read, a little of it, or
 		// closing resets the connection before it reads the answer.
 		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -281,35 +280,35 @@ func (h *Host) serveConn(conn net.Conn) {
 	req, err := pc.ReceiveRequest()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		}
 		return
 	}
 	switch req.Op {
-	case "run":
+	case protocol.OpRun:
 		h.run(req, out, h.watchRun(pc))
-	case "defs", "is_complete", "completions":
+	case protocol.OpDefs, protocol.OpIsComplete, protocol.OpCompletions:
 		h.ask(req, out)
-	case "status":
+	case protocol.OpStatus:
 		st := h.status()
-		out.Send(protocol.Event{Ev: "status", Status: &st})
-	case "interrupt":
+		out.Send(protocol.Event{Ev: protocol.EvStatus, Status: &st})
+	case protocol.OpInterrupt:
 		h.interrupt()
-		out.Send(protocol.Event{Ev: "ok"})
-	case "evict":
+		out.Send(protocol.Event{Ev: protocol.EvOK})
+	case protocol.OpEvict:
 		if err := h.evictChild(); err != nil {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 			return
 		}
-		out.Send(protocol.Event{Ev: "ok"})
-	case "stop", "restart":
+		out.Send(protocol.Event{Ev: protocol.EvOK})
+	case protocol.OpStop, protocol.OpRestart:
 		if err := h.stop(req); err != nil {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 			return
 		}
-		out.Send(protocol.Event{Ev: "ok"})
+		out.Send(protocol.Event{Ev: protocol.EvOK})
 	default:
-		out.Send(protocol.Event{Ev: "error", Message: fmt.Sprintf("unknown request %q", req.Op)})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: fmt.Sprintf("unknown request %q", req.Op)})
 	}
 }
 
@@ -346,7 +345,7 @@ func (h *Host) acquire(out *sink, withdrawn <-chan struct{}) bool {
 	busy := h.busy
 	h.mu.Unlock()
 	if busy { // else the session's Python is still starting
-		out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+		out.Send(protocol.Event{Ev: protocol.EvWait, Message: "another block is running in this session; waiting for it to finish"})
 	}
 	select {
 	case h.turn <- struct{}{}:
@@ -512,14 +511,14 @@ func (h *Host) stop(req protocol.Request) error {
 	h.turn <- struct{}{}
 	defer h.release()
 	reason := "the session was stopped (vis-agent sandbox stop)"
-	if req.Op == "restart" {
+	if req.Op == protocol.OpRestart {
 		reason = "the session was restarted (vis-agent sandbox restart)"
 	}
-	if req.Op == "restart" && (req.Fresh || len(req.Drop) > 0) {
+	if req.Op == protocol.OpRestart && (req.Fresh || len(req.Drop) > 0) {
 		return h.restartWith(reason, req.Fresh, req.Drop)
 	}
 	h.stopChild(reason)
-	if req.Op == "stop" {
+	if req.Op == protocol.OpStop {
 		h.shutdown(reason)
 	}
 	return nil

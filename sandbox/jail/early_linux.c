@@ -9,8 +9,9 @@
 //
 // It runs only for `vis-agent sandbox child ... --drop-privileges ...`, the
 // command line a host gives a child whose policy drops privileges (see
-// EarlyFlag in early_linux.go), and for a proxied network (NetworkFlag,
-// NetworkEnv), whose network namespace is made here too. Apply still checks and completes the
+// protocol.DropPrivilegesFlag), and for a proxied network (NetworkFlag,
+// NetworkEnv), whose network namespace is made here too. Apply still
+// checks and completes the
 // privileges: a drop the kernel refused here (no CAP_SETPCAP) is left to
 // it. The mount namespace is only made here; Apply mounts in it what the
 // policy's Shield keeps read-only, when there is anything to keep (and
@@ -28,6 +29,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+
+#include "early_argv.h"
 
 #ifndef PR_CAPBSET_READ
 #define PR_CAPBSET_READ 23
@@ -53,19 +56,6 @@ int vis_jail_net_ns_errno(void) { return net_ns_errno; }
 
 // in_user_ns: this process made a user namespace of its own here.
 static int in_user_ns = 0;
-
-// child_flag reports whether argv is `vis-agent sandbox child ... flag ...`.
-static int child_flag(int argc, char **argv, const char *flag) {
-	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
-		return 0;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (strcmp(argv[i], flag) == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
 
 static int write_file(const char *path, const char *text) {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -142,8 +132,8 @@ __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, c
 	// A proxied network: a session's child (NetworkFlag), or the program
 	// `vis-agent python --allow-host` runs (NetworkEnv).
 	const char *env = getenv("VIS_AGENT_OWN_NETWORK");
-	int drop = child_flag(argc, argv, "--drop-privileges");
-	int net = child_flag(argc, argv, "--own-network") || (env != NULL && strcmp(env, "1") == 0);
+	int drop = vis_drop_privileges_wanted(argc, argv);
+	int net = vis_child_flag(argc, argv, "--own-network") || (env != NULL && strcmp(env, "1") == 0);
 	if (!drop && !net) {
 		return;
 	}

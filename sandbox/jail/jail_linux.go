@@ -106,8 +106,9 @@ func Apply(p Policy) (Status, error) {
 func dropCapabilities() error {
 	if on, err := cap.GetProc().GetFlag(cap.Effective, cap.SETPCAP); err == nil && on {
 		for v := cap.Value(0); v < cap.MaxBits(); v++ {
-			// Reading is this thread's alone; a value EarlyFlag dropped
-			// before Go's threads started is gone from all of them.
+			// Reading is this thread's alone; a value the early
+			// constructor (protocol.DropPrivilegesFlag) dropped before
+			// Go's threads started is gone from all of them.
 			if in, err := cap.GetBound(v); err == nil && !in {
 				continue
 			}
@@ -126,7 +127,7 @@ func dropCapabilities() error {
 }
 
 // earlyNoNewPrivs reports whether no_new_privs was set before any thread
-// started (EarlyFlag): then every thread has it. Apply's thread check
+// started (protocol.DropPrivilegesFlag): then every thread has it. Apply's thread check
 // confirms it.
 func earlyNoNewPrivs() bool {
 	if on, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || on != 1 {

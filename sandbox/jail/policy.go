@@ -63,8 +63,8 @@ type Policy struct {
 	MemoryBytes uint64
 	// Shield keeps files inside the writable roots read-only (and other
 	// sessions out of sight) through a mount namespace of the process's
-	// own, made before its first thread (EarlyFlag): without one, Apply
-	// refuses, saying why and how.
+	// own, made before its first thread (protocol.DropPrivilegesFlag):
+	// without one, Apply refuses, saying why and how.
 	Shield Shield
 	// MaxThreads, when not 0, caps the threads of the thread calling
 	// Apply, which must be the one that runs the untrusted code, through a

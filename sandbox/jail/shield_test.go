@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // TestNewShield: what a session's writable roots make read-only, hidden
@@ -102,7 +103,7 @@ print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(W
 `
 	req, _ := json.Marshal(childRequest{Policy: p, Argv: []string{py.Executable, "-c", code}})
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "sandbox", "child", "--dir", "/nowhere", EarlyFlag)
+	cmd := exec.Command(exe, protocol.ChildArgs("/nowhere", true)...)
 	cmd.Env = append(w.env(), childEnv+"="+string(req), "STATE="+state)
 	cmd.Dir = w.ws
 	out, err := cmd.CombinedOutput()

@@ -230,10 +230,66 @@ type CallError struct {
 	Message string `json:"message"`
 }
 
+// Op names a request (see the package doc for what each asks).
+type Op string
+
+// Requests of a client to the host (the first block) and of the host to
+// the child (the second).
+const (
+	OpRun         Op = "run"
+	OpCancel      Op = "cancel"
+	OpDefs        Op = "defs"
+	OpIsComplete  Op = "is_complete"
+	OpCompletions Op = "completions"
+	OpStatus      Op = "status"
+	OpInterrupt   Op = "interrupt"
+	OpEvict       Op = "evict"
+	OpStop        Op = "stop"
+	OpRestart     Op = "restart"
+
+	OpPing    Op = "ping"
+	OpCompile Op = "compile"
+	OpExit    Op = "exit"
+)
+
+// Ev names an event (see the package doc for when each comes).
+type Ev string
+
+// Events of the host to a client and of the child to the host. The final
+// answer to a client's request is one of EvResult, EvDefs, EvIsComplete,
+// EvCompletions, EvStatus, EvOK or EvError.
+const (
+	EvWait        Ev = "wait"
+	EvStarted     Ev = "started"
+	EvNote        Ev = "note"
+	EvOut         Ev = "out"
+	EvResult      Ev = "result"
+	EvDefs        Ev = "defs"
+	EvIsComplete  Ev = "is_complete"
+	EvCompletions Ev = "completions"
+	EvStatus      Ev = "status"
+	EvOK          Ev = "ok"
+	EvError       Ev = "error"
+
+	EvRestoring Ev = "restoring"
+	EvReady     Ev = "ready"
+	EvRunning   Ev = "running"
+	EvPong      Ev = "pong"
+	EvCompiled  Ev = "compiled"
+)
+
+// An "out" event's Stream, and a "note" event's Kind.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+	NoteRestart  = "restart"
+	NoteRepair   = "repair"
+)
+
 // Request is what a client asks the host, or the host asks the child.
 type Request struct {
 	V         int     `json:"v"`
-	Op        string  `json:"op"`
+	Op        Op      `json:"op"`
 	Code      string  `json:"code,omitempty"`
 	TimeoutMS int64   `json:"timeout_ms,omitempty"`
 	Echo      bool    `json:"echo,omitempty"`
@@ -335,7 +391,7 @@ func (p Policy) String() string {
 
 // Event is one answer: a step of a running block or the final answer.
 type Event struct {
-	Ev      string       `json:"ev"`
+	Ev      Ev           `json:"ev"`
 	Stream  string       `json:"stream,omitempty"`
 	Kind    string       `json:"kind,omitempty"`
 	Data    string       `json:"data,omitempty"`
