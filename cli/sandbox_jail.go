@@ -89,6 +89,25 @@ func hostLists(st config.Settings, network bool, allow, deny []string) (*protoco
 	return &h, nil
 }
 
+// args are the flags again, for connect on another machine (whose user's
+// settings and checks of the roots apply there).
+func (jf *jailFlags) args() []string {
+	var out []string
+	if jf.noJail {
+		out = append(out, "--no-jail")
+	}
+	if jf.noNetwork {
+		out = append(out, "--no-network")
+	}
+	for _, r := range jf.roots {
+		out = append(out, "--root", r)
+	}
+	for _, r := range jf.readOnlyRoots {
+		out = append(out, "--read-only-root", r)
+	}
+	return out
+}
+
 // sessionPolicy is the jail the child of session m (in folder f) runs
 // under: the user's settings ([sandbox] in ~/.vis/config.toml), then the
 // flags (nil: none). A project's vis.toml is not read for it: the

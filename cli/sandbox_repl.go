@@ -55,7 +55,7 @@ func runRepl(sf sessionFlags, jf *jailFlags) error {
 		return err
 	}
 	open := func(name string) (*client.Session, error) {
-		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
+		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace, host: sf.host}
 		c, _, err := other.open(nil)
 		return c, err
 	}

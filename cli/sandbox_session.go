@@ -31,17 +31,67 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
-// sessionFlags are --session and --workspace.
+// sessionFlags are --session, --workspace and --host.
 type sessionFlags struct {
 	name, workspace string
-	s               Streams
+	host            string
+	// local: a session of this machine only (connect: no --host).
+	local bool
+	s     Streams
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
-	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder)")
+	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder; with --host, connect's folder there)")
 	// Registering twice (a command adding the flags twice) is the only error.
 	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
+	if !sf.local {
+		addHostFlag(cmd, &sf.host)
+	}
+}
+
+// addHostFlag adds --host URL.
+func addHostFlag(cmd *cobra.Command, host *string) {
+	cmd.Flags().StringVar(host, "host", "", "the machine of the session: ssh://[user@]host[:port][/path/to/vis-agent], kubectl://namespace/pod[/container][?context=NAME], docker://container or podman://container (default: $"+client.HostEnv+", else this one)")
+}
+
+// hostTarget is the machine --host (else $VIS_SANDBOX_HOST) names; nil
+// for this one.
+func hostTarget(s Streams, host string) (*client.Target, error) {
+	if host == "" {
+		host = s.Getenv(client.HostEnv)
+	}
+	if host == "" {
+		return nil, nil
+	}
+	t, err := client.ParseTarget(host)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return &t, nil
+}
+
+// remote is the client of the session the flags name on the machine of
+// --host, with jf's flags passed on to connect there; nil without --host.
+func (sf *sessionFlags) remote(jf *jailFlags) (*client.Session, error) {
+	if sf.local {
+		return nil, nil
+	}
+	t, err := hostTarget(sf.s, sf.host)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	if err := session.CheckName(sf.name); err != nil {
+		return nil, usageError{err}
+	}
+	args := []string{"--session", sf.name}
+	if sf.workspace != "" {
+		args = append(args, "--workspace", sf.workspace)
+	}
+	if jf != nil {
+		args = append(args, jf.args()...)
+	}
+	return client.OpenRemote(*t, session.Meta{Name: sf.name, Workspace: sf.workspace}, args), nil
 }
 
 // meta checks the flags and names the session.
@@ -85,6 +135,10 @@ func (sf *sessionFlags) workspaceDir() (string, error) {
 // of the user's settings and jf (nil: no jail flags); a host it starts
 // starts its child under that policy.
 func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, error) {
+	// Remote: the policy is the other machine's to make (connect there).
+	if c, err := sf.remote(jf); c != nil || err != nil {
+		return c, protocol.Policy{}, err
+	}
 	m, err := sf.meta()
 	if err != nil {
 		return nil, protocol.Policy{}, err
@@ -111,6 +165,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 
 // existing is the client of a session that must already exist.
 func (sf *sessionFlags) existing() (*client.Session, error) {
+	if c, err := sf.remote(nil); c != nil || err != nil {
+		return c, err
+	}
 	m, err := sf.meta()
 	if err != nil {
 		return nil, err
@@ -129,7 +186,8 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
-		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s))
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s),
+		newSandboxExportCmd(s), newSandboxImportCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -396,7 +454,10 @@ type listed struct {
 }
 
 func newSandboxListCmd(s Streams) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		host   string
+	)
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
@@ -405,30 +466,21 @@ snapshot size, and NAMES, how many names the snapshot brings back after a
 restart (helpers, classes, imports and variables).`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			folders, err := session.All(s.layout().Sessions())
+			t, err := hostTarget(s, host)
 			if err != nil {
 				return err
 			}
-			rows := []listed{}
-			for _, f := range folders {
-				m, err := f.Meta()
+			var rows []listed
+			if t != nil {
+				data, err := client.ListRemote(*t)
+				if err == nil {
+					err = json.Unmarshal(data, &rows)
+				}
 				if err != nil {
-					continue
+					return err
 				}
-				rec := f.Host()
-				row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
-				if rec.Policy != nil {
-					row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
-					if rec.Policy.Proxied() {
-						row.Hosts = rec.Policy.Hosts
-					}
-				}
-				if f.Running() {
-					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
-					row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
-					row.KernelMissing = rec.KernelMissing
-				}
-				rows = append(rows, row)
+			} else if rows, err = listRows(s); err != nil {
+				return err
 			}
 			w := s.Out
 			if asJSON {
@@ -464,7 +516,7 @@ restart (helpers, classes, imports and variables).`,
 					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}
 				// Its shell() runs commands under bubblewrap, or refuses.
-				if r.State == "running" && r.Jail != nil && *r.Jail {
+				if t == nil && r.State == "running" && r.Jail != nil && *r.Jail {
 					if !probed {
 						confine, probed = tools.CanConfine(), true
 					}
@@ -480,6 +532,7 @@ restart (helpers, classes, imports and variables).`,
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	addHostFlag(cmd, &host)
 	return cmd
 }
 
@@ -489,6 +542,36 @@ func networkText(r listed) string {
 		return "allow"
 	}
 	return onOffText(r.Network)
+}
+
+// listRows describes the sessions of this machine.
+func listRows(s Streams) ([]listed, error) {
+	folders, err := session.All(s.layout().Sessions())
+	if err != nil {
+		return nil, err
+	}
+	rows := []listed{}
+	for _, f := range folders {
+		m, err := f.Meta()
+		if err != nil {
+			continue
+		}
+		rec := f.Host()
+		row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
+		if rec.Policy != nil {
+			row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
+			if rec.Policy.Proxied() {
+				row.Hosts = rec.Policy.Hosts
+			}
+		}
+		if f.Running() {
+			row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
+			row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
+			row.KernelMissing = rec.KernelMissing
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
 }
 
 func onOffText(b *bool) string {

@@ -26,12 +26,15 @@ type activity struct{ blocks, attachments string }
 const maxCounter = 64
 
 func blocksStamp(s *client.Session) string {
+	if s.Remote != nil {
+		return "" // another machine's files: not watched
+	}
 	counter, _ := fsutil.ReadRegular(s.Folder.BlocksFile(), maxCounter)
 	return string(bytes.TrimSpace(counter))
 }
 
 func attachmentsStamp(s *client.Session) string {
-	return s.AttachmentsStamp()
+	return s.AttachmentsStamp(false)
 }
 
 // watchMsg is what the session's files said at a look.

@@ -41,6 +41,9 @@ type Session struct {
 	// Env is the client's environment (nil: this process's), of which a
 	// host it starts keeps what session.Environ keeps.
 	Env []string
+	// Remote, when set, is the machine the session is on (Folder is then
+	// unset: every request goes through the connection).
+	Remote *Remote
 }
 
 // Open makes (or finds) the folder of the session named in m under root.
@@ -53,6 +56,15 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 		return nil, err
 	}
 	return &Session{Folder: f, Meta: m, HostCommand: hostCommand}, nil
+}
+
+// dial connects to the session, here (its socket) or on its remote
+// machine (the engine's standard input and output).
+func (s *Session) dial(start bool) (io.ReadWriteCloser, error) {
+	if s.Remote != nil {
+		return s.Remote.dial(start)
+	}
+	return s.connect(start)
 }
 
 // connect dials the host; with start, it starts one when none answers.
@@ -155,7 +167,7 @@ func (s *Session) call(req protocol.Request, start bool, fn func(protocol.Event)
 // it (it alone).
 func (s *Session) callContext(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
 	ev, answered, err := s.callOnce(ctx, req, start, fn)
-	if err != nil && start && !answered && errors.Is(err, errHostGone) && ctx.Err() == nil {
+	if err != nil && start && !answered && errors.Is(err, errHostGone) && ctx.Err() == nil && s.Remote == nil {
 		for deadline := time.Now().Add(2 * time.Second); s.Folder.Running() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -167,15 +179,22 @@ func (s *Session) callContext(ctx context.Context, req protocol.Request, start b
 var errHostGone = errors.New("the session's host stopped before it answered")
 
 func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
-	c, err := s.connect(start)
+	c, err := s.dial(start)
 	if err != nil {
 		return protocol.Event{}, false, err
 	}
 	defer c.Close()
+	// gone is a connection that ended before the final answer.
+	gone := func(answered bool) error {
+		if rc, ok := c.(*remoteConn); ok {
+			return rc.failure(s.Remote.Target.URL, answered)
+		}
+		return errHostGone
+	}
 	req.V = protocol.Version
 	pc := protocol.NewConn(c, c)
 	if err := pc.Send(req); err != nil {
-		return protocol.Event{}, false, fmt.Errorf("%w: %w", errHostGone, err)
+		return protocol.Event{}, false, fmt.Errorf("%w: %w", gone(false), err)
 	}
 	// The host's answer to a cancel comes on this connection (the
 	// "result" of a withdrawn or interrupted block), so the read goes on.
@@ -186,19 +205,19 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 		var ev protocol.Event
 		if err := pc.Receive(&ev); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-				return ev, answered, errHostGone
+				return ev, answered, gone(answered)
 			}
 			return ev, answered, fmt.Errorf("read from the session's host: %w", err)
 		}
 		answered = true
 		switch ev.Ev {
 		case protocol.EvStarted:
-		case protocol.EvOut, protocol.EvNote, protocol.EvWait:
+		case protocol.EvOut, protocol.EvNote, protocol.EvWait, protocol.EvData:
 			if fn != nil {
 				fn(ev)
 			}
 		case protocol.EvError:
-			return ev, true, errors.New(ev.Message)
+			return ev, true, errFromEvent(ev)
 		default:
 			return ev, true, nil
 		}
@@ -267,7 +286,8 @@ func (s *Session) Stop(force bool) error {
 	if _, err := s.call(protocol.Request{Op: protocol.OpStop, Force: force}, false, nil); err != nil {
 		return err
 	}
-	if !s.Folder.WaitStopped(10 * time.Second) {
+	// A remote connect answers once its host has stopped.
+	if s.Remote == nil && !s.Folder.WaitStopped(10*time.Second) {
 		return errors.New("the session's host did not exit after it stopped")
 	}
 	return nil
@@ -323,6 +343,10 @@ func (s *Session) Completions(word string) ([]string, error) {
 // runs), then its attachments, folder, snapshot and spill files are
 // deleted.
 func (s *Session) Remove(force bool) error {
+	if s.Remote != nil {
+		_, err := s.remoteCall(protocol.Request{Op: protocol.OpRemove, Force: force}, nil)
+		return err
+	}
 	if err := s.Stop(force); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}

@@ -42,7 +42,7 @@ func Apply(p Policy) (Status, error) {
 	// Before the capabilities go: mounting needs them; after the cgroup,
 	// which is read-only after it.
 	if !p.Shield.Empty() {
-		switch err := applyShield(p.Shield); {
+		switch err := applyShield(p.Shield, append(append([]string(nil), p.ReadWrite...), p.ReadOnly...)); {
 		case errors.Is(err, errNoNamespace):
 			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
 		case err != nil:

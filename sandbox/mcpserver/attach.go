@@ -84,7 +84,7 @@ type listed struct {
 func (sv *server) syncResources(ctx context.Context) {
 	sv.listed.mu.Lock()
 	defer sv.listed.mu.Unlock()
-	stamp := sv.s.AttachmentsStamp()
+	stamp := sv.s.AttachmentsStamp(true)
 	if stamp == sv.listed.stamp {
 		return
 	}

@@ -60,6 +60,30 @@
 //     (names left out of the snapshot) starts the new child at once, so
 //     that the snapshot holds what was asked for before "ok".
 //
+// # Through `vis-agent sandbox connect` (another machine)
+//
+// A client on another machine runs `vis-agent sandbox connect` there (over
+// ssh, kubectl exec, docker exec) and writes the same requests to its
+// standard input, without the key line: connect is a client of that
+// machine, presenting the key itself. It reads the first request, refuses
+// another Version in one "error" event naming both, and passes the
+// request (a run's Policy replaced by the one its own flags and its
+// user's settings give, when the request names one) and what follows to
+// the host, the host's events back, unchanged. A session connect does not
+// start (--no-start) that has no host answers "error" with Kind
+// KindNotRunning. Connect answers these ops itself, from that machine's
+// store, with no host:
+//
+//   - list: Data, the JSON of `vis-agent sandbox list --json`'s rows.
+//   - attachments: Data, the JSON list of descriptors (Limit: how many of
+//     the newest commentable versions carry their comments).
+//   - attachment: Name (id or filename), AttachmentVersion; Data, the
+//     descriptor as JSON.
+//   - attachment_read: Name, an attachment id; "data" events (Data,
+//     base64 chunks of the bytes), then "ok".
+//   - comment: Name, AttachmentVersion, Code the text; Data, the comment.
+//   - rm: Force; the session is deleted there; "ok".
+//
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
 // The host first sends the child one line, the session's description
@@ -195,6 +219,23 @@ func ClampTimeout(d time.Duration) time.Duration {
 // meaning.
 const Version = 1
 
+// Ops answered by `vis-agent sandbox connect` itself (see the package doc).
+const (
+	OpList           Op = "list"
+	OpAttachments    Op = "attachments"
+	OpAttachment     Op = "attachment"
+	OpAttachmentRead Op = "attachment_read"
+	OpComment        Op = "comment"
+	OpRemove         Op = "rm"
+)
+
+// EvData is an event carrying a chunk of bytes (base64 in Data).
+const EvData Ev = "data"
+
+// KindNotRunning is the Kind of the "error" of a session without a host,
+// for a request that does not start one.
+const KindNotRunning = "not_running"
+
 // MaxLine bounds one message: a block's source or an output chunk fits.
 const MaxLine = 64 << 20
 
@@ -307,6 +348,9 @@ type Request struct {
 	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
+	// AttachmentVersion is the version an attachment op names (0 the
+	// latest, negative counting back).
+	AttachmentVersion int `json:"attachment_version,omitempty"`
 }
 
 // Policy is the jail of a session's interpreter child, fixed when the
@@ -514,6 +558,11 @@ func Write(w io.Writer, v any) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// Buffered is what the connection reads from, the bytes it buffered
+// beyond the last message first: the rest of the stream, for a peer that
+// passes it on unread.
+func (c *Conn) Buffered() io.Reader { return c.r }
 
 // Receive reads the next message into v.
 func (c *Conn) Receive(v any) error {
