@@ -179,12 +179,23 @@ func (n *netProxy) Port() int {
 	return n.port
 }
 
-// Serve serves l until close.
+// Serve serves l until it is closed (its command or child ended) or the
+// proxy is.
 func (n *netProxy) Serve(l net.Listener) {
 	n.mu.Lock()
 	n.listeners = append(n.listeners, l)
 	n.mu.Unlock()
-	go n.srv.Serve(l)
+	go func() {
+		n.srv.Serve(l)
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		for i, o := range n.listeners {
+			if o == l {
+				n.listeners = append(n.listeners[:i], n.listeners[i+1:]...)
+				break
+			}
+		}
+	}()
 }
 
 // close stops serving: the listeners (which keep their namespaces

@@ -119,13 +119,16 @@ type Shells struct {
 type shell struct {
 	id, command, cwd, confined string
 	kernel                     *jail.Status
-	group                      *jail.TaskGroup // nil: no pids cgroup
-	timeout                    time.Duration
-	started                    time.Time
-	cmd                        *exec.Cmd
-	out, err, log              *spool
-	logPath                    string
-	done                       chan struct{} // closed when the command ended
+	// proxyListener is the command's listener for the session's proxy,
+	// closed when it ends (it keeps the command's namespace alive).
+	proxyListener net.Listener
+	group         *jail.TaskGroup // nil: no pids cgroup
+	timeout       time.Duration
+	started       time.Time
+	cmd           *exec.Cmd
+	out, err, log *spool
+	logPath       string
+	done          chan struct{} // closed when the command ended
 
 	mu      sync.Mutex
 	reason  string // StatusTimedOut or StatusStopped once asked to end
@@ -333,6 +336,7 @@ func (m *Shells) launch(s *shell, n int) error {
 		var l net.Listener
 		if l, proxyErr = jail.ReceiveListener(proxyConn); proxyErr == nil {
 			m.access.Proxy.Serve(l)
+			s.proxyListener = l
 		}
 	}
 	kernel, err := readReport(report)
@@ -342,6 +346,9 @@ func (m *Shells) launch(s *shell, n int) error {
 	if err != nil {
 		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		c.Wait()
+		if s.proxyListener != nil {
+			s.proxyListener.Close()
+		}
 		if why, _ := s.err.text(); strings.TrimSpace(why) != "" {
 			err = fmt.Errorf("%w: %s", err, firstLine(why))
 		}
@@ -481,6 +488,9 @@ func (s *shell) wait() {
 	close(exited)
 	// What the command left in its group goes with it.
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	if s.proxyListener != nil {
+		s.proxyListener.Close()
+	}
 	code := 0
 	if st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 		code = 128 + int(st.Signal())
