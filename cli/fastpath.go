@@ -99,7 +99,7 @@ func replayArgs(args []string, pa PythonArgs) (prefix, head []string, need int, 
 // identical run may replay it: best effort, a plan not saved only costs
 // the next run its start-up time.
 func saveReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choice, lib *pyembed.Library, inst findpython.Install, plan runPlan) {
-	if !plan.replayable || pa.Vis.NoNetwork || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
+	if !plan.replayable || pa.Vis.NoNetwork || len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0 || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
 		return
 	}
 	prefix, head, need, exact, ok := replayArgs(args, pa)

@@ -49,6 +49,15 @@ vis-agent options (before the program only):
                 PermissionError naming --no-network first. Files, AF_UNIX
                 sockets and local services stay reachable; ptrace and
                 setuid programs do not work (README: The jail)
+  --allow-host PATTERN
+                reach only these hosts (repeatable: NAME, *.DOMAIN,
+                NAME:PORT, IP, CIDR, @pypi, @github), through a proxy of
+                vis-agent's: the program and every process it starts run
+                in a network namespace whose only way out is that proxy
+                (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it);
+                loopback and private addresses only when listed
+  --deny-host PATTERN
+                never reach these hosts, even when allowed (repeatable)
 
 Interpreter options, as python's:
   -b, -bb       warn (error) about str(bytes) and bytes/str comparison
@@ -124,6 +133,7 @@ var pythonOptions = []string{
 	"--check-hash-based-pycs\tpyc validation",
 	"--shared\tuse the shared packages", "--active\tuse the activated environment", "--env\tset a variable for the program", "--no-env\tempty environment",
 	"--no-network\tno sockets or name lookups",
+	"--allow-host\treach only these hosts, through a proxy", "--deny-host\tnever reach these hosts",
 }
 
 // completePython completes options while the program selector has not come
@@ -154,6 +164,14 @@ func runPython(args []string, s Streams) int {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
 	}
+	proxied := len(pa.Vis.AllowHosts) > 0 || len(pa.Vis.DenyHosts) > 0
+	if proxied && pa.Vis.NoNetwork {
+		fmt.Fprintln(stderr, "vis-agent python: --no-network and --allow-host contradict each other: choose one (see vis-agent python --help)")
+		return 2
+	}
+	if proxied && s.Getenv(proxyFDEnv) == "" {
+		return runProxied(args, pa, s)
+	}
 	cwd := s.Dir
 	if cwd == "" {
 		return fail(errors.New("the working folder cannot be read (was it removed?)"))
@@ -182,6 +200,11 @@ func runPython(args []string, s Streams) int {
 	}
 	if pa.Vis.NoNetwork {
 		if err := refuseNetwork(lib, stderr); err != nil {
+			return fail(err)
+		}
+	}
+	if proxied {
+		if err := proxiedNetwork(stderr); err != nil {
 			return fail(err)
 		}
 	}

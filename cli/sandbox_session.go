@@ -26,6 +26,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/proxy"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -458,6 +459,8 @@ type listed struct {
 	// null when its host never said.
 	Jail    *bool `json:"jail"`
 	Network *bool `json:"network"`
+	// Hosts is the allow list when the network is one.
+	Hosts *protocol.Hosts `json:"hosts,omitempty"`
 	// KernelMissing: what the running child's kernel layer could not
 	// enforce.
 	KernelMissing string `json:"kernel_missing"`
@@ -502,7 +505,7 @@ restart (helpers, classes, imports and variables).`,
 			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 			for _, r := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
-					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), onOffText(r.Network), r.Workspace)
+					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), r.Workspace)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -546,6 +549,14 @@ restart (helpers, classes, imports and variables).`,
 	return cmd
 }
 
+// networkText is NETWORK's column: on, off, or allow (the allow list).
+func networkText(r listed) string {
+	if r.Hosts != nil {
+		return "allow"
+	}
+	return onOffText(r.Network)
+}
+
 // listRows describes the sessions of this machine.
 func listRows(s Streams) ([]listed, error) {
 	folders, err := session.All(s.layout().Sessions())
@@ -562,6 +573,9 @@ func listRows(s Streams) ([]listed, error) {
 		row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
 		if rec.Policy != nil {
 			row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
+			if rec.Policy.Proxied() {
+				row.Hosts = rec.Policy.Hosts
+			}
 		}
 		if f.Running() {
 			row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
@@ -898,6 +912,19 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := setEnviron(plan.env); err != nil {
 				return err
 			}
+			// An allow list: the proxy's listener in this process's own
+			// network namespace goes to the host, its address to every
+			// client here and in shell().
+			proxyPort := 0
+			if ci.Policy.Proxied() {
+				if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
+					return err
+				}
+				for _, kv := range proxy.Environ(proxyPort) {
+					k, v, _ := strings.Cut(kv, "=")
+					os.Setenv(k, v)
+				}
+			}
 			// The jail, before any code of the session's: the driver's
 			// first import runs under it.
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
@@ -923,7 +950,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				}
 			}
 			host := ci.Session.Access.Host
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield); err != nil {
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
 				return err
 			}
 			ci.Session.Access.Host = host
@@ -946,5 +973,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
 	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(protocol.DropPrivilegesFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
+	cmd.Flags().Bool(strings.TrimPrefix(jail.NetworkFlag, "--"), false,
+		"the network is an allow list: the network namespace is made before Go starts")
 	return cmd
 }

@@ -35,6 +35,8 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 		return fail(2, "--no-env does not apply to uv")
 	case pa.Vis.NoNetwork:
 		return fail(2, "--no-network does not apply to uv; use uv's --offline")
+	case len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0:
+		return fail(2, "--allow-host and --deny-host do not apply to uv")
 	case pa.Vis.Shared && !sharedSync && sub != "pip":
 		return fail(2, "--shared applies to uv sync and uv pip only (vis-agent python --shared uv sync)")
 	case pa.Vis.Active && sub != "pip":

@@ -70,11 +70,15 @@ type SessionInfo struct {
 // Access says what the session's code may reach: what is in force, which
 // the child fills in once its jail is applied.
 type Access struct {
-	IsJailed      bool     `json:"is_jailed"`
-	Network       bool     `json:"network"`
-	Roots         []string `json:"roots"`           // read and write
-	ReadOnlyRoots []string `json:"read_only_roots"` // read only
-	MaxThreads    int      `json:"max_threads"`     // 0: no cap
+	IsJailed bool `json:"is_jailed"`
+	Network  bool `json:"network"`
+	// Hosts is the allow list when the network is one (the child then
+	// reaches only the host's proxy, at Proxy); nil otherwise.
+	Hosts         *protocol.Hosts `json:"hosts"`
+	Proxy         string          `json:"proxy,omitempty"`
+	Roots         []string        `json:"roots"`           // read and write
+	ReadOnlyRoots []string        `json:"read_only_roots"` // read only
+	MaxThreads    int             `json:"max_threads"`     // 0: no cap
 	// ThreadCap: the cap is enforced (CPython 3.12+ raises the event).
 	ThreadCap bool `json:"thread_cap"`
 	MemoryMB  int  `json:"memory_mb"` // 0: no cap

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"golang.org/x/sys/unix"
@@ -114,7 +115,11 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	cmd := exec.Command(cfg.Exe, protocol.ChildArgs(cfg.Folder.Dir, policy.Jail)...)
+	args := protocol.ChildArgs(cfg.Folder.Dir, policy.Jail)
+	if policy.Proxied() {
+		args = append(args, jail.NetworkFlag)
+	}
+	cmd := exec.Command(cfg.Exe, args...)
 	cmd.Dir = cfg.Meta.Workspace
 	cmd.Stdout, cmd.Stderr = outW, errW                      // stdin stays /dev/null: input() gets EOFError
 	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd} // protocol.LinkFD, StacksFD, CallsFD
@@ -155,9 +160,13 @@ func (e *restoreError) Error() string {
 // has restored the snapshot. reason is why the previous one stopped. The
 // host's first child is the one its C constructor started, when that one
 // was started for this policy.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer) (*proc, error) {
+//
+// A child whose network is an allow list (np not nil) hands the host its
+// listener for the proxy on its host-call link first; np serves it until
+// the child ends.
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer, np *netProxy) (*proc, error) {
 	s, dropsPrivileges := takeEarlyChild()
-	if s != nil && dropsPrivileges != policy.Jail {
+	if s != nil && (dropsPrivileges != policy.Jail || np != nil) {
 		s.discard()
 		s = nil
 	}
@@ -174,13 +183,6 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		c.state, _ = s.process.Wait()
 		close(c.exited)
 	}()
-	go func() {
-		if err := c.calls.serve(); err != nil {
-			c.mu.Lock()
-			c.callsBroken = err.Error()
-			c.mu.Unlock()
-		}
-	}()
 	// The child reads its session's description before it is jailed.
 	err := c.conn.Send(child.Info{
 		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
@@ -189,6 +191,22 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		Discard:       opts.discard,
 		Drop:          opts.drop,
 	})
+	if err == nil && np != nil {
+		var l net.Listener
+		if l, err = np.receive(s.calls); err == nil {
+			go func() {
+				<-c.exited
+				l.Close()
+			}()
+		}
+	}
+	go func() {
+		if err := c.calls.serve(); err != nil {
+			c.mu.Lock()
+			c.callsBroken = err.Error()
+			c.mu.Unlock()
+		}
+	}()
 	var ev protocol.Event
 	restoring := false
 	if err == nil {

@@ -127,6 +127,7 @@ type Host struct {
 	strangers chan struct{}
 	store     store  // the attachments store, opened on first use
 	shells    shells // the shell commands of the session's code
+	proxies   proxies
 
 	// installs are install()'s runs and the bytecode compiles after them.
 	installs installs
@@ -198,6 +199,7 @@ func Serve(cfg Config, ready func(error)) error {
 			case <-h.done:
 				h.finishConns()
 				h.closeShells()
+				h.closeProxies()
 				// No record write is cut in half by the exit; later
 				// ones wait for it.
 				h.recordMu.Lock()
@@ -441,13 +443,17 @@ func (h *Host) ensureChild() (*proc, error) {
 	reason, policy, opts := h.reason, h.policy, h.next
 	h.mu.Unlock()
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
-	c, err := startChild(h.cfg, policy, reason, opts, calls)
+	np, err := h.proxyFor(policy)
+	if err != nil {
+		return nil, err
+	}
+	c, err = startChild(h.cfg, policy, reason, opts, calls, np)
 	var re *restoreError
 	if errors.As(err, &re) {
 		// Never a dead session: what the snapshot held is lost, and the
 		// notice says so.
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
-		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls)
+		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
 	}
 	if err != nil {
 		return nil, err

@@ -7,16 +7,22 @@
 #include <stddef.h>
 #include <string.h>
 
-static inline int vis_drop_privileges_wanted(int argc, char **argv) {
+// vis_child_flag reports whether argv is `vis-agent sandbox child ...
+// flag ...`.
+static inline int vis_child_flag(int argc, char **argv, const char *flag) {
 	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
 		return 0;
 	}
 	for (int i = 3; i < argc; i++) {
-		if (strcmp(argv[i], "--drop-privileges") == 0) {
+		if (strcmp(argv[i], flag) == 0) {
 			return 1;
 		}
 	}
 	return 0;
+}
+
+static inline int vis_drop_privileges_wanted(int argc, char **argv) {
+	return vis_child_flag(argc, argv, "--drop-privileges");
 }
 
 #endif

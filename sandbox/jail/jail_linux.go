@@ -52,6 +52,14 @@ func Apply(p Policy) (Status, error) {
 			st.ReadOnly, st.HiddenSessions = p.Shield.ReadOnly, p.Shield.Sessions
 		}
 	}
+	// Before the capabilities go (and Landlock hides /proc): the
+	// namespace a proxied network needs.
+	if proxied(p) {
+		if err := checkLoopbackOnly(); err != nil {
+			return st, err
+		}
+		st.ProxyPort = p.ProxyPort
+	}
 	if p.DropPrivileges {
 		if err := dropCapabilities(); err != nil {
 			return st, err
@@ -216,12 +224,17 @@ func applyLandlock(p Policy, st *Status) error {
 		// No rule: no port may be bound or connected to. V10 adds UDP
 		// where the kernel has it; seccomp refuses UDP sockets anyway.
 		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
+	} else if proxied(p) {
+		// TCP to the proxy's port only; UDP reaches nothing but the
+		// loopback of the namespace.
+		cfg.HandledAccessNet = landlock.V4.HandledAccessNet
+		rules = append(rules, landlock.ConnectTCP(uint16(p.ProxyPort)))
 	}
 	if p.ScopeIPC {
 		cfg.Scoped = landlock.V11.Scoped
 	}
 	if st.LandlockABI == 0 {
-		if p.ConfineFiles || p.NoNetwork || p.ScopeIPC {
+		if p.ConfineFiles || p.NoNetwork || proxied(p) || p.ScopeIPC {
 			st.Missing = append(st.Missing, "landlock: this kernel has no Landlock (Linux 5.13+ with landlock in lsm=), so file roots, TCP rules and signal scoping are not enforced by the kernel")
 		}
 		return nil
@@ -233,10 +246,13 @@ func applyLandlock(p Policy, st *Status) error {
 		return fmt.Errorf("restrict with Landlock: %w", err)
 	}
 	st.Files = p.ConfineFiles
-	st.TCP = p.NoNetwork && st.LandlockABI >= 4
+	st.TCP = (p.NoNetwork || proxied(p)) && st.LandlockABI >= 4
 	st.ScopedIPC = p.ScopeIPC && st.LandlockABI >= 6
 	if p.NoNetwork && !st.TCP {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only seccomp refuses the network", st.LandlockABI))
+	}
+	if proxied(p) && !st.TCP {
+		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only the network namespace keeps TCP to the proxy", st.LandlockABI))
 	}
 	if p.ConfineFiles && st.LandlockABI < abiUnixSockets && !st.NoUnixSockets {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine unix socket files (%d+) and seccomp could not refuse unix sockets, so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))

@@ -46,7 +46,10 @@ func (sv *server) accessDescription() string {
 	} else {
 		b.WriteString("Not jailed: blocks have the user's permissions. ")
 	}
-	if p.Network {
+	if p.Proxied() {
+		fmt.Fprintf(&b, "Network only to %s, through a proxy (HTTP_PROXY is set; pip, requests, curl and git use it); others get HTTP 403.",
+			strings.TrimPrefix(p.NetworkText(), "allow "))
+	} else if p.Network {
 		b.WriteString("Network on.")
 	} else {
 		b.WriteString("Network off.")

@@ -191,6 +191,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -405,6 +406,10 @@ type Policy struct {
 	Jail bool `json:"jail"`
 	// Network: sockets and name lookups allowed.
 	Network bool `json:"network"`
+	// Hosts, with Network, is an allow list: the child and its commands
+	// reach nothing but the host's proxy, which lets through the hosts
+	// it allows (sandbox/netpolicy's patterns, sets expanded).
+	Hosts *Hosts `json:"hosts,omitempty"`
 	// MaxThreads caps the interpreter's threads, also without the jail
 	// (0: no cap).
 	MaxThreads int `json:"max_threads"`
@@ -415,6 +420,34 @@ type Policy struct {
 	// or read, besides the workspace, the session's folder and Python's.
 	Roots         []string `json:"roots,omitempty"`
 	ReadOnlyRoots []string `json:"read_only_roots,omitempty"`
+}
+
+// Hosts are the allow and deny lists of a session's network.
+type Hosts struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Proxied reports whether p's network is the host's proxy alone.
+func (p Policy) Proxied() bool { return p.Network && p.Hosts != nil }
+
+// NetworkText is the network of p in a few words: "off", "on", or
+// "allow pypi.org, files.pythonhosted.org (deny x.org)".
+func (p Policy) NetworkText() string {
+	switch {
+	case !p.Network:
+		return "off"
+	case p.Hosts == nil:
+		return "on"
+	}
+	s := "allow " + strings.Join(p.Hosts.Allow, ", ")
+	if len(p.Hosts.Allow) == 0 {
+		s = "allow nothing"
+	}
+	if len(p.Hosts.Deny) > 0 {
+		s += " (deny " + strings.Join(p.Hosts.Deny, ", ") + ")"
+	}
+	return s
 }
 
 // Equal reports whether p and q are the same policy.
@@ -428,7 +461,7 @@ func (p Policy) Equal(q Policy) bool {
 // "jail on, network on, 64 threads, 4096 MB".
 func (p Policy) String() string {
 	onOff := map[bool]string{true: "on", false: "off"}
-	s := fmt.Sprintf("jail %s, network %s", onOff[p.Jail], onOff[p.Network])
+	s := fmt.Sprintf("jail %s, network %s", onOff[p.Jail], p.NetworkText())
 	if p.MaxThreads > 0 {
 		s += fmt.Sprintf(", %d threads", p.MaxThreads)
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,10 @@ type Access struct {
 	Unconfined bool
 	// Network lets commands use the network.
 	Network bool
+	// Proxy, with Network, is the session's allow list: commands run in
+	// a network namespace of their own with a loopback only, where each
+	// one's listener for the proxy is made and handed to Proxy.
+	Proxy Proxy
 	// Hidden are files and folders under the roots that the session's
 	// code may not touch (the host's socket, its store): the file tools
 	// refuse them, and confined commands find an empty read-only folder
@@ -35,6 +40,15 @@ type Access struct {
 	// sessions): the file tools refuse to write the one and to read the
 	// other, and confined commands get the same mounts.
 	Shield jail.Shield
+}
+
+// Proxy is the session host's proxy, as commands need it.
+type Proxy interface {
+	// Port is where the proxy listens in a command's namespace.
+	Port() int
+	// Serve serves the proxy on a command's listener until the
+	// command's namespace is gone.
+	Serve(l net.Listener)
 }
 
 // resolved is a path checked against an Access: Real is the canonical
