@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -13,16 +14,37 @@ import (
 // with the validator's report ("validating \"arguments\": validating root:
 // validating /properties/limit: type: x has type \"string\", want
 // \"integer\""); argumentSentences makes that one sentence naming the
-// argument, which is what a model acts on.
+// argument, which is what a model acts on. The patterns are compiled at
+// their first use: this package is linked into every vis-agent python
+// start, where an init's work is paid on each run.
 var (
-	wrongType  = regexp.MustCompile(`/properties/(\w+): type: .* has type "(\w+)", want "(\w+)"`)
-	unexpected = regexp.MustCompile(`unexpected additional propert(?:y|ies) \["([^"]+)"`)
-	missing    = regexp.MustCompile(`missing propert(?:y|ies): \["([^"]+)"`)
+	reportsOnce sync.Once
+	reportRes   struct{ wrongType, unexpected, missing *regexp.Regexp }
 )
 
-// jsonTypes names a JSON schema type for a sentence.
-var jsonTypes = map[string]string{"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
-	"array": "a list", "object": "an object", "null": "null"}
+func reports() *struct{ wrongType, unexpected, missing *regexp.Regexp } {
+	reportsOnce.Do(func() {
+		reportRes.wrongType = regexp.MustCompile(`/properties/(\w+): type: .* has type "(\w+)", want "(\w+)"`)
+		reportRes.unexpected = regexp.MustCompile(`unexpected additional propert(?:y|ies) \["([^"]+)"`)
+		reportRes.missing = regexp.MustCompile(`missing propert(?:y|ies): \["([^"]+)"`)
+	})
+	return &reportRes
+}
+
+// jsonType names a JSON schema type for a sentence.
+func jsonType(t string) string {
+	switch t {
+	case "integer", "object":
+		return "an " + t
+	case "number", "string":
+		return "a " + t
+	case "boolean":
+		return "true or false"
+	case "array":
+		return "a list"
+	}
+	return t
+}
 
 // argumentSentence is the sentence for the SDK's report msg, or "" when
 // msg is not one.
@@ -30,13 +52,14 @@ func argumentSentence(msg string) string {
 	if !strings.HasPrefix(msg, `validating "arguments"`) {
 		return ""
 	}
-	if m := wrongType.FindStringSubmatch(msg); m != nil {
-		return m[1] + " must be " + jsonTypes[m[3]] + ", not " + jsonTypes[m[2]]
+	r := reports()
+	if m := r.wrongType.FindStringSubmatch(msg); m != nil {
+		return m[1] + " must be " + jsonType(m[3]) + ", not " + jsonType(m[2])
 	}
-	if m := unexpected.FindStringSubmatch(msg); m != nil {
+	if m := r.unexpected.FindStringSubmatch(msg); m != nil {
 		return `unknown argument "` + m[1] + `" (tools/list shows each tool's arguments)`
 	}
-	if m := missing.FindStringSubmatch(msg); m != nil {
+	if m := r.missing.FindStringSubmatch(msg); m != nil {
 		return `missing argument "` + m[1] + `"`
 	}
 	if i := strings.LastIndex(msg, ": "); i >= 0 {

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -32,7 +31,15 @@ type order struct {
 
 // errWithdrawn is the answer to a call cancelled while it waited for the
 // client's earlier calls.
-var errWithdrawn = errors.New("the call was cancelled while it waited for this client's earlier calls, so it did not run")
+var errWithdrawn error = withdrawn{}
+
+// withdrawn is errWithdrawn's type: a value, not errors.New, so that the
+// package has no init work on vis-agent python's start.
+type withdrawn struct{}
+
+func (withdrawn) Error() string {
+	return "the call was cancelled while it waited for this client's earlier calls, so it did not run"
+}
 
 // arriveWait bounds how long the transport waits for a call it read to
 // reach the handlers (one the SDK refuses before them never does).
@@ -133,7 +140,13 @@ func (o *order) finishLocked(n uint64) {
 // unordered are the tools that neither wait for earlier calls nor make
 // later ones wait: interrupt must reach a running block, and reading
 // attachments changes nothing.
-var unordered = map[string]bool{"interrupt": true, "list_attachments": true, "read_attachment": true}
+func unordered(tool string) bool {
+	switch tool {
+	case "interrupt", "list_attachments", "read_attachment":
+		return true
+	}
+	return false
+}
 
 // middleware runs the calls that change the session in the order read.
 func (o *order) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -153,7 +166,7 @@ func (o *order) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer cancel()
 		}
 		n := o.arrive()
-		if call, ok := req.(*mcp.CallToolRequest); ok && unordered[call.Params.Name] {
+		if call, ok := req.(*mcp.CallToolRequest); ok && unordered(call.Params.Name) {
 			o.finish(n)
 			return next(ctx, method, req)
 		}

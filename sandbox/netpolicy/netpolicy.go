@@ -300,14 +300,19 @@ func (r Rules) CheckDenied(host string, ip netip.Addr, port int) error {
 	return nil
 }
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
 // Internal reports whether ip belongs to this machine, a private network
 // or a link (not the internet).
 func Internal(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if ip.Is4() {
+		a := ip.As4()
+		switch {
+		case a[0] == 0, a == [4]byte{255, 255, 255, 255}:
+			return true
+		case a[0] == 100 && a[1]&0xc0 == 64:
+			return true // carrier-grade NAT's shared space, 100.64.0.0/10 (RFC 6598)
+		}
+	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip) ||
-		ip.Is4() && ip.As4()[0] == 0 || ip == netip.MustParseAddr("255.255.255.255")
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
 }

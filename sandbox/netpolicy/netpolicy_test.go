@@ -74,13 +74,13 @@ func TestCheckAddrRefusesInternalUnlessListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{"127.0.0.1", "::1", "10.0.0.1", "172.16.3.4", "192.168.1.1", "169.254.169.254", "fe80::1", "fd00::1", "0.0.0.0", "::", "100.64.0.1", "224.0.0.1", "::ffff:127.0.0.1", "255.255.255.255"} {
+	for _, a := range []string{"127.0.0.1", "::1", "10.0.0.1", "172.16.3.4", "192.168.1.1", "169.254.169.254", "fe80::1", "fd00::1", "0.0.0.0", "::", "100.64.0.1", "100.127.255.254", "224.0.0.1", "::ffff:127.0.0.1", "255.255.255.255"} {
 		err := r.CheckAddr("db.example.com", netip.MustParseAddr(a), 443)
 		if err == nil || !strings.Contains(err.Error(), "local or private address") {
 			t.Errorf("CheckAddr(%s) = %v, want the private refusal", a, err)
 		}
 	}
-	for _, a := range []string{"93.184.216.34", "2606:2800:220:1::1"} {
+	for _, a := range []string{"93.184.216.34", "2606:2800:220:1::1", "100.128.0.1", "100.63.255.255"} {
 		if err := r.CheckAddr("www.example.com", netip.MustParseAddr(a), 443); err != nil {
 			t.Errorf("CheckAddr(%s) = %v", a, err)
 		}
