@@ -138,6 +138,7 @@ var kernelAttacks = []kernelAttack{
 	{name: "ctypes (the stand-in)", code: `import ctypes; print(E, ctypes.memmove)`, want: "ImportError: ctypes.memmove: refused by the sandbox's jail (no ctypes"},
 	{name: "ctypes without the stand-in", code: "import sys\nsys.meta_path[:] = [f for f in sys.meta_path if 'noctypes' not in repr(f)]\nsys.modules.pop('ctypes', None)\nimport ctypes\nprint(E, ctypes.memmove)", hookOnly: true, want: "ImportError: import _ctypes: refused by the sandbox's jail (no ctypes"},
 	{name: "_ctypes through importlib", code: `import importlib; print(E, importlib.import_module("_ctypes"))`, hookOnly: true, want: "ImportError: import _ctypes: refused"},
+	{name: "a vsock socket with the network on (a virtual machine's host)", code: `import socket; print(E, socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).fileno())`, want: "PermissionError"},
 	{name: "prlimit of another session's child", code: `import resource; resource.prlimit(VICTIM_CHILD, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},
 	{name: "prlimit of another session's host", code: `import resource; resource.prlimit(VICTIM_HOST, resource.RLIMIT_CORE, (0, 0)); print(E)`, want: "PermissionError"},
 	{name: "setpriority of another session's child", code: `os.setpriority(os.PRIO_PROCESS, VICTIM_CHILD, 3); print(E)`, want: "PermissionError"},

@@ -178,11 +178,14 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 		// socket(family, ...): AF_UNIX only.
 		prog = append(prog, onlyArgs(argRule{unix.SYS_SOCKET, []argValue{{0, unix.AF_UNIX}}})...)
 	case noUnix && !p.NoNetwork:
-		// socket(family, ...): any family but AF_UNIX.
+		// socket(family, ...): any family but AF_UNIX and AF_VSOCK (the
+		// network a user turned on is the machine's; vsock reaches a
+		// virtual machine's host, past it).
 		prog = append(prog,
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: 5},
 			bpf.LoadAbsolute{Off: argOffset(0), Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipFalse: 1},
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
 	}

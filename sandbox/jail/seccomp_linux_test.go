@@ -61,6 +61,8 @@ func TestFilterDecisions(t *testing.T) {
 		{"unix socket, no unix", session, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retEPERM},
 		{"unix socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retEPERM},
 		{"inet socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET}, retAllow},
+		{"netlink socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_NETLINK}, retAllow},
+		{"vsock socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_VSOCK}, retEPERM},
 		{"unix socket, network on", online, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retAllow},
 		{"stream socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, retAllow},
 		{"datagram socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_DGRAM}, retEPERM},
