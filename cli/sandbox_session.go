@@ -138,7 +138,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s),
-		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s))
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxLogCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -194,7 +194,7 @@ Python first, with the notice.`,
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
 			defer stderr.Flush()
-			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, stdout, stderr)
+			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy, Client: "run", ClientID: strconv.Itoa(os.Getpid())}, asJSON, stdout, stderr)
 		}),
 	}
 	sf.add(cmd)
@@ -694,6 +694,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				FixFiles: st.SandboxFixFiles.Value,
+				Journal:  f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
 				Install:  sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
 				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,

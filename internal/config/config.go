@@ -65,6 +65,9 @@ type Settings struct {
 	// SandboxFixFiles has the host write the repair engine's exact fix of
 	// a Python file a block left not compiling (else it is only shown).
 	SandboxFixFiles Setting[bool]
+	// SandboxJournalMB bounds a session's journal (the record of its
+	// blocks), in MiB: past it the oldest blocks go first.
+	SandboxJournalMB Setting[int]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -106,6 +109,7 @@ func defaultSettings() Settings {
 		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 		SandboxFixFiles:         Setting[bool]{From: "default"},
+		SandboxJournalMB:        Setting[int]{Value: 64, From: "default"},
 	}
 }
 
@@ -300,6 +304,15 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		*to = Setting[int]{n, at}
+	case "journal_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxSnapshotMB {
+			problem("must be between 1 and %d, not %d", MaxSnapshotMB, n)
+			return
+		}
+		s.SandboxJournalMB = Setting[int]{n, at}
 	case "max_value_mb", "max_snapshot_mb":
 		if !decode(&n, "an integer") {
 			return

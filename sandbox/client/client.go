@@ -212,6 +212,9 @@ type RunOptions struct {
 	// Policy is the jail the block asks for (nil: the session's own); a
 	// child under another one is replaced first, with the notice.
 	Policy *protocol.Policy
+	// Client and ClientID say who runs the block, for the session's
+	// journal and live view: "run", "repl" or "mcp", and which one.
+	Client, ClientID string
 }
 
 // Run runs a block, starting the host if needed; fn sees the output and
@@ -225,7 +228,8 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 // result a KeyboardInterrupt "before it started"; a running one gets
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy}, true, fn)
+	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy,
+		Client: opts.Client, ClientID: opts.ClientID}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}
@@ -381,4 +385,39 @@ func (s *Session) Report(stdout string, res protocol.Result) Report {
 		r.Error = &ReportError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Excerpt: e.Excerpt}
 	}
 	return r
+}
+
+// Follow is the session's live view: fn sees the blocks other clients run
+// (not the ones of client and clientID) as they run, "block" events
+// around their "note" and "out" events, until ctx ends or the host stops
+// (the error then says why). The host must be running.
+func (s *Session) Follow(ctx context.Context, client, clientID string, fn func(protocol.Event)) error {
+	c, err := s.connect(false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	pc := protocol.NewConn(c, c)
+	if err := pc.Send(protocol.Request{V: protocol.Version, Op: "follow", Client: client, ClientID: clientID}); err != nil {
+		return fmt.Errorf("follow the session: %w", err)
+	}
+	var ev protocol.Event
+	if err := pc.Receive(&ev); err != nil {
+		return fmt.Errorf("follow the session: %w", err)
+	}
+	if ev.Ev != "ok" {
+		return fmt.Errorf("follow the session: %s", ev.Message)
+	}
+	for {
+		ev = protocol.Event{}
+		if err := pc.Receive(&ev); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errHostGone
+		}
+		fn(ev)
+	}
 }

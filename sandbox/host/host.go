@@ -66,6 +66,10 @@ type Config struct {
 	// AttachQuotaBytes bounds the session's attachments together (0: no
 	// bound).
 	AttachQuotaBytes int64
+	// Journal is the session's journal file (sandbox/journal; "": none),
+	// JournalMaxBytes its bound (0: the journal's default).
+	Journal         string
+	JournalMaxBytes int64
 }
 
 // limits are the bounds the host keeps, for session.access.host.
@@ -129,6 +133,9 @@ type Host struct {
 	installs installs
 	// checks remembers the session's checked files (calls_check.go).
 	checks checks
+	// journal records every block; viewers follow them live.
+	journal blockLog
+	viewers viewers
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -151,7 +158,7 @@ func Serve(cfg Config, ready func(error)) error {
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
 		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
-		key: key, strangers: make(chan struct{}, maxStrangers)}
+		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -193,6 +200,7 @@ func Serve(cfg Config, ready func(error)) error {
 		if err != nil {
 			select {
 			case <-h.done:
+				h.viewers.closeAll()
 				h.finishConns()
 				h.closeShells()
 				// No record write is cut in half by the exit; later
@@ -284,6 +292,10 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.run(req, out, h.watchRun(pc))
 	case "defs", "is_complete", "completions":
 		h.ask(req, out)
+	case "follow":
+		h.follow(req, out, pc)
+	case "journal":
+		h.readJournal(req, out)
 	case "status":
 		st := h.status()
 		out.Send(protocol.Event{Ev: "status", Status: &st})
@@ -313,11 +325,17 @@ type sink struct {
 	mu   sync.Mutex
 	w    io.Writer
 	gone bool
+	// tap sees every event sent, also after the client went away: the
+	// block's record (journal.go).
+	tap func(protocol.Event)
 }
 
 func (s *sink) Send(ev protocol.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tap != nil {
+		s.tap(ev)
+	}
 	if s.gone {
 		return
 	}

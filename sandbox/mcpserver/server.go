@@ -179,6 +179,27 @@ func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
 }
 
+// clientName is the MCP client's name as it introduced itself ("claude-code"),
+// cut to a label's length, for the session's journal and live view.
+func clientName(req *mcp.CallToolRequest) string {
+	name := ""
+	if req != nil && req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			name = p.ClientInfo.Name
+		}
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	if len([]rune(name)) > 40 {
+		name = string([]rune(name)[:40])
+	}
+	return name
+}
+
 // python runs code: the text result for the model, the structured one for
 // programs.
 func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code string, timeoutS float64) *mcp.CallToolResult {
@@ -201,7 +222,8 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		defer mu.Unlock()
 		return out.total
 	})
-	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy}, func(ev protocol.Event) {
+	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy,
+		Client: "mcp", ClientID: clientName(req)}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {

@@ -19,11 +19,12 @@
 // that the peer runs as its own user; otherwise it answers one "error"
 // event and closes the connection, whatever the request. The client then
 // writes one Request and reads Events until the final one
-// ("result", "defs", "is_complete", "completions", "status", "ok" or
-// "error"), then the host closes the
+// ("result", "defs", "is_complete", "completions", "status", "journal",
+// "ok" or "error"), then the host closes the
 // connection. Requests by op:
 //
-//   - run: Code, TimeoutMS (0 = the default), Echo, Policy (the jail the
+//   - run: Code, TimeoutMS, Client and ClientID (who runs it, for the
+//     journal and the live view) (0 = the default), Echo, Policy (the jail the
 //     block asks for; a child started with another one is snapshotted and
 //     replaced first, and the restart notice says why). The host answers "wait"
 //     when another block holds the session for more than a second,
@@ -51,6 +52,17 @@
 //   - interrupt: interrupts the block holding the session, else the oldest
 //     one waiting for it (a block interrupted before its child started it
 //     does not run: its result is a KeyboardInterrupt error); "ok".
+//   - follow: Client, ClientID; the live view of the session's blocks.
+//     The host answers "ok", then, until the client closes the
+//     connection, pushes the blocks other clients run (not the ones of
+//     the same Client and ClientID): "block" (Kind "start", Data the
+//     code, Client and ClientID whose block it is) as the block goes to
+//     the interpreter, its "note" and "out" events as they come, and
+//     "block" (Kind "end", Result) after it. A follower that falls behind
+//     by more than a MiB loses output, and an "out" event on "stderr"
+//     says how much.
+//   - journal: N, After: the newest N blocks of the session's journal
+//     (sandbox/journal) with an id over After, as JSON in Data; "journal".
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -250,6 +262,16 @@ type Request struct {
 	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
+	// Client and ClientID say who sends a run or follow request: its kind
+	// ("run", "repl", "mcp") and which one (an MCP client's name, a
+	// process id). They label the block in the journal and the live view,
+	// and prove nothing.
+	Client   string `json:"client,omitempty"`
+	ClientID string `json:"client_id,omitempty"`
+	// N and After select a journal request's blocks: the newest N (0:
+	// the default) with an id over After.
+	N     int   `json:"n,omitempty"`
+	After int64 `json:"after,omitempty"`
 }
 
 // Policy is the jail of a session's interpreter child, fixed when the
@@ -311,6 +333,9 @@ type Event struct {
 	Status  *Status      `json:"status,omitempty"`
 	Syntax  *SyntaxError `json:"syntax,omitempty"`
 	Message string       `json:"message,omitempty"`
+	// Client and ClientID: whose block a "block" event of a follow is.
+	Client   string `json:"client,omitempty"`
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // Result is how a block ended.
