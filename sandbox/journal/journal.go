@@ -54,14 +54,14 @@ type Entry struct {
 	Output    string `json:"output"`
 	OutputCut int64  `json:"output_cut,omitempty"`
 	// Status is "ok", "error", "interrupted" or "timed out".
-	Status       string              `json:"status"`
-	Error        *Error              `json:"error,omitempty"`
-	RepairNote   string              `json:"repair_note,omitempty"`
-	Notice       string              `json:"notice,omitempty"`
-	Started      time.Time           `json:"started"`
-	DurationMS   int64               `json:"duration_ms"`
-	Attachments  []protocol.Attached `json:"attachments,omitempty"`
-	CodeCut      int64               `json:"code_cut,omitempty"`
+	Status      string              `json:"status"`
+	Error       *Error              `json:"error,omitempty"`
+	RepairNote  string              `json:"repair_note,omitempty"`
+	Notice      string              `json:"notice,omitempty"`
+	Started     time.Time           `json:"started"`
+	DurationMS  int64               `json:"duration_ms"`
+	Attachments []protocol.Attached `json:"attachments,omitempty"`
+	CodeCut     int64               `json:"code_cut,omitempty"`
 }
 
 // Error is how a block failed.
