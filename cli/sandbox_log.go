@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -121,43 +120,9 @@ func printEntry(out io.Writer, e journal.Entry, asJSON bool) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(e)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "── #%d %s · %s · %s · %s\n", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
-		durationText(e.DurationMS), e.Status)
-	for i, line := range strings.Split(strings.TrimRight(e.Code, "\n"), "\n") {
-		prompt := "... "
-		if i == 0 {
-			prompt = ">>> "
-		}
-		b.WriteString(prompt + line + "\n")
-	}
-	if e.Notice != "" {
-		b.WriteString(strings.TrimRight(e.Notice, "\n") + "\n")
-	}
-	if e.RepairNote != "" {
-		b.WriteString(strings.TrimRight(e.RepairNote, "\n") + "\n")
-	}
-	b.WriteString(e.Output)
-	if e.Output != "" && !strings.HasSuffix(e.Output, "\n") {
-		b.WriteString("\n")
-	}
-	if e.Error != nil && e.Status != "ok" {
-		fmt.Fprintf(&b, "%s: %s\n", e.Error.Type, e.Error.Message)
-	}
-	for _, a := range e.Attachments {
-		fmt.Fprintf(&b, "attached %s (version %d, %s, id %s)\n", a.Filename, a.Version, sizeText(a.Size), a.ID)
-	}
 	w := &termtext.Writer{W: out}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, e.Text()); err != nil {
 		return err
 	}
 	return w.Flush()
-}
-
-// durationText is "12 ms", "3.4 s".
-func durationText(ms int64) string {
-	if ms < 1000 {
-		return fmt.Sprintf("%d ms", ms)
-	}
-	return fmt.Sprintf("%.1f s", float64(ms)/1000)
 }

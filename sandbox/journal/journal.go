@@ -349,3 +349,56 @@ func (o *Output) Text() (string, int64) {
 	cut := o.total - int64(len(head)+len(tail))
 	return head + fmt.Sprintf("[… %d bytes of output not kept in the journal …]\n", cut) + tail, cut
 }
+
+// Text is the block as people read it: a header line (id, client, start,
+// duration, status), the code with python's prompts, the notes, the
+// output and how it ended. The code and output are the session's: a
+// terminal shows them through internal/termtext.
+func (e Entry) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "── #%d %s · %s · %s · %s\n", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
+		durationText(e.DurationMS), e.Status)
+	for i, line := range strings.Split(strings.TrimRight(e.Code, "\n"), "\n") {
+		prompt := "... "
+		if i == 0 {
+			prompt = ">>> "
+		}
+		b.WriteString(prompt + line + "\n")
+	}
+	if e.Notice != "" {
+		b.WriteString(strings.TrimRight(e.Notice, "\n") + "\n")
+	}
+	if e.RepairNote != "" {
+		b.WriteString(strings.TrimRight(e.RepairNote, "\n") + "\n")
+	}
+	b.WriteString(e.Output)
+	if e.Output != "" && !strings.HasSuffix(e.Output, "\n") {
+		b.WriteString("\n")
+	}
+	if e.Error != nil && e.Status != "ok" {
+		fmt.Fprintf(&b, "%s: %s\n", e.Error.Type, e.Error.Message)
+	}
+	for _, a := range e.Attachments {
+		fmt.Fprintf(&b, "attached %s (version %d, %s, id %s)\n", a.Filename, a.Version, sizeText(a.Size), a.ID)
+	}
+	return b.String()
+}
+
+// durationText is "12 ms", "3.4 s".
+func durationText(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%d ms", ms)
+	}
+	return fmt.Sprintf("%.1f s", float64(ms)/1000)
+}
+
+// sizeText is "12 bytes", "3.4 KiB", "5.0 MiB".
+func sizeText(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

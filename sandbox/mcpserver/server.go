@@ -115,6 +115,7 @@ func newServer(cfg Config) *server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt the running block", Description: interruptDescription}, sv.interrupt)
 	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
 	sv.addAttachments(srv)
+	sv.addJournal(srv)
 	return sv
 }
 
