@@ -421,3 +421,14 @@ func (s *Session) Follow(ctx context.Context, client, clientID string, fn func(p
 		fn(ev)
 	}
 }
+
+// SyncJournal returns once the session's journal holds every block that
+// finished (its host writes it a moment after each block's result); a
+// session that is not running has nothing pending.
+func (s *Session) SyncJournal() error {
+	_, err := s.call(protocol.Request{Op: "journal"}, false, nil)
+	if errors.Is(err, ErrNotRunning) {
+		return nil
+	}
+	return err
+}

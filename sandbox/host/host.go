@@ -158,7 +158,7 @@ func Serve(cfg Config, ready func(error)) error {
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
 		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
-		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes}}
+		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -202,6 +202,7 @@ func Serve(cfg Config, ready func(error)) error {
 			case <-h.done:
 				h.viewers.closeAll()
 				h.finishConns()
+				h.journal.close()
 				h.closeShells()
 				// No record write is cut in half by the exit; later
 				// ones wait for it.
@@ -295,7 +296,7 @@ func (h *Host) serveConn(conn net.Conn) {
 	case "follow":
 		h.follow(req, out, pc)
 	case "journal":
-		h.readJournal(req, out)
+		h.syncJournal(out)
 	case "status":
 		st := h.status()
 		out.Send(protocol.Event{Ev: "status", Status: &st})

@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -11,25 +13,84 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
-// blockLog is the session's journal as the host writes it: opened once,
-// on a block's start (a session that runs no block makes none).
+// blockLog is the session's journal as the host writes it: records go
+// to a writer of their own, so that no block waits for SQLite (a record
+// of a long output takes milliseconds); readers flush first. The journal
+// is opened by the first record (a session that runs no block makes
+// none).
 type blockLog struct {
 	path string
 	max  int64
+	log  io.Writer
 
-	once sync.Once
-	j    *journal.Journal
-	err  error
+	once   sync.Once
+	queue  chan journal.Entry
+	opened chan struct{} // closed when j or err is set
+	j      *journal.Journal
+	err    error
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queued  int64
+	written int64
 }
 
-func (l *blockLog) get() (*journal.Journal, error) {
+// logQueue bounds the records waiting for the writer; past it a block
+// waits for its record to be queued.
+const logQueue = 64
+
+func (l *blockLog) start() {
 	l.once.Do(func() {
-		if l.path == "" {
-			l.err = fmt.Errorf("this sandbox host keeps no journal")
-			return
-		}
-		l.j, l.err = journal.Create(l.path, l.max)
+		l.cond = sync.NewCond(&l.mu)
+		l.queue = make(chan journal.Entry, logQueue)
+		l.opened = make(chan struct{})
+		go l.write()
 	})
+}
+
+func (l *blockLog) write() {
+	if l.path == "" {
+		l.err = errors.New("this sandbox host keeps no journal")
+	} else {
+		l.j, l.err = journal.Create(l.path, l.max)
+	}
+	if l.err != nil {
+		fmt.Fprintf(l.log, "vis-agent sandbox host: %v\n", l.err)
+	}
+	close(l.opened)
+	for e := range l.queue {
+		if l.j != nil {
+			if _, err := l.j.Add(e); err != nil {
+				fmt.Fprintf(l.log, "vis-agent sandbox host: %v\n", err)
+			}
+		}
+		l.mu.Lock()
+		l.written++
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}
+}
+
+// add queues a block's record.
+func (l *blockLog) add(e journal.Entry) {
+	l.start()
+	l.mu.Lock()
+	l.queued++
+	l.mu.Unlock()
+	l.queue <- e
+}
+
+// flush waits until every record queued so far is written, and returns
+// the journal to read.
+func (l *blockLog) flush() (*journal.Journal, error) {
+	l.start()
+	<-l.opened
+	l.mu.Lock()
+	want := l.queued
+	for l.written < want {
+		l.cond.Wait()
+	}
+	l.mu.Unlock()
 	return l.j, l.err
 }
 
@@ -79,48 +140,24 @@ func (r *record) finish(res protocol.Result) {
 			e.Status = "error"
 		}
 	}
-	if j, err := r.h.journal.get(); err == nil {
-		_, err = j.Add(*e)
-		if err != nil {
-			fmt.Fprintf(r.h.cfg.Log, "vis-agent sandbox host: %v\n", err)
-		}
-	} else {
-		fmt.Fprintf(r.h.cfg.Log, "vis-agent sandbox host: %v\n", err)
-	}
+	r.h.journal.add(*e)
 	if r.started {
 		r.h.viewers.send(protocol.Event{Ev: "block", Kind: "end", Result: &res, Client: e.Client, ClientID: e.ClientID},
 			e.Client, e.ClientID)
 	}
 }
 
-// readJournal answers a journal request: the newest blocks, as JSON.
-func (h *Host) readJournal(req protocol.Request, out *sink) {
-	j, err := h.journal.get()
-	if err != nil {
+// syncJournal answers a journal request once every block that finished
+// is in the journal, which the client then reads itself.
+func (h *Host) syncJournal(out *sink) {
+	if _, err := h.journal.flush(); err != nil {
 		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
 		return
 	}
-	n := req.N
-	if n <= 0 || n > maxJournalRead {
-		n = min(max(n, 20), maxJournalRead)
-	}
-	entries, err := j.Last(n, req.After)
-	if err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
-		return
-	}
-	if entries == nil {
-		entries = []journal.Entry{}
-	}
-	data, err := json.Marshal(entries)
-	if err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
-		return
-	}
-	out.Send(protocol.Event{Ev: "journal", Data: string(data)})
+	out.Send(protocol.Event{Ev: "ok"})
 }
 
-// maxJournalRead bounds the blocks one journal request reads: each may
+// maxJournalRead bounds the blocks one read_session() reads: each may
 // hold MaxOutput of output.
 const maxJournalRead = 200
 
@@ -136,7 +173,7 @@ func (h *Host) journalOp(ctx context.Context, args json.RawMessage) (reply, erro
 	if in.N < 1 || in.N > maxJournalRead {
 		return reply{}, errorf("ValueError", "n is how many of the latest blocks to read, 1 to %d, not %d", maxJournalRead, in.N)
 	}
-	j, err := h.journal.get()
+	j, err := h.journal.flush()
 	if err != nil {
 		return reply{}, errorf("RuntimeError", "%v", err)
 	}
@@ -148,4 +185,21 @@ func (h *Host) journalOp(ctx context.Context, args json.RawMessage) (reply, erro
 		entries = []journal.Entry{}
 	}
 	return reply{result: entries}, nil
+}
+
+// close writes what is queued (for a bounded time) and closes the
+// journal, when the host stops.
+func (l *blockLog) close() {
+	l.start()
+	done := make(chan struct{})
+	go func() {
+		if j, _ := l.flush(); j != nil {
+			j.Close()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
 }

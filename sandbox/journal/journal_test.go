@@ -112,3 +112,27 @@ func TestCodeCut(t *testing.T) {
 		t.Fatalf("len %d cut %d", len(c), cut)
 	}
 }
+
+// BenchmarkAdd is what the journal adds to a block: one block's record
+// (the host writes it before the block's result), with a small output and
+// with one at the cap.
+func BenchmarkAdd(b *testing.B) {
+	b.Run("small", func(b *testing.B) { benchAdd(b, strings.Repeat("a line of output\n", 20)) })
+	b.Run("capped", func(b *testing.B) { benchAdd(b, strings.Repeat("a line of output\n", MaxOutput/17)) })
+}
+
+func benchAdd(b *testing.B, output string) {
+	j, err := Create(filepath.Join(b.TempDir(), "journal.db"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	e := Entry{Client: "mcp", ClientID: "claude", Code: "x = 1\nprint(x)", Output: output, Status: "ok",
+		Started: time.Now(), DurationMS: 3}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := j.Add(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

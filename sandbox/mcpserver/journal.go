@@ -24,6 +24,9 @@ func (sv *server) addJournal(srv *mcp.Server) {
 }
 
 func (sv *server) readLog(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if err := sv.s.SyncJournal(); err != nil {
+		return nil, err
+	}
 	text := "The session has run no block yet.\n"
 	j, err := journal.OpenRead(sv.s.Folder.JournalFile())
 	switch {

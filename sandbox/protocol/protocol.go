@@ -19,8 +19,8 @@
 // that the peer runs as its own user; otherwise it answers one "error"
 // event and closes the connection, whatever the request. The client then
 // writes one Request and reads Events until the final one
-// ("result", "defs", "is_complete", "completions", "status", "journal",
-// "ok" or "error"), then the host closes the
+// ("result", "defs", "is_complete", "completions", "status", "ok" or
+// "error"), then the host closes the
 // connection. Requests by op:
 //
 //   - run: Code, TimeoutMS, Client and ClientID (who runs it, for the
@@ -61,8 +61,9 @@
 //     "block" (Kind "end", Result) after it. A follower that falls behind
 //     by more than a MiB loses output, and an "out" event on "stderr"
 //     says how much.
-//   - journal: N, After: the newest N blocks of the session's journal
-//     (sandbox/journal) with an id over After, as JSON in Data; "journal".
+//   - journal: "ok" once every block that finished is in the session's
+//     journal (sandbox/journal), which the host writes after the block's
+//     result; the client then reads the file.
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -268,10 +269,6 @@ type Request struct {
 	// and prove nothing.
 	Client   string `json:"client,omitempty"`
 	ClientID string `json:"client_id,omitempty"`
-	// N and After select a journal request's blocks: the newest N (0:
-	// the default) with an id over After.
-	N     int   `json:"n,omitempty"`
-	After int64 `json:"after,omitempty"`
 }
 
 // Policy is the jail of a session's interpreter child, fixed when the
