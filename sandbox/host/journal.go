@@ -100,20 +100,25 @@ type record struct {
 	h       *Host
 	entry   journal.Entry
 	out     journal.Output
-	started bool // the live view was told of its start
+	started bool // the live view was told of its start (begin)
 }
 
 func (h *Host) newRecord(req protocol.Request, started time.Time) *record {
 	return &record{h: h, entry: journal.Entry{Client: req.Client, ClientID: req.ClientID, Code: req.Code, Started: started}}
 }
 
+// begin tells the live view that the block has the session's turn: as
+// early as the host knows it runs next, before its Python process is
+// asked whether it answers.
+func (r *record) begin() {
+	r.started = true
+	r.h.viewers.send(protocol.Event{Ev: "block", Kind: "start", Data: r.entry.Code, Client: r.entry.Client,
+		ClientID: r.entry.ClientID}, r.entry.Client, r.entry.ClientID)
+}
+
 // tap sees every event sent to the block's client.
 func (r *record) tap(ev protocol.Event) {
 	switch ev.Ev {
-	case "started":
-		r.started = true
-		r.h.viewers.send(protocol.Event{Ev: "block", Kind: "start", Data: r.entry.Code, Client: r.entry.Client,
-			ClientID: r.entry.ClientID}, r.entry.Client, r.entry.ClientID)
 	case "out":
 		r.out.Write(ev.Data)
 		r.h.viewers.send(ev, r.entry.Client, r.entry.ClientID)

@@ -18,6 +18,7 @@ func journalHost(t testing.TB) *Host {
 // its record collects the events sent to its client, and is queued.
 func runRecorded(h *Host, req protocol.Request, events []protocol.Event) {
 	rec := h.newRecord(req, time.Now())
+	rec.begin()
 	out := &sink{w: io.Discard, tap: rec.tap}
 	for _, ev := range events {
 		out.Send(ev)
@@ -30,9 +31,9 @@ func TestRecordAndFollow(t *testing.T) {
 	mine := h.viewers.add("repl", "7")
 	other := h.viewers.add("repl", "8")
 	runRecorded(h, protocol.Request{Code: "print(1)", Client: "repl", ClientID: "7"},
-		[]protocol.Event{{Ev: "started"}, {Ev: "out", Stream: "stdout", Data: "1\n"}})
+		[]protocol.Event{{Ev: "out", Stream: "stdout", Data: "1\n"}})
 	runRecorded(h, protocol.Request{Code: "print(2)", Client: "mcp", ClientID: "claude"},
-		[]protocol.Event{{Ev: "started"}, {Ev: "out", Stream: "stdout", Data: "2\n"}})
+		[]protocol.Event{{Ev: "out", Stream: "stdout", Data: "2\n"}})
 	j, err := h.journal.flush()
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func BenchmarkRecord(b *testing.B) {
 			v.mu.Unlock()
 		}
 	}()
-	events := []protocol.Event{{Ev: "started"}, {Ev: "out", Stream: "stdout", Data: strings.Repeat("a line of output\n", 20)}}
+	events := []protocol.Event{{Ev: "out", Stream: "stdout", Data: strings.Repeat("a line of output\n", 20)}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		runRecorded(h, protocol.Request{Code: "x = 1\nprint(x)", Client: "mcp", ClientID: "claude"}, events)

@@ -36,6 +36,7 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	h.attached = []protocol.Attached{}
 	h.mu.Unlock()
 	rec := h.newRecord(req, started)
+	rec.begin()
 	out.mu.Lock()
 	out.tap = rec.tap
 	out.mu.Unlock()

@@ -56,8 +56,8 @@
 //     The host answers "ok", then, until the client closes the
 //     connection, pushes the blocks other clients run (not the ones of
 //     the same Client and ClientID): "block" (Kind "start", Data the
-//     code, Client and ClientID whose block it is) as the block goes to
-//     the interpreter, its "note" and "out" events as they come, and
+//     code, Client and ClientID whose block it is) as the block gets the
+//     session's turn, its "note" and "out" events as they come, and
 //     "block" (Kind "end", Result) after it. A follower that falls behind
 //     by more than a MiB loses output, and an "out" event on "stderr"
 //     says how much.
