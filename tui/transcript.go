@@ -42,7 +42,7 @@ const (
 type entry struct {
 	kind  entryKind
 	text  string
-	label string // a block another client ran: which one ("mcp: claude")
+	label string  // a block another client ran: which one ("mcp: claude")
 	out   *output // stdout and stderr entries
 	lines []string
 	width int // the width lines were rendered for; 0: render again
