@@ -2,6 +2,10 @@
 # fetched by these targets; nothing is installed by hand.
 GO      ?= go
 BIN     := bin/vis-agent
+# The test-only build without the C audit hook when VIS_TEST_NO_AUDIT_HOOK=1
+# (the visnohook tag): the escape corpus runs through it to show the kernel
+# layer holds alone. Never released.
+NOHOOK_BIN := bin/vis-agent-nohook
 GOFLAGS_BUILD := -trimpath
 # Tests that compare with python run on every CPython 3.10+ they find; they
 # bound hangs only, never measure speed.
@@ -12,12 +16,15 @@ GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
 
 all: build
 
 build: uv
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/vis-agent
+
+nohook: uv
+	$(GO) build $(GOFLAGS_BUILD) -tags visnohook -o $(NOHOOK_BIN) ./cmd/vis-agent
 
 # The uv pinned in uvwrap/uv.pin, where vis-agent looks for it: beside the
 # binary, in bin/vis-agent-python/uv (release archives: vis-agent-python/uv).
@@ -32,9 +39,9 @@ uv-release:
 # The whole suite, lint first. One line per test as it ends (gotestsum),
 # with HOME and VIS_HOME pointed at empty folders that must stay empty
 # (internal/testguard): tests write only into their own temp folders.
-test: build test-deps test-wheels lint $(GOTESTSUM)
+test: build nohook test-deps test-wheels lint $(GOTESTSUM)
 	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
-	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
 
 # Real wheels for the offline tests that install packages (install() in a

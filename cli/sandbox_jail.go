@@ -223,16 +223,18 @@ func resolved(paths []string) []string {
 
 // applyChildPolicy puts the session's policy in force in this process,
 // the child, before CPython runs any code: the C audit hook (installed
-// once, before Main), then the kernel layer. Without the jail the thread
-// cap, the memory cap and --no-network still hold. It returns what is in
-// force, for session.access.
-func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string) (child.Access, error) {
+// once, before Main), then the kernel layer, with shield kept read-only
+// inside the writable roots. Without the jail the thread cap, the memory
+// cap and --no-network still hold. It returns what is in force, for
+// session.access.
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield) (child.Access, error) {
 	acc := child.Access{IsJailed: p.Jail, Network: p.Network, MaxThreads: p.MaxThreads,
 		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
 	memory := uint64(p.MemoryMB) << 20
 	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
 	if p.Jail {
 		kernel = jail.Session(rw, ro, p.Network, memory)
+		kernel.Shield = shield
 		acc.Roots, acc.ReadOnlyRoots = rw, ro
 	}
 	kernel.MaxThreads = p.MaxThreads

@@ -137,7 +137,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
-		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s),
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxLogCmd(s))
 }
 
@@ -691,13 +691,14 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			}
 			l := s.layout()
 			st := config.Load(l.UserConfig())
+			own, inner := l.Own()
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				FixFiles: st.SandboxFixFiles.Value,
 				Journal:  f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
 				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
-				Logs: l.Logs(), Sessions: l.Sessions(), Log: s.Err,
+				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
 					RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
@@ -801,8 +802,15 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				return err
 			}
 			rw, ro := jr.roots(ci.Policy, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
+			var shield jail.Shield
+			if ci.Policy.Jail {
+				own, inner := l.Own()
+				if shield, err = jail.NewShield(rw, own, inner, l.Sessions(), []string{state, tmp, ci.Packages}); err != nil {
+					return err
+				}
+			}
 			host := ci.Session.Access.Host
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro); err != nil {
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield); err != nil {
 				return err
 			}
 			ci.Session.Access.Host = host

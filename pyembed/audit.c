@@ -33,7 +33,7 @@ static void *(*p_PyInterpreterState_Get)(void);
 static void *(*p_PyInterpreterState_ThreadHead)(void *);
 static void *(*p_PyThreadState_Next)(void *);
 static void *p_None, *p_LongType, *p_UnicodeType, *p_BytesType;
-static void **p_PermissionError, **p_RuntimeError;
+static void **p_PermissionError, **p_RuntimeError, **p_ImportError;
 
 // The policy: set before the interpreter starts, never changed after.
 static int installed;
@@ -260,6 +260,21 @@ static const char *const process_events[] = {
 	"os.fork", "os.forkpty", "os.startfile", "os.killpg",
 };
 
+// Modules a jailed interpreter may not load: ctypes (its C half writes any
+// memory: a block found the hook list and emptied it) and CPython's test
+// modules, which reach the interpreter's internals. Matched on a module
+// name's last part, so a spec of another name ("x._ctypes") that would
+// find the same PyInit__ctypes is refused too.
+static const char *const refused_modules[] = {
+	"_ctypes", "_ctypes_test", "_testcapi", "_testinternalcapi", "_testlimitedcapi", "_testbuffer",
+	"_testmultiphase", "_testsinglephase", "_testimportmultiple", "_testclinic", "_testclinic_limited",
+	"_testexternalinspection",
+};
+
+// With _ctypes refused these never fire where it is a shared library (as
+// on every CPython of this machine); where it is built into libpython, an
+// import through importlib raises no "import" event, and these refuse
+// what it would do.
 static const char *const foreign_events[] = {
 	"ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at",
 };
@@ -361,6 +376,32 @@ static int check_unix_socket(const char *event, void *args) {
 	return check_path(event, addr, NULL, 1, 1);
 }
 
+// check_import: "import" is raised by the import statement (the module's
+// full name) and by every load of a C extension, _imp.create_dynamic
+// included (name and file): the refused modules. An ImportError, so that
+// code that treats ctypes as optional (`except ImportError`) carries on.
+// The name ctypes itself passes: a jailed session's child serves a
+// stand-in for it (vis_sandbox/noctypes.py) so that packages which import
+// ctypes without using it on Linux (pandas) load; the real one stops at
+// _ctypes.
+static int check_import(void *args) {
+	void *name_obj = arg(args, 0);
+	const char *name = name_obj != NULL && p_PyObject_IsInstance(name_obj, p_UnicodeType) == 1 ? p_PyUnicode_AsUTF8(name_obj) : NULL;
+	if (name == NULL) {
+		p_PyErr_Clear();
+		return 0;
+	}
+	const char *last = strrchr(name, '.');
+	last = last ? last + 1 : name;
+	if (!in_list(last, refused_modules, COUNT(refused_modules))) {
+		return 0;
+	}
+	if (strncmp(last, "_test", 5) == 0) {
+		return refuse(p_ImportError, "import %s%s: refused by %s (CPython's test modules reach the interpreter's internals)", name, "");
+	}
+	return refuse(p_ImportError, "import %s%s: refused by %s (no ctypes: it writes any memory of the interpreter)", name, "");
+}
+
 static int check_network(const char *event, void *args) {
 	char target[256] = "";
 	if (strcmp(event, "socket.__new__") == 0) {
@@ -413,6 +454,9 @@ static int hook(const char *event, void *args, void *data) {
 	}
 	if (strcmp(event, "open") == 0) {
 		return check_open(args);
+	}
+	if (strcmp(event, "import") == 0) {
+		return check_import(args);
 	}
 	if (strcmp(event, "socket.connect") == 0 || strcmp(event, "socket.bind") == 0 || strcmp(event, "socket.sendto") == 0) {
 		return check_unix_socket(event, args);
@@ -518,6 +562,7 @@ const char *vis_audit_install(int jail, int network, int max_threads, const char
 	VIS_FIND(p_BytesType, "PyBytes_Type");
 	VIS_FIND(p_PermissionError, "PyExc_PermissionError");
 	VIS_FIND(p_RuntimeError, "PyExc_RuntimeError");
+	VIS_FIND(p_ImportError, "PyExc_ImportError");
 	jail_on = jail;
 	network_on = network;
 	thread_cap = max_threads;

@@ -69,7 +69,7 @@ func runHookChild(req string) int {
 
 // hookAttempts runs in one interpreter, each attempt after the last
 // refusal (the interpreter stays usable), printing "name: outcome".
-const hookAttempts = `import os, sys, io, gc, builtins, socket, shutil, sqlite3, subprocess, threading, ctypes, mmap
+const hookAttempts = `import os, sys, io, gc, builtins, socket, shutil, sqlite3, subprocess, threading, mmap, glob, importlib, importlib.util
 S, WS, OUT = os.environ["SECRET"], os.environ["WS"], os.environ["OUTSIDE"]
 def attempt(name, f):
     try:
@@ -111,9 +111,16 @@ attempt("execv", lambda: os.execv("/bin/true", ["true"]))
 attempt("pty spawn", lambda: __import__("pty").spawn("true"))
 attempt("kill parent", lambda: os.kill(os.getppid(), 0))
 attempt("kill self", lambda: os.kill(os.getpid(), 0))
-attempt("ctypes library", lambda: ctypes.CDLL("libm.so.6"))
-attempt("ctypes system", lambda: ctypes.CDLL(None).system(b"true"))
-attempt("ctypes from_address", lambda: ctypes.c_int.from_address(id(1)).value)
+attempt("import ctypes", lambda: __import__("ctypes"))
+attempt("import ctypes.util", lambda: __import__("ctypes.util"))
+attempt("importlib _ctypes", lambda: importlib.import_module("_ctypes"))
+def renamed():
+    so = glob.glob(os.path.join(os.path.dirname(os.__file__), "lib-dynload", "_ctypes.*"))[0]
+    spec = importlib.util.spec_from_file_location("x._ctypes", so)
+    return importlib.util.module_from_spec(spec)
+attempt("_ctypes by another name", renamed)
+attempt("_testcapi", lambda: __import__("_testcapi"))
+attempt("_ctypes loaded", lambda: [m for m in sys.modules if "ctypes" in m])
 attempt("socket inet", lambda: socket.socket(socket.AF_INET))
 attempt("name lookup", lambda: socket.getaddrinfo("localhost", 80))
 attempt("unix socketpair", lambda: socket.socketpair()[0].family.name)
@@ -180,9 +187,12 @@ func TestAuditHook(t *testing.T) {
 				"kill parent: PermissionError: os.kill ",
 				"(only this process may be signalled)",
 				"kill self: ok",
-				"ctypes library: PermissionError: ctypes.dlopen 'libm.so.6': refused by the test jail (no foreign libraries)",
-				"ctypes system: PermissionError: ctypes.dlsym: refused by the test jail (no foreign code)",
-				"ctypes from_address: PermissionError: ctypes.cdata: refused",
+				"import ctypes: ImportError: import _ctypes: refused by the test jail (no ctypes: it writes any memory of the interpreter)",
+				"import ctypes.util: ImportError: import _ctypes",
+				"importlib _ctypes: ImportError: import _ctypes: refused by the test jail",
+				"_ctypes by another name: ImportError: import x._ctypes: refused by the test jail",
+				"_testcapi: ImportError: import _testcapi: refused by the test jail (CPython's test modules reach the interpreter's internals)",
+				"_ctypes loaded: ok []",
 				"socket inet: PermissionError: network access is refused: the test jail (socket.__new__ family 2)",
 				"name lookup: PermissionError: network access is refused: the test jail (socket.getaddrinfo 'localhost')",
 				"unix socketpair: ok AF_UNIX",

@@ -77,9 +77,13 @@ os.link(S, "hl"); print(E, open("hl").read())`, jailStops: true, want: "Permissi
 	{name: "os.fork", code: "pid = os.fork()\nif pid == 0: os._exit(0)\nos.waitpid(pid, 0); print(E)", jailStops: true, want: "PermissionError"},
 	{name: "os.posix_spawn", code: `pid = os.posix_spawn("/bin/cat", ["cat", S], os.environ); os.waitpid(pid, 0); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "pty.fork", code: "import pty\npid, fd = pty.fork()\nif pid == 0: os._exit(0)\nos.waitpid(pid, 0); print(E)", jailStops: true, want: "Error"},
-	{name: "ctypes CDLL(None).system", code: `import ctypes; r = ctypes.CDLL(None).system(("cat " + S).encode()); print(E if r == 0 else "failed", r)`, jailStops: true, want: "PermissionError"},
-	{name: "libc open through ctypes", code: "import ctypes\nlibc = ctypes.CDLL('libc.so.6', use_errno=True)\nfd = libc.open(S.encode(), 0)\nprint(E if fd >= 0 else 'failed', os.read(fd, 100) if fd >= 0 else fd)", jailStops: true, want: "PermissionError"},
-	{name: "_ctypes.dlopen", code: `import _ctypes; print(E, _ctypes.dlopen("libc.so.6", 2))`, jailStops: true, want: "PermissionError"},
+	// ctypes does not import with the hook; without it (the no-hook
+	// pass), the kernel refuses what it does.
+	{name: "ctypes CDLL(None).system", code: `import ctypes; r = ctypes.CDLL(None).system(("cat " + S).encode()); print(E if r == 0 else "failed", r)`, jailStops: true, want: "ImportError"},
+	{name: "libc open through ctypes", code: "import ctypes\nlibc = ctypes.CDLL('libc.so.6', use_errno=True)\nfd = libc.open(S.encode(), 0)\nprint(E if fd >= 0 else 'failed', os.read(fd, 100) if fd >= 0 else fd)", jailStops: true, want: "ImportError"},
+	{name: "_ctypes.dlopen", code: `import _ctypes, ctypes
+libc = ctypes.CDLL("libc.so.6", handle=_ctypes.dlopen("libc.so.6", 2))
+r = libc.system(("cat " + S).encode()); print(E if r == 0 else "failed", r)`, jailStops: true, want: "ImportError"},
 	{name: "a C extension calling system()", code: `sys.path.insert(0, WS + "/ext")
 try:
     import evilext
@@ -88,7 +92,7 @@ except ImportError as e:
 print(E if os.path.exists(WS + "/ext/leak") and open(WS + "/ext/leak").read() else "nothing leaked")`, jailStops: true},
 	{name: "os.kill the host", code: `import signal; os.kill(os.getppid(), signal.SIGCONT); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "os.kill another process", code: `import signal; os.kill(SLEEPER, signal.SIGCONT); print(E)`, jailStops: true, want: "PermissionError"},
-	{name: "signal another process through libc", code: "import ctypes, signal\nr = ctypes.CDLL(None).kill(SLEEPER, signal.SIGCONT)\nprint(E if r == 0 else 'failed', r)", jailStops: true, want: "PermissionError"},
+	{name: "signal another process through libc", code: "import ctypes, signal\nr = ctypes.CDLL(None).kill(SLEEPER, signal.SIGCONT)\nprint(E if r == 0 else 'failed', r)", jailStops: true, want: "ImportError"},
 	{name: "signal.pthread_kill of its own thread", code: `import signal, threading; signal.pthread_kill(threading.main_thread().ident, 0); print("own thread")`, want: "own thread"},
 	{name: "os.execv", code: `os.execv("/bin/cat", ["cat", S])`, jailStops: true, want: "PermissionError"},
 	// The hook's policy is C memory: nothing a block reaches weakens it.
@@ -152,6 +156,11 @@ except RuntimeError as e:
 finally:
     ev.set()`
 
+// escaped: the output carries the marker, the secret or a server's answer.
+func escaped(out string) bool {
+	return strings.Contains(out, "ESCAPED") || strings.Contains(out, escapeSecret) || strings.Contains(out, escapeAnswer)
+}
+
 // escapePrelude defines the names the attempts use.
 const escapePrelude = `import os, sys
 E = "ESC" + "APED"
@@ -165,18 +174,32 @@ TCP, UDP, SLEEPER = %d, %d, %d
 // output holds the secret, the loopback server's answer or the escape
 // marker, nothing changes outside the roots, the host lives and the next
 // block runs; without the jail, the attempts marked jailStops get
-// through.
+// through. The no-hook subtests run the same attempts through the
+// test-only build without the C audit hook: the kernel layer alone
+// stops them all (their messages are the kernel's, so want is not
+// asked, and the slow ones and the pass without the jail are not
+// repeated).
 func TestSandboxJailEscapes(t *testing.T) {
 	for _, py := range oldestAndNewest(t) {
-		t.Run(py.Name, func(t *testing.T) {
-			t.Parallel()
-			runEscapes(t, py)
-		})
+		for _, hook := range []bool{true, false} {
+			name := py.Name
+			if !hook {
+				name += "/no-hook"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				runEscapes(t, py, hook)
+			})
+		}
 	}
 }
 
-func runEscapes(t *testing.T, py testenv.Python) {
+func runEscapes(t *testing.T, py testenv.Python, hook bool) {
 	sb := newSandbox(t, py)
+	if !hook {
+		sb.bin = testenv.NoHookBinary(t)
+		sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
+	}
 	// A thread cap from the settings.
 	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_threads = 48\n"})
 	out := t.TempDir()
@@ -206,13 +229,11 @@ func runEscapes(t *testing.T, py testenv.Python) {
 		}
 		return r
 	}
-	escaped := func(r result) bool {
-		all := r.stdout + r.stderr
-		return strings.Contains(all, "ESCAPED") || strings.Contains(all, escapeSecret) || strings.Contains(all, escapeAnswer)
-	}
-
 	// Jailed.
 	for _, e := range escapes {
+		if !hook && e.jailedOnly {
+			continue
+		}
 		session, flags := "jailed", []string(nil)
 		if e.noNetwork {
 			session, flags = "nonet", []string{"--no-network"}
@@ -223,7 +244,7 @@ func runEscapes(t *testing.T, py testenv.Python) {
 		}
 		r := run(session, `print("block ran")`+"\n"+e.code, timeout, flags...)
 		all := r.stdout + r.stderr
-		if escaped(r) {
+		if escaped(r.stdout + r.stderr) {
 			t.Errorf("jailed: %s got through:\n%s", e.name, all)
 		}
 		if !e.mayCrash && !strings.Contains(r.stdout, "block ran") {
@@ -233,7 +254,7 @@ func runEscapes(t *testing.T, py testenv.Python) {
 		if e.name == "thread bomb" {
 			want = "the cap of 48 threads is reached"
 		}
-		if want != "" && !strings.Contains(all, want) {
+		if hook && want != "" && !strings.Contains(all, want) {
 			t.Errorf("jailed: %s: output lacks %q:\n%s", e.name, want, all)
 		}
 		if after := treeState(t, out); after != before {
@@ -246,6 +267,9 @@ func runEscapes(t *testing.T, py testenv.Python) {
 	if _, err := os.Stat(filepath.Join(sb.ws, "ext", "leak")); err == nil {
 		t.Errorf("jailed: the C extension's system() ran")
 	}
+	if !hook {
+		return
+	}
 
 	// Without the jail: what the jail is what stops.
 	var stopped []string
@@ -254,7 +278,7 @@ func runEscapes(t *testing.T, py testenv.Python) {
 			continue
 		}
 		r := run("free", e.code, "60s", "--no-jail")
-		if e.jailStops && !escaped(r) {
+		if e.jailStops && !escaped(r.stdout+r.stderr) {
 			t.Errorf("without the jail, %s did not get through, so the corpus does not show the jail stops it:\n%s%s", e.name, r.stdout, r.stderr)
 		}
 		if e.freeWant != "" && !strings.Contains(r.stdout+r.stderr, e.freeWant) {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 )
 
 // Layout is the folder layout for one environment: the variables it was
@@ -88,6 +89,19 @@ func (l Layout) UVVerified() string { return filepath.Join(l.Python(), "uv-verif
 
 // Sandbox holds the sandbox's sessions, history and attachments.
 func (l Layout) Sandbox() string { return filepath.Join(l.Home(), "sandbox") }
+
+// Own are vis-agent's own folders, which a jailed session may never
+// change, whatever writable root holds them: $VIS_HOME, and the shared
+// packages when VIS_PYTHON_PACKAGES puts them elsewhere. Inner are those
+// a writable root may not be inside of: everything vis-agent keeps in
+// $VIS_HOME (another folder there, a workspace of its own, may be).
+func (l Layout) Own() (own, inner []string) {
+	own = []string{l.Home()}
+	if p := l.SharedPackages(); !strings.HasPrefix(p, l.Home()+string(filepath.Separator)) {
+		own = append(own, p)
+	}
+	return own, []string{l.UserConfig(), l.Python(), l.Sandbox(), l.Logs(), l.SharedPackages()}
+}
 
 // Sessions holds one folder per sandbox session.
 func (l Layout) Sessions() string { return filepath.Join(l.Sandbox(), "sessions") }

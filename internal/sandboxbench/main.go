@@ -33,7 +33,10 @@
 //   - with -data WHEELHOUSE: only issue 21's figures (data.go), with numpy
 //     and pandas from that folder of wheels.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE] [-git]
+//
+// -git makes every workspace a git repository's top (a .git folder), as a
+// user's project often is: a jailed session keeps it read-only.
 package main
 
 import (
@@ -68,6 +71,7 @@ func main() {
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
 	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
+	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
@@ -109,6 +113,9 @@ type bench struct {
 	sessions      []string
 }
 
+// gitWorkspace: newBench's workspaces hold a .git folder.
+var gitWorkspace bool
+
 func newBench(bin string, py testenv.Python) (*bench, error) {
 	home, err := os.MkdirTemp("", "sandboxbench-")
 	if err != nil {
@@ -119,6 +126,11 @@ func newBench(bin string, py testenv.Python) (*bench, error) {
 	b := &bench{bin: bin, home: home, ws: filepath.Join(home, "ws")}
 	if err := os.Mkdir(b.ws, 0o755); err != nil {
 		return nil, err
+	}
+	if gitWorkspace {
+		if err := os.MkdirAll(filepath.Join(b.ws, ".git", "hooks"), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	for _, kv := range os.Environ() {
 		if len(kv) < 4 || kv[:4] != "VIS_" {

@@ -15,30 +15,47 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// build is one binary built once per test process.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var release, noHook build
 
 // Binary is the vis-agent binary under test: $VIS_AGENT_BIN (what `make
 // test` sets), else one built once per test process, with the uv of
 // bin/vis-agent-python beside it when there is one.
 func Binary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("VIS_AGENT_BIN"); p != "" {
+	return release.get(t, "VIS_AGENT_BIN")
+}
+
+// NoHookBinary is the test-only binary that skips the C audit hook when
+// VIS_TEST_NO_AUDIT_HOOK=1 (the visnohook tag): $VIS_AGENT_NOHOOK_BIN
+// (what `make test` sets), else one built once per test process.
+func NoHookBinary(t testing.TB) string {
+	t.Helper()
+	return noHook.get(t, "VIS_AGENT_NOHOOK_BIN", "-tags", "visnohook")
+}
+
+func (b *build) get(t testing.TB, env string, flags ...string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	buildOnce.Do(func() {
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "vis-agent-test-bin-")
 		if err != nil {
-			buildErr = err
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(dir, "vis-agent")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/vis-agent/vis-agent/cmd/vis-agent").CombinedOutput()
+		b.path = filepath.Join(dir, "vis-agent")
+		args := append(append([]string{"build"}, flags...), "-o", b.path, "github.com/vis-agent/vis-agent/cmd/vis-agent")
+		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		// The pinned uv that `make uv` fetched goes beside it, as in a
@@ -50,10 +67,10 @@ func Binary(t testing.TB) string {
 			}
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
 // Python is one CPython installation with a shared library.

@@ -13,9 +13,11 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
-// Bounds of the shell calls' times.
+// Bounds of the shell calls' times: a command's own timeout is kept
+// within a block's longest (protocol.MaxTimeout), so that none runs on for hours
+// after the block that started it; maxShellWait bounds the arguments.
 const (
-	maxShellTimeout = 24 * time.Hour
+	maxShellWait = 24 * time.Hour
 	// waitSlice is how long one wait on a command lasts before the call
 	// checks whether it was abandoned.
 	waitSlice = 250 * time.Millisecond
@@ -40,7 +42,10 @@ func (h *Host) shellsFor(policy protocol.Policy) *tools.Shells {
 	m := h.shells.sets[string(key)]
 	if m == nil {
 		dir := filepath.Join(h.cfg.Folder.Dir, "shells", fmt.Sprint(len(h.shells.sets)+1))
-		m = tools.NewShells(dir, h.access(policy))
+		// The caps of the session's child bound each command too: its
+		// processes' address space, and its processes and threads together.
+		m = tools.NewShells(dir, h.access(policy), tools.Limits{Exe: h.cfg.Exe,
+			MemoryBytes: uint64(max(policy.MemoryMB, 0)) << 20, MaxTasks: max(policy.MaxThreads, 0)})
 		h.shells.sets[string(key)] = m
 	}
 	return m
@@ -109,14 +114,15 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		if strings.TrimSpace(in.Cmd) == "" {
 			return reply{}, errorf("ValueError", "shell: the command is empty")
 		}
-		timeout, err := millis("timeout", in.TimeoutMS, maxShellTimeout)
+		timeout, err := millis("timeout", in.TimeoutMS, maxShellWait)
 		if err != nil {
 			return reply{}, err
 		}
 		if timeout == 0 {
 			return reply{}, errorf("ValueError", "shell: timeout must be more than 0 seconds")
 		}
-		wait, err := millis("wait", in.WaitMS, maxShellTimeout)
+		timeout = min(timeout, protocol.MaxTimeout)
+		wait, err := millis("wait", in.WaitMS, maxShellWait)
 		if err != nil {
 			return reply{}, err
 		}
@@ -161,7 +167,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		if err := decodeArgs(args, &in); err != nil {
 			return reply{}, err
 		}
-		max, err := millis("max", in.MaxMS, maxShellTimeout)
+		max, err := millis("max", in.MaxMS, maxShellWait)
 		if err != nil {
 			return reply{}, err
 		}

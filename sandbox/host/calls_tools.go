@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -18,6 +19,10 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 		// The host's own files, should a root hold them (a Vis home inside
 		// the workspace).
 		a.Hidden = []string{h.cfg.Attachments, filepath.Join(h.cfg.Folder.Dir, "shells"), h.cfg.Folder.SocketPath(), h.cfg.Folder.KeyPath()}
+		// What the child keeps read-only (the same shield); where it
+		// cannot be made, the child does not start, and no call comes.
+		a.Shield, _ = jail.NewShield(a.ReadWrite, h.cfg.Own, h.cfg.OwnInner, h.cfg.Sessions,
+			[]string{h.cfg.Folder.StateDir(), h.cfg.Folder.TempDir()})
 	}
 	return a
 }

@@ -53,6 +53,10 @@ type Config struct {
 	// Policy is the jail of the first child; a block asking for another
 	// one replaces the child.
 	Policy protocol.Policy
+	// Own are vis-agent's own folders ($VIS_HOME, the shared packages):
+	// read-only to the session's code whatever root holds them; no
+	// writable root may be inside one of OwnInner (jail.NewShield).
+	Own, OwnInner []string
 	// Attachments is the attachments store's folder; AttachMaxBytes the
 	// limit of one attachment (0: the store's default).
 	Attachments    string

@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,7 +29,20 @@ type world struct {
 	answer             string
 	tcpPort, udpPort   int
 	unixSock           string
-	sleeper            *exec.Cmd
+	// dgramSock is a datagram unix socket outside the roots; got counts
+	// the datagrams it received (none may come from the jail).
+	dgramSock string
+	got       *atomic.Int32
+	// abstract is the name of an abstract unix socket outside the jail.
+	abstract string
+	// sleeper is a process of the same user outside the jail; peer one
+	// without capabilities, as another session's jailed process is: the
+	// kernel lets a process without capabilities change the priority or
+	// scheduling of a process that has none more than it.
+	sleeper, peer *exec.Cmd
+	// handle is the secret's folder, open: a jailed process that holds
+	// it (on descriptor 3) gets no more than its roots through it.
+	handle *os.File
 }
 
 func token(t *testing.T) string {
@@ -58,31 +71,34 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 
+	handle, err := os.Open(secretDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { handle.Close() })
+	w.handle = handle
 	w.tcpPort, w.udpPort = testenv.Loopback(t, w.answer)
 	// A local service on a unix socket file outside the roots, like a
 	// container daemon's.
 	w.unixSock = filepath.Join(t.TempDir(), "service.sock")
-	ul, err := net.Listen("unix", w.unixSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ul.Close() })
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(w.answer))
-			c.Close()
-		}
-	}()
+	testenv.Answer(t, "unix", w.unixSock, w.answer)
+	w.dgramSock = filepath.Join(t.TempDir(), "dgram.sock")
+	w.got = testenv.Datagrams(t, w.dgramSock)
+	w.abstract = "vis-jail-test-" + token(t)
+	testenv.Answer(t, "unix", "@"+w.abstract, w.answer)
 
 	w.sleeper = exec.Command("sleep", "600")
 	if err := w.sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.sleeper.Process.Kill(); w.sleeper.Wait() })
+	req, _ := json.Marshal(childRequest{Policy: Policy{DropPrivileges: true}, Argv: []string{w.sleeper.Path, "600"}})
+	w.peer = exec.Command(os.Args[0])
+	w.peer.Env = append(os.Environ(), childEnv+"="+string(req))
+	if err := w.peer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.peer.Process.Kill(); w.peer.Wait() })
 	return w
 }
 
@@ -90,7 +106,8 @@ func (w *world) env() []string {
 	return append(os.Environ(),
 		"SECRET="+w.secret, "OUTSIDE="+w.outside, "WS="+w.ws,
 		fmt.Sprintf("TCP_PORT=%d", w.tcpPort), fmt.Sprintf("UDP_PORT=%d", w.udpPort),
-		fmt.Sprintf("SLEEPER=%d", w.sleeper.Process.Pid), "UNIX_SOCK="+w.unixSock)
+		fmt.Sprintf("SLEEPER=%d", w.sleeper.Process.Pid), fmt.Sprintf("PEER=%d", w.peer.Process.Pid), "UNIX_SOCK="+w.unixSock, "DGRAM_SOCK="+w.dgramSock,
+		"ABSTRACT="+w.abstract)
 }
 
 // sessionPolicy is a jailed session's policy for this world: the
@@ -101,7 +118,8 @@ func sessionPolicy(w *world, py testenv.Python) Policy {
 }
 
 // runJailed runs argv in a re-executed test binary that applies p first.
-func runJailed(t *testing.T, p Policy, argv []string, env []string) (string, error) {
+// files are inherited from descriptor 3 on.
+func runJailed(t *testing.T, p Policy, argv []string, env []string, files ...*os.File) (string, error) {
 	t.Helper()
 	req, err := json.Marshal(childRequest{Policy: p, Argv: argv})
 	if err != nil {
@@ -111,6 +129,7 @@ func runJailed(t *testing.T, p Policy, argv []string, env []string) (string, err
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(env, childEnv+"="+string(req))
+	cmd.ExtraFiles = files
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -126,9 +145,12 @@ type escape struct {
 
 const prelude = `import os, sys, socket, ctypes, errno
 S, WS, OUT = os.environ["SECRET"], os.environ["WS"], os.environ["OUTSIDE"]
-TCP, UDP, SLEEPER = int(os.environ["TCP_PORT"]), int(os.environ["UDP_PORT"]), int(os.environ["SLEEPER"])
+TCP, UDP = int(os.environ["TCP_PORT"]), int(os.environ["UDP_PORT"])
+SLEEPER, PEER = int(os.environ["SLEEPER"]), int(os.environ["PEER"])
 libc = ctypes.CDLL(None, use_errno=True)
 E = "ESC" + "APED"  # built at run time: a traceback quoting the source must not match
+# Syscall numbers of this architecture that Python has no function for.
+SYS = {"x86_64": {"ioprio_set": 251, "kcmp": 312}, "aarch64": {"ioprio_set": 30, "kcmp": 272}}[os.uname().machine]
 def sockaddr(port):
     import struct
     return struct.pack("=HH4s8x", socket.AF_INET, socket.htons(port), socket.inet_aton("127.0.0.1"))
@@ -142,6 +164,8 @@ var escapes = []escape{
 	{"dotdot", `print(E, open(WS + "/../" + os.path.relpath(S, os.path.dirname(WS))).read())`, true, "PermissionError"},
 	{"proc self root", `print(E, open("/proc/self/root" + S).read())`, true, "PermissionError"},
 	{"proc self fd", `fd = os.open(WS, os.O_RDONLY); print(E, open("/proc/self/fd/%d/door/secret" % fd).read())`, true, "PermissionError"},
+	{"an inherited handle of a folder outside", `print(E, open("/proc/self/fd/3/secret").read())`, true, "PermissionError"},
+	{"openat on an inherited handle", `print(E, os.read(os.open("secret", os.O_RDONLY, dir_fd=3), 100))`, true, "PermissionError"},
 	{"openat dir_fd", `fd = os.open(WS, os.O_RDONLY); print(E, os.read(os.open("door/secret", os.O_RDONLY, dir_fd=fd), 100))`, true, "PermissionError"},
 	{"os.open write outside", `os.open(OUT + "/planted", os.O_CREAT | os.O_WRONLY); print(E)`, true, "PermissionError"},
 	{"hard link out", `os.link(S, WS + "/hl"); print(E, open(WS + "/hl").read())`, true, ""},
@@ -159,6 +183,23 @@ else: print("refused", os.strerror(ctypes.get_errno()))`, true, "refused"},
 	{"udp", `s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.sendto(b"hi", ("127.0.0.1", UDP)); print(E, s.recv(100))`, true, "PermissionError"},
 	{"mptcp", `s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(("127.0.0.1", TCP)); print(E, s.recv(100))`, true, "PermissionError"},
 	{"unix socket outside the roots", `s = socket.socket(socket.AF_UNIX); s.connect(os.environ["UNIX_SOCK"]); print(E, s.recv(100))`, true, "PermissionError"},
+	// A datagram goes to any socket file by its path, connected or not:
+	// neither a new unix socket nor a datagram socketpair may be had.
+	{"sendmsg to a datagram socket outside the roots", `s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([b"hi"], [], 0, os.environ["DGRAM_SOCK"]); print(E)`, true, "PermissionError"},
+	{"a datagram socketpair's sendmsg outside the roots", `a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.sendmsg([b"hi"], [], 0, os.environ["DGRAM_SOCK"]); print(E)`, true, "PermissionError"},
+	{"an abstract unix socket outside the jail", `s = socket.socket(socket.AF_UNIX); s.connect("\0" + os.environ["ABSTRACT"]); print(E, s.recv(100))`, true, "PermissionError"},
+	// Other processes of the user (here root's): their limits, priority,
+	// CPUs, scheduling and I/O priority, and what kcmp says of them.
+	{"prlimit of another process", `import resource; resource.prlimit(SLEEPER, resource.RLIMIT_CORE, (0, 0)); print(E)`, true, "PermissionError"},
+	{"setpriority of another process", `os.setpriority(os.PRIO_PROCESS, PEER, 5); print(E)`, true, "PermissionError"},
+	{"sched_setaffinity of another process", `os.sched_setaffinity(PEER, {0}); print(E)`, true, "PermissionError"},
+	{"sched_setscheduler of another process", `os.sched_setscheduler(PEER, os.SCHED_BATCH, os.sched_param(0)); print(E)`, true, "PermissionError"},
+	{"ioprio_set of another process", `r = libc.syscall(SYS["ioprio_set"], 1, PEER, (2 << 13) | 4)
+print(E if r == 0 else "refused", r)`, true, "refused"},
+	{"kcmp with another process", `r = libc.syscall(SYS["kcmp"], os.getpid(), PEER, 0, 0, 0)
+print(E if r >= 0 else "refused", r)`, true, "refused"},
 	{"ipv6", `print(E, socket.socket(socket.AF_INET6).fileno())`, true, "PermissionError"},
 	{"raw socket", `print(E, socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).fileno())`, true, "PermissionError"},
 	{"packet socket", `print(E, socket.socket(socket.AF_PACKET, socket.SOCK_RAW).fileno())`, true, "PermissionError"},
@@ -219,7 +260,7 @@ func TestEscapes(t *testing.T) {
 	for _, py := range pythons {
 		t.Run(py.Name, func(t *testing.T) {
 			for _, e := range escapes {
-				out, _ := runJailed(t, sessionPolicy(w, py), []string{py.Executable, "-c", prelude + e.code}, w.env())
+				out, _ := runJailed(t, sessionPolicy(w, py), []string{py.Executable, "-c", prelude + e.code}, w.env(), w.handle)
 				w.check(t, e, out)
 			}
 		})
@@ -231,12 +272,13 @@ func TestEscapes(t *testing.T) {
 				continue
 			}
 			cmd := exec.Command(py.Executable, "-c", prelude+e.code)
-			cmd.Env = w.env()
+			cmd.Env, cmd.ExtraFiles = w.env(), []*os.File{w.handle}
 			out, _ := cmd.CombinedOutput()
 			if !strings.Contains(string(out), "ESCAPED") {
 				t.Errorf("%s: without the jail the attempt should get through, got:\n%s", e.name, out)
 			}
 			w.cleanOutside(t)
+			w.got.Store(0)
 		}
 	})
 }
@@ -255,12 +297,18 @@ func (w *world) check(t *testing.T, e escape, out string) {
 	if e.want != "" && !strings.Contains(out, e.want) {
 		t.Errorf("%s: want %q in the output:\n%s", e.name, e.want, out)
 	}
+	time.Sleep(10 * time.Millisecond) // the datagram reader's turn
+	if n := w.got.Swap(0); n != 0 {
+		t.Errorf("%s: %d datagrams reached the socket outside the roots", e.name, n)
+	}
 	if entries, _ := os.ReadDir(w.outside); len(entries) != 1 {
 		t.Errorf("%s: a file appeared outside the roots: %v", e.name, entries)
 	}
 	w.cleanOutside(t)
-	if err := w.sleeper.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Fatalf("%s: the process outside the jail died: %v", e.name, err)
+	for _, p := range []*exec.Cmd{w.sleeper, w.peer} {
+		if err := p.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Fatalf("%s: the process outside the jail died: %v", e.name, err)
+		}
 	}
 }
 

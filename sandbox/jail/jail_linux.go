@@ -39,6 +39,19 @@ func Apply(p Policy) (Status, error) {
 			st.MaxTasks = max
 		}
 	}
+	// Before the capabilities go: mounting needs them; after the cgroup,
+	// which is read-only after it.
+	if !p.Shield.Empty() {
+		switch err := applyShield(p.Shield); {
+		case errors.Is(err, errNoNamespace):
+			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
+		case err != nil:
+			return st, err
+		default:
+			st.ReadOnlyMounts = true
+			st.ReadOnly, st.HiddenSessions = p.Shield.ReadOnly, p.Shield.Sessions
+		}
+	}
 	if p.DropPrivileges {
 		if err := dropCapabilities(); err != nil {
 			return st, err
@@ -55,11 +68,8 @@ func Apply(p Policy) (Status, error) {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); needsSeccomp(p) && err != nil {
 		st.Missing = append(st.Missing, "seccomp: this kernel has no seccomp filters, so socket families, new processes and administrative calls are not refused by the kernel")
 	} else if needsSeccomp(p) {
-		// Without the network, a jailed process connects no socket at all
-		// where Landlock cannot confine unix socket files: a local
-		// service's socket (a container daemon's) is a way out.
-		denyConnect := p.NoNetwork && p.ConfineFiles && st.LandlockABI < abiUnixSockets
-		raw, err := filter(p, denyConnect)
+		noUnix := p.ConfineFiles && st.LandlockABI < abiUnixSockets
+		raw, err := filter(p, noUnix)
 		if err != nil {
 			return st, err
 		}
@@ -67,6 +77,7 @@ func Apply(p Policy) (Status, error) {
 			return st, fmt.Errorf("load the seccomp filter: %w", err)
 		}
 		loaded = true
+		st.NoUnixSockets, st.NoOtherProcesses = noUnix, p.NoOtherProcesses
 	}
 	// Check, not trust: every thread's own view of what it holds.
 	if err := verifyThreads(p, loaded, &st); err != nil {
@@ -226,8 +237,8 @@ func applyLandlock(p Policy, st *Status) error {
 	if p.NoNetwork && !st.TCP {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only seccomp refuses the network", st.LandlockABI))
 	}
-	if p.ConfineFiles && !p.NoNetwork && st.LandlockABI < abiUnixSockets {
-		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine connecting to unix socket files (%d+), so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))
+	if p.ConfineFiles && st.LandlockABI < abiUnixSockets && !st.NoUnixSockets {
+		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine unix socket files (%d+) and seccomp could not refuse unix sockets, so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))
 	}
 	if p.ScopeIPC && !st.ScopedIPC {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no signal scoping (6+), so other processes can be signalled", st.LandlockABI))

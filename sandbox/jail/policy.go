@@ -10,7 +10,12 @@ import (
 type Policy struct {
 	// ConfineFiles limits file access to ReadWrite and ReadOnly (plus the
 	// system files in SystemReadOnly and SystemReadWrite, which the caller
-	// adds when it wants them). Roots that do not exist are skipped.
+	// adds when it wants them). Roots that do not exist are skipped. On a
+	// kernel whose Landlock cannot confine unix socket files (ABI < 9) it
+	// also refuses new unix sockets (seccomp): socket(AF_UNIX, ...), and
+	// socketpair but of stream sockets, which reach nothing but their
+	// pair; otherwise a socket file outside the roots (a local service,
+	// a session's own host) would be one connect or sendmsg away.
 	ConfineFiles bool
 	ReadWrite    []string
 	ReadOnly     []string
@@ -18,17 +23,24 @@ type Policy struct {
 	// family but AF_UNIX (seccomp: UDP, MPTCP, raw and netlink sockets, and
 	// with them name lookups), io_uring, and reaching into other processes
 	// (ptrace, process_vm_*, pidfd_getfd), module loading, kexec and bpf.
-	// With ConfineFiles too, on a kernel whose Landlock cannot confine unix
-	// socket files (ABI < 9), connect is refused whatever the socket.
 	NoNetwork bool
 	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
 	// threads still start, processes do not.
 	NoNewProcesses bool
+	// NoOtherProcesses refuses (seccomp) the calls that change another
+	// process named by its pid, its process group or its user: limits
+	// (prlimit), priority, CPUs and scheduling, I/O priority, memory
+	// placement; and kcmp, process_madvise and process_mrelease. Signals
+	// are Landlock's (ScopeIPC), ptrace and process_vm_* NoNetwork's and
+	// DropPrivileges'.
+	NoOtherProcesses bool
 	// DropPrivileges drops every capability (effective, permitted,
 	// inheritable, ambient and the bounding set), so a process running as
 	// root cannot chroot, mount, open raw sockets, ptrace, raise an rlimit
 	// or change owners, and an exec cannot give them back; it also refuses
-	// those and the other administrative system calls with seccomp.
+	// those and the other administrative system calls with seccomp, and
+	// every way to make a namespace (unshare, setns, clone's CLONE_NEW*
+	// flags; clone3, whose flags seccomp cannot read, says ENOSYS).
 	DropPrivileges bool
 	// ScopeIPC keeps signals and abstract unix sockets inside the jail: a
 	// jailed process cannot signal or connect to a process outside it,
@@ -37,6 +49,11 @@ type Policy struct {
 	// MemoryBytes, when not 0, caps the address space (RLIMIT_AS, soft and
 	// hard): an allocation past it fails (MemoryError in Python).
 	MemoryBytes uint64
+	// Shield keeps files inside the writable roots read-only (and other
+	// sessions out of sight) through a mount namespace of the process's
+	// own, made before its first thread (EarlyFlag): without one, Apply
+	// refuses, saying why and how.
+	Shield Shield
 	// MaxThreads, when not 0, caps the threads of the thread calling
 	// Apply, which must be the one that runs the untrusted code, through a
 	// pids cgroup of its own: that thread and every thread it (or they)
@@ -57,19 +74,34 @@ var SystemReadWrite = []string{"/dev/null"}
 
 // Session is the policy of a jailed sandbox session's child: files
 // confined to the writable and read-only roots (the system's own files
-// added), no new processes, no privileges, IPC scoped, the network as
-// asked, the address space capped at memoryBytes (0: no cap).
+// added), no new processes, other processes untouchable, no privileges,
+// IPC scoped, the network as asked, the address space capped at
+// memoryBytes (0: no cap).
 func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
 	return Policy{
-		ConfineFiles:   true,
-		ReadWrite:      append(append([]string(nil), readWrite...), SystemReadWrite...),
-		ReadOnly:       append(append([]string(nil), readOnly...), SystemReadOnly...),
-		NoNetwork:      !network,
-		NoNewProcesses: true,
-		DropPrivileges: true,
-		ScopeIPC:       true,
-		MemoryBytes:    memoryBytes,
+		ConfineFiles:     true,
+		ReadWrite:        append(append([]string(nil), readWrite...), SystemReadWrite...),
+		ReadOnly:         append(append([]string(nil), readOnly...), SystemReadOnly...),
+		NoNetwork:        !network,
+		NoNewProcesses:   true,
+		NoOtherProcesses: true,
+		DropPrivileges:   true,
+		ScopeIPC:         true,
+		MemoryBytes:      memoryBytes,
 	}
+}
+
+// Command is the policy of a command a jailed session runs (shell()):
+// the child's kernel layer but for new processes, which a command needs.
+// Files are confined to the writable and read-only roots, which the
+// caller gives with what bubblewrap mounts around them; other processes
+// are untouchable, privileges and namespaces gone, signals and abstract
+// sockets scoped, the network as asked, and the address space of each
+// process capped at memoryBytes (0: no cap).
+func Command(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
+	p := Session(readWrite, readOnly, network, memoryBytes)
+	p.NoNewProcesses = false
+	return p
 }
 
 // NoNetwork is the policy of `vis-agent python --no-network`: the network
@@ -80,14 +112,27 @@ func NoNetwork() Policy { return Policy{NoNetwork: true} }
 // what a session shows (session.access).
 type Status struct {
 	// LandlockABI is the kernel's Landlock ABI version, 0 when it has none.
-	LandlockABI int    `json:"landlock_abi"`
-	Files       bool   `json:"files"`        // file roots enforced (Landlock)
-	TCP         bool   `json:"tcp"`          // TCP bind/connect refused (Landlock ABI 4)
-	ScopedIPC   bool   `json:"scoped_ipc"`   // signals and abstract sockets scoped (Landlock ABI 6)
-	Seccomp     bool   `json:"seccomp"`      // the seccomp filter is loaded on every thread
-	NoNewPrivs  bool   `json:"no_new_privs"` // on every thread
-	NoCaps      bool   `json:"no_caps"`      // no capability left that an exec could use
-	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	LandlockABI int  `json:"landlock_abi"`
+	Files       bool `json:"files"`      // file roots enforced (Landlock)
+	TCP         bool `json:"tcp"`        // TCP bind/connect refused (Landlock ABI 4)
+	ScopedIPC   bool `json:"scoped_ipc"` // signals and abstract sockets scoped (Landlock ABI 6)
+	Seccomp     bool `json:"seccomp"`    // the seccomp filter is loaded on every thread
+	// NoUnixSockets: seccomp refuses new unix sockets (socketpair of
+	// stream sockets only), where Landlock cannot confine socket files.
+	NoUnixSockets bool `json:"no_unix_sockets"`
+	// NoOtherProcesses: seccomp refuses calls that change another process.
+	NoOtherProcesses bool   `json:"no_other_processes"`
+	NoNewPrivs       bool   `json:"no_new_privs"` // on every thread
+	NoCaps           bool   `json:"no_caps"`      // no capability left that an exec could use
+	MemoryBytes      uint64 `json:"memory_bytes,omitempty"`
+	// ReadOnlyMounts: every mount but the writable roots is read-only
+	// (Shield), so no file outside them changes mode, times or extended
+	// attributes. ReadOnly are the paths inside the writable roots kept
+	// read-only; HiddenSessions, the sessions folder shown empty but for
+	// the session's own.
+	ReadOnlyMounts bool     `json:"read_only_mounts"`
+	ReadOnly       []string `json:"read_only,omitempty"`
+	HiddenSessions string   `json:"hidden_sessions,omitempty"`
 	// MaxTasks is the pids.max of the process's cgroup, 0 when none.
 	MaxTasks int `json:"max_tasks,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
@@ -110,6 +155,8 @@ func (s Status) String() string {
 	add(s.TCP, "no TCP")
 	add(s.ScopedIPC, "scoped signals")
 	add(s.Seccomp, "seccomp")
+	add(s.NoUnixSockets, "no unix sockets")
+	add(s.NoOtherProcesses, "other processes untouchable")
 	add(s.NoNewPrivs, "no_new_privs")
 	add(s.NoCaps, "no capabilities")
 	if s.MemoryBytes > 0 {
@@ -117,6 +164,10 @@ func (s Status) String() string {
 	}
 	if s.MaxTasks > 0 {
 		on = append(on, fmt.Sprintf("%d tasks", s.MaxTasks))
+	}
+	add(s.ReadOnlyMounts, "read-only mounts")
+	if len(s.ReadOnly) > 0 {
+		on = append(on, "read-only "+strings.Join(s.ReadOnly, " "))
 	}
 	text := "kernel layer: " + strings.Join(on, ", ")
 	if len(on) == 0 {

@@ -31,14 +31,62 @@ var privilegedCalls = []uint32{
 	unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT, unix.SYS_QUOTACTL, unix.SYS_SYSLOG, unix.SYS_VHANGUP,
 }
 
+// otherProcessCalls act on another process named by a descriptor
+// (process_madvise, process_mrelease) or compare two (kcmp): no jailed
+// process needs them.
+var otherProcessCalls = []uint32{unix.SYS_KCMP, unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE}
+
+// argRule lets a call through only when every listed argument has its
+// value; any other call of that number is refused.
+type argRule struct {
+	nr   uint32
+	args []argValue
+}
+
+type argValue struct{ index, value uint32 }
+
+// ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h).
+const ioprioWhoProcess = 1
+
+// ownProcessRules are the calls that change a process named by its pid
+// (or a process group, or a user's processes): only the caller itself
+// (pid 0) may be named. The kernel lets a process without capabilities
+// change the limits of any process of its user, and the priority,
+// scheduling, CPUs, memory placement and I/O priority of one that has no
+// more capabilities than it: another session's jailed child, the user's
+// own programs. A process's own threads are not named either
+// (pthread_setaffinity_np gets EPERM, which libraries tolerate).
+var ownProcessRules = []argRule{
+	{unix.SYS_PRLIMIT64, []argValue{{0, 0}}},
+	{unix.SYS_SETPRIORITY, []argValue{{0, unix.PRIO_PROCESS}, {1, 0}}},
+	{unix.SYS_SCHED_SETAFFINITY, []argValue{{0, 0}}},
+	{unix.SYS_SCHED_SETPARAM, []argValue{{0, 0}}},
+	{unix.SYS_SCHED_SETSCHEDULER, []argValue{{0, 0}}},
+	{unix.SYS_SCHED_SETATTR, []argValue{{0, 0}}},
+	{unix.SYS_IOPRIO_SET, []argValue{{0, ioprioWhoProcess}, {1, 0}}},
+	{unix.SYS_MIGRATE_PAGES, []argValue{{0, 0}}},
+	{unix.SYS_MOVE_PAGES, []argValue{{0, 0}}},
+	{unix.SYS_GET_ROBUST_LIST, []argValue{{0, 0}}},
+}
+
+// namespaceFlags are clone's flags that make a namespace: refused with
+// the other ways to make one (unshare, setns), whose capabilities inside
+// would reach mounts and the kernel's less-guarded code.
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
 // seccomp_data offsets (linux/seccomp.h): the syscall number, the audit
 // architecture, then six 64-bit arguments; the low half of an argument
-// comes first on the little-endian architectures this builds for.
+// comes first on the little-endian architectures this builds for. Every
+// argument checked here is an int (a pid, a family, flags that fit in
+// 32 bits), of which the kernel reads the low half only.
 const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16
 )
+
+func argOffset(i uint32) uint32 { return offArg0 + 8*i }
 
 const (
 	retAllow  = unix.SECCOMP_RET_ALLOW
@@ -46,16 +94,30 @@ const (
 	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 )
 
+// sockTypeMask is SOCK_TYPE_MASK: the socket type without SOCK_CLOEXEC
+// and SOCK_NONBLOCK.
+const sockTypeMask = 0xf
+
 // needsSeccomp says whether p asks for anything the filter enforces.
-func needsSeccomp(p Policy) bool { return p.NoNetwork || p.NoNewProcesses || p.DropPrivileges }
+func needsSeccomp(p Policy) bool {
+	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses
+}
 
 // filter assembles the seccomp program for p. Unknown architectures and
 // x32 get ENOSYS for every call; refused calls get EPERM, so a program sees
-// "Operation not permitted"; clone3 gets ENOSYS under NoNewProcesses
-// (its flags are behind a pointer a filter cannot read), so libc falls
-// back to clone, whose flags it can.
-// denyConnect refuses connect(2) whatever the socket.
-func filter(p Policy, denyConnect bool) ([]bpf.RawInstruction, error) {
+// "Operation not permitted"; clone3 gets ENOSYS under NoNewProcesses and
+// DropPrivileges (its flags are behind a pointer a filter cannot read), so
+// libc falls back to clone, whose flags it can.
+//
+// noUnix refuses new unix sockets: socket(AF_UNIX, ...), and socketpair
+// but of stream sockets. A unix socket reaches any socket file by its
+// path (connect, or a datagram's sendmsg to an address, which a datagram
+// socketpair can do too) and any abstract name; where Landlock cannot
+// confine socket files, that is a way to a local service or to a
+// session's own host. A stream socketpair can reach nothing: it is
+// connected to its pair for good (connect says EISCONN, sendmsg with an
+// address EISCONN too).
+func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
@@ -75,11 +137,17 @@ func filter(p Policy, denyConnect bool) ([]bpf.RawInstruction, error) {
 		denied = append(denied, privilegedCalls...)
 		denied = append(denied, archPrivileged...)
 	}
-	if denyConnect {
-		denied = append(denied, unix.SYS_CONNECT)
+	if p.NoOtherProcesses {
+		denied = append(denied, otherProcessCalls...)
+	}
+	if p.NoNetwork && noUnix {
+		// AF_UNIX was the one family left.
+		denied = append(denied, unix.SYS_SOCKET)
 	}
 	if p.NoNewProcesses {
 		denied = append(denied, forkCalls...)
+	}
+	if p.NoNewProcesses || p.DropPrivileges {
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE3, SkipFalse: 1},
 			bpf.RetConstant{Val: retENOSYS})
@@ -94,24 +162,53 @@ func filter(p Policy, denyConnect bool) ([]bpf.RawInstruction, error) {
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1},
 			bpf.RetConstant{Val: retEPERM})
 	}
-	if p.NoNetwork {
-		// socket(family, ...): AF_UNIX only. The family is an int, so its
-		// low half is all the kernel reads.
+	// What follows looks at arguments: each block starts with the number
+	// in the accumulator and returns.
+	switch {
+	case p.NoNetwork && !noUnix:
+		// socket(family, ...): AF_UNIX only.
+		prog = append(prog, onlyArgs(argRule{unix.SYS_SOCKET, []argValue{{0, unix.AF_UNIX}}})...)
+	case noUnix && !p.NoNetwork:
+		// socket(family, ...): any family but AF_UNIX.
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: 4},
-			bpf.LoadAbsolute{Off: offArg0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
+			bpf.LoadAbsolute{Off: argOffset(0), Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 1},
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
 	}
-	if p.NoNewProcesses {
-		// clone(flags, ...): threads (CLONE_THREAD) only.
+	if noUnix {
+		// socketpair(domain, type, ...): stream sockets only.
 		prog = append(prog,
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE, SkipFalse: 4},
-			bpf.LoadAbsolute{Off: offArg0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_THREAD, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipFalse: 5},
+			bpf.LoadAbsolute{Off: argOffset(1), Size: 4},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipTrue: 1},
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
+	}
+	if p.NoNewProcesses || p.DropPrivileges {
+		// clone(flags, ...): threads (CLONE_THREAD) only under
+		// NoNewProcesses; no namespace under DropPrivileges.
+		block := []bpf.Instruction{bpf.LoadAbsolute{Off: argOffset(0), Size: 4}}
+		if p.NoNewProcesses {
+			block = append(block,
+				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_THREAD, SkipTrue: 1},
+				bpf.RetConstant{Val: retEPERM})
+		}
+		if p.DropPrivileges {
+			block = append(block,
+				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: namespaceFlags, SkipFalse: 1},
+				bpf.RetConstant{Val: retEPERM})
+		}
+		block = append(block, bpf.RetConstant{Val: retAllow})
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE, SkipFalse: uint8(len(block))})
+		prog = append(prog, block...)
+	}
+	if p.NoOtherProcesses {
+		for _, r := range ownProcessRules {
+			prog = append(prog, onlyArgs(r)...)
+		}
 	}
 	prog = append(prog, bpf.RetConstant{Val: retAllow})
 	raw, err := bpf.Assemble(prog)
@@ -119,6 +216,21 @@ func filter(p Policy, denyConnect bool) ([]bpf.RawInstruction, error) {
 		return nil, fmt.Errorf("assemble the seccomp filter: %w", err)
 	}
 	return raw, nil
+}
+
+// onlyArgs is the block that lets r's call through only with r's
+// argument values: for each one, load it and go to EPERM when it
+// differs; then allow.
+func onlyArgs(r argRule) []bpf.Instruction {
+	n := len(r.args)
+	block := []bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: r.nr, SkipFalse: uint8(2*n + 2)}}
+	for i, a := range r.args {
+		block = append(block,
+			bpf.LoadAbsolute{Off: argOffset(a.index), Size: 4},
+			// To the EPERM after the allow: past the checks left and it.
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.value, SkipFalse: uint8(2*(n-i-1) + 1)})
+	}
+	return append(block, bpf.RetConstant{Val: retAllow}, bpf.RetConstant{Val: retEPERM})
 }
 
 // loadFilter installs the filter on every thread (TSYNC). The calling

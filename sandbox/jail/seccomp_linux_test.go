@@ -10,10 +10,11 @@ import (
 
 // decide runs the assembled filter on one syscall in x/net/bpf's VM. The
 // VM loads words big-endian where the kernel loads them native-endian,
-// so the words are written big-endian here.
-func decide(t *testing.T, p Policy, denyConnect bool, arch, nr uint32, arg0 uint32) uint32 {
+// so the words are written big-endian here (the low halves of the
+// arguments, all the filter reads).
+func decide(t *testing.T, p Policy, noUnix bool, arch, nr uint32, args ...uint32) uint32 {
 	t.Helper()
-	raw, err := filter(p, denyConnect)
+	raw, err := filter(p, noUnix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,9 @@ func decide(t *testing.T, p Policy, denyConnect bool, arch, nr uint32, arg0 uint
 	data := make([]byte, 64)
 	binary.BigEndian.PutUint32(data[offNr:], nr)
 	binary.BigEndian.PutUint32(data[offArch:], arch)
-	binary.BigEndian.PutUint32(data[offArg0:], arg0)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(data[argOffset(uint32(i)):], a)
+	}
 	ret, err := vm.Run(data)
 	if err != nil {
 		t.Fatal(err)
@@ -37,36 +40,65 @@ func decide(t *testing.T, p Policy, denyConnect bool, arch, nr uint32, arg0 uint
 }
 
 func TestFilterDecisions(t *testing.T) {
-	session := Policy{NoNetwork: true, NoNewProcesses: true, DropPrivileges: true}
+	session := Session(nil, nil, false, 0)
+	online := Session(nil, nil, true, 0)
 	noNet := NoNetwork()
+	const self, other = 0, 4242
 	for _, c := range []struct {
-		name        string
-		p           Policy
-		denyConnect bool
-		arch, nr    uint32
-		arg0        uint32
-		want        uint32
+		name     string
+		p        Policy
+		noUnix   bool
+		arch, nr uint32
+		args     []uint32
+		want     uint32
 	}{
-		{"read", session, false, auditArch, unix.SYS_READ, 0, retAllow},
-		{"unix socket", noNet, false, auditArch, unix.SYS_SOCKET, unix.AF_UNIX, retAllow},
-		{"inet socket", noNet, false, auditArch, unix.SYS_SOCKET, unix.AF_INET, retEPERM},
-		{"inet6 socket", noNet, false, auditArch, unix.SYS_SOCKET, unix.AF_INET6, retEPERM},
-		{"netlink socket", noNet, false, auditArch, unix.SYS_SOCKET, unix.AF_NETLINK, retEPERM},
-		{"inet socket, network on", Policy{DropPrivileges: true}, false, auditArch, unix.SYS_SOCKET, unix.AF_INET, retAllow},
-		{"io_uring", noNet, false, auditArch, unix.SYS_IO_URING_SETUP, 0, retEPERM},
-		{"ptrace", noNet, false, auditArch, unix.SYS_PTRACE, 0, retEPERM},
-		{"mount, --no-network", noNet, false, auditArch, unix.SYS_MOUNT, 0, retAllow},
-		{"mount, session", session, false, auditArch, unix.SYS_MOUNT, 0, retEPERM},
-		{"chroot, session", session, false, auditArch, unix.SYS_CHROOT, 0, retEPERM},
-		{"thread", session, false, auditArch, unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND, retAllow},
-		{"process", session, false, auditArch, unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_VFORK, retEPERM},
-		{"process, --no-network", noNet, false, auditArch, unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_VFORK, retAllow},
-		{"clone3", session, false, auditArch, unix.SYS_CLONE3, 0, retENOSYS},
-		{"connect", session, false, auditArch, unix.SYS_CONNECT, 0, retAllow},
-		{"connect refused", session, true, auditArch, unix.SYS_CONNECT, 0, retEPERM},
-		{"another architecture", noNet, false, unix.AUDIT_ARCH_I386, 359, unix.AF_INET, retENOSYS},
+		{"read", session, false, auditArch, unix.SYS_READ, nil, retAllow},
+		{"unix socket", noNet, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retAllow},
+		{"inet socket", noNet, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET}, retEPERM},
+		{"inet6 socket", noNet, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET6}, retEPERM},
+		{"netlink socket", noNet, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_NETLINK}, retEPERM},
+		{"inet socket, network on", Policy{DropPrivileges: true}, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET}, retAllow},
+		{"unix socket, no unix", session, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retEPERM},
+		{"unix socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retEPERM},
+		{"inet socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET}, retAllow},
+		{"unix socket, network on", online, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retAllow},
+		{"stream socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, retAllow},
+		{"datagram socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_DGRAM}, retEPERM},
+		{"seqpacket socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_NONBLOCK}, retEPERM},
+		{"datagram socketpair", session, false, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_DGRAM}, retAllow},
+		{"connect", session, true, auditArch, unix.SYS_CONNECT, nil, retAllow},
+		{"io_uring", noNet, false, auditArch, unix.SYS_IO_URING_SETUP, nil, retEPERM},
+		{"ptrace", noNet, false, auditArch, unix.SYS_PTRACE, nil, retEPERM},
+		{"mount, --no-network", noNet, false, auditArch, unix.SYS_MOUNT, nil, retAllow},
+		{"mount, session", session, false, auditArch, unix.SYS_MOUNT, nil, retEPERM},
+		{"chroot, session", session, false, auditArch, unix.SYS_CHROOT, nil, retEPERM},
+		{"thread", session, false, auditArch, unix.SYS_CLONE, []uint32{unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND}, retAllow},
+		{"process", session, false, auditArch, unix.SYS_CLONE, []uint32{unix.CLONE_VM | unix.CLONE_VFORK}, retEPERM},
+		{"process, --no-network", noNet, false, auditArch, unix.SYS_CLONE, []uint32{unix.CLONE_VM | unix.CLONE_VFORK}, retAllow},
+		{"process, no privileges", Policy{DropPrivileges: true}, false, auditArch, unix.SYS_CLONE, []uint32{uint32(unix.SIGCHLD)}, retAllow},
+		{"user namespace, no privileges", Policy{DropPrivileges: true}, false, auditArch, unix.SYS_CLONE, []uint32{unix.CLONE_NEWUSER | uint32(unix.SIGCHLD)}, retEPERM},
+		{"net namespace thread, session", session, false, auditArch, unix.SYS_CLONE, []uint32{unix.CLONE_THREAD | unix.CLONE_NEWNET}, retEPERM},
+		{"clone3", session, false, auditArch, unix.SYS_CLONE3, nil, retENOSYS},
+		{"clone3, no privileges", Policy{DropPrivileges: true}, false, auditArch, unix.SYS_CLONE3, nil, retENOSYS},
+		{"clone3, --no-network", noNet, false, auditArch, unix.SYS_CLONE3, nil, retAllow},
+		{"prlimit of itself", session, false, auditArch, unix.SYS_PRLIMIT64, []uint32{self, unix.RLIMIT_AS}, retAllow},
+		{"prlimit of another", session, false, auditArch, unix.SYS_PRLIMIT64, []uint32{other, unix.RLIMIT_AS}, retEPERM},
+		{"prlimit of another, --no-network", noNet, false, auditArch, unix.SYS_PRLIMIT64, []uint32{other}, retAllow},
+		{"setpriority of itself", session, false, auditArch, unix.SYS_SETPRIORITY, []uint32{unix.PRIO_PROCESS, self, 5}, retAllow},
+		{"setpriority of another", session, false, auditArch, unix.SYS_SETPRIORITY, []uint32{unix.PRIO_PROCESS, other, 5}, retEPERM},
+		{"setpriority of its group", session, false, auditArch, unix.SYS_SETPRIORITY, []uint32{unix.PRIO_PGRP, self, 5}, retEPERM},
+		{"setpriority of its user", session, false, auditArch, unix.SYS_SETPRIORITY, []uint32{unix.PRIO_USER, self, 5}, retEPERM},
+		{"sched_setaffinity of itself", session, false, auditArch, unix.SYS_SCHED_SETAFFINITY, []uint32{self}, retAllow},
+		{"sched_setaffinity of another", session, false, auditArch, unix.SYS_SCHED_SETAFFINITY, []uint32{other}, retEPERM},
+		{"sched_setattr of another", session, false, auditArch, unix.SYS_SCHED_SETATTR, []uint32{other}, retEPERM},
+		{"ioprio_set of itself", session, false, auditArch, unix.SYS_IOPRIO_SET, []uint32{ioprioWhoProcess, self}, retAllow},
+		{"ioprio_set of its user", session, false, auditArch, unix.SYS_IOPRIO_SET, []uint32{3, self}, retEPERM},
+		{"move_pages of another", session, false, auditArch, unix.SYS_MOVE_PAGES, []uint32{other}, retEPERM},
+		{"kcmp", session, false, auditArch, unix.SYS_KCMP, []uint32{self, self}, retEPERM},
+		{"process_madvise", session, false, auditArch, unix.SYS_PROCESS_MADVISE, nil, retEPERM},
+		{"another architecture", noNet, false, unix.AUDIT_ARCH_I386, 359, []uint32{unix.AF_INET}, retENOSYS},
 	} {
-		if got := decide(t, c.p, c.denyConnect, c.arch, c.nr, c.arg0); got != c.want {
+		if got := decide(t, c.p, c.noUnix, c.arch, c.nr, c.args...); got != c.want {
 			t.Errorf("%s: filter returns %#x, want %#x", c.name, got, c.want)
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // taskHeadroom is how many tasks past the cap the Go runtime under the
@@ -85,16 +88,97 @@ func joinTaskGroup(group string, maxThreads int, v1 bool) (int, error) {
 	return max, nil
 }
 
-// sweepTaskGroups removes the groups of processes that have ended: the
-// kernel refuses to remove a group that still has tasks, so a live one
-// stays.
+// sweepTaskGroups removes the groups of processes that have ended (named
+// PID) and those of the commands of hosts that have ended (PID-N; a live
+// host's may be empty for a moment, before its command joins): the kernel
+// refuses to remove a group that still has tasks, so a live one stays.
 func sweepTaskGroups(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
-			os.Remove(filepath.Join(parent, e.Name()))
+		name, n, command := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(name)
+		if err != nil || !e.IsDir() {
+			continue
 		}
+		if command {
+			if _, err := strconv.Atoi(n); err != nil {
+				continue
+			}
+			if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
+				continue // the host lives
+			}
+		}
+		os.Remove(filepath.Join(parent, e.Name()))
 	}
+}
+
+// TaskGroup is the pids cgroup of one command: every process and thread
+// the command starts counts, past MaxTasks none starts, whatever starts
+// it. The host makes it; the command's first process (Confine) joins it
+// through the file Join returns, before it runs anything of the command's.
+// (cgroup v2's CLONE_INTO_CGROUP would put the process in at its start,
+// but v1, this machine's pids hierarchy, has nothing like it.)
+type TaskGroup struct {
+	dir  string
+	join *os.File
+}
+
+// NewTaskGroup makes the group of this process's command number n, with
+// pids.max = maxTasks.
+func NewTaskGroup(n, maxTasks int) (*TaskGroup, error) {
+	base, v1, err := ownPidsCgroup()
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Join(base, taskGroupDir)
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("make a pids cgroup under %s: %w", base, err)
+	}
+	os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0)
+	dir := filepath.Join(parent, fmt.Sprintf("%d-%d", os.Getpid(), n))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("make a pids cgroup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(maxTasks)), 0); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("set pids.max in %s: %w", dir, err)
+	}
+	// v1 moves the joining thread alone ("0" in tasks), v2 its process.
+	file := "cgroup.procs"
+	if v1 {
+		file = "tasks"
+	}
+	join, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("open the pids cgroup %s: %w", dir, err)
+	}
+	return &TaskGroup{dir: dir, join: join}, nil
+}
+
+// Join is the file the command's first process writes "0" to, to join.
+func (g *TaskGroup) Join() *os.File { return g.join }
+
+// Close ends what the command left in the group (a process it started in
+// the background, in a session of its own, which its process group does
+// not hold), then removes the group; a task that does not end at once is
+// left to a later sweep.
+func (g *TaskGroup) Close() {
+	g.join.Close()
+	for try := 0; try < 20; try++ {
+		data, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
+		pids := strings.Fields(string(data))
+		if err != nil || len(pids) == 0 {
+			break
+		}
+		for _, p := range pids {
+			if pid, err := strconv.Atoi(p); err == nil {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	os.Remove(g.dir)
 }
 
 // ownPidsCgroup is the folder of the current process's cgroup in the

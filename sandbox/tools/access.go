@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 )
 
 // Access is what the session's code may touch. Unconfined (the session's
@@ -28,6 +30,11 @@ type Access struct {
 	// refuse them, and confined commands find an empty read-only folder
 	// or an unreadable file there.
 	Hidden []string
+	// Shield is what the session's child keeps read-only inside its
+	// writable roots ($VIS_HOME, .git) and out of sight (other
+	// sessions): the file tools refuse to write the one and to read the
+	// other, and confined commands get the same mounts.
+	Shield jail.Shield
 }
 
 // resolved is a path checked against an Access: Real is the canonical
@@ -63,8 +70,11 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 	if real != filepath.Clean(path) || strings.Contains(shown, "..") {
 		where = fmt.Sprintf("%s (resolves to %s)", shown, real)
 	}
-	if under(real, a.Hidden) {
+	if under(real, a.Hidden) || a.Shield.Sessions != "" && under(real, []string{a.Shield.Sessions}) && !under(real, a.Shield.Keep()) {
 		return resolved{}, failure(errRefused, "hidden from the session: %s", where)
+	}
+	if write && under(real, a.Shield.ReadOnly) {
+		return resolved{}, failure(errRefused, "read-only to the session: %s (vis-agent's own files and .git run outside the jail)", where)
 	}
 	if under(real, a.ReadWrite) {
 		return r, nil

@@ -36,13 +36,14 @@ var systemEtc = []string{
 const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // bwrapArgs returns bubblewrap's arguments that confine a command to a's
-// roots, in cwd, with hidden covered. Inside, the system is read-only,
-// /tmp is private and empty, /proc shows only the command's processes,
-// /dev holds only the basic devices, every capability is dropped (also
-// for root, with no_new_privs set), and without a.Network only a loopback
-// of its own is there. Everything else of the host (/root, /home, /var,
-// the rest of /etc) is not there at all.
-func bwrapArgs(a Access, cwd string, hidden []string) []string {
+// roots, in cwd, with hidden covered, and helper (the vis-agent binary,
+// when not "") at confineHelper, read-only. Inside, the system is
+// read-only, /tmp is private and empty, /proc shows only the command's
+// processes, /dev holds only the basic devices, every capability is
+// dropped (also for root, with no_new_privs set), and without a.Network
+// only a loopback of its own is there. Everything else of the host
+// (/root, /home, /var, the rest of /etc) is not there at all.
+func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	args := []string{
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -67,24 +68,36 @@ func bwrapArgs(a Access, cwd string, hidden []string) []string {
 		args = append(args, "--ro-bind-try", p, p)
 	}
 	// Roots, outer ones first, so a read-only root inside a writable one
-	// (or the reverse) keeps its own mode.
+	// (or the reverse) keeps its own mode; then what the shield keeps
+	// read-only inside them, and the sessions folder it covers, at their
+	// depths among them (the session's own state and temp folders, roots
+	// themselves, go over the cover).
 	type mount struct {
 		path string
-		rw   bool
+		how  string // --bind-try, --ro-bind-try or --tmpfs
 	}
 	var mounts []mount
 	for _, r := range a.ReadOnly {
-		mounts = append(mounts, mount{rootPath(r), false})
+		mounts = append(mounts, mount{rootPath(r), "--ro-bind-try"})
 	}
 	for _, r := range a.ReadWrite {
-		mounts = append(mounts, mount{rootPath(r), true})
+		mounts = append(mounts, mount{rootPath(r), "--bind-try"})
+	}
+	for _, p := range a.Shield.ReadOnly {
+		mounts = append(mounts, mount{p, "--ro-bind-try"})
+	}
+	if a.Shield.Sessions != "" {
+		mounts = append(mounts, mount{a.Shield.Sessions, "--tmpfs"})
+	}
+	for _, p := range a.Shield.Shown {
+		mounts = append(mounts, mount{p, "--ro-bind-try"})
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
 	for _, m := range mounts {
-		if m.rw {
-			args = append(args, "--bind-try", m.path, m.path)
+		if m.how == "--tmpfs" {
+			args = append(args, m.how, m.path)
 		} else {
-			args = append(args, "--ro-bind-try", m.path, m.path)
+			args = append(args, m.how, m.path, m.path)
 		}
 	}
 	for _, h := range hidden {
@@ -97,6 +110,12 @@ func bwrapArgs(a Access, cwd string, hidden []string) []string {
 		default:
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
+	}
+	if a.Shield.Sessions != "" {
+		args = append(args, "--remount-ro", a.Shield.Sessions)
+	}
+	if helper != "" {
+		args = append(args, "--ro-bind", helper, confineHelper)
 	}
 	// The root above these mounts is bubblewrap's own tmpfs: read-only
 	// too, so that nothing is written outside the roots and /tmp even
@@ -171,7 +190,7 @@ func bwrapPath() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	probe := exec.CommandContext(ctx, path, append(bwrapArgs(Access{}, "/", nil), "/bin/true")...)
+	probe := exec.CommandContext(ctx, path, append(bwrapArgs(Access{}, "/", nil, ""), "/bin/true")...)
 	var stderr bytes.Buffer
 	probe.Stderr = &stderr
 	if err = probe.Run(); err != nil {

@@ -95,6 +95,7 @@ func Grep(ctx context.Context, a Access, pattern, path, glob string, limit int) 
 		for _, h := range a.Hidden {
 			g.hide = append(g.hide, rootPath(h))
 		}
+		g.sessions, g.keep = a.Shield.Sessions, a.Shield.Keep()
 	}
 	if ws, err := canonical(a.Workspace); err == nil && a.Workspace != "" {
 		g.workspace = ws
@@ -124,17 +125,29 @@ type grepper struct {
 	cut       int      // files searched in their first MaxScanBytes only
 	hide      []string // Access.Hidden, made canonical
 	ignores   ignoreBudget
+	// sessions is the folder the shield covers but for keep (canonical).
+	sessions string
+	keep     []string
 }
 
 // hidden reports whether p is one of the session's hidden paths or
-// under one.
+// under one, or in another session's folder.
 func (g *grepper) hidden(p string) bool {
 	for _, h := range g.hide {
 		if within(p, h) {
 			return true
 		}
 	}
-	return false
+	if g.sessions == "" || !within(p, g.sessions) {
+		return false
+	}
+	for _, k := range g.keep {
+		// The session's own folders and the way to them.
+		if within(p, k) || within(k, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // walk searches a folder, keeping a stack of the .gitignore files that

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 )
 
 // Shell statuses.
@@ -60,25 +64,60 @@ type ShellState struct {
 	Seconds float64 `json:"seconds"`
 	// Timeout is the timeout in seconds, 0 for none.
 	Timeout float64 `json:"timeout"`
-	// Confined names what confines the command: "bubblewrap" or "none".
+	// Confined names what confines the command: "bubblewrap" (and the
+	// kernel layer in it), "kernel" (the kernel layer alone: a session
+	// without the jail, for its network and caps) or "none".
 	Confined string `json:"confined"`
+	// Kernel is the kernel layer the command runs under, as it reported
+	// it before running anything (with what this kernel lacks); nil when
+	// none was asked.
+	Kernel *jail.Status `json:"kernel,omitempty"`
 }
+
+// Limits are what the kernel bounds a session's commands by, beyond
+// their files and network: applied in each command by `vis-agent sandbox
+// confine` (sandbox/jail's Confine), which every command but an
+// unbounded session's runs through.
+type Limits struct {
+	// Exe is the vis-agent binary whose hidden confine command applies
+	// the kernel layer.
+	Exe string
+	// MemoryBytes caps the address space of each of a command's
+	// processes (0: no cap).
+	MemoryBytes uint64
+	// MaxTasks caps the processes and threads of one command together,
+	// through a pids cgroup of its own (0: no cap).
+	MaxTasks int
+}
+
+// confineHelper is where a confined command finds the vis-agent binary:
+// bubblewrap mounts it there, read-only, apart from the roots.
+const confineHelper = "/run/vis-agent/vis-agent"
+
+// statusTimeout bounds the wait for a command's report of its kernel
+// layer (bubblewrap's set-up, the helper's start).
+const statusTimeout = 30 * time.Second
 
 // Shells runs the commands of one session and keeps their states and
 // output; the host makes one per session and closes it when it exits.
 type Shells struct {
 	dir    string
 	access Access
+	limits Limits
 	mu     sync.Mutex
 	shells map[string]*shell
 	order  []string // the ids in m.shells, oldest first
 	next   int
-	closed bool
+	// starting counts the commands reserved but not yet in shells.
+	starting int
+	closed   bool
 }
 
 // shell is one command.
 type shell struct {
 	id, command, cwd, confined string
+	kernel                     *jail.Status
+	group                      *jail.TaskGroup // nil: no pids cgroup
 	timeout                    time.Duration
 	started                    time.Time
 	cmd                        *exec.Cmd
@@ -94,16 +133,31 @@ type shell struct {
 
 // NewShells returns the commands of a session whose output is spooled
 // under dir (created when missing), confined by a unless it is
-// Unconfined. A confined command never sees dir.
-func NewShells(dir string, a Access) *Shells {
-	return &Shells{dir: dir, access: a, shells: map[string]*shell{}}
+// Unconfined, and bounded by lim. A confined command never sees dir.
+func NewShells(dir string, a Access, lim Limits) *Shells {
+	return &Shells{dir: dir, access: a, limits: lim, shells: map[string]*shell{}}
+}
+
+// policy is the kernel layer of the session's commands; ok is false when
+// they run with none (a session without the jail, the network on and no
+// caps).
+func (m *Shells) policy() (p jail.Policy, ok bool) {
+	if m.access.Unconfined {
+		p = jail.Policy{NoNetwork: !m.access.Network, MemoryBytes: m.limits.MemoryBytes}
+		return p, p.NoNetwork || p.MemoryBytes > 0 || m.limits.MaxTasks > 0
+	}
+	// Inside bubblewrap: the roots, and what bubblewrap mounts around them.
+	rw := append(append([]string(nil), m.access.ReadWrite...), "/tmp", "/dev")
+	ro := append(append(append(append([]string(nil), m.access.ReadOnly...), systemDirs...), systemEtc...), "/proc")
+	return jail.Command(rw, ro, m.access.Network, m.limits.MemoryBytes), true
 }
 
 // Start runs `/bin/sh -c cmd` in cwd (the workspace when empty) and
 // returns its first state. timeout 0 means none; past a timeout the
 // command's processes are ended and its status is "timed out". Confined
-// (a not Unconfined), it runs under bubblewrap, which must work here:
-// where it does not, Start refuses rather than run it unconfined.
+// (a not Unconfined), it runs under bubblewrap, which must work here, and
+// the kernel layer (jail.Command, through `vis-agent sandbox confine`):
+// where either fails, Start refuses rather than run it unconfined.
 func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return ShellState{}, errors.New("shell: the command is empty")
@@ -125,42 +179,105 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	if err := os.MkdirAll(m.dir, 0o700); err != nil {
 		return ShellState{}, fmt.Errorf("shell: output folder: %w", err)
 	}
-	var argv, env []string
-	confined := "none"
-	if m.access.Unconfined {
-		argv, env = []string{"/bin/sh", "-c", cmd}, os.Environ()
-	} else {
-		bwrap, err := bwrapPath()
-		if err != nil {
-			return ShellState{}, err
-		}
-		hidden := append([]string{m.dir}, m.access.Hidden...)
-		argv = append(append([]string{bwrap}, bwrapArgs(m.access, dir.Real, hidden)...), "/bin/sh", "-c", cmd)
-		env, confined = confinedEnv(dir.Real), "bubblewrap"
+	s, n, err := m.reserve(cmd, dir.Real, timeout)
+	if err != nil {
+		return ShellState{}, err
 	}
+	err = m.launch(s, n)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.starting--
+	if err != nil {
+		s.closeSpools()
+		s.closeGroup()
+		return ShellState{}, err
+	}
+	m.shells[s.id] = s
+	m.order = append(m.order, s.id)
+	m.prune()
+	go s.wait()
+	return s.state(), nil
+}
 
+// reserve numbers a new command, within MaxRunning, and makes its output
+// files; the caller launches it and decrements m.starting.
+func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (*shell, int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return ShellState{}, errors.New("shell: the session is closing")
+		return nil, 0, errors.New("shell: the session is closing")
 	}
-	running := 0
+	running := m.starting
 	for _, s := range m.shells {
 		if !s.ended() {
 			running++
 		}
 	}
 	if running >= MaxRunning {
-		return ShellState{}, fmt.Errorf("shell: %d commands are running, the most a session may run at once; stop one first", running)
+		return nil, 0, fmt.Errorf("shell: %d commands are running, the most a session may run at once; stop one first", running)
 	}
 	m.next++
-	s := &shell{id: "sh" + strconv.Itoa(m.next), command: cmd, cwd: dir.Real, confined: confined,
+	s := &shell{id: "sh" + strconv.Itoa(m.next), command: cmd, cwd: cwd, confined: "none",
 		timeout: timeout, done: make(chan struct{})}
 	if err := s.spool(filepath.Join(m.dir, s.id)); err != nil {
-		return ShellState{}, fmt.Errorf("shell: output folder: %w", err)
+		return nil, 0, fmt.Errorf("shell: output folder: %w", err)
+	}
+	m.starting++
+	return s, m.next, nil
+}
+
+// launch starts command number n: under bubblewrap when the session is
+// jailed, through the confine helper when it has a kernel layer, and
+// waits for the helper's report of that layer.
+func (m *Shells) launch(s *shell, n int) error {
+	argv, env := []string{"/bin/sh", "-c", s.command}, os.Environ()
+	var prefix []string
+	if !m.access.Unconfined {
+		bwrap, err := bwrapPath()
+		if err != nil {
+			return err
+		}
+		hidden := append([]string{m.dir}, m.access.Hidden...)
+		prefix = append(append([]string{bwrap}, bwrapArgs(m.access, s.cwd, hidden, m.limits.Exe)...), confineHelper)
+		env, s.confined = confinedEnv(s.cwd), "bubblewrap"
+	}
+	policy, bounded := m.policy()
+	var extra []*os.File
+	var report *os.File
+	var missing []string
+	if bounded {
+		if m.limits.Exe == "" {
+			return failure(errRefused, "shell: no vis-agent binary to apply the kernel layer with; nothing ran")
+		}
+		if prefix == nil {
+			prefix, s.confined = []string{m.limits.Exe}, "kernel"
+		}
+		pj, err := json.Marshal(policy)
+		if err != nil {
+			return fmt.Errorf("shell: %w", err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("shell: %w", err)
+		}
+		defer r.Close()
+		defer w.Close() // also right after the start, below
+		report, extra = r, []*os.File{w}
+		// The report on descriptor 3, the pids cgroup on 4.
+		prefix = append(prefix, "sandbox", "confine", "--policy", string(pj), "--status-fd", "3")
+		if m.limits.MaxTasks > 0 {
+			if s.group, err = jail.NewTaskGroup(n, m.limits.MaxTasks); err != nil {
+				missing = append(missing, fmt.Sprintf("tasks: the kernel does not cap the command's processes (%v)", err))
+			} else {
+				prefix, extra = append(prefix, "--group-fd", "4"), append(extra, s.group.Join())
+			}
+		}
+		argv = append(append(prefix, "--"), argv...)
+	} else if prefix != nil {
+		argv = append(prefix, argv...)
 	}
 	c := exec.Command(argv[0], argv[1:]...)
-	c.Dir, c.Env = dir.Real, env
+	c.Dir, c.Env, c.ExtraFiles = s.cwd, env, extra
 	c.Stdout, c.Stderr = s.out, s.err
 	c.WaitDelay = pipeGrace
 	// Its own process group, so that ending it ends what it started; and
@@ -174,14 +291,34 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	started := make(chan error, 1)
 	go func() { started <- c.Start() }()
 	if err := <-started; err != nil {
-		s.closeSpools()
-		return ShellState{}, fmt.Errorf("shell: %w", err)
+		return fmt.Errorf("shell: %w", err)
 	}
-	m.shells[s.id] = s
-	m.order = append(m.order, s.id)
-	m.prune()
-	go s.wait()
-	return s.state(), nil
+	if report == nil {
+		return nil
+	}
+	// Only the command holds the report's write end now: its early end
+	// (bubblewrap's failure) is an end of file here.
+	extra[0].Close()
+	kernel, err := readReport(report)
+	if err != nil {
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		c.Wait()
+		if why, _ := s.err.text(); strings.TrimSpace(why) != "" {
+			err = fmt.Errorf("%w: %s", err, firstLine(why))
+		}
+		return failure(errRefused, "shell: the command's kernel layer: %v; nothing ran", err)
+	}
+	if s.group != nil {
+		kernel.MaxTasks = m.limits.MaxTasks
+	}
+	if s.confined == "bubblewrap" {
+		// bubblewrap's mounts: nothing writable but the roots, the
+		// shield's paths read-only, the sessions folder covered.
+		kernel.ReadOnlyMounts, kernel.ReadOnly, kernel.HiddenSessions = true, m.access.Shield.ReadOnly, m.access.Shield.Sessions
+	}
+	kernel.Missing = append(kernel.Missing, missing...)
+	s.kernel = kernel
+	return nil
 }
 
 // prune forgets the oldest ended commands past MaxKept, and deletes
@@ -199,6 +336,38 @@ func (m *Shells) prune() {
 		kept = append(kept, id)
 	}
 	m.order = kept
+}
+
+// readReport reads the helper's one-line report (jail.ConfineReport):
+// the layers in force, or why it ran nothing. bubblewrap holds the pipe
+// open for its whole life, so the line, not the end, is waited for.
+func readReport(r *os.File) (*jail.Status, error) {
+	r.SetReadDeadline(time.Now().Add(statusTimeout))
+	line, err := bufio.NewReader(r).ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("no report from the helper (%w)", err)
+	}
+	var rep jail.ConfineReport
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return nil, fmt.Errorf("a bad report from the helper: %w", err)
+	}
+	if rep.Error != "" || rep.Status == nil {
+		return nil, fmt.Errorf("the helper could not apply it: %s", rep.Error)
+	}
+	return rep.Status, nil
+}
+
+// firstLine is s up to its first line end.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// closeGroup lets the command's pids cgroup go.
+func (s *shell) closeGroup() {
+	if s.group != nil {
+		s.group.Close()
+	}
 }
 
 // ended reports whether the command has ended.
@@ -265,6 +434,7 @@ func (s *shell) wait() {
 		code = -1
 	}
 	s.closeSpools()
+	s.closeGroup()
 	s.mu.Lock()
 	s.exit, s.endTime = &code, time.Now()
 	s.mu.Unlock()
@@ -275,8 +445,8 @@ func (s *shell) wait() {
 // it, then SIGKILL after stopGrace. exited is closed when the command's
 // own process has ended.
 //
-// Unconfined, the command's process group gets the signals too.
-// Confined, bubblewrap itself is spared SIGTERM, which would end it at
+// Without bubblewrap, the command's process group gets the signals too.
+// Under bubblewrap, bubblewrap itself is spared SIGTERM, which would end it at
 // once and leave what it runs to die a moment later: the command ends,
 // and bubblewrap with it; the SIGKILL goes to the namespace's first
 // process, whose end ends every process of the namespace before
@@ -290,7 +460,7 @@ func (s *shell) end(reason string, exited <-chan struct{}) {
 	s.reason = reason
 	s.mu.Unlock()
 	pid := s.cmd.Process.Pid
-	confined := s.confined != "none"
+	confined := s.confined == "bubblewrap"
 	tree := descendants(pid)
 	// A command started a moment ago may not have its processes yet.
 	for i := 0; confined && len(tree) == 0 && i < 20; i++ {
@@ -391,7 +561,7 @@ func descendants(pid int) []int {
 
 // state is the command's state now.
 func (s *shell) state() ShellState {
-	st := ShellState{ID: s.id, Command: s.command, Cwd: s.cwd, Confined: s.confined,
+	st := ShellState{ID: s.id, Command: s.command, Cwd: s.cwd, Confined: s.confined, Kernel: s.kernel,
 		Status: StatusRunning, Timeout: s.timeout.Seconds()}
 	st.Out, st.OutCut = s.out.text()
 	st.Err, st.ErrCut = s.err.text()

@@ -28,10 +28,17 @@ func needBwrap(t *testing.T) {
 	}
 }
 
-// shells returns the commands of a fixture's session, closed by the test.
+// shells returns the commands of a fixture's session, closed by the test:
+// through the kernel layer of the vis-agent binary under test (the
+// network off applies one also to the unconfined commands).
 func shells(t *testing.T, a Access) *Shells {
 	t.Helper()
-	m := NewShells(filepath.Join(t.TempDir(), "shells"), a)
+	return shellsIn(t, filepath.Join(t.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(t)})
+}
+
+func shellsIn(t *testing.T, dir string, a Access, lim Limits) *Shells {
+	t.Helper()
+	m := NewShells(dir, a, lim)
 	t.Cleanup(m.Close)
 	return m
 }
@@ -302,6 +309,9 @@ func TestShellConfined(t *testing.T) {
 			t.Errorf("a confined command got %q", bad)
 		}
 	}
+	if k := st.Kernel; st.Confined != "bubblewrap" || k == nil || !k.Files || !k.Seccomp || !k.NoCaps || !k.NoUnixSockets || !k.NoOtherProcesses || !k.ReadOnlyMounts {
+		t.Errorf("the kernel layer the command reported: %s %+v", st.Confined, st.Kernel)
+	}
 	for _, want := range []string{"0\nCapEff:\t0000000000000000\n", "tmp\n", "end\n"} {
 		if !strings.Contains(st.Out, want) {
 			t.Errorf("out lacks %q", want)
@@ -337,8 +347,7 @@ func TestShellHidden(t *testing.T) {
 	session := filepath.Join(f.ws, ".vis")
 	testenv.WriteTree(t, session, map[string]string{"host.sock": "not a socket here", "store/db": "rows"})
 	f.a.Hidden = []string{filepath.Join(session, "host.sock"), filepath.Join(session, "store")}
-	m := NewShells(filepath.Join(session, "shells"), f.a)
-	t.Cleanup(m.Close)
+	m := shellsIn(t, filepath.Join(session, "shells"), f.a, Limits{Exe: testenv.Binary(t)})
 	st := run(t, m, "cat .vis/host.sock; ls -A .vis/store .vis/shells; touch .vis/store/x; echo end")
 	if strings.Contains(st.Out, "not a socket") || strings.Contains(st.Out, "db") || strings.Contains(st.Out, "sh1") || !strings.Contains(st.Out, "end") {
 		t.Fatalf("hidden files seen: %+v", st)
@@ -350,6 +359,30 @@ func TestShellHidden(t *testing.T) {
 	wantErr(t, err, "hidden from the session: .vis/store/db")
 	if r, err := Grep(context.Background(), f.a, "rows|socket", "", "", 0); err != nil || r.Total != 0 {
 		t.Fatalf("grep read hidden files: %s %v", r.Text, err)
+	}
+}
+
+// TestShellNeedsHelper: without the vis-agent binary that applies the
+// kernel layer, a jailed session's command (and an unjailed one's
+// without the network) does not run.
+func TestShellNeedsHelper(t *testing.T) {
+	needBwrap(t)
+	f := newFixture(t)
+	for _, unconfined := range []bool{false, true} {
+		f.a.Unconfined = unconfined
+		_, err := shellsIn(t, filepath.Join(t.TempDir(), "shells"), f.a, Limits{}).Start("touch ran", "", 0)
+		wantErr(t, err, "no vis-agent binary to apply the kernel layer with; nothing ran")
+		// A helper that ends without its report: at once, not at the
+		// report's time-out.
+		start := time.Now()
+		_, err = shellsIn(t, filepath.Join(t.TempDir(), "shells"), f.a, Limits{Exe: "/bin/false"}).Start("touch ran", "", 0)
+		wantErr(t, err, "the command's kernel layer: no report from the helper (EOF); nothing ran")
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("the refusal took %v", d)
+		}
+		if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+			t.Fatal("the command ran")
+		}
 	}
 }
 
@@ -422,7 +455,7 @@ func BenchmarkShellRun(b *testing.B) {
 		b.Run(map[bool]string{false: "unconfined", true: "confined"}[confined], func(b *testing.B) {
 			ws := b.TempDir()
 			a := Access{Workspace: ws, ReadWrite: []string{ws}, Unconfined: !confined}
-			m := NewShells(filepath.Join(b.TempDir(), "shells"), a)
+			m := NewShells(filepath.Join(b.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(b)})
 			defer m.Close()
 			if confined {
 				if err := CanConfine(); err != nil {

@@ -537,7 +537,7 @@ class SaveTest(Case):
         times.sort()
         print(f"\nfigure: after_block + unchanged save with {r['bytes'] / MiB:.2f} MiB saved, 104 variables, "
               f"100 helpers: median {times[15] * 1e3:.3f} ms, max {times[-1] * 1e3:.3f} ms", file=sys.stderr)
-        self.assertLess(times[15], 0.05, "bounds a hang, not the 1 ms target")
+        self.assertLess(times[15], 1.0, "bounds a hang, not the 1 ms target")
 
 
 class RestoreTest(Case):
@@ -883,7 +883,7 @@ class OutOfBandTest(Case):
         print(f"\nfigure: a changed save (a new name) beside a 200 MB spilled buffer: {untouched * 1e3:.2f} ms, "
               f"in an empty session {base * 1e3:.2f} ms (medians of 9); naming it (pickled, CRC-32, not written) "
               f"{named * 1e3:.0f} ms", file=sys.stderr)
-        self.assertLess(untouched - base, 0.05, "bounds a hang, not the 1 ms target")
+        self.assertLess(untouched - base, 1.0, "bounds a hang, not the 1 ms target")
 
 
 class DropDiscardTest(Case):

@@ -139,21 +139,9 @@ class _Deferred:
                 raise KeyboardInterrupt
 
 
-class Output(io.TextIOBase):
-    """sys.stdout / sys.stderr of the session: text goes to the host in
-    chunks, at the latest FLUSH_AFTER seconds after it was printed. A line
-    printed after a quiet spell goes at once: the block may next get stuck
-    in C code, holding the GIL the flusher thread needs, and output printed
-    before a retire must not be lost."""
-
-    def __init__(self, link, stream, flusher):
-        self.link = link
-        self.stream = stream
-        self.flusher = flusher
-        self.parts = []
-        self.size = 0
-        self.sent = 0.0  # time.monotonic() of the last send
-        self.lock = _thread.RLock()
+class _TextSink(io.TextIOBase):
+    """What sys.stdout and sys.stderr say of themselves in a session: a
+    UTF-8, strict, writable stream that is not a terminal."""
 
     @property
     def encoding(self):
@@ -168,6 +156,23 @@ class Output(io.TextIOBase):
 
     def isatty(self):
         return False
+
+
+class Output(_TextSink):
+    """sys.stdout / sys.stderr of the session: text goes to the host in
+    chunks, at the latest FLUSH_AFTER seconds after it was printed. A line
+    printed after a quiet spell goes at once: the block may next get stuck
+    in C code, holding the GIL the flusher thread needs, and output printed
+    before a retire must not be lost."""
+
+    def __init__(self, link, stream, flusher):
+        self.link = link
+        self.stream = stream
+        self.flusher = flusher
+        self.parts = []
+        self.size = 0
+        self.sent = 0.0  # time.monotonic() of the last send
+        self.lock = _thread.RLock()
 
     def write(self, s):
         if not isinstance(s, str):
@@ -227,7 +232,7 @@ class Captured:
         return "".join(self.parts)
 
 
-class Capture(io.TextIOBase):
+class Capture(_TextSink):
     """sys.stdout / sys.stderr while the snapshot is restored: what the
     restored code prints (warnings too) goes to captured, for the restart
     notice; nothing reaches the host before the child is ready. Afterwards
@@ -237,20 +242,6 @@ class Capture(io.TextIOBase):
     def __init__(self, captured):
         self.captured = captured  # shared by stdout and stderr
         self.target = None
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    @property
-    def errors(self):
-        return "strict"
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
 
     def write(self, s):
         if not isinstance(s, str):
@@ -361,6 +352,11 @@ class Driver:
         Captured) holds what restoring printed, once it is done."""
         info = self.info
         drop = info.get("drop") or ()
+        if (info.get("policy") or {}).get("jail"):
+            # before anything imports ctypes, the restore included
+            from vis_sandbox import noctypes
+
+            noctypes.install()
         # The session's packages (install()) before the restore imports.
         _packages.start(info.get("packages"))
         if info.get("discard"):

@@ -547,7 +547,7 @@ class Rows(Records):
 # Shell handles.
 
 # Fields that do not change while a command runs.
-_FIXED = frozenset({"id", "command", "cwd", "timeout", "confined"})
+_FIXED = frozenset({"id", "command", "cwd", "timeout", "confined", "kernel"})
 
 
 class Shell(Record):

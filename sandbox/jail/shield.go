@@ -1,0 +1,141 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Shield is what a mount namespace of the jailed process's own keeps from
+// it, where Landlock cannot: Landlock's rules only add (a root cannot
+// have a read-only part), and they do not cover a file's mode, times or
+// extended attributes at all, so that without a mount a jailed process
+// could chmod any file of its user. A session's child applies it with
+// open_tree and move_mount (Apply); its commands get the same from
+// bubblewrap, which mounts nothing writable but their roots.
+type Shield struct {
+	// Writable are the writable roots: every other mount is made
+	// read-only, and these are mounted writable again over them.
+	Writable []string `json:",omitempty"`
+	// ReadOnly are kept read-only, whatever root holds them: vis-agent's
+	// own folders ($VIS_HOME: the settings, the shared packages, the run
+	// plans, the sessions), and the .git (folder or file) at the top of
+	// each writable root, whose hooks and settings git runs at the user's
+	// next commit.
+	ReadOnly []string `json:",omitempty"`
+	// Sessions, when not "", is covered by an empty read-only folder
+	// (sessions' keys, sockets and snapshots), but for the writable roots
+	// inside it, the session's own state and temp folders, and Shown, the
+	// session's own folders it reads only (its package folder), shown
+	// read-only.
+	Sessions string   `json:",omitempty"`
+	Shown    []string `json:",omitempty"`
+}
+
+// Empty reports whether s keeps nothing.
+func (s Shield) Empty() bool { return len(s.Writable) == 0 && len(s.ReadOnly) == 0 && s.Sessions == "" }
+
+// Protects reports whether s keeps anything inside the writable roots,
+// which a process without a mount namespace of its own must not run
+// without.
+func (s Shield) Protects() bool { return len(s.ReadOnly) > 0 || s.Sessions != "" }
+
+// Keep are what the cover of the sessions folder shows: the writable
+// roots inside it, and Shown.
+func (s Shield) Keep() []string {
+	var keep []string
+	for _, w := range s.Writable {
+		if s.Sessions != "" && within(w, s.Sessions) {
+			keep = append(keep, w)
+		}
+	}
+	return append(keep, s.Shown...)
+}
+
+// NewShield is the shield of a session whose writable roots are
+// readWrite, given vis-agent's own folders (own: $VIS_HOME, the shared
+// packages; kept read-only whole where a root holds them), those a root
+// may not be inside of (inner: what vis-agent keeps in $VIS_HOME), and
+// the folder of all sessions and the session's own folders inside it
+// (keep: its state and temp folders, writable roots themselves, and its
+// package folder, which it reads only). A writable root inside one of
+// inner but those is refused: the jail could change vis-agent's
+// settings, packages or another session.
+func NewShield(readWrite, own, inner []string, sessions string, keep []string) (Shield, error) {
+	var s Shield
+	canon := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	canonAll := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			if p != "" {
+				out = append(out, canon(p))
+			}
+		}
+		return out
+	}
+	ownC, innerC, sessions := canonAll(own), canonAll(inner), canon(sessions)
+	kept := map[string]bool{}
+	for _, k := range canonAll(keep) {
+		kept[k] = true
+	}
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			s.ReadOnly = append(s.ReadOnly, p)
+		}
+	}
+	for _, root := range canonAll(readWrite) {
+		s.Writable = append(s.Writable, root)
+		if kept[root] {
+			continue
+		}
+		for _, o := range ownC {
+			if within(o, root) {
+				add(o)
+			}
+		}
+		for _, in := range innerC {
+			if within(root, in) {
+				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
+			}
+		}
+		if within(sessions, root) {
+			s.Sessions = sessions
+		}
+		// A .git that is a symbolic link is left: the jail could replace
+		// the link itself, which no mount can hold (README, Limits).
+		git := filepath.Join(root, ".git")
+		if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
+			add(git)
+		}
+	}
+	if s.Sessions != "" {
+		writable := map[string]bool{}
+		for _, w := range s.Writable {
+			writable[w] = true
+		}
+		for _, k := range canonAll(keep) {
+			if !writable[k] {
+				s.Shown = append(s.Shown, k)
+			}
+		}
+	}
+	// Outer first: a read-only folder inside another is mounted after it.
+	sort.SliceStable(s.ReadOnly, func(i, j int) bool { return depth(s.ReadOnly[i]) < depth(s.ReadOnly[j]) })
+	return s, nil
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+// within reports whether path is root or below it, at a / boundary.
+func within(path, root string) bool {
+	return path == root || root == "/" || strings.HasPrefix(path, root+"/")
+}

@@ -1,0 +1,123 @@
+package jail
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// TestNewShield: what a session's writable roots make read-only, hidden
+// or refused, for a home inside the workspace, a .git folder, file or
+// link, the shared packages elsewhere, and roots inside the home.
+func TestNewShield(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home, pkgs, other := filepath.Join(base, "ws"), filepath.Join(base, "ws", ".vis"), filepath.Join(base, "ws", "pkgs"), filepath.Join(base, "other")
+	sessions := filepath.Join(home, "sandbox", "sessions")
+	state, tmp := filepath.Join(sessions, "s-1", "state"), filepath.Join(sessions, "s-1", "tmp")
+	for _, d := range []string{filepath.Join(ws, ".git"), pkgs, other, state, tmp, filepath.Join(home, "python")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(other, ".git"), []byte("gitdir: /x\n"), 0o644)
+	linked := filepath.Join(base, "linked")
+	os.MkdirAll(linked, 0o755)
+	os.Symlink(other, filepath.Join(linked, ".git"))
+	own := []string{home, pkgs}
+	inner := []string{filepath.Join(home, "config.toml"), filepath.Join(home, "python"), filepath.Join(home, "sandbox"), pkgs}
+	keep := []string{state, tmp}
+
+	s, err := NewShield([]string{ws, state, tmp, other, linked}, own, inner, sessions, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Shield{Writable: []string{ws, state, tmp, other, linked},
+		ReadOnly: []string{home, pkgs, filepath.Join(ws, ".git"), filepath.Join(other, ".git")}, Sessions: sessions}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("shield:\n got %+v\nwant %+v", s, want)
+	}
+
+	if !reflect.DeepEqual(s.Keep(), keep) {
+		t.Errorf("keep: %v", s.Keep())
+	}
+	// Nothing inside the roots to keep.
+	if s, err := NewShield([]string{filepath.Join(home, "elsewhere"), state}, own, inner, sessions, keep); err != nil || s.Protects() || s.Keep() != nil {
+		t.Errorf("a folder of the home's own: %+v %v", s, err)
+	}
+	// A root inside what vis-agent keeps: refused, naming both.
+	_, err = NewShield([]string{filepath.Join(home, "python")}, own, inner, sessions, keep)
+	if err == nil || !strings.Contains(err.Error(), "is inside "+filepath.Join(home, "python")) {
+		t.Errorf("a root inside the home's python folder: %v", err)
+	}
+}
+
+// TestShieldMounts applies a session's policy with a shield in a process
+// started as a jailed child (its C constructor makes the mount
+// namespace) in the workspace, with the kernel layer alone: the workspace
+// (through the working folder too) and its state folder are writable, the workspace's .git is not, the mode and times of
+// a file outside the roots do not change, and the sessions folder shows
+// only the session's own.
+func TestShieldMounts(t *testing.T) {
+	w := newWorld(t)
+	py := testenv.First(t)
+	home := filepath.Join(w.ws, ".vis")
+	sessions := filepath.Join(home, "sandbox", "sessions")
+	state := filepath.Join(sessions, "s-1", "state")
+	for _, d := range []string{filepath.Join(w.ws, ".git"), state, filepath.Join(sessions, "other-2", "state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(sessions, "other-2", "state", "snap"), []byte(w.secretText), 0o644)
+	p := sessionPolicy(w, py)
+	var err error
+	if p.Shield, err = NewShield([]string{w.ws, state}, []string{home}, nil, sessions, []string{state}); err != nil {
+		t.Fatal(err)
+	}
+	p.ReadWrite = append(p.ReadWrite, state)
+	code := prelude + `import glob
+def attempt(name, f):
+    try:
+        f()
+        print(name, E)
+    except OSError as e:
+        print(name, "refused", e.errno)
+attempt("write the workspace", lambda: open("f", "w").write("x"))  # relative: the working folder
+attempt("write the state", lambda: open(os.environ["STATE"] + "/f", "w").write("x"))
+attempt("write .git", lambda: open(WS + "/.git/config", "w").write("x"))
+attempt("write the home", lambda: open(WS + "/.vis/config.toml", "w").write("x"))
+attempt("chmod outside", lambda: os.chmod(S, 0o777))
+attempt("utime outside", lambda: os.utime(S, (0, 0)))
+attempt("chmod inside", lambda: os.chmod(WS + "/f", 0o600))
+print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(WS + "/.vis/sandbox/sessions/*/state/*"))
+`
+	req, _ := json.Marshal(childRequest{Policy: p, Argv: []string{py.Executable, "-c", code}})
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "sandbox", "child", "--dir", "/nowhere", EarlyFlag)
+	cmd.Env = append(w.env(), childEnv+"="+string(req), "STATE="+state)
+	cmd.Dir = w.ws
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, _ := os.Stat(w.secret)
+	for _, want := range []string{"write the workspace ESCAPED", "write the state ESCAPED", "chmod inside ESCAPED",
+		"write .git refused 30", "write the home refused 30", "chmod outside refused 30", "utime outside refused 30",
+		"sessions ['s-1'] ['" + state + "/f']", "read-only mounts"} {
+		if !strings.Contains(string(out), strings.ReplaceAll(want, "ESCAPED", "ESC"+"APED")) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if st.Mode().Perm() != 0o644 || strings.Contains(string(out), w.secretText) {
+		t.Errorf("outside the roots: mode %v\n%s", st.Mode(), out)
+	}
+}
