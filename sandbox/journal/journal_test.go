@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 
 func TestAddAndLast(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
-	if _, err := OpenRead(path); err != ErrNone {
+	if _, err := OpenRead(path); !errors.Is(err, ErrNone) {
 		t.Fatalf("OpenRead of no journal: %v", err)
 	}
 	j, err := Create(path, 0)
@@ -100,9 +101,6 @@ func TestOutputCut(t *testing.T) {
 		if l != line[:len(line)-1] && !strings.HasPrefix(l, "[…") {
 			t.Fatalf("a line cut in the middle: %q", l)
 		}
-	}
-	if int64(len(s))-int64(len(strings.Split(s, "\n")[0])) < 0 {
-		t.Fatal()
 	}
 }
 
