@@ -19,6 +19,7 @@ var sessionFunctions = []string{
 	"cat(path, offset=0, limit=None) shows numbered lines, grep(pattern, path=\".\", glob=None) finds lines, patch(path, old, new) replaces one exact unique text and returns the diff",
 	"install(\"pandas\", \"numpy>=2\") installs packages from the user's index into this session (they import at once and stay across restarts; a ModuleNotFoundError names the install() that brings the module; the install tool does the same)",
 	"apropos(pattern) lists the session's functions and tools, doc(name_or_obj) shows a signature and docstring",
+	"read_session(n=20) shows the session's latest blocks, also those the person at the REPL ran",
 }
 
 // instructions is what the server tells a client about itself.
