@@ -125,3 +125,21 @@ func slowest(ds []time.Duration) time.Duration {
 	}
 	return m
 }
+
+// TestReplLiveViewIdle: a REPL left open (following the session) does not
+// keep an idle session's host; when a block starts the session again, the
+// REPL follows it again and shows the block.
+func TestReplLiveViewIdle(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t), "VIS_ENV_IDLE_TTL_MS=2000")
+	tm := newTerm(t, sb.env, sb.ws, 120, 40, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	folder := sb.folder("default")
+	host := sb.record(folder).HostPID
+	for deadline := time.Now().Add(30 * time.Second); processAlive(host); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the session's host did not stop when idle while a REPL followed it")
+		}
+	}
+	sb.block("default", "import time; time.sleep(1); print('back again')", 0)
+	tm.waitFor("── run: ", "import time; time.sleep(1)", "\nback again")
+}

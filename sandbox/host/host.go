@@ -298,7 +298,14 @@ func (h *Host) serveConn(conn net.Conn) {
 	case "defs", "is_complete", "completions":
 		h.ask(req, out)
 	case "follow":
+		// A REPL left open does not keep an idle session's processes.
+		h.mu.Lock()
+		h.clients--
+		h.mu.Unlock()
 		h.follow(req, out, pc)
+		h.mu.Lock()
+		h.clients++
+		h.mu.Unlock()
 	case "journal":
 		h.syncJournal(out)
 	case "status":
