@@ -613,12 +613,19 @@ func (h *Host) onIdle() {
 	h.mu.Lock()
 	active := h.busy || h.clients > 0
 	h.mu.Unlock()
+	took := false
 	select {
 	case h.turn <- struct{}{}:
+		took = true
 	default:
 		active = true
 	}
 	if active {
+		// A client is connected: the turn taken is given back, or every
+		// later block and stop would wait for it forever.
+		if took {
+			h.release()
+		}
 		h.touch()
 		return
 	}
