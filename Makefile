@@ -57,13 +57,20 @@ test-wheels:
 
 # Debian packages the tests use: bubblewrap, which confines the commands a
 # jailed session runs (shell(...)), and tmux, the terminal of the REPL's
-# end-to-end tests. Installed only when missing.
+# end-to-end tests, and OpenSSH's server, which the --host ssh:// tests run
+# on a loopback port with keys and configs of their own (never ~/.ssh; it
+# needs its privilege separation folder, /run/sshd). Installed only when
+# missing.
 test-deps:
 	@command -v bwrap >/dev/null || echo "make test-deps: installing bubblewrap and tmux (apt-get)"
 	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
 	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
 	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
 	@command -v tmux >/dev/null || { echo "make test-deps: tmux could not be installed (apt-get install tmux)"; exit 1; }
+	@test -x /usr/sbin/sshd || echo "make test-deps: installing openssh-server for the ssh:// tests (apt-get; its service is not used)"
+	@test -x /usr/sbin/sshd || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
+	@test -x /usr/sbin/sshd || { echo "make test-deps: openssh-server could not be installed (apt-get install openssh-server)"; exit 1; }
+	@mkdir -p /run/sshd
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.
@@ -112,7 +119,7 @@ lint: $(RUFF) $(GOLANGCI)
 	@echo "make lint: gofmt, go vet, golangci-lint, go mod tidy, C warnings, Python syntax on every CPython, ruff"
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
-	$(GOLANGCI) run ./...
+	$(GOLANGCI) run --allow-serial-runners ./...
 	$(GO) mod tidy -diff
 	for f in $(C_SOURCES); do (cd $$(dirname $$f) && $(CC_LINT) $(C_WARNINGS) -fsyntax-only $$(basename $$f)) || exit 1; done
 	for py in $$(ls -d /root/.pyenv/versions/3.1[0-9]*/bin/python3 2>/dev/null) python3; do \

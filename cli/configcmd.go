@@ -35,7 +35,13 @@ then 1.`,
 			fmt.Fprintf(w, "python.index_url = %s  # %s\n", strconv.Quote(settings.IndexURL.Value), settings.IndexURL.From)
 			fmt.Fprintf(w, "python.tls_strict = %t  # %s\n", settings.TLSStrict.Value, settings.TLSStrict.From)
 			fmt.Fprintf(w, "sandbox.jail = %t  # %s\n", settings.SandboxJail.Value, settings.SandboxJail.From)
-			fmt.Fprintf(w, "sandbox.network = %t  # %s\n", settings.SandboxNetwork.Value, settings.SandboxNetwork.From)
+			if settings.SandboxNetworkAllow.Value {
+				fmt.Fprintf(w, "sandbox.network = \"allow\"  # %s\n", settings.SandboxNetwork.From)
+				fmt.Fprintf(w, "sandbox.allow_hosts = %s  # %s\n", quotedList(settings.SandboxAllowHosts.Value), settings.SandboxAllowHosts.From)
+				fmt.Fprintf(w, "sandbox.deny_hosts = %s  # %s\n", quotedList(settings.SandboxDenyHosts.Value), settings.SandboxDenyHosts.From)
+			} else {
+				fmt.Fprintf(w, "sandbox.network = %t  # %s\n", settings.SandboxNetwork.Value, settings.SandboxNetwork.From)
+			}
 			fmt.Fprintf(w, "sandbox.max_threads = %d  # %s\n", settings.SandboxMaxThreads.Value, settings.SandboxMaxThreads.From)
 			fmt.Fprintf(w, "sandbox.memory_mb = %d  # %s\n", settings.SandboxMemoryMB.Value, settings.SandboxMemoryMB.From)
 			fmt.Fprintf(w, "sandbox.max_attachment_mb = %d  # %s\n", settings.SandboxMaxAttachmentMB.Value, settings.SandboxMaxAttachmentMB.From)

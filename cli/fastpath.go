@@ -7,6 +7,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
@@ -43,12 +44,12 @@ func environmentInputs(envDir, python string) []string {
 }
 
 // runtimeInputs are the paths that decided which CPython a run uses
-// (pyembed.Find and Locate), the binary itself and the user's settings.
-func runtimeInputs(s Streams, libPath string, inst pyembed.Install) []string {
+// (findpython.Find and Locate), the binary itself and the user's settings.
+func runtimeInputs(s Streams, libPath string, inst findpython.Install) []string {
 	l := s.layout()
 	observed := []string{l.UserConfig(), l.RuntimeRecord(), libPath, filepath.Dir(inst.Executable), inst.Executable}
 	if exe, err := os.Executable(); err == nil {
-		bundle := filepath.Join(filepath.Dir(exe), pyembed.BundleDir)
+		bundle := filepath.Join(filepath.Dir(exe), findpython.BundleDir)
 		observed = append(observed, exe, bundle, filepath.Join(bundle, "lib"))
 	}
 	if native := s.Getenv("VIS_PYTHON_NATIVE_PATH"); native != "" {
@@ -60,8 +61,8 @@ func runtimeInputs(s Streams, libPath string, inst pyembed.Install) []string {
 // replayable says whether a run that found its CPython this way and read
 // these settings should save a plan: it may be replayed, and the
 // constructor found none that holds.
-func replayable(choice pyembed.Choice, inst pyembed.Install, settingsOK bool) bool {
-	return settingsOK && pyembed.FastPathMissed() && choice.Source != pyembed.SourceSystem && inst.Executable != ""
+func replayable(choice findpython.Choice, inst findpython.Install, settingsOK bool) bool {
+	return settingsOK && pyembed.FastPathMissed() && choice.Source != findpython.SourceSystem && inst.Executable != ""
 }
 
 // replayArgs splits a parsed command line into what the decision depended
@@ -97,8 +98,8 @@ func replayArgs(args []string, pa PythonArgs) (prefix, head []string, need int, 
 // saveReplay saves the plan of a python run about to start, when the next
 // identical run may replay it: best effort, a plan not saved only costs
 // the next run its start-up time.
-func saveReplay(s Streams, args []string, pa PythonArgs, choice pyembed.Choice, lib *pyembed.Library, inst pyembed.Install, plan runPlan) {
-	if !plan.replayable || pa.Vis.NoNetwork || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
+func saveReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choice, lib *pyembed.Library, inst findpython.Install, plan runPlan) {
+	if !plan.replayable || pa.Vis.NoNetwork || len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0 || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
 		return
 	}
 	prefix, head, need, exact, ok := replayArgs(args, pa)
@@ -117,7 +118,7 @@ func saveReplay(s Streams, args []string, pa PythonArgs, choice pyembed.Choice, 
 // uv with env, SUB other than pip (which acts on the environment a run
 // uses): the decision read the command line up to SUB, the runtime, the
 // configuration and uv's pin record.
-func saveUVReplay(s Streams, args []string, pa PythonArgs, choice pyembed.Choice, inst pyembed.Install, uv string, env []string, settingsOK bool) {
+func saveUVReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choice, inst findpython.Install, uv string, env []string, settingsOK bool) {
 	if !replayable(choice, inst, settingsOK) {
 		return
 	}

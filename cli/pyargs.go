@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -27,9 +26,20 @@ type VisOptions struct {
 	Env       []string // K=V or K, in order
 	NoEnv     bool
 	NoNetwork bool
+	// AllowHosts and DenyHosts are --allow-host and --deny-host: the
+	// network through a proxy to those hosts only.
+	AllowHosts, DenyHosts []string
 	// Active is --active: the activated environment (VIRTUAL_ENV), also
 	// inside a uv project, as uv's --active.
 	Active bool
+}
+
+func (v *VisOptions) addHost(flag, pattern string) {
+	if flag == "--allow-host" {
+		v.AllowHosts = append(v.AllowHosts, pattern)
+	} else {
+		v.DenyHosts = append(v.DenyHosts, pattern)
+	}
 }
 
 // PythonArgs is a parsed `vis-agent python` command line.
@@ -56,13 +66,6 @@ type InterpOption struct {
 	Name  string
 	Value string
 }
-
-// UsageError is a command line python would refuse; exit status 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-func usageErr(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
 
 // shown is an argument as an error message may print it: as typed, or
 // quoted when it holds something a terminal would not show as typed.
@@ -106,6 +109,17 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 			continue
 		case a == "--active":
 			p.Vis.Active = true
+			continue
+		case a == "--allow-host" || a == "--deny-host":
+			if i+1 >= len(args) {
+				return p, usageErr("%s needs a value: %s PATTERN", a, a)
+			}
+			i++
+			p.Vis.addHost(a, args[i])
+			continue
+		case strings.HasPrefix(a, "--allow-host=") || strings.HasPrefix(a, "--deny-host="):
+			flag, v, _ := strings.Cut(a, "=")
+			p.Vis.addHost(flag, v)
 			continue
 		case a == "--env":
 			if i+1 >= len(args) {

@@ -63,9 +63,9 @@ func TestParsePythonArgs(t *testing.T) {
 	for _, tt := range tests {
 		got, err := ParsePythonArgs(tt.args)
 		if tt.wantErr != "" {
-			var ue *UsageError
+			var ue usageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParsePythonArgs(%q) error = %v, want a UsageError containing %q", tt.args, err, tt.wantErr)
+				t.Errorf("ParsePythonArgs(%q) error = %v, want a usage error containing %q", tt.args, err, tt.wantErr)
 			}
 			continue
 		}
@@ -90,9 +90,9 @@ func FuzzParsePythonArgs(f *testing.F) {
 		args := strings.Split(joined, "\x00")
 		p, err := ParsePythonArgs(args)
 		if err != nil {
-			var ue *UsageError
+			var ue usageError
 			if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q is not a one-line UsageError", err)
+				t.Fatalf("error %q is not a one-line usage error", err)
 			}
 			return
 		}

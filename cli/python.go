@@ -12,6 +12,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 const pythonUsage = "vis-agent python [OPTIONS] [-c CODE | -m MODULE | FILE | -] [ARG…]"
@@ -48,6 +49,15 @@ vis-agent options (before the program only):
                 PermissionError naming --no-network first. Files, AF_UNIX
                 sockets and local services stay reachable; ptrace and
                 setuid programs do not work (README: The jail)
+  --allow-host PATTERN
+                reach only these hosts (repeatable: NAME, *.DOMAIN,
+                NAME:PORT, IP, CIDR, @pypi, @github), through a proxy of
+                vis-agent's: the program and every process it starts run
+                in a network namespace whose only way out is that proxy
+                (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it);
+                loopback and private addresses only when listed
+  --deny-host PATTERN
+                never reach these hosts, even when allowed (repeatable)
 
 Interpreter options, as python's:
   -b, -bb       warn (error) about str(bytes) and bytes/str comparison
@@ -123,6 +133,7 @@ var pythonOptions = []string{
 	"--check-hash-based-pycs\tpyc validation",
 	"--shared\tuse the shared packages", "--active\tuse the activated environment", "--env\tset a variable for the program", "--no-env\tempty environment",
 	"--no-network\tno sockets or name lookups",
+	"--allow-host\treach only these hosts, through a proxy", "--deny-host\tnever reach these hosts",
 }
 
 // completePython completes options while the program selector has not come
@@ -152,6 +163,14 @@ func runPython(args []string, s Streams) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "vis-agent python: %v\n", err)
 		return 1
+	}
+	proxied := len(pa.Vis.AllowHosts) > 0 || len(pa.Vis.DenyHosts) > 0
+	if proxied && pa.Vis.NoNetwork {
+		fmt.Fprintln(stderr, "vis-agent python: --no-network and --allow-host contradict each other: choose one (see vis-agent python --help)")
+		return 2
+	}
+	if proxied && s.Getenv(proxyFDEnv) == "" {
+		return runProxied(args, pa, s)
 	}
 	cwd := s.Dir
 	if cwd == "" {
@@ -184,6 +203,11 @@ func runPython(args []string, s Streams) int {
 			return fail(err)
 		}
 	}
+	if proxied {
+		if err := proxiedNetwork(stderr); err != nil {
+			return fail(err)
+		}
+	}
 	return lib.Main(append([]string{plan.argv0}, pa.Argv...), inst.Home, plan.startup)
 }
 
@@ -195,8 +219,8 @@ func oneLine(err error) string {
 }
 
 // runtimeOptions says where this run looks for CPython.
-func runtimeOptions(s Streams) pyembed.Options {
-	return pyembed.Options{
+func runtimeOptions(s Streams) findpython.Options {
+	return findpython.Options{
 		NativePath: s.Getenv("VIS_PYTHON_NATIVE_PATH"),
 		ExeDir:     paths.ExeDir(),
 		StateDir:   s.layout().Python(),
@@ -204,15 +228,15 @@ func runtimeOptions(s Streams) pyembed.Options {
 }
 
 // loadRuntime finds, loads and locates the CPython this run uses.
-func loadRuntime(s Streams) (*pyembed.Library, pyembed.Choice, pyembed.Install, error) {
+func loadRuntime(s Streams) (*pyembed.Library, findpython.Choice, findpython.Install, error) {
 	lib, choice, err := pyembed.Open(runtimeOptions(s))
 	if err != nil {
-		var le *pyembed.LoadError
-		if choice.Source == pyembed.SourceRecord && errors.As(err, &le) {
+		var le *findpython.LoadError
+		if choice.Source == findpython.SourceRecord && errors.As(err, &le) {
 			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.layout().RuntimeRecord())
 		}
-		return nil, choice, pyembed.Install{}, err
+		return nil, choice, findpython.Install{}, err
 	}
-	inst, err := pyembed.Locate(lib.Path, lib.Version, s.Getenv("VIS_PYTHON_HOME"))
+	inst, err := findpython.Locate(lib.Path, lib.Version, s.Getenv("VIS_PYTHON_HOME"))
 	return lib, choice, inst, err
 }

@@ -26,12 +26,23 @@ type failure struct{ err error }
 
 func (f failure) Error() string { return f.err.Error() }
 
-// runE marks the errors of a command's work as failures.
+// usageError is a bad command line found by a command itself (or by the
+// python command line's parser): status 2, as for one cobra refuses.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+// usageErr is a usageError with a formatted message.
+func usageErr(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// runE is every command's one error adapter: a usageError keeps status 2,
+// an exitError its status, and any other error is a failure (status 1).
 func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		err := f(cmd, args)
+		var ue usageError
 		var ee exitError
-		if err == nil || errors.As(err, &ee) {
+		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
 			return err
 		}
 		return failure{err}

@@ -16,6 +16,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 //go:embed py/startup.py
@@ -50,8 +51,8 @@ type runContext struct {
 	args       PythonArgs
 	cwd        string
 	environ    []string
-	inst       pyembed.Install
-	version    pyembed.Version
+	inst       findpython.Install
+	version    findpython.Version
 	sharedDir  string
 	startupDir string
 	settings   func(*packages.Project) config.Settings

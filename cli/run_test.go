@@ -9,7 +9,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // TestPlanRun: the decisions of a run (which python it starts as, its
@@ -17,8 +17,8 @@ import (
 func TestPlanRun(t *testing.T) {
 	root := t.TempDir()
 	prefix := filepath.Join(root, "cpython")
-	inst := pyembed.Install{Prefix: prefix, Executable: filepath.Join(prefix, "bin", "python3.12")}
-	v := pyembed.Version{Major: 3, Minor: 12, Micro: 4}
+	inst := findpython.Install{Prefix: prefix, Executable: filepath.Join(prefix, "bin", "python3.12")}
+	v := findpython.Version{Major: 3, Minor: 12, Micro: 4}
 	venv := "home = " + filepath.Join(prefix, "bin") + "\nversion = 3.12.4\n"
 	testenv.WriteTree(t, root, map[string]string{
 		"cpython/bin/python3.12":                               "",

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 func newRuntimeCmd(s Streams) *cobra.Command {
@@ -49,14 +49,14 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 // recordState says what the runtime record holds: its path when it names
 // the library in use, else why it does not (a record that could not be
 // written is not shown as if it were there).
-func recordState(record string, choice pyembed.Choice) string {
-	rec, err := pyembed.ReadRecord(record)
+func recordState(record string, choice findpython.Choice) string {
+	rec, err := findpython.ReadRecord(record)
 	switch {
 	case err == nil && rec.Library == choice.Library:
 		return record
-	case choice.Source == pyembed.SourceEnv || choice.Source == pyembed.SourceBundle:
-		return fmt.Sprintf("not used (the library comes from %s)", map[string]string{pyembed.SourceEnv: pyembed.SourceEnv, pyembed.SourceBundle: "the bundle beside the binary"}[choice.Source])
-	case err != nil && choice.Source == pyembed.SourceSystem:
+	case choice.Source == findpython.SourceEnv || choice.Source == findpython.SourceBundle:
+		return fmt.Sprintf("not used (the library comes from %s)", map[string]string{findpython.SourceEnv: findpython.SourceEnv, findpython.SourceBundle: "the bundle beside the binary"}[choice.Source])
+	case err != nil && choice.Source == findpython.SourceSystem:
 		// This run discovered the library and wrote the record, or failed to.
 		return fmt.Sprintf("none (%s could not be written; every run looks for CPython again)", record)
 	case err != nil:

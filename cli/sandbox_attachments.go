@@ -30,7 +30,7 @@ func newSandboxAttachmentsCmd(s Streams) *cobra.Command {
 filename, newest first, with its id, size, creation time and whether it
 takes comments. --json prints the descriptors list_attachments() returns.`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			c, err := sf.existing()
 			if err != nil {
 				return err
@@ -96,8 +96,9 @@ filename in the current folder, which is never overwritten without
 standard output. A filename the block chose that is hidden (a leading
 dot), holds a control or bidirectional character, or names a path is
 written only to a FILE you give with -o.`,
-		Args: exactArgs(1, "give the attachment's ID or FILENAME"),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		Args:              exactArgs(1, "give the attachment's ID or FILENAME"),
+		ValidArgsFunction: sf.completeAttachments,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			c, err := sf.existing()
 			if err != nil {
 				return err
@@ -193,8 +194,9 @@ func newAttachmentCommentCmd(s Streams) *cobra.Command {
 attachment (a negative N counts back: -1 is the latest). Only versions
 attached with commentable=True take comments; a read-only one refuses,
 saying so. get_attachment() in the session shows the comments.`,
-		Args: exactArgs(2, "give the attachment's ID or FILENAME, then the comment's TEXT"),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		Args:              exactArgs(2, "give the attachment's ID or FILENAME, then the comment's TEXT"),
+		ValidArgsFunction: sf.completeAttachments,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("version") {
 				return usageError{errors.New("comment needs --version N (a negative N counts back: -1 is the latest)")}
 			}

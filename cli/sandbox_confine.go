@@ -12,19 +12,20 @@ import (
 // command.
 func newSandboxConfineCmd() *cobra.Command {
 	var policy string
-	var groupFD, statusFD int
+	var groupFD, statusFD, proxyFD int
 	cmd := &cobra.Command{
-		Use:    "confine --policy JSON [--group-fd N] [--status-fd N] -- COMMAND [ARG...]",
+		Use:    "confine --policy JSON [--group-fd N] [--status-fd N] [--proxy-fd N] -- COMMAND [ARG...]",
 		Short:  "Run a session's command under the kernel layer (started by its host)",
 		Hidden: true,
 		Args:   cobra.MinimumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return jail.Confine(policy, groupFD, statusFD, args)
+			return jail.Confine(policy, groupFD, statusFD, proxyFD, args)
 		}),
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&policy, "policy", "", "the kernel layer to apply (sandbox/jail's Policy, JSON)")
 	cmd.Flags().IntVar(&groupFD, "group-fd", -1, "the command's pids cgroup file to join")
 	cmd.Flags().IntVar(&statusFD, "status-fd", -1, "where to report the layers in force")
+	cmd.Flags().IntVar(&proxyFD, "proxy-fd", -1, "where to hand the listener of a proxied network")
 	return cmd
 }

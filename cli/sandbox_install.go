@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/internal/config"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/uvwrap"
@@ -44,7 +44,7 @@ func sessionInstall(s Streams, f session.Folder) func() (install.Options, error)
 		if err != nil {
 			return install.Options{}, err
 		}
-		v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
+		v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
 		if !ok {
 			return install.Options{}, fmt.Errorf("cannot tell the CPython version of %s", choice.Library)
 		}

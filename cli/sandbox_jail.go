@@ -12,8 +12,10 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/roots"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -21,8 +23,9 @@ import (
 
 // jailFlags are `sandbox run`'s choices of jail, over the settings.
 type jailFlags struct {
-	noJail, noNetwork    bool
-	roots, readOnlyRoots []string
+	noJail, noNetwork     bool
+	roots, readOnlyRoots  []string
+	allowHosts, denyHosts []string
 }
 
 func (jf *jailFlags) add(cmd *cobra.Command) {
@@ -30,6 +33,79 @@ func (jf *jailFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&jf.noNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel)")
 	cmd.Flags().StringArrayVar(&jf.roots, "root", nil, "a folder the jailed code may also read and write (repeatable)")
 	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
+	addHostFlags(cmd, &jf.allowHosts, &jf.denyHosts)
+}
+
+// addHostFlags adds --allow-host and --deny-host.
+func addHostFlags(cmd *cobra.Command, allow, deny *[]string) {
+	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "reach only these hosts, through a proxy of the session's host (repeatable: NAME, *.DOMAIN, NAME:PORT, IP, CIDR, @pypi, @github)")
+	cmd.Flags().StringArrayVar(deny, "deny-host", nil, "never reach these hosts, even when allowed (repeatable, same patterns)")
+}
+
+// hostLists are the allow and deny lists of a network by name: the
+// user's settings, then the flags', sets expanded with the index in use;
+// nil when the network is not an allow list. A flag's bad pattern is a
+// usage error.
+func hostLists(st config.Settings, network bool, allow, deny []string) (*protocol.Hosts, error) {
+	if !st.SandboxNetworkAllow.Value && len(allow) == 0 || !network {
+		return nil, nil
+	}
+	index := st.IndexURL.Value
+	expand := func(list []string, from string, flag bool) ([]string, error) {
+		out, err := netpolicy.Expand(list, index)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", from, err)
+			if flag {
+				return nil, usageError{err}
+			}
+		}
+		return out, err
+	}
+	var h protocol.Hosts
+	for _, l := range []struct {
+		list []string
+		to   *[]string
+		from string
+		flag bool
+	}{
+		{st.SandboxAllowHosts.Value, &h.Allow, st.SandboxAllowHosts.From + ": sandbox.allow_hosts", false},
+		{allow, &h.Allow, "--allow-host", true},
+		{st.SandboxDenyHosts.Value, &h.Deny, st.SandboxDenyHosts.From + ": sandbox.deny_hosts", false},
+		{deny, &h.Deny, "--deny-host", true},
+	} {
+		out, err := expand(l.list, l.from, l.flag)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range out {
+			if !slices.Contains(*l.to, p) {
+				*l.to = append(*l.to, p)
+			}
+		}
+	}
+	if h.Allow == nil {
+		h.Allow = []string{}
+	}
+	return &h, nil
+}
+
+// args are the flags again, for connect on another machine (whose user's
+// settings and checks of the roots apply there).
+func (jf *jailFlags) args() []string {
+	var out []string
+	if jf.noJail {
+		out = append(out, "--no-jail")
+	}
+	if jf.noNetwork {
+		out = append(out, "--no-network")
+	}
+	for _, r := range jf.roots {
+		out = append(out, "--root", r)
+	}
+	for _, r := range jf.readOnlyRoots {
+		out = append(out, "--read-only-root", r)
+	}
+	return out
 }
 
 // sessionPolicy is the jail the child of session m (in folder f) runs
@@ -60,9 +136,15 @@ func sessionPolicy(s Streams, flags *jailFlags, m session.Meta, f session.Folder
 	for _, r := range st.SandboxReadOnlyRoots.Value {
 		ro = append(ro, given{r, st.SandboxReadOnlyRoots.From + ": sandbox.read_only_roots", false})
 	}
+	var allow, deny []string
 	if flags != nil {
 		p.Jail = p.Jail && !flags.noJail
-		p.Network = p.Network && !flags.noNetwork
+		if flags.noNetwork && len(flags.allowHosts) > 0 {
+			return p, usageError{errors.New("--no-network and --allow-host contradict each other: choose one")}
+		}
+		// --allow-host turns the network on, through the proxy.
+		p.Network = p.Network && !flags.noNetwork || len(flags.allowHosts) > 0
+		allow, deny = flags.allowHosts, flags.denyHosts
 		for _, r := range flags.roots {
 			rw = append(rw, given{absFrom(s.Dir, r), "--root " + r, true})
 		}
@@ -70,6 +152,11 @@ func sessionPolicy(s Streams, flags *jailFlags, m session.Meta, f session.Folder
 			ro = append(ro, given{absFrom(s.Dir, r), "--read-only-root " + r, true})
 		}
 	}
+	hosts, err := hostLists(st, p.Network, allow, deny)
+	if err != nil {
+		return p, err
+	}
+	p.Hosts = hosts
 	refuse := func(g given, err error) error {
 		err = fmt.Errorf("%s: %w", g.from, err)
 		if g.flag {
@@ -177,7 +264,7 @@ func (j *jailRoots) importRoots(paths []string, from string) []string {
 
 // roots are the child's folders (see jailRoots), none without the jail;
 // extraRO are vis-agent's own (the driver, the start-up module).
-func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst pyembed.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
+func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpython.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
 	if !p.Jail {
 		return nil, nil
 	}
@@ -225,10 +312,10 @@ func resolved(paths []string) []string {
 // the child, before CPython runs any code: the C audit hook (installed
 // once, before Main), then the kernel layer, with shield kept read-only
 // inside the writable roots. Without the jail the thread cap, the memory
-// cap and --no-network still hold. It returns what is in force, for
-// session.access.
-func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield) (child.Access, error) {
-	acc := child.Access{IsJailed: p.Jail, Network: p.Network, MaxThreads: p.MaxThreads,
+// cap and --no-network (or the allow list, whose proxy listens at
+// proxyPort) still hold. It returns what is in force, for session.access.
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int) (child.Access, error) {
+	acc := child.Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
 		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
 	memory := uint64(p.MemoryMB) << 20
 	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
@@ -238,6 +325,10 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 		acc.Roots, acc.ReadOnlyRoots = rw, ro
 	}
 	kernel.MaxThreads = p.MaxThreads
+	if p.Proxied() {
+		kernel.ProxyPort = proxyPort
+		acc.Proxy = fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+	}
 	hook := pyembed.AuditPolicy{Jail: p.Jail, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
 		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
 	if !p.Jail {

@@ -37,7 +37,7 @@ last lines of a long output, sandbox.journal_mb bounds it). --follow then
 shows each block as it finishes, until Ctrl-C; --json prints one JSON
 object per block. The journal is read directly: the session need not run.`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if n < 0 {
 				return usageError{fmt.Errorf("-n must be 0 (all) or more, not %d", n)}
 			}

@@ -35,7 +35,7 @@ Claude Code:  claude mcp add python-sandbox -- /path/to/vis-agent sandbox mcp
 Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
               command = "/path/to/vis-agent" and args = ["sandbox", "mcp"]`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if maxOutput <= 0 {
 				return usageError{fmt.Errorf("invalid --max-output %d: it must be a positive number of characters", maxOutput)}
 			}

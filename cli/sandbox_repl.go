@@ -13,8 +13,9 @@ import (
 // no subcommand opens on a terminal.
 func addReplCmd(sandbox *cobra.Command, s Streams) {
 	sf := sessionFlags{s: s}
+	var allow, deny []string
 	cmd := &cobra.Command{
-		Use:   "repl [--session S] [--workspace D]",
+		Use:   "repl [--session S] [--workspace D] [--allow-host PATTERN]... [--deny-host PATTERN]...",
 		Short: "Work in a persistent sandbox session interactively",
 		Long: `Open the sandbox REPL on a session (started when none runs): type blocks,
 see their output, repair notes and restart notices, and the session's helpers
@@ -22,32 +23,39 @@ and variables beside them. Ctrl+D on an empty input or /quit leaves; the
 session keeps running until its idle time. F1 or /help lists keys and
 commands. It needs a terminal; programs use vis-agent sandbox run.`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error { return runRepl(sf) }),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if len(allow)+len(deny) == 0 {
+				return runRepl(sf, nil)
+			}
+			return runRepl(sf, &jailFlags{allowHosts: allow, denyHosts: deny})
+		}),
 	}
 	sf.add(cmd)
+	addHostFlags(cmd, &allow, &deny)
 	sandbox.AddCommand(cmd)
 	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
-	sandbox.RunE = sessionE(func(cmd *cobra.Command, args []string) error {
+	sandbox.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()
 		}
-		return runRepl(sessionFlags{s: s, name: sf.name})
+		return runRepl(sessionFlags{s: s, name: sf.name}, nil)
 	})
 }
 
-func runRepl(sf sessionFlags) error {
+// jf (nil: none) are the network flags of a host the REPL starts.
+func runRepl(sf sessionFlags, jf *jailFlags) error {
 	s := sf.s
 	if !s.InTerminal || !s.OutTerminal {
 		return errors.New("the sandbox REPL needs a terminal; run blocks with vis-agent sandbox run")
 	}
 	// A host the REPL starts runs its child under the user's [sandbox]
-	// settings; a running one keeps its own policy.
-	c, _, err := sf.open(nil)
+	// settings and the flags; a running one keeps its own policy.
+	c, _, err := sf.open(jf)
 	if err != nil {
 		return err
 	}
 	open := func(name string) (*client.Session, error) {
-		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace}
+		other := sessionFlags{s: s, name: name, workspace: c.Meta.Workspace, host: sf.host}
 		c, _, err := other.open(nil)
 		return c, err
 	}

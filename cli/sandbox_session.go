@@ -26,37 +26,72 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/proxy"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
-// usageError is a bad command line found by a command itself: status 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-
-// sessionE is runE for the session commands: usage errors keep status 2.
-func sessionE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		err := f(cmd, args)
-		var ue usageError
-		var ee exitError
-		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
-			return err
-		}
-		return failure{err}
-	}
-}
-
-// sessionFlags are --session and --workspace.
+// sessionFlags are --session, --workspace and --host.
 type sessionFlags struct {
 	name, workspace string
-	s               Streams
+	host            string
+	// local: a session of this machine only (connect: no --host).
+	local bool
+	s     Streams
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
-	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder)")
+	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder; with --host, connect's folder there)")
+	// Registering twice (a command adding the flags twice) is the only error.
+	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
+	if !sf.local {
+		addHostFlag(cmd, &sf.host)
+	}
+}
+
+// addHostFlag adds --host URL.
+func addHostFlag(cmd *cobra.Command, host *string) {
+	cmd.Flags().StringVar(host, "host", "", "the machine of the session: ssh://[user@]host[:port][/path/to/vis-agent], kubectl://namespace/pod[/container][?context=NAME], docker://container or podman://container (default: $"+client.HostEnv+", else this one)")
+}
+
+// hostTarget is the machine --host (else $VIS_SANDBOX_HOST) names; nil
+// for this one.
+func hostTarget(s Streams, host string) (*client.Target, error) {
+	if host == "" {
+		host = s.Getenv(client.HostEnv)
+	}
+	if host == "" {
+		return nil, nil
+	}
+	t, err := client.ParseTarget(host)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return &t, nil
+}
+
+// remote is the client of the session the flags name on the machine of
+// --host, with jf's flags passed on to connect there; nil without --host.
+func (sf *sessionFlags) remote(jf *jailFlags) (*client.Session, error) {
+	if sf.local {
+		return nil, nil
+	}
+	t, err := hostTarget(sf.s, sf.host)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	if err := session.CheckName(sf.name); err != nil {
+		return nil, usageError{err}
+	}
+	args := []string{"--session", sf.name}
+	if sf.workspace != "" {
+		args = append(args, "--workspace", sf.workspace)
+	}
+	if jf != nil {
+		args = append(args, jf.args()...)
+	}
+	return client.OpenRemote(*t, session.Meta{Name: sf.name, Workspace: sf.workspace}, args), nil
 }
 
 // meta checks the flags and names the session.
@@ -64,10 +99,20 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 	if err := session.CheckName(sf.name); err != nil {
 		return session.Meta{}, usageError{err}
 	}
+	abs, err := sf.workspaceDir()
+	if err != nil {
+		return session.Meta{}, err
+	}
+	return session.Meta{Name: sf.name, Workspace: abs}, nil
+}
+
+// workspaceDir is the workspace folder --workspace names (default: the
+// working folder), absolute with its links resolved.
+func (sf *sessionFlags) workspaceDir() (string, error) {
 	ws := sf.workspace
 	if ws == "" {
 		if ws = sf.s.Dir; ws == "" {
-			return session.Meta{}, errors.New("the working folder cannot be read (was it removed?): give --workspace")
+			return "", errors.New("the working folder cannot be read (was it removed?): give --workspace")
 		}
 	}
 	if !filepath.IsAbs(ws) {
@@ -78,18 +123,22 @@ func (sf *sessionFlags) meta() (session.Meta, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
+		return "", usageError{fmt.Errorf("workspace %s: %w", ws, errors.Unwrap(err))}
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return session.Meta{}, usageError{fmt.Errorf("workspace %s is not a folder", ws)}
+		return "", usageError{fmt.Errorf("workspace %s is not a folder", ws)}
 	}
-	return session.Meta{Name: sf.name, Workspace: abs}, nil
+	return abs, nil
 }
 
 // open is the client of the session the flags name, and the jail policy
 // of the user's settings and jf (nil: no jail flags); a host it starts
 // starts its child under that policy.
 func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, error) {
+	// Remote: the policy is the other machine's to make (connect there).
+	if c, err := sf.remote(jf); c != nil || err != nil {
+		return c, protocol.Policy{}, err
+	}
 	m, err := sf.meta()
 	if err != nil {
 		return nil, protocol.Policy{}, err
@@ -107,11 +156,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, policy, err
 	}
-	pj, err := json.Marshal(policy)
-	if err != nil {
-		return nil, policy, err
-	}
-	c, err := client.Open(root, m, []string{exe, "sandbox", "host", "--dir", folder.Dir, "--policy", string(pj)})
+	c, err := client.Open(root, m, append([]string{exe}, protocol.HostArgs(folder.Dir, &policy)...))
 	if c != nil {
 		c.Env = sf.s.Environ()
 	}
@@ -120,6 +165,9 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 
 // existing is the client of a session that must already exist.
 func (sf *sessionFlags) existing() (*client.Session, error) {
+	if c, err := sf.remote(nil); c != nil || err != nil {
+		return c, err
+	}
 	m, err := sf.meta()
 	if err != nil {
 		return nil, err
@@ -138,7 +186,8 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
-		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxLogCmd(s))
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s),
+		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -178,8 +227,8 @@ force. --no-jail lifts the jail (not the thread and memory caps),
 block asking for another policy than the running one restarts the session's
 Python first, with the notice.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			d, err := parseTimeout(timeout)
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			d, err := parseTimeout(timeout, s.Err)
 			if err != nil {
 				return err
 			}
@@ -228,8 +277,10 @@ func terminalSafe(w io.Writer, safe bool) flushWriter {
 	return passThrough{w}
 }
 
-// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds.
-func parseTimeout(s string) (time.Duration, error) {
+// parseTimeout reads --timeout: a Go duration (30s, 2m) or seconds. A
+// timeout outside the host's bounds is clamped, and a line on stderr says
+// so.
+func parseTimeout(s string, stderr io.Writer) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -244,7 +295,11 @@ func parseTimeout(s string) (time.Duration, error) {
 	if d <= 0 {
 		return 0, usageError{fmt.Errorf("invalid --timeout %q: it must be positive", s)}
 	}
-	return protocol.ClampTimeout(d), nil
+	if c := protocol.ClampTimeout(d); c != d {
+		fmt.Fprintf(stderr, "vis-agent: --timeout %s is outside %s..%s; the block gets %s\n", s, protocol.MinTimeout, protocol.MaxTimeout, c)
+		d = c
+	}
+	return d, nil
 }
 
 // blockSource is the block: -c CODE, FILE, or standard input.
@@ -303,15 +358,15 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 	var printed strings.Builder
 	res, err := s.RunContext(ctx, src, opts, func(ev protocol.Event) {
 		switch {
-		case ev.Ev == "wait":
+		case ev.Ev == protocol.EvWait:
 			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
 		case asJSON:
-			if ev.Ev == "out" {
+			if ev.Ev == protocol.EvOut {
 				printed.WriteString(ev.Data)
 			}
-		case ev.Ev == "note":
+		case ev.Ev == protocol.EvNote:
 			fmt.Fprintln(stdout, ev.Data)
-		case ev.Stream == "stderr":
+		case ev.Stream == protocol.StreamStderr:
 			io.WriteString(stderr, ev.Data)
 		default:
 			io.WriteString(stdout, ev.Data)
@@ -351,7 +406,7 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 		Use:   "defs [--session S] [NAME] [--pattern RE] [--details] [--json]",
 		Short: "List a session's helpers and variables, as defs() does",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
@@ -391,13 +446,18 @@ type listed struct {
 	// null when its host never said.
 	Jail    *bool `json:"jail"`
 	Network *bool `json:"network"`
+	// Hosts is the allow list when the network is one.
+	Hosts *protocol.Hosts `json:"hosts,omitempty"`
 	// KernelMissing: what the running child's kernel layer could not
 	// enforce.
 	KernelMissing string `json:"kernel_missing"`
 }
 
 func newSandboxListCmd(s Streams) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		host   string
+	)
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
@@ -405,28 +465,22 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 snapshot size, and NAMES, how many names the snapshot brings back after a
 restart (helpers, classes, imports and variables).`,
 		Args: cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
-			folders, err := session.All(s.layout().Sessions())
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			t, err := hostTarget(s, host)
 			if err != nil {
 				return err
 			}
-			rows := []listed{}
-			for _, f := range folders {
-				m, err := f.Meta()
+			var rows []listed
+			if t != nil {
+				data, err := client.ListRemote(*t)
+				if err == nil {
+					err = json.Unmarshal(data, &rows)
+				}
 				if err != nil {
-					continue
+					return err
 				}
-				rec := f.Host()
-				row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
-				if rec.Policy != nil {
-					row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
-				}
-				if f.Running() {
-					row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
-					row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
-					row.KernelMissing = rec.KernelMissing
-				}
-				rows = append(rows, row)
+			} else if rows, err = listRows(s); err != nil {
+				return err
 			}
 			w := s.Out
 			if asJSON {
@@ -438,7 +492,7 @@ restart (helpers, classes, imports and variables).`,
 			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 			for _, r := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
-					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), onOffText(r.Network), r.Workspace)
+					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), r.Workspace)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -462,7 +516,7 @@ restart (helpers, classes, imports and variables).`,
 					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}
 				// Its shell() runs commands under bubblewrap, or refuses.
-				if r.State == "running" && r.Jail != nil && *r.Jail {
+				if t == nil && r.State == "running" && r.Jail != nil && *r.Jail {
 					if !probed {
 						confine, probed = tools.CanConfine(), true
 					}
@@ -478,7 +532,46 @@ restart (helpers, classes, imports and variables).`,
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	addHostFlag(cmd, &host)
 	return cmd
+}
+
+// networkText is NETWORK's column: on, off, or allow (the allow list).
+func networkText(r listed) string {
+	if r.Hosts != nil {
+		return "allow"
+	}
+	return onOffText(r.Network)
+}
+
+// listRows describes the sessions of this machine.
+func listRows(s Streams) ([]listed, error) {
+	folders, err := session.All(s.layout().Sessions())
+	if err != nil {
+		return nil, err
+	}
+	rows := []listed{}
+	for _, f := range folders {
+		m, err := f.Meta()
+		if err != nil {
+			continue
+		}
+		rec := f.Host()
+		row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
+		if rec.Policy != nil {
+			row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
+			if rec.Policy.Proxied() {
+				row.Hosts = rec.Policy.Hosts
+			}
+		}
+		if f.Running() {
+			row.State, row.HostPID, row.ChildPID = "running", rec.HostPID, rec.ChildPID
+			row.IdleSeconds = max(0, time.Since(time.UnixMilli(rec.LastUse)).Milliseconds()/1000)
+			row.KernelMissing = rec.KernelMissing
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
 }
 
 func onOffText(b *bool) string {
@@ -541,7 +634,7 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 		Use:   op + " [--session S] [--workspace D]",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := checkDrop(fresh, drop); err != nil {
 				return usageError{err}
 			}
@@ -624,7 +717,7 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 		Use:   "rm --session S [--workspace D] [--force]",
 		Short: "Delete a session: its snapshot, spill files and attachments (stopping it first)",
 		Args:  cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("session") {
 				return usageError{errors.New("rm needs --session NAME")}
 			}
@@ -655,7 +748,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 		Short:  "Serve a sandbox session (started by the clients)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ready := os.NewFile(3, "ready")
 			say := func(err error) {
 				if ready == nil {
@@ -697,7 +790,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				FixFiles: st.SandboxFixFiles.Value,
 				Journal:  f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
 				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe, ChildArgs: []string{"sandbox", "child", "--dir", dir},
+				Folder: f, Meta: m, Exe: exe,
 				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
@@ -714,11 +807,11 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 	var dir string
 	var dropPrivileges bool
 	cmd := &cobra.Command{
-		Use:    "child --dir FOLDER [" + jail.EarlyFlag + "]",
+		Use:    "child --dir FOLDER [" + protocol.DropPrivilegesFlag + "]",
 		Short:  "Run a sandbox session's Python (started by its host)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: sessionE(func(cmd *cobra.Command, args []string) error {
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			lib, _, inst, err := loadRuntime(s)
 			if err != nil {
 				return err
@@ -754,7 +847,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				return err
 			}
 			if dropPrivileges && !ci.Policy.Jail {
-				return fmt.Errorf("started with %s for a session without the jail", jail.EarlyFlag)
+				return fmt.Errorf("started with %s for a session without the jail", protocol.DropPrivilegesFlag)
 			}
 			if err := os.Chdir(ci.Session.Workspace); err != nil {
 				return fmt.Errorf("enter the workspace: %w", err)
@@ -785,6 +878,19 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := setEnviron(plan.env); err != nil {
 				return err
 			}
+			// An allow list: the proxy's listener in this process's own
+			// network namespace goes to the host, its address to every
+			// client here and in shell().
+			proxyPort := 0
+			if ci.Policy.Proxied() {
+				if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
+					return err
+				}
+				for _, kv := range proxy.Environ(proxyPort) {
+					k, v, _ := strings.Cut(kv, "=")
+					os.Setenv(k, v)
+				}
+			}
 			// The jail, before any code of the session's: the driver's
 			// first import runs under it.
 			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
@@ -810,7 +916,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				}
 			}
 			host := ci.Session.Access.Host
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield); err != nil {
+			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
 				return err
 			}
 			ci.Session.Access.Host = host
@@ -818,7 +924,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lib.InstallHostCall(child.CallsFD); err != nil {
+			if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
 				return err
 			}
 			if err := lib.InstallWriteNotes(); err != nil {
@@ -831,7 +937,9 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
-	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(jail.EarlyFlag, "--"), false,
+	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(protocol.DropPrivilegesFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
+	cmd.Flags().Bool(strings.TrimPrefix(jail.NetworkFlag, "--"), false,
+		"the network is an allow list: the network namespace is made before Go starts")
 	return cmd
 }

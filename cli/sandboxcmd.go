@@ -19,7 +19,13 @@ import (
 func newSandboxCmd(s Streams) *cobra.Command {
 	sandbox := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Tools of the sandbox REPL, for direct use",
+		Short: "Persistent, jailed Python sessions: the REPL, run, mcp and their tools",
+		Long: `Persistent, jailed Python sessions and their tools.
+
+On a terminal, vis-agent sandbox with no subcommand opens the REPL on the
+session of the current folder (as vis-agent sandbox repl does); elsewhere it
+prints this help. Programs run blocks with vis-agent sandbox run, agents
+through vis-agent sandbox mcp.`,
 	}
 	sandbox.AddCommand(newRepairCmd(s), newCheckCmd(s), newSandboxMCPCmd(s))
 	addSessionCmds(sandbox, s)

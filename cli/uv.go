@@ -7,6 +7,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
@@ -34,6 +35,8 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 		return fail(2, "--no-env does not apply to uv")
 	case pa.Vis.NoNetwork:
 		return fail(2, "--no-network does not apply to uv; use uv's --offline")
+	case len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0:
+		return fail(2, "--allow-host and --deny-host do not apply to uv")
 	case pa.Vis.Shared && !sharedSync && sub != "pip":
 		return fail(2, "--shared applies to uv sync and uv pip only (vis-agent python --shared uv sync)")
 	case pa.Vis.Active && sub != "pip":
@@ -64,8 +67,8 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 	var (
 		python  string
 		project *packages.Project
-		found   pyembed.Choice // how the runtime was found, for uv SUB
-		inst    pyembed.Install
+		found   findpython.Choice // how the runtime was found, for uv SUB
+		inst    findpython.Install
 	)
 	if sharedSync || (sub == "pip" && !hasAnyArg(pa.Program[1:], "--system", "--python", "-p")) {
 		choice, err := uvEnvironment(pa, s)
@@ -130,17 +133,17 @@ func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
 // locateRuntime finds the installation of the CPython a run would load,
 // from the library's file name, without loading it: uv needs only its
 // python.
-func locateRuntime(s Streams) (pyembed.Choice, pyembed.Install, error) {
-	choice, err := pyembed.Find(runtimeOptions(s))
+func locateRuntime(s Streams) (findpython.Choice, findpython.Install, error) {
+	choice, err := findpython.Find(runtimeOptions(s))
 	if err != nil {
-		return choice, pyembed.Install{}, err
+		return choice, findpython.Install{}, err
 	}
-	v, ok := pyembed.LibraryVersion(filepath.Base(choice.Library))
+	v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
 	if !ok {
 		_, choice, inst, err := loadRuntime(s)
 		return choice, inst, err
 	}
-	inst, err := pyembed.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
+	inst, err := findpython.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
 	return choice, inst, err
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // Environment is the virtual environment a run uses.
@@ -26,7 +26,7 @@ type EnvironmentError struct {
 	// What is "the project environment" or "the active environment".
 	What     string
 	Dir      string
-	Embedded pyembed.Version
+	Embedded findpython.Version
 	Problem  string // "does not exist", "is for CPython 3.11", …
 	Hint     string
 }
@@ -40,7 +40,7 @@ func (e *EnvironmentError) Error() string {
 // the same major.minor version, and the same installation (pyvenv.cfg's
 // home), so that children started with sys.executable run the CPython
 // their parent runs. what and hint go into the error.
-func checkEnvironment(what, dir, hint string, inst pyembed.Install, embedded pyembed.Version) (Environment, error) {
+func checkEnvironment(what, dir, hint string, inst findpython.Install, embedded findpython.Version) (Environment, error) {
 	fail := func(problem string) (Environment, error) {
 		return Environment{}, &EnvironmentError{What: what, Dir: dir, Embedded: embedded, Problem: problem, Hint: hint}
 	}
@@ -51,7 +51,7 @@ func checkEnvironment(what, dir, hint string, inst pyembed.Install, embedded pye
 	if err != nil {
 		return fail("is not a virtual environment (no pyvenv.cfg)")
 	}
-	v, err := pyembed.ParseVersion(firstOf(cfg, "version_info", "version"))
+	v, err := findpython.ParseVersion(firstOf(cfg, "version_info", "version"))
 	if err != nil {
 		return fail("does not say which CPython it is for (no version in pyvenv.cfg)")
 	}
@@ -71,7 +71,7 @@ func checkEnvironment(what, dir, hint string, inst pyembed.Install, embedded pye
 // sameInstallation reports whether home, a pyvenv.cfg's folder of the
 // base python, holds the python executable, resolving links on both
 // sides (/usr/bin and /bin may be one folder).
-func sameInstallation(home, executable string, v pyembed.Version) bool {
+func sameInstallation(home, executable string, v findpython.Version) bool {
 	resolve := func(p string) string {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return r

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // tree writes files under a new temporary folder and returns it.
@@ -142,8 +142,8 @@ func TestRoots(t *testing.T) {
 }
 
 func TestCheckEnvironment(t *testing.T) {
-	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
-	inst := pyembed.Install{Prefix: "/usr", Executable: "/usr/bin/python3.12"}
+	v := findpython.Version{Major: 3, Minor: 12, Micro: 1}
+	inst := findpython.Install{Prefix: "/usr", Executable: "/usr/bin/python3.12"}
 	root := tree(t, map[string]string{
 		"ok/pyvenv.cfg":        "home = /usr/bin\nimplementation = CPython\nversion_info = 3.12.4\n",
 		"ok/bin/python":        "",
@@ -189,18 +189,18 @@ func TestCheckEnvironment(t *testing.T) {
 
 // fakeInstall is an installation with a python and a linkable pip, for
 // tests that make environments without running them.
-func fakeInstall(t *testing.T, short string) pyembed.Install {
+func fakeInstall(t *testing.T, short string) findpython.Install {
 	prefix := tree(t, map[string]string{
 		"bin/python" + short: "#!/bin/sh\n",
 		"lib/python" + short + "/site-packages/pip/__init__.py": "",
 	})
-	return pyembed.Install{Prefix: prefix, Executable: filepath.Join(prefix, "bin", "python"+short)}
+	return findpython.Install{Prefix: prefix, Executable: filepath.Join(prefix, "bin", "python"+short)}
 }
 
 func TestSharedEnvironment(t *testing.T) {
 	py := testenv.First(t)
 	root := filepath.Join(t.TempDir(), "packages")
-	inst, err := pyembed.Locate(py.Library, py.Version, "")
+	inst, err := findpython.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +244,13 @@ print(any(p.startswith(sys.base_prefix) and p.endswith("-packages") for p in sys
 	if err != nil || again != env {
 		t.Errorf("second call = %+v, %v", again, err)
 	}
-	if _, _, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), pyembed.Install{Prefix: "/x"}, py.Version); err == nil {
+	if _, _, err := SharedEnvironment(filepath.Join(root, py.Version.Short()), findpython.Install{Prefix: "/x"}, py.Version); err == nil {
 		t.Error("an installation without python made an environment")
 	}
 }
 
 func TestSharedEnvironmentFollowsInstallation(t *testing.T) {
-	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	v := findpython.Version{Major: 3, Minor: 12, Micro: 1}
 	root := t.TempDir()
 	a, b := fakeInstall(t, "3.12"), fakeInstall(t, "3.12")
 	env, _, err := SharedEnvironment(filepath.Join(root, "3.12"), a, v)
@@ -269,14 +269,14 @@ func TestSharedEnvironmentFollowsInstallation(t *testing.T) {
 		t.Error("packages lost when the environment was pointed elsewhere")
 	}
 	// Versions never share an environment.
-	env13, _, err := SharedEnvironment(filepath.Join(root, "3.13"), fakeInstall(t, "3.13"), pyembed.Version{Major: 3, Minor: 13})
+	env13, _, err := SharedEnvironment(filepath.Join(root, "3.13"), fakeInstall(t, "3.13"), findpython.Version{Major: 3, Minor: 13})
 	if err != nil || env13.Dir == env.Dir {
 		t.Errorf("3.13: %+v, %v", env13, err)
 	}
 }
 
 func TestSharedEnvironmentMigrates(t *testing.T) {
-	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	v := findpython.Version{Major: 3, Minor: 12, Micro: 1}
 	inst := fakeInstall(t, "3.12")
 	root := tree(t, map[string]string{
 		"old_pkg/__init__.py":            "",
@@ -330,7 +330,7 @@ func TestSharedEnvironmentMigrates(t *testing.T) {
 
 func TestInstallPip(t *testing.T) {
 	py := testenv.First(t)
-	inst, err := pyembed.Locate(py.Library, py.Version, "")
+	inst, err := findpython.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,9 +347,9 @@ func TestInstallPip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bare, "lib/python3.99/ensurepip/_bundled", filepath.Base(wheel)), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v := pyembed.Version{Major: 3, Minor: 99}
+	v := findpython.Version{Major: 3, Minor: 99}
 	site, bin := t.TempDir(), t.TempDir()
-	if err := installPip(site, bin, "/env/bin/python3.99", pyembed.Install{Prefix: bare}, v); err != nil {
+	if err := installPip(site, bin, "/env/bin/python3.99", findpython.Install{Prefix: bare}, v); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := os.Lstat(filepath.Join(site, "pip", "__init__.py")); err != nil || !info.Mode().IsRegular() {
@@ -371,7 +371,7 @@ func TestInstallPip(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(site, "pip")); err != nil || !strings.HasPrefix(target, fake.Prefix) {
 		t.Errorf("pip not linked: %s, %v", target, err)
 	}
-	if err := installPip(t.TempDir(), t.TempDir(), "/p", pyembed.Install{Prefix: t.TempDir()}, v); err == nil || !strings.Contains(err.Error(), "has no pip, and no ensurepip wheel") {
+	if err := installPip(t.TempDir(), t.TempDir(), "/p", findpython.Install{Prefix: t.TempDir()}, v); err == nil || !strings.Contains(err.Error(), "has no pip, and no ensurepip wheel") {
 		t.Errorf("no pip at all: %v", err)
 	}
 }

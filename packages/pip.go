@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // installPip installs pip into the environment whose site-packages is
@@ -20,7 +20,7 @@ import (
 // scripts in bin, started by python. Without such a wheel, the
 // installation's own pip package is linked in (pip then runs but does not
 // list itself). Nothing is written into the installation.
-func installPip(site, bin, python string, inst pyembed.Install, v pyembed.Version) error {
+func installPip(site, bin, python string, inst findpython.Install, v findpython.Version) error {
 	short := "python" + v.Short()
 	if wheel := ensurepipWheel(inst.Prefix, short); wheel != "" {
 		if err := unpackWheel(wheel, site); err != nil {

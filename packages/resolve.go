@@ -8,7 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // Request is what decides the environment of a run.
@@ -26,8 +26,8 @@ type Request struct {
 	// (~/.vis/python/packages/3.11).
 	SharedDir string
 	// Install and Version are the CPython vis-agent loaded.
-	Install pyembed.Install
-	Version pyembed.Version
+	Install findpython.Install
+	Version findpython.Version
 }
 
 // Kind says which environment a run uses.

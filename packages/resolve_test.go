@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // TestResolve: which environment a run uses, for each kind of folder and
 // option, without running any python.
 func TestResolve(t *testing.T) {
-	v := pyembed.Version{Major: 3, Minor: 12, Micro: 1}
+	v := findpython.Version{Major: 3, Minor: 12, Micro: 1}
 	inst := fakeInstall(t, "3.12")
 	venv := func(dir string) map[string]string {
 		return map[string]string{

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // SharedEnvironment returns the shared environment of the CPython at inst
@@ -24,7 +24,7 @@ import (
 // both share), so a run and the children it starts with sys.executable run
 // one CPython. notes are what the user should read once: a single folder
 // of the earlier layout moved into the environment.
-func SharedEnvironment(dir string, inst pyembed.Install, v pyembed.Version) (env Environment, notes []string, err error) {
+func SharedEnvironment(dir string, inst findpython.Install, v findpython.Version) (env Environment, notes []string, err error) {
 	if inst.Executable == "" {
 		return Environment{}, nil, fmt.Errorf("cannot make the shared environment: %s has no python%s executable", inst.Prefix, v.Short())
 	}
@@ -77,7 +77,7 @@ func pointAt(dir, short, cfg, executable string) error {
 // makeShared builds the environment in a temporary folder beside dir and
 // renames it into place, so a run killed halfway leaves no half
 // environment, and of two runs making it at once one wins whole.
-func makeShared(root, dir, short, cfg string, inst pyembed.Install, v pyembed.Version) error {
+func makeShared(root, dir, short, cfg string, inst findpython.Install, v findpython.Version) error {
 	removeAbandoned(root, ".vis-new-"+v.Short()+"-")
 	tmp, err := os.MkdirTemp(root, ".vis-new-"+v.Short()+"-")
 	if err != nil {

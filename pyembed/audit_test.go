@@ -13,6 +13,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 )
 
@@ -202,7 +203,7 @@ func TestAuditHook(t *testing.T) {
 				"gc finds no policy: ok 0",
 				"still usable 42",
 			}
-			if py.Version.Less(pyembed.Version{Major: 3, Minor: 12}) {
+			if py.Version.Less(findpython.Version{Major: 3, Minor: 12}) {
 				want = append(want, "thread cap: ok", "threads started 20")
 			} else {
 				want = append(want, "thread cap: RuntimeError: can't start a new thread: the cap of 4 threads is reached (the test jail)", "threads started 3")
@@ -309,7 +310,7 @@ func TestAuditPolicyErrors(t *testing.T) {
 func TestThreadCapWithoutJail(t *testing.T) {
 	ran := false
 	for _, py := range testenv.Pythons(t) {
-		if py.Version.Less(pyembed.Version{Major: 3, Minor: 12}) {
+		if py.Version.Less(findpython.Version{Major: 3, Minor: 12}) {
 			continue
 		}
 		ran = true

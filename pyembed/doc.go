@@ -1,5 +1,7 @@
-// Package pyembed finds a CPython shared library, loads it at run time and
-// runs CPython's own command line inside this process.
+// Package pyembed loads a CPython shared library at run time and runs
+// CPython's own command line inside this process. Which library and which
+// installation is pyembed/findpython's job (pure Go); this package is the
+// cgo side.
 //
 // Nothing links against libpython at build time: the library is opened with
 // dlopen(RTLD_LAZY|RTLD_GLOBAL) when it is first needed, so one binary serves

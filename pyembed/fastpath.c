@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "argv.h"
 #include "shim.h"
 
 extern char **environ;
@@ -298,7 +299,7 @@ static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
 // Runs after vis_record_signals (priority 101), which vis_py_main relies on.
 __attribute__((constructor(102))) static void vis_fastpath(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (argc < 2 || argv == NULL || strcmp(argv[1], "python") != 0) {
+	if (!vis_python_command(argc, argv)) {
 		return;
 	}
 	const char *off = getenv("VIS_PYTHON_FASTPATH");

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // interpLibraryEnv makes TestInterp check the in-process interpreter of one
@@ -47,7 +48,7 @@ func checkInterp(t *testing.T, libPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := pyembed.Locate(lib.Path, lib.Version, "")
+	inst, err := findpython.Locate(lib.Path, lib.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <wchar.h>
 
+#include "argv.h"
 #include "pymodule.h"
 #include "shim.h"
 
@@ -116,43 +117,9 @@ static int read_hint(void) {
 	return len > 0;
 }
 
-// loads_no_library predicts `vis-agent python [VIS OPTIONS] uv SUB ...`
-// without --shared or --active and with SUB other than pip: those exec uv
-// and load no libpython (uv pip and --shared uv sync load it to find their
-// environment). cli.ParsePythonArgs and cli.runUV decide; a wrong guess
-// costs only time.
-static int loads_no_library(int argc, char **argv) {
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "uv") == 0) {
-			return i + 1 >= argc || strcmp(argv[i + 1], "pip") != 0;
-		}
-		if (strcmp(a, "--env") == 0) {
-			i++;
-		} else if (strcmp(a, "--no-env") != 0 && strcmp(a, "--no-network") != 0 && strncmp(a, "--env=", 6) != 0) {
-			return 0; // --shared, --active or anything else: a python run, or a uv run that loads
-		}
-	}
-	return 0;
-}
-
-// loads_python reports whether the command line is one that loads
-// libpython at once: `python`, and a sandbox session's interpreter child
-// (`sandbox child`), whose start is on the way to a new session's first
-// block.
-static int loads_python(int argc, char **argv) {
-	if (argc < 2 || argv == NULL) {
-		return 0;
-	}
-	if (strcmp(argv[1], "python") == 0) {
-		return 1;
-	}
-	return argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "child") == 0;
-}
-
 __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!loads_python(argc, argv)) {
+	if (!vis_loads_python(argc, argv)) {
 		return;
 	}
 	const char *env = getenv("VIS_PYTHON_NATIVE_PATH");
@@ -165,7 +132,7 @@ __attribute__((constructor)) static void vis_prefetch(int argc, char **argv, cha
 	} else if (!read_hint()) {
 		return;
 	}
-	prefetch_wanted = !loads_no_library(argc, argv);
+	prefetch_wanted = !vis_loads_no_library(argc, argv);
 }
 
 void vis_py_prefetch_start(void) {
@@ -187,7 +154,7 @@ static int python_command;
 
 __attribute__((constructor)) static void vis_note_command(int argc, char **argv, char **envp) {
 	(void)envp;
-	python_command = argc >= 2 && argv != NULL && strcmp(argv[1], "python") == 0;
+	python_command = vis_python_command(argc, argv);
 }
 
 int vis_py_python_command(void) { return python_command; }

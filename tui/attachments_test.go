@@ -293,7 +293,7 @@ func storeSession(t *testing.T) (session.Meta, *client.Session, *attachments.Sto
 func TestAttachmentsFromTheStore(t *testing.T) {
 	meta, sess, st := storeSession(t)
 	attach := func(name, text string, commentable bool) {
-		_, err := st.Attach(attachments.New{Session: session.ID(meta.Name, meta.Workspace), SessionName: meta.Name, Block: 2,
+		_, err := st.Attach(attachments.New{Session: sess.Folder.ID(), SessionName: meta.Name, Block: 2,
 			Filename: name, Commentable: commentable}, strings.NewReader(text), attachments.Limits{})
 		if err != nil {
 			t.Fatal(err)
@@ -301,7 +301,7 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 	}
 	attach("notes.md", "# Notes\n\nfirst\n", true)
 	attach("notes.md", "# Notes\n\nsecond\n", false)
-	if _, err := st.Comment(session.ID(meta.Name, meta.Workspace), "notes.md", 1, "an earlier one", "ann"); err != nil {
+	if _, err := st.Comment(sess.Folder.ID(), "notes.md", 1, "an earlier one", "ann"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -327,7 +327,7 @@ func TestAttachmentsFromTheStore(t *testing.T) {
 	if m.comment.shown || cmd == nil || !strings.Contains(frame(m), "Comment added to notes.md v1.") {
 		t.Fatalf("the comment was not saved:\n%s", frame(m))
 	}
-	d, err := st.Get(session.ID(meta.Name, meta.Workspace), "notes.md", 1)
+	d, err := st.Get(sess.Folder.ID(), "notes.md", 1)
 	if err != nil || len(d.Comments) != 2 || d.Comments[1].Text != "from the REPL" {
 		t.Fatalf("the store holds %+v (%v)", d.Comments, err)
 	}
@@ -376,7 +376,7 @@ func TestShades(t *testing.T) {
 // session's attachments are gone.
 func TestViewerFollowsTheStore(t *testing.T) {
 	meta, sess, st := storeSession(t)
-	key := session.ID(meta.Name, meta.Workspace)
+	key := sess.Folder.ID()
 	attach := func(text string) {
 		_, err := st.Attach(attachments.New{Session: key, SessionName: meta.Name, Block: 2, Filename: "log.txt", Commentable: true},
 			strings.NewReader(text), attachments.Limits{})

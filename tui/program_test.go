@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,8 +25,8 @@ func liveSession(t *testing.T) *client.Session {
 	home := t.TempDir()
 	root := filepath.Join(home, "sandbox", "sessions")
 	m := session.Meta{Name: "default", Workspace: t.TempDir()}
-	policy, _ := json.Marshal(protocol.Policy{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096})
-	s, err := client.Open(root, m, []string{bin, "sandbox", "host", "--dir", session.Find(root, m).Dir, "--policy", string(policy)})
+	policy := protocol.Policy{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096}
+	s, err := client.Open(root, m, append([]string{bin}, protocol.HostArgs(session.Find(root, m).Dir, &policy)...))
 	if err != nil {
 		t.Fatal(err)
 	}

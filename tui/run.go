@@ -236,19 +236,19 @@ func (m *Model) next() tea.Cmd {
 
 func (m *Model) runEvent(ev protocol.Event) {
 	switch ev.Ev {
-	case "out":
+	case protocol.EvOut:
 		kind := kindStdout
-		if ev.Stream == "stderr" {
+		if ev.Stream == protocol.StreamStderr {
 			kind = kindStderr
 		}
 		m.tr.print(kind, ev.Data)
-	case "note":
-		if ev.Kind == "restart" {
+	case protocol.EvNote:
+		if ev.Kind == protocol.NoteRestart {
 			m.tr.note(kindRestart, ev.Data)
 		} else {
 			m.tr.note(kindRepair, ev.Data)
 		}
-	case "wait":
+	case protocol.EvWait:
 		m.tr.add(kindInfo, ev.Message)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
-	"github.com/vis-agent/vis-agent/internal/paths"
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
@@ -28,12 +26,15 @@ type activity struct{ blocks, attachments string }
 const maxCounter = 64
 
 func blocksStamp(s *client.Session) string {
+	if s.Remote != nil {
+		return "" // another machine's files: not watched
+	}
 	counter, _ := fsutil.ReadRegular(s.Folder.BlocksFile(), maxCounter)
 	return string(bytes.TrimSpace(counter))
 }
 
 func attachmentsStamp(s *client.Session) string {
-	return attachments.Stamp(paths.AttachmentsOf(s.Folder.Dir))
+	return s.AttachmentsStamp(false)
 }
 
 // watchMsg is what the session's files said at a look.

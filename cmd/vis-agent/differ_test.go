@@ -20,7 +20,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/packages"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // A run is what a user sees of one command: its output and how it ended.
@@ -145,7 +145,7 @@ func sameRuns(t *testing.T, c pyCase, reference string, ref, got run) {
 // python, which vis-agent python then runs as.
 func sharedPython(t *testing.T, py testenv.Python, home string) string {
 	t.Helper()
-	inst, err := pyembed.Locate(py.Library, py.Version, "")
+	inst, err := findpython.Locate(py.Library, py.Version, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,13 +54,10 @@ for path in SOCKS:
 // session is still jailed, without a restart. The test itself then does
 // the same as a process of the user that does not hold the session's key.
 func TestJailHostSocketNeedsTheUser(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		t.Run(py.Name, func(t *testing.T) { socketNeedsTheUser(t, py) })
-	}
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { socketNeedsTheUser(t, sb) })
 }
 
-func socketNeedsTheUser(t *testing.T, py testenv.Python) {
-	sb := newSandbox(t, py)
+func socketNeedsTheUser(t *testing.T, sb *sandbox) {
 	other := t.TempDir()
 	r := sb.run("run", "--session", "victim", "--workspace", other, "-c", "print('victim up', session.access.is_jailed)")
 	contains(t, "the victim", r.stdout, "victim up True")
@@ -95,8 +92,17 @@ func socketNeedsTheUser(t *testing.T, py testenv.Python) {
 
 	// A process of the user without the key: the same request, and one
 	// with a wrong key, straight to the victim's socket.
+	// A unix socket's path is short (108 bytes): dial through a link.
+	short, err := os.MkdirTemp("", "vis-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(short)
+	if err := os.Symlink(sb.folder("victim"), filepath.Join(short, "v")); err != nil {
+		t.Fatal(err)
+	}
 	for _, first := range []string{"", `{"v":1,"key":"` + strings.Repeat("0", 64) + `"}` + "\n"} {
-		conn, err := net.Dial("unix", filepath.Join(sb.folder("victim"), "sock"))
+		conn, err := net.Dial("unix", filepath.Join(short, "v", "sock"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,13 +185,10 @@ func inheritable(pid int) []string {
 // nothing they run (the child's bytecode compile before its jail, a
 // --no-jail block's os.system) gets any of them.
 func TestJailHostInheritedDescriptors(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		t.Run(py.Name, func(t *testing.T) { inheritedDescriptors(t, py) })
-	}
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { inheritedDescriptors(t, sb) })
 }
 
-func inheritedDescriptors(t *testing.T, py testenv.Python) {
-	sb := newSandbox(t, py)
+func inheritedDescriptors(t *testing.T, sb *sandbox) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte("FDSECRET-91c2"), 0o600); err != nil {
 		t.Fatal(err)
@@ -242,13 +245,10 @@ func inheritedDescriptors(t *testing.T, py testenv.Python) {
 // import root inside the workspace still imports, and the user's own
 // config.toml source_paths still adds a read-only root.
 func TestJailHostWorkspaceRoots(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		t.Run(py.Name, func(t *testing.T) { workspaceRoots(t, py) })
-	}
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { workspaceRoots(t, sb) })
 }
 
-func workspaceRoots(t *testing.T, py testenv.Python) {
-	sb := newSandbox(t, py)
+func workspaceRoots(t *testing.T, sb *sandbox) {
 	out, userlib := t.TempDir(), t.TempDir()
 	testenv.WriteTree(t, out, map[string]string{"secret": "ROOTSECRET-5b1d", "secretmod.py": "X = 'ROOTSECRET-5b1d'\n"})
 	testenv.WriteTree(t, userlib, map[string]string{"usermod.py": "Y = 'from the user lib'\n"})
@@ -306,41 +306,41 @@ print(inside_ws.Z, "|", usermod.Y, "|", [r for r in session.access.read_only_roo
 // that leads into it) is refused in one line: the jailed code could swap
 // it for a symlink to anything before the next run resolves it.
 func TestJailHostUserRootInsideTheWorkspace(t *testing.T) {
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
-	out, via := t.TempDir(), t.TempDir()
-	testenv.WriteTree(t, out, map[string]string{"secret": "SWAPSECRET-e03a"})
-	testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
-	if err := os.Symlink(sb.ws, filepath.Join(via, "ws")); err != nil {
-		t.Fatal(err)
-	}
-	// The attack, as a block would run it: the user's first run gives
-	// --read-only-root ref; its block swaps ref for a symlink to a secret
-	// folder; the next run of the same command reads the secret.
-	swap := fmt.Sprintf(`import os, shutil
-shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
-	read := `print("ESC" + "APED", open(session.workspace + "/ref/secret").read())`
-	for _, root := range []string{"ref", filepath.Join(sb.ws, "ref"), filepath.Join(via, "ws", "ref")} {
-		for _, flag := range []string{"--read-only-root", "--root"} {
-			r := sb.run("run", "--session", "u", flag, root, "-c", swap)
-			if r.code == 0 {
-				r = sb.run("run", "--session", "u", flag, root, "-c", read)
-			}
-			if strings.Contains(r.stdout+r.stderr, "ESCAPED") || strings.Contains(r.stdout+r.stderr, "SWAPSECRET") {
-				t.Errorf("%s %s: the swapped root was read:\n%s%s", flag, root, r.stdout, r.stderr)
-			}
-			if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "inside the workspace") {
-				t.Errorf("%s %s: status %d, want 2 and one line saying the root is inside the workspace:\n%s", flag, root, r.code, r.stderr)
-			}
-			os.Remove(filepath.Join(sb.ws, "ref"))
-			testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		out, via := t.TempDir(), t.TempDir()
+		testenv.WriteTree(t, out, map[string]string{"secret": "SWAPSECRET-e03a"})
+		testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
+		if err := os.Symlink(sb.ws, filepath.Join(via, "ws")); err != nil {
+			t.Fatal(err)
 		}
-	}
-	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": fmt.Sprintf("[sandbox]\nread_only_roots = [%q]\n", filepath.Join(sb.ws, "ref"))})
-	r := sb.run("run", "--session", "u", "-c", "print('ran')")
-	if r.code == 0 || !strings.Contains(r.stderr, "inside the workspace") || !strings.Contains(r.stderr, "config.toml") {
-		t.Errorf("a config root inside the workspace: status %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+		// The attack, as a block would run it: the user's first run gives
+		// --read-only-root ref; its block swaps ref for a symlink to a secret
+		// folder; the next run of the same command reads the secret.
+		swap := fmt.Sprintf(`import os, shutil
+shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
+		read := `print("ESC" + "APED", open(session.workspace + "/ref/secret").read())`
+		for _, root := range []string{"ref", filepath.Join(sb.ws, "ref"), filepath.Join(via, "ws", "ref")} {
+			for _, flag := range []string{"--read-only-root", "--root"} {
+				r := sb.run("run", "--session", "u", flag, root, "-c", swap)
+				if r.code == 0 {
+					r = sb.run("run", "--session", "u", flag, root, "-c", read)
+				}
+				if strings.Contains(r.stdout+r.stderr, "ESCAPED") || strings.Contains(r.stdout+r.stderr, "SWAPSECRET") {
+					t.Errorf("%s %s: the swapped root was read:\n%s%s", flag, root, r.stdout, r.stderr)
+				}
+				if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "inside the workspace") {
+					t.Errorf("%s %s: status %d, want 2 and one line saying the root is inside the workspace:\n%s", flag, root, r.code, r.stderr)
+				}
+				os.Remove(filepath.Join(sb.ws, "ref"))
+				testenv.WriteTree(t, sb.ws, map[string]string{"ref/data.txt": "reference"})
+			}
+		}
+		testenv.WriteTree(t, sb.home, map[string]string{"config.toml": fmt.Sprintf("[sandbox]\nread_only_roots = [%q]\n", filepath.Join(sb.ws, "ref"))})
+		r := sb.run("run", "--session", "u", "-c", "print('ran')")
+		if r.code == 0 || !strings.Contains(r.stderr, "inside the workspace") || !strings.Contains(r.stderr, "config.toml") {
+			t.Errorf("a config root inside the workspace: status %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
 
 // TestJailHostHostileSessionFiles: the jailed code replaces its block
@@ -348,26 +348,26 @@ shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
 // /dev/zero; `sandbox list`, the next block and a restart (whose restore
 // reads it) carry on, at once.
 func TestJailHostHostileSessionFiles(t *testing.T) {
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
-	for _, plant := range []string{"os.mkfifo(c)", `os.symlink("/dev/zero", c)`} {
-		sb.block("h", fmt.Sprintf(`import os
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		for _, plant := range []string{"os.mkfifo(c)", `os.symlink("/dev/zero", c)`} {
+			sb.block("h", fmt.Sprintf(`import os
 c = os.path.join(os.path.dirname(os.environ["TMPDIR"]), "state", "blocks")
 if os.path.lexists(c): os.remove(c)
 %s
 print("planted")`, plant), 0)
-		start := time.Now()
-		l := sb.run("list")
-		contains(t, "list", l.stdout, "h ")
-		sb.block("h", "print('next')", 0)
-		if r := sb.run("restart", "--session", "h"); r.code != 0 {
-			t.Fatalf("restart after %s: %s", plant, r.stderr)
+			start := time.Now()
+			l := sb.run("list")
+			contains(t, "list", l.stdout, "h ")
+			sb.block("h", "print('next')", 0)
+			if r := sb.run("restart", "--session", "h"); r.code != 0 {
+				t.Fatalf("restart after %s: %s", plant, r.stderr)
+			}
+			contains(t, "after a restart", sb.block("h", "print('again')", 0).stdout, "again")
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("%s: list, a block and a restart took %s", plant, d)
+			}
 		}
-		contains(t, "after a restart", sb.block("h", "print('again')", 0).stdout, "again")
-		if d := time.Since(start); d > 30*time.Second {
-			t.Errorf("%s: list, a block and a restart took %s", plant, d)
-		}
-	}
+	})
 }
 
 // hostStatus reads a number of kB (VmHWM, VmRSS) from /proc/pid/status, in
@@ -439,84 +439,84 @@ def raw(n, op, args, size=0):
 // ends, the next block runs at once, and the per-session attachments
 // quota refuses what is past it.
 func TestJailHostBounds(t *testing.T) {
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
-	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 100\n"})
-	var big, ignore strings.Builder
-	for i := 0; i < 2_000_000; i++ {
-		big.WriteString("xyxyxyxyxy\n")
-	}
-	for i := 0; big.Len() > 0 && ignore.Len() < 30<<20; i++ {
-		fmt.Fprintf(&ignore, "generated/pattern-%d-*.tmp\n", i)
-	}
-	testenv.WriteTree(t, sb.ws, map[string]string{"big.txt": big.String(), "deep/.gitignore": ignore.String(), "deep/a.txt": "xy\n", "fifo/a.txt": "xy\n"})
-	if err := syscall.Mkfifo(filepath.Join(sb.ws, "fifo", ".gitignore"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Join(sb.ws, "many"), 0o755)
-	for i := 0; i < 12; i++ {
-		if err := os.Link(filepath.Join(sb.ws, "big.txt"), filepath.Join(sb.ws, "many", fmt.Sprintf("big%d.txt", i))); err != nil {
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 100\n"})
+		var big, ignore strings.Builder
+		for i := 0; i < 2_000_000; i++ {
+			big.WriteString("xyxyxyxyxy\n")
+		}
+		for i := 0; big.Len() > 0 && ignore.Len() < 30<<20; i++ {
+			fmt.Fprintf(&ignore, "generated/pattern-%d-*.tmp\n", i)
+		}
+		testenv.WriteTree(t, sb.ws, map[string]string{"big.txt": big.String(), "deep/.gitignore": ignore.String(), "deep/a.txt": "xy\n", "fifo/a.txt": "xy\n"})
+		if err := syscall.Mkfifo(filepath.Join(sb.ws, "fifo", ".gitignore"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	sb.block("b", "print('up')", 0)
-	host := sb.record(sb.folder("b")).HostPID
-	quiet := func(what string) {
-		t.Helper()
-		before := cpuSeconds(t, host)
-		time.Sleep(3 * time.Second)
-		if used := cpuSeconds(t, host) - before; used > 0.5 {
-			t.Errorf("%s: the host used %.1f s of CPU in the 3 s after the block ended", what, used)
+		os.MkdirAll(filepath.Join(sb.ws, "many"), 0o755)
+		for i := 0; i < 12; i++ {
+			if err := os.Link(filepath.Join(sb.ws, "big.txt"), filepath.Join(sb.ws, "many", fmt.Sprintf("big%d.txt", i))); err != nil {
+				t.Fatal(err)
+			}
 		}
-		next := time.Now()
-		sb.block("b", "print('next')", 0)
-		if d := time.Since(next); d > 5*time.Second {
-			t.Errorf("%s: the next block took %s", what, d)
+		sb.block("b", "print('up')", 0)
+		host := sb.record(sb.folder("b")).HostPID
+		quiet := func(what string) {
+			t.Helper()
+			before := cpuSeconds(t, host)
+			time.Sleep(3 * time.Second)
+			if used := cpuSeconds(t, host) - before; used > 0.5 {
+				t.Errorf("%s: the host used %.1f s of CPU in the 3 s after the block ended", what, used)
+			}
+			next := time.Now()
+			sb.block("b", "print('next')", 0)
+			if d := time.Since(next); d > 5*time.Second {
+				t.Errorf("%s: the next block took %s", what, d)
+			}
 		}
-	}
-	timed := func(what, code string, timeout string) result {
-		t.Helper()
-		start := time.Now()
-		r := sb.run("run", "--session", "b", "--timeout", timeout, "-c", code)
-		t.Logf("%s (%s): %s%s", what, time.Since(start).Round(time.Millisecond), r.stdout, strings.TrimSpace(r.stderr))
-		return r
-	}
+		timed := func(what, code string, timeout string) result {
+			t.Helper()
+			start := time.Now()
+			r := sb.run("run", "--session", "b", "--timeout", timeout, "-c", code)
+			t.Logf("%s (%s): %s%s", what, time.Since(start).Round(time.Millisecond), r.stdout, strings.TrimSpace(r.stderr))
+			return r
+		}
 
-	r := timed("a 30 MiB .gitignore", `r = grep("xy", path="deep"); print(r.total, r.note)`, "120s")
-	contains(t, "grep under a huge .gitignore", r.stdout+r.stderr, "1 ")
-	r = timed("a FIFO .gitignore", `r = grep("xy", path="fifo"); print("fifo", r.total)`, "20s")
-	contains(t, "grep under a FIFO .gitignore", r.stdout, "fifo 1")
-	r = timed("every match", `r = grep("x", path="big.txt", limit=10**9); print("matches", len(r.matches), r.total, len(r.text))`, "120s")
-	contains(t, "grep of every match", r.stdout, "matches ")
-	r = timed("cat of every line", `r = cat("big.txt", limit=10**9); print("lines", r.lines, len(r.text))`, "120s")
-	contains(t, "cat of every line", r.stdout, "lines ")
-	quiet("the greps")
+		r := timed("a 30 MiB .gitignore", `r = grep("xy", path="deep"); print(r.total, r.note)`, "120s")
+		contains(t, "grep under a huge .gitignore", r.stdout+r.stderr, "1 ")
+		r = timed("a FIFO .gitignore", `r = grep("xy", path="fifo"); print("fifo", r.total)`, "20s")
+		contains(t, "grep under a FIFO .gitignore", r.stdout, "fifo 1")
+		r = timed("every match", `r = grep("x", path="big.txt", limit=10**9); print("matches", len(r.matches), r.total, len(r.text))`, "120s")
+		contains(t, "grep of every match", r.stdout, "matches ")
+		r = timed("cat of every line", `r = cat("big.txt", limit=10**9); print("lines", r.lines, len(r.text))`, "120s")
+		contains(t, "cat of every line", r.stdout, "lines ")
+		quiet("the greps")
 
-	r = timed("200 raw greps", rawCalls+`raw(200, "grep", {"pattern": "(x|y)+z", "path": "."})`, "60s")
-	contains(t, "200 raw greps", r.stdout, "raw errors:", "host calls")
-	quiet("200 raw greps")
+		r = timed("200 raw greps", rawCalls+`raw(200, "grep", {"pattern": "(x|y)+z", "path": "."})`, "60s")
+		contains(t, "200 raw greps", r.stdout, "raw errors:", "host calls")
+		quiet("200 raw greps")
 
-	r = timed("a grep past the block's timeout", `grep("(x|y)+z", path="many")`, "3s")
-	contains(t, "the interrupted grep", r.stderr, "KeyboardInterrupt")
-	quiet("the interrupted grep")
+		r = timed("a grep past the block's timeout", `grep("(x|y)+z", path="many")`, "3s")
+		contains(t, "the interrupted grep", r.stderr, "KeyboardInterrupt")
+		quiet("the interrupted grep")
 
-	r = timed("4 raw 60 MiB attaches", rawCalls+`raw(4, "attach", {"filename": "raw.bin"}, 60 << 20)`, "120s")
-	contains(t, "raw attaches", r.stdout, "raw errors:")
-	r = timed("the quota", `try:
+		r = timed("4 raw 60 MiB attaches", rawCalls+`raw(4, "attach", {"filename": "raw.bin"}, 60 << 20)`, "120s")
+		contains(t, "raw attaches", r.stdout, "raw errors:")
+		r = timed("the quota", `try:
     for i in range(3):
         attach(b"q" * (30 << 20), filename="q%d.bin" % i)
         print("attached", i)
 except ValueError as e:
     print("quota:", e)
 print(len(read_attachment("q0.bin")))`, "120s")
-	contains(t, "the attachments quota", r.stdout, "attached 0", "quota:", "sandbox.max_attachments_mb", "31457280")
-	quiet("the attaches")
+		contains(t, "the attachments quota", r.stdout, "attached 0", "quota:", "sandbox.max_attachments_mb", "31457280")
+		quiet("the attaches")
 
-	if peak := hostStatus(t, host, "VmHWM"); peak > 256 {
-		t.Errorf("the host's peak memory was %.0f MiB, over 256 MiB", peak)
-	} else {
-		t.Logf("the host's peak memory: %.0f MiB", peak)
-	}
+		if peak := hostStatus(t, host, "VmHWM"); peak > 256 {
+			t.Errorf("the host's peak memory was %.0f MiB, over 256 MiB", peak)
+		} else {
+			t.Logf("the host's peak memory: %.0f MiB", peak)
+		}
+	})
 }
 
 // TestJailHostHostileWorkspaceConfig: the jailed code makes the
@@ -524,33 +524,33 @@ print(len(read_attachment("q0.bin")))`, "120s")
 // reads them before its jail) and the user's own `vis-agent python` there
 // start at once, each with one line saying what is wrong.
 func TestJailHostHostileWorkspaceConfig(t *testing.T) {
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
-	sb.block("c", `import os
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("c", `import os
 os.mkfifo("vis.toml"); os.mkfifo("pyproject.toml"); print("planted")`, 0)
-	start := time.Now()
-	if r := sb.run("restart", "--session", "c"); r.code != 0 {
-		t.Fatalf("restart: %s", r.stderr)
-	}
-	r := sb.run("run", "--session", "c", "-c", "print('next')")
-	t.Logf("the next block: %s%s", r.stdout, r.stderr)
-	cmd := exec.Command(sb.bin, "python", "-c", "print('python ran')")
-	cmd.Env, cmd.Dir = sb.env, sb.ws
-	done := make(chan []byte, 1)
-	go func() {
-		out, _ := cmd.CombinedOutput()
-		done <- out
-	}()
-	select {
-	case out := <-done:
-		contains(t, "vis-agent python in the workspace", string(out), "not a regular file")
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("vis-agent python hangs on the workspace's FIFOs")
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("a restart, a block and a python run took %s", d)
-	}
+		start := time.Now()
+		if r := sb.run("restart", "--session", "c"); r.code != 0 {
+			t.Fatalf("restart: %s", r.stderr)
+		}
+		r := sb.run("run", "--session", "c", "-c", "print('next')")
+		t.Logf("the next block: %s%s", r.stdout, r.stderr)
+		cmd := exec.Command(sb.bin, "python", "-c", "print('python ran')")
+		cmd.Env, cmd.Dir = sb.env, sb.ws
+		done := make(chan []byte, 1)
+		go func() {
+			out, _ := cmd.CombinedOutput()
+			done <- out
+		}()
+		select {
+		case out := <-done:
+			contains(t, "vis-agent python in the workspace", string(out), "not a regular file")
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("vis-agent python hangs on the workspace's FIFOs")
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("a restart, a block and a python run took %s", d)
+		}
+	})
 }
 
 // TestJailHostTerminalEscapes: on a terminal, `sandbox run` shows a

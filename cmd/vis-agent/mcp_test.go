@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -46,6 +47,12 @@ type mcpClient struct {
 
 func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
 	t.Helper()
+	return connectMCPCommand(t, sb.command(append([]string{"mcp", "--workspace", sb.ws}, args...)...))
+}
+
+// connectMCPCommand connects to the MCP server cmd runs.
+func connectMCPCommand(t *testing.T, cmd *exec.Cmd) *mcpClient {
+	t.Helper()
 	c := &mcpClient{t: t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "vis-agent-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -64,7 +71,6 @@ func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
 			c.mu.Unlock()
 		},
 	})
-	cmd := sb.command(append([]string{"mcp", "--workspace", sb.ws}, args...)...)
 	cmd.Stderr = os.Stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -734,7 +740,7 @@ func attach(t *testing.T, sb *sandbox, name, filename, mediaType string, data []
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Attach(attachments.New{Session: session.ID(name, sb.ws), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
+	if _, err := st.Attach(attachments.New{Session: session.Find(l.Sessions(), session.Meta{Name: name, Workspace: sb.ws}).ID(), SessionName: name, Block: 1, Filename: filename, MediaType: mediaType},
 		bytes.NewReader(data), attachments.Limits{}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/internal/testwheel"
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
@@ -97,7 +97,7 @@ func TestScripts(t *testing.T) {
 					// [syslib]: the system library folders hold a CPython
 					// discovery can find without python3 on PATH.
 					if cond == "syslib" {
-						_, ok := pyembed.FromLibraryFolders()
+						_, ok := findpython.FromLibraryFolders()
 						return ok, nil
 					}
 					return false, fmt.Errorf("unknown condition %q", cond)

@@ -41,8 +41,13 @@ type Settings struct {
 	IndexURL    Setting[string]
 	TLSStrict   Setting[bool]
 	// Sandbox sessions' jail ([sandbox] in the files).
-	SandboxJail          Setting[bool]
-	SandboxNetwork       Setting[bool]
+	SandboxJail    Setting[bool]
+	SandboxNetwork Setting[bool]
+	// SandboxNetworkAllow: network = "allow", the network through the
+	// host's proxy to SandboxAllowHosts only (SandboxDenyHosts refused).
+	SandboxNetworkAllow  Setting[bool]
+	SandboxAllowHosts    Setting[[]string]
+	SandboxDenyHosts     Setting[[]string]
 	SandboxMaxThreads    Setting[int] // > 0
 	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
 	SandboxRoots         Setting[[]string]
@@ -97,6 +102,9 @@ func defaultSettings() Settings {
 
 		SandboxJail:          Setting[bool]{Value: true, From: "default"},
 		SandboxNetwork:       Setting[bool]{Value: true, From: "default"},
+		SandboxNetworkAllow:  Setting[bool]{From: "default"},
+		SandboxAllowHosts:    Setting[[]string]{From: "default"},
+		SandboxDenyHosts:     Setting[[]string]{From: "default"},
 		SandboxMaxThreads:    Setting[int]{Value: 64, From: "default"},
 		SandboxMemoryMB:      Setting[int]{Value: 4096, From: "default"},
 		SandboxRoots:         Setting[[]string]{From: "default"},
@@ -259,15 +267,41 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		paths []string
 	)
 	switch name {
-	case "jail", "network", "allow_builds", "fix_files":
+	case "network":
+		// true/false, or "off", "on", "allow" (the allow list).
+		var mode string
+		if md.PrimitiveDecode(value, &mode) == nil {
+			switch mode {
+			case "off", "on", "allow":
+				s.SandboxNetwork = Setting[bool]{mode != "off", at}
+				s.SandboxNetworkAllow = Setting[bool]{mode == "allow", at}
+			default:
+				problem("must be \"off\", \"on\" or \"allow\" (or true or false), not %q", mode)
+			}
+			return
+		}
+		if !decode(&b, "\"off\", \"on\", \"allow\", true or false") {
+			return
+		}
+		s.SandboxNetwork = Setting[bool]{b, at}
+		s.SandboxNetworkAllow = Setting[bool]{false, at}
+	case "allow_hosts", "deny_hosts":
+		var hosts []string
+		if !decode(&hosts, "a list of strings") {
+			return
+		}
+		if name == "allow_hosts" {
+			s.SandboxAllowHosts = Setting[[]string]{hosts, at}
+		} else {
+			s.SandboxDenyHosts = Setting[[]string]{hosts, at}
+		}
+	case "jail", "allow_builds", "fix_files":
 		if !decode(&b, "true or false") {
 			return
 		}
 		switch name {
 		case "jail":
 			s.SandboxJail = Setting[bool]{b, at}
-		case "network":
-			s.SandboxNetwork = Setting[bool]{b, at}
 		case "fix_files":
 			s.SandboxFixFiles = Setting[bool]{b, at}
 		default:

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -62,7 +63,7 @@ func run(bin string, runs int) error {
 
 	root := filepath.Join(home, "sandbox", "sessions")
 	m := session.Meta{Name: "rt", Workspace: home}
-	s, err := client.Open(root, m, []string{bin, "sandbox", "host", "--dir", session.Find(root, m).Dir})
+	s, err := client.Open(root, m, append([]string{bin}, protocol.HostArgs(session.Find(root, m).Dir, nil)...))
 	if err != nil {
 		return err
 	}

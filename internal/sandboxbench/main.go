@@ -423,12 +423,7 @@ func (b *bench) open(name string, policy *protocol.Policy) (*client.Session, err
 	root := filepath.Join(b.home, "sandbox", "sessions")
 	m := session.Meta{Name: name, Workspace: b.ws}
 	b.note(name)
-	argv := []string{b.bin, "sandbox", "host", "--dir", session.Find(root, m).Dir}
-	if policy != nil {
-		pj, _ := json.Marshal(policy)
-		argv = append(argv, "--policy", string(pj))
-	}
-	return client.Open(root, m, argv)
+	return client.Open(root, m, append([]string{b.bin}, protocol.HostArgs(session.Find(root, m).Dir, policy)...))
 }
 
 // timeBlock runs code through s and times the round trip.

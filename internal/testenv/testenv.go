@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // build is one binary built once per test process.
@@ -79,7 +79,7 @@ type Python struct {
 	Name       string
 	Library    string
 	Executable string // the installation's own python, the reference
-	Version    pyembed.Version
+	Version    findpython.Version
 	Prefix     string
 }
 
@@ -134,11 +134,11 @@ func FindPythons() []Python {
 			continue
 		}
 		seen[real] = true
-		v, ok := pyembed.LibraryVersion(filepath.Base(lib))
-		if !ok || v.Less(pyembed.MinVersion) {
+		v, ok := findpython.LibraryVersion(filepath.Base(lib))
+		if !ok || v.Less(findpython.MinVersion) {
 			continue
 		}
-		in, err := pyembed.Locate(lib, v, "")
+		in, err := findpython.Locate(lib, v, "")
 		if err != nil || in.Executable == "" {
 			continue
 		}

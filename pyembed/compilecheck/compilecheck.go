@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
@@ -18,7 +19,7 @@ var source string
 // New starts the in-process interpreter of lib (installation inst) and
 // returns a Compiler of blocks backed by it. Like the interpreter, the
 // Compiler must be called from the main thread.
-func New(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
+func New(lib *pyembed.Library, inst findpython.Install) (repair.Compiler, error) {
 	ask, err := start(lib, inst)
 	if err != nil {
 		return nil, err
@@ -29,7 +30,7 @@ func New(lib *pyembed.Library, inst pyembed.Install) (repair.Compiler, error) {
 // NewFile is New for files: its function compiles a file's text as the
 // module file name, as Python reads files (a byte order mark and a coding
 // declaration; no top-level await).
-func NewFile(lib *pyembed.Library, inst pyembed.Install) (func(name, src string) *repair.SyntaxError, error) {
+func NewFile(lib *pyembed.Library, inst findpython.Install) (func(name, src string) *repair.SyntaxError, error) {
 	ask, err := start(lib, inst)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ const fileMark = "\x00file\x00"
 
 // start compiles compile_check.py in the interpreter and returns the
 // function asking it about an input.
-func start(lib *pyembed.Library, inst pyembed.Install) (func(string) *repair.SyntaxError, error) {
+func start(lib *pyembed.Library, inst findpython.Install) (func(string) *repair.SyntaxError, error) {
 	in, err := lib.Interp(inst)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func (l Limits) max() int64 {
 
 // New is what an Attach is told besides the bytes.
 type New struct {
-	Session     string // the session's key: its folder name, session.ID(name, workspace)
+	Session     string // the session's key: its folder name, session.Folder.ID
 	SessionName string // the session's name, shown in descriptors
 	Block       int    // the block that attached it (0: not from a block)
 	Filename    string // "": a name made from the kind and media type

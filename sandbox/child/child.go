@@ -29,15 +29,6 @@ import (
 //go:embed py/vis_sandbox/*.py
 var pkg embed.FS
 
-// File descriptors the child inherits from the host.
-const (
-	LinkFD   = 3 // the socketpair end carrying the protocol
-	StacksFD = 4 // where faulthandler writes every thread's stack on SIGUSR1
-	// CallsFD is the socketpair end of the host calls (_vis_host), which
-	// pyembed's shim owns.
-	CallsFD = 5
-)
-
 // Info is what the driver is told about its session at start.
 type Info struct {
 	Session       SessionInfo `json:"session"`
@@ -79,11 +70,15 @@ type SessionInfo struct {
 // Access says what the session's code may reach: what is in force, which
 // the child fills in once its jail is applied.
 type Access struct {
-	IsJailed      bool     `json:"is_jailed"`
-	Network       bool     `json:"network"`
-	Roots         []string `json:"roots"`           // read and write
-	ReadOnlyRoots []string `json:"read_only_roots"` // read only
-	MaxThreads    int      `json:"max_threads"`     // 0: no cap
+	IsJailed bool `json:"is_jailed"`
+	Network  bool `json:"network"`
+	// Hosts is the allow list when the network is one (the child then
+	// reaches only the host's proxy, at Proxy); nil otherwise.
+	Hosts         *protocol.Hosts `json:"hosts"`
+	Proxy         string          `json:"proxy,omitempty"`
+	Roots         []string        `json:"roots"`           // read and write
+	ReadOnlyRoots []string        `json:"read_only_roots"` // read only
+	MaxThreads    int             `json:"max_threads"`     // 0: no cap
 	// ThreadCap: the cap is enforced (CPython 3.12+ raises the event).
 	ThreadCap bool `json:"thread_cap"`
 	MemoryMB  int  `json:"memory_mb"` // 0: no cap
@@ -179,7 +174,7 @@ func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
 }
 
 // Bootstrap is the `python -c` code of the child: import the driver from
-// dir (with its bytecode cached there) and serve the host on LinkFD for
+// dir (with its bytecode cached there) and serve the host on protocol.LinkFD for
 // the session in folder.
 func Bootstrap(dir, folder string, info Info) (string, error) {
 	data, err := json.Marshal(info)
@@ -193,14 +188,14 @@ func Bootstrap(dir, folder string, info Info) (string, error) {
 		"import vis_sandbox.driver",
 		"del sys.path[0]",
 		"sys.dont_write_bytecode = dont_write",
-		fmt.Sprintf("vis_sandbox.driver.serve(%d, %d, os.fsdecode(%s), %s.decode())", LinkFD, StacksFD,
+		fmt.Sprintf("vis_sandbox.driver.serve(%d, %d, os.fsdecode(%s), %s.decode())", protocol.LinkFD, protocol.StacksFD,
 			pyembed.BytesLiteral(folder), pyembed.BytesLiteral(string(data))),
 		"",
 	}, "\n"), nil
 }
 
 // ReceiveInfo reads the session's description, the first line the host
-// sends on LinkFD (see sandbox/protocol). It reads the descriptor itself,
+// sends on protocol.LinkFD (see sandbox/protocol). It reads the descriptor itself,
 // without a buffer or an *os.File: the driver reads the link after it,
 // and the host sends nothing more before the child says it is ready.
 func ReceiveInfo() (Info, error) {
@@ -208,7 +203,7 @@ func ReceiveInfo() (Info, error) {
 	var line []byte
 	buf := make([]byte, 4096)
 	for {
-		n, err := syscall.Read(LinkFD, buf)
+		n, err := syscall.Read(protocol.LinkFD, buf)
 		if err == syscall.EINTR {
 			continue
 		}

@@ -6,10 +6,11 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
-	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // The session's attachments are read from the store directly (it is
@@ -17,10 +18,40 @@ import (
 // attachments are there too.
 
 // attachmentKey is the session's key in the store: its folder name.
-func (s *Session) attachmentKey() string { return session.ID(s.Meta.Name, s.Meta.Workspace) }
+func (s *Session) attachmentKey() string { return s.Folder.ID() }
 
 // attachmentsDir is the store of the Vis home the session's folder is in.
 func (s *Session) attachmentsDir() string { return paths.AttachmentsOf(s.Folder.Dir) }
+
+// AttachmentsStamp changes whenever an attachment of any session is stored
+// or commented on (attachments.Stamp): a front end that watches for new
+// ones pays two stats a look, not a query. Another machine's store has no
+// stamp here: "" (a watcher does not look), or with fresh, the time, so
+// that the caller lists it anew.
+func (s *Session) AttachmentsStamp(fresh bool) string {
+	switch {
+	case s.Remote == nil:
+		return attachments.Stamp(s.attachmentsDir())
+	case fresh:
+		return time.Now().String()
+	}
+	return ""
+}
+
+// Attach stores data as a new attachment (or a new version of one) of the
+// session, within limits: only a session of this machine.
+func (s *Session) Attach(n attachments.New, data io.Reader, limits attachments.Limits) (attachments.Descriptor, error) {
+	if s.Remote != nil {
+		return attachments.Descriptor{}, errors.New("the session is on another machine: its output is not kept here")
+	}
+	n.Session, n.SessionName = s.attachmentKey(), s.Meta.Name
+	var d attachments.Descriptor
+	err := s.withStore(func(st *attachments.Store) (err error) {
+		d, err = st.Attach(n, data, limits)
+		return err
+	})
+	return d, err
+}
 
 // withStore runs fn on the open store.
 func (s *Session) withStore(fn func(*attachments.Store) error) error {
@@ -35,12 +66,7 @@ func (s *Session) withStore(fn func(*attachments.Store) error) error {
 // Attachments describes the session's attachments, every version, newest
 // first.
 func (s *Session) Attachments() ([]attachments.Descriptor, error) {
-	var out []attachments.Descriptor
-	err := s.withStore(func(st *attachments.Store) (err error) {
-		out, err = st.List(s.attachmentKey())
-		return err
-	})
-	return out, err
+	return s.AttachmentsCommented(0)
 }
 
 // AttachmentsCommented is Attachments with the comments of the newest
@@ -48,6 +74,10 @@ func (s *Session) Attachments() ([]attachments.Descriptor, error) {
 // nil), read through one open store.
 func (s *Session) AttachmentsCommented(counted int) ([]attachments.Descriptor, error) {
 	var out []attachments.Descriptor
+	if s.Remote != nil {
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpAttachments, Limit: counted}, &out)
+		return out, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		key := s.attachmentKey()
 		if out, err = st.List(key); err != nil {
@@ -75,6 +105,10 @@ func (s *Session) AttachmentsCommented(counted int) ([]attachments.Descriptor, e
 // counting back).
 func (s *Session) Attachment(idOrFilename string, version int) (attachments.Descriptor, error) {
 	var d attachments.Descriptor
+	if s.Remote != nil {
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpAttachment, Name: idOrFilename, AttachmentVersion: version}, &d)
+		return d, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		d, err = st.Get(s.attachmentKey(), idOrFilename, version)
 		return err
@@ -85,6 +119,9 @@ func (s *Session) Attachment(idOrFilename string, version int) (attachments.Desc
 // ReadAttachment opens the bytes of d.
 func (s *Session) ReadAttachment(d attachments.Descriptor) (io.ReadCloser, error) {
 	var r io.ReadCloser
+	if s.Remote != nil {
+		return s.remoteAttachment(d), nil
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		r, err = st.Read(d)
 		return err
@@ -96,6 +133,11 @@ func (s *Session) ReadAttachment(d attachments.Descriptor) (io.ReadCloser, error
 // to a commentable version.
 func (s *Session) CommentAttachment(idOrFilename string, version int, text string) (attachments.Comment, error) {
 	var c attachments.Comment
+	if s.Remote != nil {
+		// Signed there by the account connect runs as.
+		err := s.remoteJSON(protocol.Request{Op: protocol.OpComment, Name: idOrFilename, AttachmentVersion: version, Code: text}, &c)
+		return c, err
+	}
 	err := s.withStore(func(st *attachments.Store) (err error) {
 		c, err = st.Comment(s.attachmentKey(), idOrFilename, version, text, author())
 		return err

@@ -32,8 +32,8 @@ func TestAttachmentsWithoutHost(t *testing.T) {
 	}
 	defer st.Close()
 	for _, n := range []attachments.New{
-		{Session: session.ID(m.Name, m.Workspace), SessionName: "s", Filename: "spec.md", Commentable: true},
-		{Session: session.ID(other.Meta.Name, other.Meta.Workspace), SessionName: "s", Filename: "elsewhere.md"},
+		{Session: session.Find(l.Sessions(), m).ID(), SessionName: "s", Filename: "spec.md", Commentable: true},
+		{Session: other.Folder.ID(), SessionName: "s", Filename: "elsewhere.md"},
 	} {
 		if _, err := st.Attach(n, strings.NewReader("# spec\n"), attachments.Limits{}); err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func TestAttachmentsWithoutHost(t *testing.T) {
 	if err := c.Remove(false); err != nil {
 		t.Fatal(err)
 	}
-	if list, err := st.List(session.ID(m.Name, m.Workspace)); err != nil || len(list) != 0 {
+	if list, err := st.List(session.Find(l.Sessions(), m).ID()); err != nil || len(list) != 0 {
 		t.Errorf("after rm: %+v, %v", list, err)
 	}
 	kept, err := other.Attachments()

@@ -41,6 +41,9 @@ type Session struct {
 	// Env is the client's environment (nil: this process's), of which a
 	// host it starts keeps what session.Environ keeps.
 	Env []string
+	// Remote, when set, is the machine the session is on (Folder is then
+	// unset: every request goes through the connection).
+	Remote *Remote
 }
 
 // Open makes (or finds) the folder of the session named in m under root.
@@ -53,6 +56,15 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 		return nil, err
 	}
 	return &Session{Folder: f, Meta: m, HostCommand: hostCommand}, nil
+}
+
+// dial connects to the session, here (its socket) or on its remote
+// machine (the engine's standard input and output).
+func (s *Session) dial(start bool) (io.ReadWriteCloser, error) {
+	if s.Remote != nil {
+		return s.Remote.dial(start)
+	}
+	return s.connect(start)
 }
 
 // connect dials the host; with start, it starts one when none answers.
@@ -155,7 +167,7 @@ func (s *Session) call(req protocol.Request, start bool, fn func(protocol.Event)
 // it (it alone).
 func (s *Session) callContext(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, error) {
 	ev, answered, err := s.callOnce(ctx, req, start, fn)
-	if err != nil && start && !answered && errors.Is(err, errHostGone) && ctx.Err() == nil {
+	if err != nil && start && !answered && errors.Is(err, errHostGone) && ctx.Err() == nil && s.Remote == nil {
 		for deadline := time.Now().Add(2 * time.Second); s.Folder.Running() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -167,38 +179,45 @@ func (s *Session) callContext(ctx context.Context, req protocol.Request, start b
 var errHostGone = errors.New("the session's host stopped before it answered")
 
 func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
-	c, err := s.connect(start)
+	c, err := s.dial(start)
 	if err != nil {
 		return protocol.Event{}, false, err
 	}
 	defer c.Close()
+	// gone is a connection that ended before the final answer.
+	gone := func(answered bool) error {
+		if rc, ok := c.(*remoteConn); ok {
+			return rc.failure(s.Remote.Target.URL, answered)
+		}
+		return errHostGone
+	}
 	req.V = protocol.Version
 	pc := protocol.NewConn(c, c)
 	if err := pc.Send(req); err != nil {
-		return protocol.Event{}, false, fmt.Errorf("%w: %w", errHostGone, err)
+		return protocol.Event{}, false, fmt.Errorf("%w: %w", gone(false), err)
 	}
 	// The host's answer to a cancel comes on this connection (the
 	// "result" of a withdrawn or interrupted block), so the read goes on.
-	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: "cancel"}) })
+	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCancel}) })
 	defer stop()
 	answered := false
 	for {
 		var ev protocol.Event
 		if err := pc.Receive(&ev); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-				return ev, answered, errHostGone
+				return ev, answered, gone(answered)
 			}
 			return ev, answered, fmt.Errorf("read from the session's host: %w", err)
 		}
 		answered = true
 		switch ev.Ev {
-		case "started":
-		case "out", "note", "wait":
+		case protocol.EvStarted:
+		case protocol.EvOut, protocol.EvNote, protocol.EvWait, protocol.EvData:
 			if fn != nil {
 				fn(ev)
 			}
-		case "error":
-			return ev, true, errors.New(ev.Message)
+		case protocol.EvError:
+			return ev, true, errFromEvent(ev)
 		default:
 			return ev, true, nil
 		}
@@ -228,7 +247,7 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 // result a KeyboardInterrupt "before it started"; a running one gets
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
-	ev, err := s.callContext(ctx, protocol.Request{Op: "run", Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy,
+	ev, err := s.callContext(ctx, protocol.Request{Op: protocol.OpRun, Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy,
 		Client: opts.Client, ClientID: opts.ClientID}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
@@ -248,14 +267,14 @@ type DefsOptions struct {
 
 // Defs is what defs() shows in the session (JSON: its description).
 func (s *Session) Defs(o DefsOptions) (string, error) {
-	ev, err := s.call(protocol.Request{Op: "defs", Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
+	ev, err := s.call(protocol.Request{Op: protocol.OpDefs, Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
 		Details: o.Details, JSON: o.JSON}, true, nil)
 	return ev.Data, err
 }
 
 // Status asks a running host about itself.
 func (s *Session) Status() (protocol.Status, error) {
-	ev, err := s.call(protocol.Request{Op: "status"}, false, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpStatus}, false, nil)
 	if err != nil {
 		return protocol.Status{}, err
 	}
@@ -268,10 +287,11 @@ func (s *Session) Status() (protocol.Status, error) {
 // Stop snapshots and stops the session (its child and host); force also
 // stops a running block.
 func (s *Session) Stop(force bool) error {
-	if _, err := s.call(protocol.Request{Op: "stop", Force: force}, false, nil); err != nil {
+	if _, err := s.call(protocol.Request{Op: protocol.OpStop, Force: force}, false, nil); err != nil {
 		return err
 	}
-	if !s.Folder.WaitStopped(10 * time.Second) {
+	// A remote connect answers once its host has stopped.
+	if s.Remote == nil && !s.Folder.WaitStopped(10*time.Second) {
 		return errors.New("the session's host did not exit after it stopped")
 	}
 	return nil
@@ -293,7 +313,7 @@ func (s *Session) Restart(o RestartOptions) error {
 	// A stopped session is started for a fresh restart or one that drops
 	// names: the snapshot must be the one asked for when it returns.
 	start := o.Fresh || len(o.Drop) > 0
-	_, err := s.call(protocol.Request{Op: "restart", Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
+	_, err := s.call(protocol.Request{Op: protocol.OpRestart, Force: o.Force, Fresh: o.Fresh, Drop: o.Drop}, start, nil)
 	return err
 }
 
@@ -301,7 +321,7 @@ func (s *Session) Restart(o RestartOptions) error {
 // yet, the oldest block waiting for the session (or for its Python to
 // start) is cancelled: it does not run.
 func (s *Session) Interrupt() error {
-	_, err := s.call(protocol.Request{Op: "interrupt"}, false, nil)
+	_, err := s.call(protocol.Request{Op: protocol.OpInterrupt}, false, nil)
 	return err
 }
 
@@ -309,14 +329,14 @@ func (s *Session) Interrupt() error {
 // python's REPL as the session's CPython applies them: "complete",
 // "incomplete" or "invalid" (which runs, to be repaired or reported).
 func (s *Session) IsComplete(code string) (string, error) {
-	ev, err := s.call(protocol.Request{Op: "is_complete", Code: code}, true, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpIsComplete, Code: code}, true, nil)
 	return ev.Kind, err
 }
 
 // Completions are the names that complete word (a name, or a dotted
 // attribute path) in the session, by rlcompleter's rules.
 func (s *Session) Completions(word string) ([]string, error) {
-	ev, err := s.call(protocol.Request{Op: "completions", Code: word}, true, nil)
+	ev, err := s.call(protocol.Request{Op: protocol.OpCompletions, Code: word}, true, nil)
 	if err != nil || ev.Data == "" {
 		return nil, err
 	}
@@ -327,6 +347,10 @@ func (s *Session) Completions(word string) ([]string, error) {
 // runs), then its attachments, folder, snapshot and spill files are
 // deleted.
 func (s *Session) Remove(force bool) error {
+	if s.Remote != nil {
+		_, err := s.remoteCall(protocol.Request{Op: protocol.OpRemove, Force: force}, nil)
+		return err
+	}
 	if err := s.Stop(force); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
@@ -400,14 +424,14 @@ func (s *Session) Follow(ctx context.Context, client, clientID string, fn func(p
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	pc := protocol.NewConn(c, c)
-	if err := pc.Send(protocol.Request{V: protocol.Version, Op: "follow", Client: client, ClientID: clientID}); err != nil {
+	if err := pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpFollow, Client: client, ClientID: clientID}); err != nil {
 		return fmt.Errorf("follow the session: %w", err)
 	}
 	var ev protocol.Event
 	if err := pc.Receive(&ev); err != nil {
 		return fmt.Errorf("follow the session: %w", err)
 	}
-	if ev.Ev != "ok" {
+	if ev.Ev != protocol.EvOK {
 		return fmt.Errorf("follow the session: %s", ev.Message)
 	}
 	for {
@@ -426,7 +450,7 @@ func (s *Session) Follow(ctx context.Context, client, clientID string, fn func(p
 // finished (its host writes it a moment after each block's result); a
 // session that is not running has nothing pending.
 func (s *Session) SyncJournal() error {
-	_, err := s.call(protocol.Request{Op: "journal"}, false, nil)
+	_, err := s.call(protocol.Request{Op: protocol.OpJournal}, false, nil)
 	if errors.Is(err, ErrNotRunning) {
 		return nil
 	}

@@ -85,7 +85,7 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 	checks, skipped := h.checkFiles(c, tree, real, rels)
 	res.Checks = checks
 	if text := checkLines(checks, skipped); text != "" {
-		out.Send(protocol.Event{Ev: "out", Stream: "stderr", Data: text})
+		out.Send(protocol.Event{Ev: protocol.EvOut, Stream: protocol.StreamStderr, Data: text})
 	}
 }
 
@@ -176,14 +176,14 @@ func (c *proc) fileCompiler(deadline time.Time) (check.Compile, *bool) {
 			*lost = true
 			return &repair.SyntaxError{Message: "the check's time ran out"}, true
 		}
-		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "compile", Code: protocol.FileCode(src), File: name}); err != nil {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCompile, Code: protocol.FileCode(src), File: name}); err != nil {
 			*lost = true
 			return &repair.SyntaxError{Message: "the Python process stopped"}, true
 		}
 		c.link.SetReadDeadline(time.Now().Add(pingTimeout))
 		ev, err := c.answer()
 		c.link.SetReadDeadline(time.Time{})
-		if err != nil || ev.Ev != "compiled" {
+		if err != nil || ev.Ev != protocol.EvCompiled {
 			*lost = true
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {

@@ -50,6 +50,14 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			return reply{}, errorf("RuntimeError", "install: %v", err)
 		}
 		opts.Network = policy.Network
+		if np, err := h.proxyFor(policy); err == nil && np != nil && !install.LocalIndex(opts.IndexURL) {
+			// The allow list holds for uv too: it goes through the proxy
+			// (a local index, the user's own, is reached as without the
+			// network).
+			if opts.Proxy, err = np.local(); err != nil {
+				return reply{}, errorf("RuntimeError", "install: %v", err)
+			}
+		}
 		if err := install.CheckNetwork(opts); err != nil {
 			return reply{}, errorf("PermissionError", "%v", err)
 		}

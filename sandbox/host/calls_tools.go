@@ -14,6 +14,10 @@ import (
 // tools: its roots when jailed, anything when not.
 func (h *Host) access(policy protocol.Policy) tools.Access {
 	a := tools.Access{Workspace: h.cfg.Meta.Workspace, Network: policy.Network, Unconfined: !policy.Jail}
+	// A bad allow list fails the child's start, before any call.
+	if np, err := h.proxyFor(policy); err == nil && np != nil {
+		a.Proxy = np
+	}
 	if policy.Jail {
 		a.ReadWrite, a.ReadOnly = h.roots(policy)
 		// The host's own files, should a root hold them (a Vis home inside

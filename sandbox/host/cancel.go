@@ -35,7 +35,7 @@ func (h *Host) watchRun(pc *protocol.Conn) *watch {
 				w.cancel(false)
 				return
 			}
-			if req.Op == "cancel" {
+			if req.Op == protocol.OpCancel {
 				w.cancel(true)
 			}
 		}

@@ -11,12 +11,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"golang.org/x/sys/unix"
 )
 
 // readyTimeout bounds a child's start, snapshot restore included.
@@ -73,7 +73,7 @@ func (s *spawned) close() {
 	s.stderr.Close()
 }
 
-// spawnChild starts `Exe ChildArgs...` for a child under policy.
+// spawnChild starts `Exe protocol.ChildArgs(...)` for a child under policy.
 func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 	calls, callsEnd, err := callLink()
 	if err != nil {
@@ -115,14 +115,14 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	args := append([]string(nil), cfg.ChildArgs...)
-	if policy.Jail {
-		args = append(args, jail.EarlyFlag)
+	args := protocol.ChildArgs(cfg.Folder.Dir, policy.Jail)
+	if policy.Proxied() {
+		args = append(args, jail.NetworkFlag)
 	}
 	cmd := exec.Command(cfg.Exe, args...)
 	cmd.Dir = cfg.Meta.Workspace
-	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: input() gets EOFError
-	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd}
+	cmd.Stdout, cmd.Stderr = outW, errW                      // stdin stays /dev/null: input() gets EOFError
+	cmd.ExtraFiles = []*os.File{childEnd, stacksW, callsEnd} // protocol.LinkFD, StacksFD, CallsFD
 	// Its own process group, so a retire also ends what the block
 	// started; and it dies with the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -160,9 +160,13 @@ func (e *restoreError) Error() string {
 // has restored the snapshot. reason is why the previous one stopped. The
 // host's first child is the one its C constructor started, when that one
 // was started for this policy.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer) (*proc, error) {
+//
+// A child whose network is an allow list (np not nil) hands the host its
+// listener for the proxy on its host-call link first; np serves it until
+// the child ends.
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer, np *netProxy) (*proc, error) {
 	s, dropsPrivileges := takeEarlyChild()
-	if s != nil && dropsPrivileges != policy.Jail {
+	if s != nil && (dropsPrivileges != policy.Jail || np != nil) {
 		s.discard()
 		s = nil
 	}
@@ -173,18 +177,11 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 	}
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
-		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, "stdout", cfg.Log), stderr: newForwarder(s.stderr, "stderr", cfg.Log),
+		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
 	go func() {
 		c.state, _ = s.process.Wait()
 		close(c.exited)
-	}()
-	go func() {
-		if err := c.calls.serve(); err != nil {
-			c.mu.Lock()
-			c.callsBroken = err.Error()
-			c.mu.Unlock()
-		}
 	}()
 	// The child reads its session's description before it is jailed.
 	err := c.conn.Send(child.Info{
@@ -194,16 +191,32 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		Discard:       opts.discard,
 		Drop:          opts.drop,
 	})
+	if err == nil && np != nil {
+		var l net.Listener
+		if l, err = np.receive(s.calls); err == nil {
+			go func() {
+				<-c.exited
+				l.Close()
+			}()
+		}
+	}
+	go func() {
+		if err := c.calls.serve(); err != nil {
+			c.mu.Lock()
+			c.callsBroken = err.Error()
+			c.mu.Unlock()
+		}
+	}()
 	var ev protocol.Event
 	restoring := false
 	if err == nil {
 		s.link.SetReadDeadline(time.Now().Add(readyTimeout))
 		for {
 			ev = protocol.Event{}
-			if err = c.conn.Receive(&ev); err != nil || ev.Ev != "restoring" && ev.Ev != "out" {
+			if err = c.conn.Receive(&ev); err != nil || ev.Ev != protocol.EvRestoring && ev.Ev != protocol.EvOut {
 				break
 			}
-			if ev.Ev == "restoring" {
+			if ev.Ev == protocol.EvRestoring {
 				restoring = true
 			} else {
 				// a thread the restore started, printing already
@@ -212,7 +225,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 		s.link.SetReadDeadline(time.Time{})
 	}
-	if err != nil || ev.Ev != "ready" {
+	if err != nil || ev.Ev != protocol.EvReady {
 		c.kill()
 		<-c.exited
 		if restoring {
@@ -226,7 +239,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 			return nil, &restoreError{why}
 		}
 		msg := c.stderr.lastLines()
-		if ev.Ev == "error" {
+		if ev.Ev == protocol.EvError {
 			msg = ev.Message
 		}
 		if msg == "" {
@@ -272,13 +285,13 @@ const pingTimeout = 10 * time.Second
 
 // ping asks whether the child answers, in time: nil when it does.
 func (c *proc) ping() error {
-	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "ping"}); err != nil {
+	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpPing}); err != nil {
 		return err
 	}
 	c.link.SetReadDeadline(time.Now().Add(pingTimeout))
 	defer c.link.SetReadDeadline(time.Time{})
 	ev, err := c.answer()
-	if err == nil && ev.Ev != "pong" {
+	if err == nil && ev.Ev != protocol.EvPong {
 		err = fmt.Errorf("the Python process answered %q to ping", ev.Ev)
 	}
 	return err
@@ -293,7 +306,7 @@ func (c *proc) answer() (protocol.Event, error) {
 		if err := c.conn.Receive(&ev); err != nil {
 			return ev, err
 		}
-		if ev.Ev != "out" {
+		if ev.Ev != protocol.EvOut {
 			return ev, nil
 		}
 		c.stderr.logStray(ev.Data)
@@ -303,7 +316,7 @@ func (c *proc) answer() (protocol.Event, error) {
 // exit asks the child to save and end, and kills it if it does not.
 func (c *proc) exit() {
 	if c.alive() {
-		c.conn.Send(protocol.Request{V: protocol.Version, Op: "exit"})
+		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit})
 		select {
 		case <-c.exited:
 		case <-time.After(unwindGrace):
@@ -360,7 +373,7 @@ func (c *proc) drain() {
 // compiler asks the child whether a source compiles, for the repair.
 func (c *proc) compiler() repair.Compiler {
 	return func(src string) *repair.SyntaxError {
-		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "compile", Code: src}); err != nil {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCompile, Code: src}); err != nil {
 			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
 		ev, err := c.answer()
@@ -414,7 +427,7 @@ func (f *forwarder) loop() {
 			}
 			f.mu.Unlock()
 			if s != nil {
-				s.Send(protocol.Event{Ev: "out", Stream: f.stream, Data: string(buf[:n])})
+				s.Send(protocol.Event{Ev: protocol.EvOut, Stream: f.stream, Data: string(buf[:n])})
 			}
 			f.mu.Lock()
 			f.copying = false
@@ -449,9 +462,8 @@ func (f *forwarder) pending() bool {
 	f.mu.Lock()
 	copying := f.copying
 	f.mu.Unlock()
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.r.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	return copying || (errno == 0 && n > 0)
+	n, err := unix.IoctlGetInt(int(f.r.Fd()), unix.TIOCINQ)
+	return copying || (err == nil && n > 0)
 }
 
 // lastLines is the end of what the child wrote, for a start-up failure.

@@ -34,20 +34,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "early_argv.h"
 #include "early_linux.h"
 
 static struct vis_early early = {.pid = -1};
-
-// arg is the value of the option name in argv (`--name VALUE` only: the
-// client writes the host's command line so), or NULL.
-static const char *arg(int argc, char **argv, const char *name) {
-	for (int i = 3; i + 1 < argc; i++) {
-		if (strcmp(argv[i], name) == 0) {
-			return argv[i + 1];
-		}
-	}
-	return NULL;
-}
 
 // close_from closes every descriptor from first on.
 static void close_from(int first) {
@@ -99,50 +89,46 @@ static void in_child(pid_t host, char **args, int link, int stacks, int calls, i
 		_exit(1);
 	}
 	// dup2 clears close-on-exec on the copies: the child keeps 0-5 only.
-	if (dup2(null, 0) < 0 || dup2(src[3], 1) < 0 || dup2(src[4], 2) < 0 || dup2(src[0], 3) < 0 ||
-		dup2(src[1], 4) < 0 || dup2(src[2], 5) < 0) {
+	if (dup2(null, 0) < 0 || dup2(src[3], 1) < 0 || dup2(src[4], 2) < 0 || dup2(src[0], VIS_LINK_FD) < 0 ||
+		dup2(src[1], VIS_STACKS_FD) < 0 || dup2(src[2], VIS_CALLS_FD) < 0) {
 		_exit(1);
 	}
-	close_from(6);
+	close_from(VIS_CALLS_FD + 1);
 	execv("/proc/self/exe", args);
 	_exit(127);
 }
 
-// sandbox_command reports whether argv is `vis-agent sandbox NAME ...`.
-static int sandbox_command(int argc, char **argv, const char *name) {
-	return argc >= 3 && argv != NULL && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], name) == 0;
-}
-
 __attribute__((constructor)) static void vis_child_descriptors(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!sandbox_command(argc, argv, "child")) {
+	if (!vis_sandbox_command(argc, argv, "child")) {
 		return;
 	}
-	close_from(6);
-	for (int fd = 3; fd <= 5; fd++) {
+	close_from(VIS_CALLS_FD + 1);
+	for (int fd = VIS_LINK_FD; fd <= VIS_CALLS_FD; fd++) {
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
 }
 
 __attribute__((constructor)) static void vis_host_early(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!sandbox_command(argc, argv, "host")) {
+	if (!vis_sandbox_command(argc, argv, "host")) {
 		return;
 	}
 	close_from(4);
 	if (argc < 5) {
 		return;
 	}
-	const char *dir = arg(argc, argv, "--dir");
-	const char *policy = arg(argc, argv, "--policy");
+	const char *dir = vis_arg(argc, argv, "--dir");
+	const char *policy = vis_arg(argc, argv, "--policy");
 	const char *off = getenv("VIS_SANDBOX_EARLY_CHILD");
-	if (dir == NULL || policy == NULL || (off != NULL && strcmp(off, "0") == 0)) {
+	// A child whose network is an allow list is started from Go, which
+	// gives it its network namespace's flag and takes its listener.
+	if (dir == NULL || policy == NULL || (off != NULL && strcmp(off, "0") == 0) || strstr(policy, "\"hosts\":{") != NULL) {
 		return;
 	}
-	// The Go side marshals the policy with "jail" first.
-	early.drops_privileges = strncmp(policy, "{\"jail\":true,", 13) == 0;
-	char *args[] = {argv[0], "sandbox", "child", "--dir", (char *)dir,
-					early.drops_privileges ? "--drop-privileges" : NULL, NULL};
+	early.drops_privileges = vis_policy_jailed(policy);
+	char *args[7];
+	vis_child_args(args, argv[0], dir, early.drops_privileges);
 	int link[2] = {-1, -1}, calls[2] = {-1, -1}, stacks[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0 ||
 		socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, calls) != 0 || pipe2(stacks, O_CLOEXEC) != 0 ||

@@ -13,7 +13,7 @@ import (
 
 // takeEarlyChild returns the interpreter child the host's C constructor
 // started before Go (early_linux.c), once; nil when there is none.
-// dropsPrivileges: it was started with jail.EarlyFlag.
+// dropsPrivileges: it was started with protocol.DropPrivilegesFlag.
 func takeEarlyChild() (s *spawned, dropsPrivileges bool) {
 	var e C.struct_vis_early
 	if C.vis_host_take_early(&e) == 0 {

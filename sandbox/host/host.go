@@ -41,9 +41,8 @@ const memoryTarget = 160 << 20
 type Config struct {
 	Folder session.Folder
 	Meta   session.Meta
-	// Exe and ChildArgs start an interpreter child (Exe ChildArgs...).
-	Exe       string
-	ChildArgs []string
+	// Exe starts an interpreter child (Exe protocol.ChildArgs(...)).
+	Exe string
 	// Logs is the folder of hang records ($VIS_HOME/logs).
 	Logs     string
 	IdleTTL  time.Duration // <= 0: never
@@ -132,6 +131,7 @@ type Host struct {
 	strangers chan struct{}
 	store     store  // the attachments store, opened on first use
 	shells    shells // the shell commands of the session's code
+	proxies   proxies
 
 	// installs are install()'s runs and the bytecode compiles after them.
 	installs installs
@@ -161,7 +161,7 @@ func Serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: session.ID(cfg.Meta.Name, cfg.Meta.Workspace)},
+		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
 		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
@@ -208,6 +208,7 @@ func Serve(cfg Config, ready func(error)) error {
 				h.finishConns()
 				h.journal.close()
 				h.closeShells()
+				h.closeProxies()
 				// No record write is cut in half by the exit; later
 				// ones wait for it.
 				h.recordMu.Lock()
@@ -256,7 +257,7 @@ func (h *Host) admit(conn net.Conn) io.Reader {
 	r, err := session.Authenticate(conn, h.key)
 	<-h.strangers
 	if err != nil && !errors.Is(err, io.EOF) {
-		protocol.Write(conn, protocol.Event{Ev: "error", Message: err.Error()})
+		protocol.Write(conn, protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		// What the client sent after must be read, a little of it, or
 		// closing resets the connection before it reads the answer.
 		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -288,16 +289,16 @@ func (h *Host) serveConn(conn net.Conn) {
 	req, err := pc.ReceiveRequest()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		}
 		return
 	}
 	switch req.Op {
-	case "run":
+	case protocol.OpRun:
 		h.run(req, out, h.watchRun(pc))
-	case "defs", "is_complete", "completions":
+	case protocol.OpDefs, protocol.OpIsComplete, protocol.OpCompletions:
 		h.ask(req, out)
-	case "follow":
+	case protocol.OpFollow:
 		// A REPL left open does not keep an idle session's processes.
 		h.mu.Lock()
 		h.clients--
@@ -306,28 +307,28 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.mu.Lock()
 		h.clients++
 		h.mu.Unlock()
-	case "journal":
+	case protocol.OpJournal:
 		h.syncJournal(out)
-	case "status":
+	case protocol.OpStatus:
 		st := h.status()
-		out.Send(protocol.Event{Ev: "status", Status: &st})
-	case "interrupt":
+		out.Send(protocol.Event{Ev: protocol.EvStatus, Status: &st})
+	case protocol.OpInterrupt:
 		h.interrupt()
-		out.Send(protocol.Event{Ev: "ok"})
-	case "evict":
+		out.Send(protocol.Event{Ev: protocol.EvOK})
+	case protocol.OpEvict:
 		if err := h.evictChild(); err != nil {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 			return
 		}
-		out.Send(protocol.Event{Ev: "ok"})
-	case "stop", "restart":
+		out.Send(protocol.Event{Ev: protocol.EvOK})
+	case protocol.OpStop, protocol.OpRestart:
 		if err := h.stop(req); err != nil {
-			out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 			return
 		}
-		out.Send(protocol.Event{Ev: "ok"})
+		out.Send(protocol.Event{Ev: protocol.EvOK})
 	default:
-		out.Send(protocol.Event{Ev: "error", Message: fmt.Sprintf("unknown request %q", req.Op)})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: fmt.Sprintf("unknown request %q", req.Op)})
 	}
 }
 
@@ -370,7 +371,7 @@ func (h *Host) acquire(out *sink, withdrawn <-chan struct{}) bool {
 	busy := h.busy
 	h.mu.Unlock()
 	if busy { // else the session's Python is still starting
-		out.Send(protocol.Event{Ev: "wait", Message: "another block is running in this session; waiting for it to finish"})
+		out.Send(protocol.Event{Ev: protocol.EvWait, Message: "another block is running in this session; waiting for it to finish"})
 	}
 	select {
 	case h.turn <- struct{}{}:
@@ -464,13 +465,17 @@ func (h *Host) ensureChild() (*proc, error) {
 	reason, policy, opts := h.reason, h.policy, h.next
 	h.mu.Unlock()
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
-	c, err := startChild(h.cfg, policy, reason, opts, calls)
+	np, err := h.proxyFor(policy)
+	if err != nil {
+		return nil, err
+	}
+	c, err = startChild(h.cfg, policy, reason, opts, calls, np)
 	var re *restoreError
 	if errors.As(err, &re) {
 		// Never a dead session: what the snapshot held is lost, and the
 		// notice says so.
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
-		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls)
+		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
 	}
 	if err != nil {
 		return nil, err
@@ -532,14 +537,14 @@ func (h *Host) stop(req protocol.Request) error {
 	h.turn <- struct{}{}
 	defer h.release()
 	reason := "the session was stopped (vis-agent sandbox stop)"
-	if req.Op == "restart" {
+	if req.Op == protocol.OpRestart {
 		reason = "the session was restarted (vis-agent sandbox restart)"
 	}
-	if req.Op == "restart" && (req.Fresh || len(req.Drop) > 0) {
+	if req.Op == protocol.OpRestart && (req.Fresh || len(req.Drop) > 0) {
 		return h.restartWith(reason, req.Fresh, req.Drop)
 	}
 	h.stopChild(reason)
-	if req.Op == "stop" {
+	if req.Op == protocol.OpStop {
 		h.shutdown(reason)
 	}
 	return nil

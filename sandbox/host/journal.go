@@ -112,17 +112,17 @@ func (h *Host) newRecord(req protocol.Request, started time.Time) *record {
 // asked whether it answers.
 func (r *record) begin() {
 	r.started = true
-	r.h.viewers.send(protocol.Event{Ev: "block", Kind: "start", Data: r.entry.Code, Client: r.entry.Client,
+	r.h.viewers.send(protocol.Event{Ev: protocol.EvBlock, Kind: protocol.BlockStart, Data: r.entry.Code, Client: r.entry.Client,
 		ClientID: r.entry.ClientID}, r.entry.Client, r.entry.ClientID)
 }
 
 // tap sees every event sent to the block's client.
 func (r *record) tap(ev protocol.Event) {
 	switch ev.Ev {
-	case "out":
+	case protocol.EvOut:
 		r.out.Write(ev.Data)
 		r.h.viewers.send(ev, r.entry.Client, r.entry.ClientID)
-	case "note":
+	case protocol.EvNote:
 		r.h.viewers.send(ev, r.entry.Client, r.entry.ClientID)
 	}
 }
@@ -147,7 +147,7 @@ func (r *record) finish(res protocol.Result) {
 	}
 	r.h.journal.add(*e)
 	if r.started {
-		r.h.viewers.send(protocol.Event{Ev: "block", Kind: "end", Result: &res, Client: e.Client, ClientID: e.ClientID},
+		r.h.viewers.send(protocol.Event{Ev: protocol.EvBlock, Kind: protocol.BlockEnd, Result: &res, Client: e.Client, ClientID: e.ClientID},
 			e.Client, e.ClientID)
 	}
 }
@@ -156,10 +156,10 @@ func (r *record) finish(res protocol.Result) {
 // is in the journal, which the client then reads itself.
 func (h *Host) syncJournal(out *sink) {
 	if _, err := h.journal.flush(); err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
 	}
-	out.Send(protocol.Event{Ev: "ok"})
+	out.Send(protocol.Event{Ev: protocol.EvOK})
 }
 
 // maxJournalRead bounds the blocks one read_session() reads: each may

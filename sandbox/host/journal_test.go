@@ -46,7 +46,7 @@ func TestRecordAndFollow(t *testing.T) {
 	kinds := func(v *viewer) string {
 		var b strings.Builder
 		for _, ev := range v.queue {
-			b.WriteString(ev.Ev + ":" + ev.Kind + ev.Data + " ")
+			b.WriteString(string(ev.Ev) + ":" + ev.Kind + ev.Data + " ")
 		}
 		return b.String()
 	}

@@ -106,14 +106,14 @@ func evict(f session.Folder) error {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	pc := protocol.NewConn(conn, conn)
-	if err := pc.Send(protocol.Request{V: protocol.Version, Op: "evict"}); err != nil {
+	if err := pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpEvict}); err != nil {
 		return err
 	}
 	var ev protocol.Event
 	if err := pc.Receive(&ev); err != nil {
 		return err
 	}
-	if ev.Ev != "ok" {
+	if ev.Ev != protocol.EvOK {
 		return fmt.Errorf("%s", ev.Message)
 	}
 	return nil

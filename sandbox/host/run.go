@@ -23,9 +23,9 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 		select {
 		case <-w.withdrawn:
 			res := notStarted()
-			out.Send(protocol.Event{Ev: "result", Result: &res})
+			out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
 		default:
-			out.Send(protocol.Event{Ev: "error", Message: "the session stopped before the block could run"})
+			out.Send(protocol.Event{Ev: protocol.EvError, Message: "the session stopped before the block could run"})
 		}
 		return
 	}
@@ -57,7 +57,7 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	// Before the result: a client that reads the journal after its block
 	// finds it there.
 	rec.finish(res)
-	out.Send(protocol.Event{Ev: "result", Result: &res})
+	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
 }
 
 // blockError is a result for a block that did not run to its end.
@@ -106,7 +106,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	}
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.
-	out.Send(protocol.Event{Ev: "started"})
+	out.Send(protocol.Event{Ev: protocol.EvStarted})
 	c.setSink(out)
 	defer func() {
 		// The block's host calls end with it.
@@ -167,7 +167,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		if h.cancelled(t) { // while the block was being repaired
 			return notStarted()
 		}
-		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: "run", Code: code, Echo: req.Echo}); err != nil {
+		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpRun, Code: code, Echo: req.Echo}); err != nil {
 			return h.childLost(c, wasTimedOut(), timeout)
 		}
 		var ev protocol.Event
@@ -178,14 +178,14 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 				return h.childLost(c, wasTimedOut(), timeout)
 			}
 			switch ev.Ev {
-			case "out", "note":
+			case protocol.EvOut, protocol.EvNote:
 				out.Send(ev)
-			case "running":
+			case protocol.EvRunning:
 				h.running(t, c)
-			case "result":
+			case protocol.EvResult:
 				break events
 			default:
-				return blockError("SandboxError", "the Python process answered "+ev.Ev+": "+ev.Message)
+				return blockError("SandboxError", "the Python process answered "+string(ev.Ev)+": "+ev.Message)
 			}
 		}
 		if ev.Syntax != nil {
@@ -200,7 +200,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 				return syntaxResult(rep)
 			}
 			code, note = rep.Source, rep.NoteWhen("before running it")
-			out.Send(protocol.Event{Ev: "note", Kind: "repair", Data: note})
+			out.Send(protocol.Event{Ev: protocol.EvNote, Kind: protocol.NoteRepair, Data: note})
 			continue
 		}
 		res := *ev.Result
@@ -369,23 +369,23 @@ func writeFile0600(path string, data []byte) error {
 // is_complete, completions.
 func (h *Host) ask(req protocol.Request, out *sink) {
 	if !h.acquire(out, nil) {
-		out.Send(protocol.Event{Ev: "error", Message: "the session stopped"})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: "the session stopped"})
 		return
 	}
 	defer h.release()
 	c, err := h.ensureChild()
 	if err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: err.Error()})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
 	}
 	req.V = protocol.Version
 	if err := c.conn.Send(req); err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: errChildGone.Error()})
 		return
 	}
 	ev, err := c.answer()
 	if err != nil {
-		out.Send(protocol.Event{Ev: "error", Message: errChildGone.Error()})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: errChildGone.Error()})
 		return
 	}
 	out.Send(ev)

@@ -89,12 +89,12 @@ func (v *viewer) push(ev protocol.Event) {
 	if v.closed {
 		return
 	}
-	if ev.Ev == "out" && v.bytes+len(ev.Data) > viewerBehind {
+	if ev.Ev == protocol.EvOut && v.bytes+len(ev.Data) > viewerBehind {
 		v.dropped += len(ev.Data)
 		return
 	}
 	if v.dropped > 0 {
-		v.queue = append(v.queue, protocol.Event{Ev: "out", Stream: "stderr",
+		v.queue = append(v.queue, protocol.Event{Ev: protocol.EvOut, Stream: protocol.StreamStderr,
 			Data: fmt.Sprintf("[live view: %d bytes of output skipped, this view fell behind]\n", v.dropped)})
 		v.dropped = 0
 	}
@@ -138,11 +138,11 @@ func (v *viewer) serve(w io.Writer) {
 func (h *Host) follow(req protocol.Request, out *sink, pc *protocol.Conn) {
 	v := h.viewers.add(req.Client, req.ClientID)
 	if v == nil {
-		out.Send(protocol.Event{Ev: "error", Message: fmt.Sprintf("%d clients already follow this session", maxViewers)})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: fmt.Sprintf("%d clients already follow this session", maxViewers)})
 		return
 	}
 	defer h.viewers.remove(v)
-	out.Send(protocol.Event{Ev: "ok"})
+	out.Send(protocol.Event{Ev: protocol.EvOK})
 	go func() {
 		// The client sends nothing more: a read ends when it leaves.
 		var r protocol.Request

@@ -43,6 +43,10 @@ type Options struct {
 	Network bool
 	// Environ is the host's environment, from which uv's is built.
 	Environ []string
+	// Proxy, when set, is the proxy of a session whose network is an
+	// allow list (an http:// URL): uv reaches the index through it, so
+	// the index and its files hosts must be on the list.
+	Proxy string
 	// Keep is the environment's variables uv is given (HOME, proxies,
 	// certificates); the rest is dropped.
 	Keep func(name string) bool
@@ -272,7 +276,14 @@ func environ(opts Options) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "UV_PYTHON_DOWNLOADS=never", "NO_COLOR=1")
+	env = append(env, "UV_PYTHON_DOWNLOADS=never", "NO_COLOR=1")
+	if opts.Proxy != "" {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+			env = append(env, k+"="+opts.Proxy, strings.ToLower(k)+"="+opts.Proxy)
+		}
+		env = append(env, "NO_PROXY=", "no_proxy=")
+	}
+	return env
 }
 
 // read parses uv's output as it comes: the distributions into res, and the

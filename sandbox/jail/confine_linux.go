@@ -31,8 +31,12 @@ type ConfineReport struct {
 // The kernel layer is applied here, not by the host: Landlock,
 // capabilities and no_new_privs restrict the process that applies them
 // and its descendants, and the host must stay free.
-func Confine(policyJSON string, groupFD, statusFD int, argv []string) error {
-	err := confine(policyJSON, groupFD, &statusFD, argv)
+//
+// Under a proxied network (Policy.ProxyPort) it first makes its listener
+// for the proxy in its network namespace (bubblewrap's, or its own) and
+// hands it to the host over proxyFD.
+func Confine(policyJSON string, groupFD, statusFD, proxyFD int, argv []string) error {
+	err := confine(policyJSON, groupFD, &statusFD, proxyFD, argv)
 	if statusFD >= 0 {
 		report(statusFD, ConfineReport{Error: err.Error()})
 	}
@@ -41,7 +45,7 @@ func Confine(policyJSON string, groupFD, statusFD int, argv []string) error {
 
 // confine does Confine's work; once it has reported the layers it sets
 // *statusFD to -1 (an exec that fails then is the command's error).
-func confine(policyJSON string, groupFD int, statusFD *int, argv []string) error {
+func confine(policyJSON string, groupFD int, statusFD *int, proxyFD int, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("confine: no command")
 	}
@@ -57,6 +61,15 @@ func confine(policyJSON string, groupFD int, statusFD *int, argv []string) error
 			return fmt.Errorf("confine: join the command's pids cgroup: %w", err)
 		}
 		unix.Close(groupFD)
+	}
+	if proxied(p) {
+		if proxyFD < 0 {
+			return errors.New("confine: a proxied network needs --proxy-fd")
+		}
+		if _, err := HandListener(proxyFD, p.ProxyPort); err != nil {
+			return fmt.Errorf("confine: %w", err)
+		}
+		unix.Close(proxyFD)
 	}
 	st, err := Apply(p)
 	if err != nil {

@@ -9,7 +9,9 @@
 //
 // It runs only for `vis-agent sandbox child ... --drop-privileges ...`, the
 // command line a host gives a child whose policy drops privileges (see
-// EarlyFlag in early_linux.go). Apply still checks and completes the
+// protocol.DropPrivilegesFlag), and for a proxied network (NetworkFlag,
+// NetworkEnv), whose network namespace is made here too. Apply still
+// checks and completes the
 // privileges: a drop the kernel refused here (no CAP_SETPCAP) is left to
 // it. The mount namespace is only made here; Apply mounts in it what the
 // policy's Shield keeps read-only, when there is anything to keep (and
@@ -17,12 +19,18 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+
+#include "early_argv.h"
 
 #ifndef PR_CAPBSET_READ
 #define PR_CAPBSET_READ 23
@@ -40,17 +48,14 @@ static int mount_ns_errno = -1;
 
 int vis_jail_mount_ns_errno(void) { return mount_ns_errno; }
 
-static int early_wanted(int argc, char **argv) {
-	if (argc < 4 || argv == NULL || strcmp(argv[1], "sandbox") != 0 || strcmp(argv[2], "child") != 0) {
-		return 0;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (strcmp(argv[i], "--drop-privileges") == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
+// net_ns_errno is the same for the network namespace of a proxied
+// network.
+static int net_ns_errno = -1;
+
+int vis_jail_net_ns_errno(void) { return net_ns_errno; }
+
+// in_user_ns: this process made a user namespace of its own here.
+static int in_user_ns = 0;
 
 static int write_file(const char *path, const char *text) {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -64,22 +69,24 @@ static int write_file(const char *path, const char *text) {
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-// own_mount_namespace unshares the mount namespace: as root (or with
-// CAP_SYS_ADMIN) directly, else inside a user namespace of its own where
-// the process keeps its uid and gid (and the capabilities to mount, which
-// Apply drops with the rest).
-static int own_mount_namespace(void) {
-	if (unshare(CLONE_NEWNS) == 0) {
+// own_namespace unshares the namespace of flag (mounts, network): as root
+// (or with CAP_SYS_ADMIN) directly, else inside a user namespace of its
+// own, made once, where the process keeps its uid and gid (and the
+// capabilities to mount and to bring the loopback up, which Apply drops
+// with the rest).
+static int own_namespace(int flag) {
+	if (unshare(flag) == 0) {
 		return 0;
 	}
-	if (errno != EPERM) {
+	if (errno != EPERM || in_user_ns) {
 		return errno;
 	}
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+	if (unshare(CLONE_NEWUSER | flag) != 0) {
 		return errno;
 	}
+	in_user_ns = 1;
 	char map[64];
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
 	if (write_file("/proc/self/uid_map", map) != 0) {
@@ -95,13 +102,51 @@ static int own_mount_namespace(void) {
 	return 0;
 }
 
+// own_network unshares the network namespace (inside the user namespace
+// made for the mounts, or one of its own, when not root) and brings its
+// loopback up: all it holds.
+static int own_network(void) {
+	int e = own_namespace(CLONE_NEWNET);
+	if (e != 0) {
+		return e;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		return errno;
+	}
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+	int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (rc == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	e = rc == 0 ? 0 : errno;
+	close(s);
+	return e;
+}
+
 __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!early_wanted(argc, argv)) {
+	// A proxied network: a session's child (NetworkFlag), or the program
+	// `vis-agent python --allow-host` runs (NetworkEnv).
+	const char *env = getenv("VIS_AGENT_OWN_NETWORK");
+	int drop = vis_drop_privileges_wanted(argc, argv);
+	int net = vis_child_flag(argc, argv, "--own-network") || (env != NULL && strcmp(env, "1") == 0);
+	if (!drop && !net) {
 		return;
 	}
 	// First: a new user namespace gives a full bounding set again.
-	mount_ns_errno = own_mount_namespace();
+	if (drop) {
+		mount_ns_errno = own_namespace(CLONE_NEWNS);
+	}
+	if (net) {
+		net_ns_errno = own_network();
+	}
+	if (!drop) {
+		return;
+	}
 	// PR_CAPBSET_READ fails past the kernel's last capability.
 	for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++) {
 		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"kernel.org/pub/linux/libs/security/libcap/cap"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // TestEarlyFlag starts the test binary with the command line of a child
-// given EarlyFlag, and without it: with it, every thread of the Go
+// given protocol.DropPrivilegesFlag, and without it: with it, every thread of the Go
 // process, started after the constructor, has an empty bounding set (when
 // the test may drop it) and no_new_privs; without it, nothing changed.
 func TestEarlyFlag(t *testing.T) {
@@ -25,9 +27,9 @@ func TestEarlyFlag(t *testing.T) {
 		args  []string
 		early bool
 	}{
-		{[]string{"sandbox", "child", "--dir", "/nowhere", EarlyFlag}, true},
-		{[]string{"sandbox", "child", "--dir", "/nowhere"}, false},
-		{[]string{"python", "-c", "pass", EarlyFlag}, false}, // only a sandbox child
+		{protocol.ChildArgs("/nowhere", true), true},
+		{protocol.ChildArgs("/nowhere", false), false},
+		{[]string{"python", "-c", "pass", protocol.DropPrivilegesFlag}, false}, // only a sandbox child
 	} {
 		cmd := exec.Command(exe, tc.args...)
 		cmd.Env = append(os.Environ(), childEnv+"="+string(req))

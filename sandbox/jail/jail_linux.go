@@ -42,7 +42,7 @@ func Apply(p Policy) (Status, error) {
 	// Before the capabilities go: mounting needs them; after the cgroup,
 	// which is read-only after it.
 	if !p.Shield.Empty() {
-		switch err := applyShield(p.Shield); {
+		switch err := applyShield(p.Shield, append(append([]string(nil), p.ReadWrite...), p.ReadOnly...)); {
 		case errors.Is(err, errNoNamespace):
 			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
 		case err != nil:
@@ -51,6 +51,14 @@ func Apply(p Policy) (Status, error) {
 			st.ReadOnlyMounts = true
 			st.ReadOnly, st.HiddenSessions = p.Shield.ReadOnly, p.Shield.Sessions
 		}
+	}
+	// Before the capabilities go (and Landlock hides /proc): the
+	// namespace a proxied network needs.
+	if proxied(p) {
+		if err := checkLoopbackOnly(); err != nil {
+			return st, err
+		}
+		st.ProxyPort = p.ProxyPort
 	}
 	if p.DropPrivileges {
 		if err := dropCapabilities(); err != nil {
@@ -98,8 +106,9 @@ func Apply(p Policy) (Status, error) {
 func dropCapabilities() error {
 	if on, err := cap.GetProc().GetFlag(cap.Effective, cap.SETPCAP); err == nil && on {
 		for v := cap.Value(0); v < cap.MaxBits(); v++ {
-			// Reading is this thread's alone; a value EarlyFlag dropped
-			// before Go's threads started is gone from all of them.
+			// Reading is this thread's alone; a value the early
+			// constructor (protocol.DropPrivilegesFlag) dropped before
+			// Go's threads started is gone from all of them.
 			if in, err := cap.GetBound(v); err == nil && !in {
 				continue
 			}
@@ -118,7 +127,7 @@ func dropCapabilities() error {
 }
 
 // earlyNoNewPrivs reports whether no_new_privs was set before any thread
-// started (EarlyFlag): then every thread has it. Apply's thread check
+// started (protocol.DropPrivilegesFlag): then every thread has it. Apply's thread check
 // confirms it.
 func earlyNoNewPrivs() bool {
 	if on, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || on != 1 {
@@ -215,12 +224,17 @@ func applyLandlock(p Policy, st *Status) error {
 		// No rule: no port may be bound or connected to. V10 adds UDP
 		// where the kernel has it; seccomp refuses UDP sockets anyway.
 		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
+	} else if proxied(p) {
+		// TCP to the proxy's port only; UDP reaches nothing but the
+		// loopback of the namespace.
+		cfg.HandledAccessNet = landlock.V4.HandledAccessNet
+		rules = append(rules, landlock.ConnectTCP(uint16(p.ProxyPort)))
 	}
 	if p.ScopeIPC {
 		cfg.Scoped = landlock.V11.Scoped
 	}
 	if st.LandlockABI == 0 {
-		if p.ConfineFiles || p.NoNetwork || p.ScopeIPC {
+		if p.ConfineFiles || p.NoNetwork || proxied(p) || p.ScopeIPC {
 			st.Missing = append(st.Missing, "landlock: this kernel has no Landlock (Linux 5.13+ with landlock in lsm=), so file roots, TCP rules and signal scoping are not enforced by the kernel")
 		}
 		return nil
@@ -232,10 +246,13 @@ func applyLandlock(p Policy, st *Status) error {
 		return fmt.Errorf("restrict with Landlock: %w", err)
 	}
 	st.Files = p.ConfineFiles
-	st.TCP = p.NoNetwork && st.LandlockABI >= 4
+	st.TCP = (p.NoNetwork || proxied(p)) && st.LandlockABI >= 4
 	st.ScopedIPC = p.ScopeIPC && st.LandlockABI >= 6
 	if p.NoNetwork && !st.TCP {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only seccomp refuses the network", st.LandlockABI))
+	}
+	if proxied(p) && !st.TCP {
+		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only the network namespace keeps TCP to the proxy", st.LandlockABI))
 	}
 	if p.ConfineFiles && st.LandlockABI < abiUnixSockets && !st.NoUnixSockets {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine unix socket files (%d+) and seccomp could not refuse unix sockets, so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))

@@ -4,20 +4,21 @@ package jail
 
 import (
 	"errors"
+	"net"
 	"os"
 )
 
 // Apply restricts nothing outside Linux, and says so.
 func Apply(p Policy) (Status, error) {
 	var st Status
-	if p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.ScopeIPC || p.MemoryBytes > 0 || p.MaxThreads > 0 || !p.Shield.Empty() {
+	if p.ConfineFiles || p.NoNetwork || p.ProxyPort > 0 || p.NoNewProcesses || p.DropPrivileges || p.ScopeIPC || p.MemoryBytes > 0 || p.MaxThreads > 0 || !p.Shield.Empty() {
 		st.Missing = append(st.Missing, "this system has no kernel layer (Landlock and seccomp are Linux's)")
 	}
 	return st, nil
 }
 
 // Confine refuses outside Linux: there is no kernel layer to apply.
-func Confine(policyJSON string, groupFD, statusFD int, argv []string) error {
+func Confine(policyJSON string, groupFD, statusFD, proxyFD int, argv []string) error {
 	return errors.New("confine: this system has no kernel layer")
 }
 
@@ -34,3 +35,16 @@ func (g *TaskGroup) Join() *os.File { return nil }
 
 // Close has nothing to do.
 func (g *TaskGroup) Close() {}
+
+// errNoNamespaces: an allow list needs a network namespace, which only
+// Linux has.
+var errNoNamespaces = errors.New("the allow list needs a network namespace, which this system does not have: run with the network on or off")
+
+// HandListener refuses: see errNoNamespaces.
+func HandListener(link, port int) (int, error) { return 0, errNoNamespaces }
+
+// ReceiveListener refuses: see errNoNamespaces.
+func ReceiveListener(conn *net.UnixConn) (net.Listener, error) { return nil, errNoNamespaces }
+
+// NetworkNamespaceErr says there is none.
+func NetworkNamespaceErr() error { return errNoNamespaces }

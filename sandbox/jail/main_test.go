@@ -27,7 +27,7 @@ type childRequest struct {
 	Threads int
 	Secret  string
 	// Report prints every thread's bounding set and no_new_privs, as the
-	// process started (EarlyFlag's test), and nothing else.
+	// process started (TestEarlyFlag), and nothing else.
 	Report bool
 }
 

@@ -24,6 +24,18 @@ type Policy struct {
 	// with them name lookups), io_uring, and reaching into other processes
 	// (ptrace, process_vm_*, pidfd_getfd), module loading, kexec and bpf.
 	NoNetwork bool
+	// ProxyPort, when not 0 (and NoNetwork is not set), is the network of
+	// a session with an allow list: the process must run in a network
+	// namespace that holds nothing but a loopback (its own, made before
+	// its first thread: NetworkFlag, or bubblewrap's), on which its host's
+	// proxy listens at 127.0.0.1:ProxyPort; Apply refuses to go on in any
+	// other. Landlock lets TCP connect to that port only and bind none;
+	// seccomp lets sockets be made of the families unix, inet and inet6
+	// only (no netlink, packet or vsock, which no namespace holds back)
+	// and refuses every way to enter or make a namespace, so the process
+	// stays where the proxy is the only way out; and, as under NoNetwork,
+	// io_uring and reaching into other processes.
+	ProxyPort int
 	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
 	// threads still start, processes do not.
 	NoNewProcesses bool
@@ -51,8 +63,8 @@ type Policy struct {
 	MemoryBytes uint64
 	// Shield keeps files inside the writable roots read-only (and other
 	// sessions out of sight) through a mount namespace of the process's
-	// own, made before its first thread (EarlyFlag): without one, Apply
-	// refuses, saying why and how.
+	// own, made before its first thread (protocol.DropPrivilegesFlag):
+	// without one, Apply refuses, saying why and how.
 	Shield Shield
 	// MaxThreads, when not 0, caps the threads of the thread calling
 	// Apply, which must be the one that runs the untrusted code, through a
@@ -61,6 +73,17 @@ type Policy struct {
 	// thread starts, whatever starts it.
 	MaxThreads int
 }
+
+// NetworkFlag, among the arguments of `vis-agent sandbox child`, and
+// NetworkEnv=1 in the environment of any vis-agent command, make the C
+// constructor give the process a network namespace of its own, with its
+// loopback up and nothing else, before the Go runtime starts a thread
+// (a namespace is per thread): the namespace of a proxied network
+// (Policy.ProxyPort).
+const (
+	NetworkFlag = "--own-network"
+	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
+)
 
 // SystemReadOnly are the files every program on this system reads: shared
 // libraries, the loader's cache, time zones and random devices.
@@ -77,6 +100,7 @@ var SystemReadWrite = []string{"/dev/null"}
 // added), no new processes, other processes untouchable, no privileges,
 // IPC scoped, the network as asked, the address space capped at
 // memoryBytes (0: no cap).
+// A proxied network is set on the result (ProxyPort).
 func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
 	return Policy{
 		ConfineFiles:     true,
@@ -120,6 +144,9 @@ type Status struct {
 	// NoUnixSockets: seccomp refuses new unix sockets (socketpair of
 	// stream sockets only), where Landlock cannot confine socket files.
 	NoUnixSockets bool `json:"no_unix_sockets"`
+	// ProxyPort: the process's network namespace holds only a loopback,
+	// where the proxy listens at this port, the one TCP connect allows.
+	ProxyPort int `json:"proxy_port,omitempty"`
 	// NoOtherProcesses: seccomp refuses calls that change another process.
 	NoOtherProcesses bool   `json:"no_other_processes"`
 	NoNewPrivs       bool   `json:"no_new_privs"` // on every thread

@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -100,8 +99,11 @@ const sockTypeMask = 0xf
 
 // needsSeccomp says whether p asks for anything the filter enforces.
 func needsSeccomp(p Policy) bool {
-	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses
+	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses || proxied(p)
 }
+
+// proxied says whether p's network is its host's proxy alone.
+func proxied(p Policy) bool { return p.ProxyPort > 0 && !p.NoNetwork }
 
 // filter assembles the seccomp program for p. Unknown architectures and
 // x32 get ENOSYS for every call; refused calls get EPERM, so a program sees
@@ -130,8 +132,13 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retENOSYS})
 	}
 	var denied []uint32
-	if p.NoNetwork || p.DropPrivileges {
+	if p.NoNetwork || p.DropPrivileges || proxied(p) {
 		denied = append(denied, reachCalls...)
+	}
+	// No namespace: privilegedCalls refuses unshare and setns too.
+	noNamespaces := p.DropPrivileges || proxied(p)
+	if proxied(p) {
+		denied = append(denied, unix.SYS_UNSHARE, unix.SYS_SETNS)
 	}
 	if p.DropPrivileges {
 		denied = append(denied, privilegedCalls...)
@@ -147,7 +154,7 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	if p.NoNewProcesses {
 		denied = append(denied, forkCalls...)
 	}
-	if p.NoNewProcesses || p.DropPrivileges {
+	if p.NoNewProcesses || noNamespaces {
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE3, SkipFalse: 1},
 			bpf.RetConstant{Val: retENOSYS})
@@ -165,6 +172,8 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	// What follows looks at arguments: each block starts with the number
 	// in the accumulator and returns.
 	switch {
+	case proxied(p):
+		prog = append(prog, proxiedSockets(noUnix)...)
 	case p.NoNetwork && !noUnix:
 		// socket(family, ...): AF_UNIX only.
 		prog = append(prog, onlyArgs(argRule{unix.SYS_SOCKET, []argValue{{0, unix.AF_UNIX}}})...)
@@ -187,16 +196,16 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
 	}
-	if p.NoNewProcesses || p.DropPrivileges {
+	if p.NoNewProcesses || noNamespaces {
 		// clone(flags, ...): threads (CLONE_THREAD) only under
-		// NoNewProcesses; no namespace under DropPrivileges.
+		// NoNewProcesses; no namespace under DropPrivileges or a proxy.
 		block := []bpf.Instruction{bpf.LoadAbsolute{Off: argOffset(0), Size: 4}}
 		if p.NoNewProcesses {
 			block = append(block,
 				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_THREAD, SkipTrue: 1},
 				bpf.RetConstant{Val: retEPERM})
 		}
-		if p.DropPrivileges {
+		if noNamespaces {
 			block = append(block,
 				bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: namespaceFlags, SkipFalse: 1},
 				bpf.RetConstant{Val: retEPERM})
@@ -218,6 +227,34 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	return raw, nil
 }
 
+// proxiedSockets is the socket(2) block of a proxied network: inet and
+// inet6 sockets of the stream and datagram types (no raw ones, which root
+// could open in its namespace), unix ones unless noUnix, nothing else (no
+// netlink, packet or vsock: a vsock reaches the hypervisor whatever the
+// namespace).
+func proxiedSockets(noUnix bool) []bpf.Instruction {
+	// The tail, from its end: type checks, then the allow.
+	const typeChecks = 6 // load, and, two compares, EPERM, allow
+	var families []bpf.Instruction
+	if !noUnix {
+		// To the allow, past the two inet compares, the EPERM and the
+		// type checks but the allow.
+		families = append(families, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 3 + typeChecks - 1})
+	}
+	families = append(families,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: argOffset(1), Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.RetConstant{Val: retAllow})
+	block := append([]bpf.Instruction{bpf.LoadAbsolute{Off: argOffset(0), Size: 4}}, families...)
+	return append([]bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(block))}}, block...)
+}
+
 // onlyArgs is the block that lets r's call through only with r's
 // argument values: for each one, load it and go to EPERM when it
 // differs; then allow.
@@ -231,23 +268,4 @@ func onlyArgs(r argRule) []bpf.Instruction {
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.value, SkipFalse: uint8(2*(n-i-1) + 1)})
 	}
 	return append(block, bpf.RetConstant{Val: retAllow}, bpf.RetConstant{Val: retEPERM})
-}
-
-// loadFilter installs the filter on every thread (TSYNC). The calling
-// thread must have no_new_privs set.
-func loadFilter(raw []bpf.RawInstruction) error {
-	insns := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		insns[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
-	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-	if errno != 0 {
-		return errno
-	}
-	if r != 0 {
-		// TSYNC names the thread it could not synchronise.
-		return fmt.Errorf("thread %d cannot take the filter", r)
-	}
-	return nil
 }

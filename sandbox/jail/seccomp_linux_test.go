@@ -123,3 +123,42 @@ func TestMissingLandlock(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+// TestFilterProxied: a proxied network makes inet and inet6 stream and
+// datagram sockets only (unix ones where allowed), and no namespace.
+func TestFilterProxied(t *testing.T) {
+	p := Policy{ProxyPort: 3128}
+	for _, c := range []struct {
+		family, typ uint32
+		noUnix      bool
+		want        uint32
+	}{
+		{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, false, retAllow},
+		{unix.AF_INET6, unix.SOCK_DGRAM, false, retAllow},
+		{unix.AF_INET, unix.SOCK_RAW, false, retEPERM},
+		{unix.AF_INET6, unix.SOCK_SEQPACKET, false, retEPERM},
+		{unix.AF_UNIX, unix.SOCK_DGRAM, false, retAllow},
+		{unix.AF_UNIX, unix.SOCK_STREAM, true, retEPERM},
+		{unix.AF_NETLINK, unix.SOCK_RAW, false, retEPERM},
+		{unix.AF_PACKET, unix.SOCK_DGRAM, false, retEPERM},
+		{unix.AF_VSOCK, unix.SOCK_STREAM, false, retEPERM},
+	} {
+		if got := decide(t, p, c.noUnix, auditArch, unix.SYS_SOCKET, c.family, c.typ); got != c.want {
+			t.Errorf("socket(%d, %#x) noUnix=%v: %#x, want %#x", c.family, c.typ, c.noUnix, got, c.want)
+		}
+	}
+	for _, nr := range []uint32{unix.SYS_SETNS, unix.SYS_UNSHARE, unix.SYS_PTRACE} {
+		if got := decide(t, p, false, auditArch, nr); got != retEPERM {
+			t.Errorf("syscall %d: %#x, want EPERM", nr, got)
+		}
+	}
+	if got := decide(t, p, false, auditArch, unix.SYS_CLONE, unix.CLONE_NEWNET); got != retEPERM {
+		t.Errorf("clone(CLONE_NEWNET): %#x", got)
+	}
+	if got := decide(t, p, false, auditArch, unix.SYS_CLONE, uint32(unix.SIGCHLD)); got != retAllow {
+		t.Errorf("fork: %#x", got)
+	}
+	if p.NoNetwork = true; decide(t, p, false, auditArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM) != retEPERM {
+		t.Error("NoNetwork wins over a proxy port")
+	}
+}

@@ -26,7 +26,11 @@ type Shield struct {
 	// next commit.
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
-	// (sessions' keys, sockets and snapshots), but for the writable roots
+	// (vis-agent's sandbox folder: every session's key, socket and
+	// snapshot, the attachments store of every session, the REPL's
+	// history), whatever root holds it, writable or read-only (a
+	// --read-only-root of ~ or of a parent of $VIS_HOME showed every
+	// session's key and attachments), but for the writable roots
 	// inside it, the session's own state and temp folders, and Shown, the
 	// session's own folders it reads only (its package folder), shown
 	// read-only.
@@ -37,10 +41,23 @@ type Shield struct {
 // Empty reports whether s keeps nothing.
 func (s Shield) Empty() bool { return len(s.Writable) == 0 && len(s.ReadOnly) == 0 && s.Sessions == "" }
 
-// Protects reports whether s keeps anything inside the writable roots,
-// which a process without a mount namespace of its own must not run
-// without.
-func (s Shield) Protects() bool { return len(s.ReadOnly) > 0 || s.Sessions != "" }
+// Protects reports whether s keeps anything inside roots (every root,
+// writable or not), which a process without a mount namespace of its own
+// must not run without.
+func (s Shield) Protects(roots []string) bool {
+	if len(s.ReadOnly) > 0 {
+		return true
+	}
+	if s.Sessions == "" {
+		return false
+	}
+	for _, r := range roots {
+		if within(s.Sessions, canonical(r)) {
+			return true
+		}
+	}
+	return false
+}
 
 // Keep are what the cover of the sessions folder shows: the writable
 // roots inside it, and Shown.
@@ -62,15 +79,13 @@ func (s Shield) Keep() []string {
 // (keep: its state and temp folders, writable roots themselves, and its
 // package folder, which it reads only). A writable root inside one of
 // inner but those is refused: the jail could change vis-agent's
-// settings, packages or another session.
+// settings, packages or another session. The folder that holds the
+// sessions folder (paths.Layout's Sandbox, which holds the attachments
+// store and the history beside it) is covered whether or not a writable
+// root holds it: a read-only root may.
 func NewShield(readWrite, own, inner []string, sessions string, keep []string) (Shield, error) {
 	var s Shield
-	canon := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
+	canon := canonical
 	canonAll := func(paths []string) []string {
 		out := make([]string, 0, len(paths))
 		for _, p := range paths {
@@ -107,9 +122,6 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
 			}
 		}
-		if within(sessions, root) {
-			s.Sessions = sessions
-		}
 		// A .git that is a symbolic link is left: the jail could replace
 		// the link itself, which no mount can hold (README, Limits).
 		git := filepath.Join(root, ".git")
@@ -117,7 +129,8 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 			add(git)
 		}
 	}
-	if s.Sessions != "" {
+	if sessions != "" && sessions != "." {
+		s.Sessions = filepath.Dir(sessions)
 		writable := map[string]bool{}
 		for _, w := range s.Writable {
 			writable[w] = true
@@ -131,6 +144,14 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 	// Outer first: a read-only folder inside another is mounted after it.
 	sort.SliceStable(s.ReadOnly, func(i, j int) bool { return depth(s.ReadOnly[i]) < depth(s.ReadOnly[j]) })
 	return s, nil
+}
+
+// canonical is p with its symlinks resolved, p cleaned when that fails.
+func canonical(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }
 
 func depth(p string) int { return strings.Count(p, "/") }

@@ -43,9 +43,9 @@ var errNoNamespace = errors.New("no mount namespace")
 // mount calls). Without a namespace, a shield that protects something
 // inside the roots is an error saying how to do without; one that does
 // not is errNoNamespace.
-func applyShield(s Shield) error {
+func applyShield(s Shield, roots []string) error {
 	if err := mountNamespace(); err != nil {
-		if !s.Protects() {
+		if !s.Protects(roots) {
 			return fmt.Errorf("%w (%w)", errNoNamespace, err)
 		}
 		return fmt.Errorf("%s must stay read-only to the jail, which needs a mount namespace, and this process could not make one (%w): allow user namespaces, use a workspace and roots that hold neither a .git nor vis-agent's folder (or VIS_HOME elsewhere), or run with --no-jail",

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // TestNewShield: what a session's writable roots make read-only, hidden
@@ -41,7 +42,7 @@ func TestNewShield(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Shield{Writable: []string{ws, state, tmp, other, linked},
-		ReadOnly: []string{home, pkgs, filepath.Join(ws, ".git"), filepath.Join(other, ".git")}, Sessions: sessions}
+		ReadOnly: []string{home, pkgs, filepath.Join(ws, ".git"), filepath.Join(other, ".git")}, Sessions: filepath.Dir(sessions)}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("shield:\n got %+v\nwant %+v", s, want)
 	}
@@ -49,9 +50,18 @@ func TestNewShield(t *testing.T) {
 	if !reflect.DeepEqual(s.Keep(), keep) {
 		t.Errorf("keep: %v", s.Keep())
 	}
-	// Nothing inside the roots to keep.
-	if s, err := NewShield([]string{filepath.Join(home, "elsewhere"), state}, own, inner, sessions, keep); err != nil || s.Protects() || s.Keep() != nil {
+	// Nothing inside the writable roots to keep; the sessions folder is
+	// still covered, which matters where a read-only root holds it.
+	elsewhere := filepath.Join(home, "elsewhere")
+	s, err = NewShield([]string{elsewhere, state}, own, inner, sessions, keep)
+	if err != nil || s.Sessions != filepath.Dir(sessions) || !reflect.DeepEqual(s.Keep(), keep) {
 		t.Errorf("a folder of the home's own: %+v %v", s, err)
+	}
+	if s.Protects([]string{elsewhere, state}) {
+		t.Errorf("no root holds the sessions folder, yet the shield protects something")
+	}
+	if !s.Protects([]string{elsewhere, state, base}) {
+		t.Errorf("a read-only root holds the sessions folder, yet the shield protects nothing")
 	}
 	// A root inside what vis-agent keeps: refused, naming both.
 	_, err = NewShield([]string{filepath.Join(home, "python")}, own, inner, sessions, keep)
@@ -102,7 +112,7 @@ print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(W
 `
 	req, _ := json.Marshal(childRequest{Policy: p, Argv: []string{py.Executable, "-c", code}})
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "sandbox", "child", "--dir", "/nowhere", EarlyFlag)
+	cmd := exec.Command(exe, protocol.ChildArgs("/nowhere", true)...)
 	cmd.Env = append(w.env(), childEnv+"="+string(req), "STATE="+state)
 	cmd.Dir = w.ws
 	out, err := cmd.CombinedOutput()

@@ -14,9 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // uriScheme names the session's attachments as MCP resources:
@@ -86,7 +84,7 @@ type listed struct {
 func (sv *server) syncResources(ctx context.Context) {
 	sv.listed.mu.Lock()
 	defer sv.listed.mu.Unlock()
-	stamp := attachments.Stamp(paths.AttachmentsOf(sv.s.Folder.Dir))
+	stamp := sv.s.AttachmentsStamp(true)
 	if stamp == sv.listed.stamp {
 		return
 	}
@@ -319,16 +317,9 @@ func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
 }
 
-// attach stores data as an attachment of the session (the client reads
-// the same store, keyed the same way).
+// attach stores data as an attachment of the session.
 func (sv *server) attach(n attachments.New, data io.Reader) (attachments.Descriptor, error) {
-	st, err := attachments.Open(paths.AttachmentsOf(sv.s.Folder.Dir))
-	if err != nil {
-		return attachments.Descriptor{}, err
-	}
-	defer st.Close()
-	n.Session, n.SessionName = session.ID(sv.s.Meta.Name, sv.s.Meta.Workspace), sv.s.Meta.Name
-	return st.Attach(n, data, attachments.Limits{MaxBytes: sv.maxAttach})
+	return sv.s.Attach(n, data, attachments.Limits{MaxBytes: sv.maxAttach})
 }
 
 // keepOutput stores the whole output of a call whose result shows only

@@ -50,7 +50,10 @@ func (sv *server) accessDescription() string {
 		b.WriteString("The session is not jailed: blocks run with the permissions of the user who started this server " +
 			"(files, processes). ")
 	}
-	if p.Network {
+	if p.Proxied() {
+		fmt.Fprintf(&b, "The network reaches only these hosts, through a proxy (HTTP_PROXY is set; pip, requests, urllib, curl and git use it): %s; "+
+			"others get HTTP 403, and sockets that bypass the proxy reach nothing.", strings.TrimPrefix(p.NetworkText(), "allow "))
+	} else if p.Network {
 		b.WriteString("The network is available.")
 	} else {
 		b.WriteString("The network is off: sockets (but unix ones) and name lookups are refused.")

@@ -228,9 +228,9 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
-		case "note":
+		case protocol.EvNote:
 			notes = append(notes, ev.Data)
-		case "out":
+		case protocol.EvOut:
 			out.write(ev.Data)
 		}
 	})

@@ -73,6 +73,30 @@
 //     (names left out of the snapshot) starts the new child at once, so
 //     that the snapshot holds what was asked for before "ok".
 //
+// # Through `vis-agent sandbox connect` (another machine)
+//
+// A client on another machine runs `vis-agent sandbox connect` there (over
+// ssh, kubectl exec, docker exec) and writes the same requests to its
+// standard input, without the key line: connect is a client of that
+// machine, presenting the key itself. It reads the first request, refuses
+// another Version in one "error" event naming both, and passes the
+// request (a run's Policy replaced by the one its own flags and its
+// user's settings give, when the request names one) and what follows to
+// the host, the host's events back, unchanged. A session connect does not
+// start (--no-start) that has no host answers "error" with Kind
+// KindNotRunning. Connect answers these ops itself, from that machine's
+// store, with no host:
+//
+//   - list: Data, the JSON of `vis-agent sandbox list --json`'s rows.
+//   - attachments: Data, the JSON list of descriptors (Limit: how many of
+//     the newest commentable versions carry their comments).
+//   - attachment: Name (id or filename), AttachmentVersion; Data, the
+//     descriptor as JSON.
+//   - attachment_read: Name, an attachment id; "data" events (Data,
+//     base64 chunks of the bytes), then "ok".
+//   - comment: Name, AttachmentVersion, Code the text; Data, the comment.
+//   - rm: Force; the session is deleted there; "ok".
+//
 // # Host and child (a socketpair the child inherits as file descriptor 3)
 //
 // The host first sends the child one line, the session's description
@@ -176,6 +200,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -206,6 +231,23 @@ func ClampTimeout(d time.Duration) time.Duration {
 // Version is the protocol's version; bump it when a message changes
 // meaning.
 const Version = 1
+
+// Ops answered by `vis-agent sandbox connect` itself (see the package doc).
+const (
+	OpList           Op = "list"
+	OpAttachments    Op = "attachments"
+	OpAttachment     Op = "attachment"
+	OpAttachmentRead Op = "attachment_read"
+	OpComment        Op = "comment"
+	OpRemove         Op = "rm"
+)
+
+// EvData is an event carrying a chunk of bytes (base64 in Data).
+const EvData Ev = "data"
+
+// KindNotRunning is the Kind of the "error" of a session without a host,
+// for a request that does not start one.
+const KindNotRunning = "not_running"
 
 // MaxLine bounds one message: a block's source or an output chunk fits.
 const MaxLine = 64 << 20
@@ -242,10 +284,73 @@ type CallError struct {
 	Message string `json:"message"`
 }
 
+// Op names a request (see the package doc for what each asks).
+type Op string
+
+// Requests of a client to the host (the first block) and of the host to
+// the child (the second).
+const (
+	OpRun         Op = "run"
+	OpCancel      Op = "cancel"
+	OpDefs        Op = "defs"
+	OpIsComplete  Op = "is_complete"
+	OpCompletions Op = "completions"
+	OpStatus      Op = "status"
+	OpInterrupt   Op = "interrupt"
+	OpEvict       Op = "evict"
+	OpStop        Op = "stop"
+	OpRestart     Op = "restart"
+	OpFollow      Op = "follow"
+	OpJournal     Op = "journal"
+
+	OpPing    Op = "ping"
+	OpCompile Op = "compile"
+	OpExit    Op = "exit"
+)
+
+// Ev names an event (see the package doc for when each comes).
+type Ev string
+
+// Events of the host to a client and of the child to the host. The final
+// answer to a client's request is one of EvResult, EvDefs, EvIsComplete,
+// EvCompletions, EvStatus, EvOK or EvError.
+const (
+	EvWait        Ev = "wait"
+	EvStarted     Ev = "started"
+	EvNote        Ev = "note"
+	EvOut         Ev = "out"
+	EvResult      Ev = "result"
+	EvDefs        Ev = "defs"
+	EvIsComplete  Ev = "is_complete"
+	EvCompletions Ev = "completions"
+	EvStatus      Ev = "status"
+	EvOK          Ev = "ok"
+	EvError       Ev = "error"
+	EvBlock       Ev = "block"
+
+	EvRestoring Ev = "restoring"
+	EvReady     Ev = "ready"
+	EvRunning   Ev = "running"
+	EvPong      Ev = "pong"
+	EvCompiled  Ev = "compiled"
+)
+
+// An "out" event's Stream, and a "note" event's Kind.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+	NoteRestart  = "restart"
+	NoteRepair   = "repair"
+	// A "block" event's Kind (a follow): another client's block begins
+	// or ends.
+	BlockStart = "start"
+	BlockEnd   = "end"
+)
+
 // Request is what a client asks the host, or the host asks the child.
 type Request struct {
 	V         int     `json:"v"`
-	Op        string  `json:"op"`
+	Op        Op      `json:"op"`
 	Code      string  `json:"code,omitempty"`
 	TimeoutMS int64   `json:"timeout_ms,omitempty"`
 	Echo      bool    `json:"echo,omitempty"`
@@ -263,6 +368,9 @@ type Request struct {
 	Drop  []string `json:"drop,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
+	// AttachmentVersion is the version an attachment op names (0 the
+	// latest, negative counting back).
+	AttachmentVersion int `json:"attachment_version,omitempty"`
 	// Client and ClientID say who sends a run or follow request: its kind
 	// ("run", "repl", "mcp") and which one (an MCP client's name, a
 	// process id). They label the block in the journal and the live view,
@@ -279,6 +387,10 @@ type Policy struct {
 	Jail bool `json:"jail"`
 	// Network: sockets and name lookups allowed.
 	Network bool `json:"network"`
+	// Hosts, with Network, is an allow list: the child and its commands
+	// reach nothing but the host's proxy, which lets through the hosts
+	// it allows (sandbox/netpolicy's patterns, sets expanded).
+	Hosts *Hosts `json:"hosts,omitempty"`
 	// MaxThreads caps the interpreter's threads, also without the jail
 	// (0: no cap).
 	MaxThreads int `json:"max_threads"`
@@ -289,6 +401,34 @@ type Policy struct {
 	// or read, besides the workspace, the session's folder and Python's.
 	Roots         []string `json:"roots,omitempty"`
 	ReadOnlyRoots []string `json:"read_only_roots,omitempty"`
+}
+
+// Hosts are the allow and deny lists of a session's network.
+type Hosts struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Proxied reports whether p's network is the host's proxy alone.
+func (p Policy) Proxied() bool { return p.Network && p.Hosts != nil }
+
+// NetworkText is the network of p in a few words: "off", "on", or
+// "allow pypi.org, files.pythonhosted.org (deny x.org)".
+func (p Policy) NetworkText() string {
+	switch {
+	case !p.Network:
+		return "off"
+	case p.Hosts == nil:
+		return "on"
+	}
+	s := "allow " + strings.Join(p.Hosts.Allow, ", ")
+	if len(p.Hosts.Allow) == 0 {
+		s = "allow nothing"
+	}
+	if len(p.Hosts.Deny) > 0 {
+		s += " (deny " + strings.Join(p.Hosts.Deny, ", ") + ")"
+	}
+	return s
 }
 
 // Equal reports whether p and q are the same policy.
@@ -302,7 +442,7 @@ func (p Policy) Equal(q Policy) bool {
 // "jail on, network on, 64 threads, 4096 MB".
 func (p Policy) String() string {
 	onOff := map[bool]string{true: "on", false: "off"}
-	s := fmt.Sprintf("jail %s, network %s", onOff[p.Jail], onOff[p.Network])
+	s := fmt.Sprintf("jail %s, network %s", onOff[p.Jail], p.NetworkText())
 	if p.MaxThreads > 0 {
 		s += fmt.Sprintf(", %d threads", p.MaxThreads)
 	}
@@ -321,7 +461,7 @@ func (p Policy) String() string {
 
 // Event is one answer: a step of a running block or the final answer.
 type Event struct {
-	Ev      string       `json:"ev"`
+	Ev      Ev           `json:"ev"`
 	Stream  string       `json:"stream,omitempty"`
 	Kind    string       `json:"kind,omitempty"`
 	Data    string       `json:"data,omitempty"`
@@ -447,6 +587,11 @@ func Write(w io.Writer, v any) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// Buffered is what the connection reads from, the bytes it buffered
+// beyond the last message first: the rest of the stream, for a peer that
+// passes it on unread.
+func (c *Conn) Buffered() io.Reader { return c.r }
 
 // Receive reads the next message into v.
 func (c *Conn) Receive(v any) error {

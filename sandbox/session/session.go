@@ -58,15 +58,20 @@ const maxRecord = 1 << 20
 // Folder is one session's folder.
 type Folder struct{ Dir string }
 
+// ID is the session's key: its folder's name, made of its name and a hash
+// of its workspace (Find), so two workspaces may each have a session of the
+// same name. The attachments store files attachments under it.
+func (f Folder) ID() string { return filepath.Base(f.Dir) }
+
 // Meta is what names a session.
 type Meta struct {
 	Name      string `json:"name"`
 	Workspace string `json:"workspace"`
 }
 
-// ID is the folder name of session name in workspace: two workspaces may
+// id is the folder name of session name in workspace: two workspaces may
 // each have a session of the same name.
-func ID(name, workspace string) string {
+func id(name, workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
 	return name + "-" + hex.EncodeToString(sum[:5])
 }
@@ -74,7 +79,7 @@ func ID(name, workspace string) string {
 // Create finds (making it, 0700, when new) the folder of session name in
 // workspace under root.
 func Create(root string, m Meta) (Folder, error) {
-	f := Folder{filepath.Join(root, ID(m.Name, m.Workspace))}
+	f := Folder{filepath.Join(root, id(m.Name, m.Workspace))}
 	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
 		return f, fmt.Errorf("make the session folder: %w", err)
 	}
@@ -89,7 +94,7 @@ func Create(root string, m Meta) (Folder, error) {
 
 // Find is the folder of session name in workspace, which may not exist.
 func Find(root string, m Meta) Folder {
-	return Folder{filepath.Join(root, ID(m.Name, m.Workspace))}
+	return Folder{filepath.Join(root, id(m.Name, m.Workspace))}
 }
 
 // All lists the session folders under root.

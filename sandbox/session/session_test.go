@@ -22,8 +22,9 @@ func TestCheckName(t *testing.T) {
 }
 
 func TestWorkspacesHaveTheirOwnSessions(t *testing.T) {
-	if ID("default", "/a") == ID("default", "/b") || !strings.HasPrefix(ID("s", "/a"), "s-") {
-		t.Errorf("ids: %s %s", ID("default", "/a"), ID("default", "/b"))
+	a, b := Find("/r", Meta{"default", "/a"}).ID(), Find("/r", Meta{"default", "/b"}).ID()
+	if a == b || !strings.HasPrefix(a, "default-") {
+		t.Errorf("ids: %s %s", a, b)
 	}
 }
 

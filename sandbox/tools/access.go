@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,10 @@ type Access struct {
 	Unconfined bool
 	// Network lets commands use the network.
 	Network bool
+	// Proxy, with Network, is the session's allow list: commands run in
+	// a network namespace of their own with a loopback only, where each
+	// one's listener for the proxy is made and handed to Proxy.
+	Proxy Proxy
 	// Hidden are files and folders under the roots that the session's
 	// code may not touch (the host's socket, its store): the file tools
 	// refuse them, and confined commands find an empty read-only folder
@@ -35,6 +40,15 @@ type Access struct {
 	// sessions): the file tools refuse to write the one and to read the
 	// other, and confined commands get the same mounts.
 	Shield jail.Shield
+}
+
+// Proxy is the session host's proxy, as commands need it.
+type Proxy interface {
+	// Port is where the proxy listens in a command's namespace.
+	Port() int
+	// Serve serves the proxy on a command's listener until the
+	// command's namespace is gone.
+	Serve(l net.Listener)
 }
 
 // resolved is a path checked against an Access: Real is the canonical
@@ -171,4 +185,53 @@ func openNoSymlinks(path string, flags int) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// open opens real, a canonical path from resolve, beneath the root that
+// holds it: the root is held open and real is opened relative to it
+// (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS), so
+// whatever the session's code swaps in the meantime (a folder for a
+// symlink, a ".." trick), the file opened is below that root. Without the
+// jail the root is /.
+func (a Access) open(real string, flags int) (*os.File, error) {
+	root := a.rootOf(real)
+	if root == "" {
+		return nil, failure(errRefused, "outside the session's roots: %s", real)
+	}
+	if root == real {
+		return openNoSymlinks(real, flags)
+	}
+	dir, err := openNoSymlinks(root, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	rel := strings.TrimPrefix(strings.TrimPrefix(real, root), "/")
+	f, err := (&Tree{dir: dir}).open(rel, flags)
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		// Named as the caller knows it, not relative to the root.
+		return nil, &os.PathError{Op: "open", Path: real, Err: pe.Err}
+	}
+	return f, err
+}
+
+// rootOf is the innermost root (canonical) holding the canonical path
+// real, "/" without the jail, "" when none does.
+func (a Access) rootOf(real string) string {
+	if a.Unconfined {
+		return "/"
+	}
+	best := ""
+	for _, r := range append(append([]string(nil), a.ReadWrite...), a.ReadOnly...) {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		if c, err := canonical(r); err == nil {
+			r = c
+		}
+		if within(real, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
 }

@@ -49,7 +49,7 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 	}
-	if !a.Network {
+	if !a.Network || a.Proxy != nil {
 		args = append(args, "--unshare-net")
 	}
 	for _, d := range systemDirs {

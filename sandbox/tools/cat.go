@@ -60,7 +60,7 @@ func Cat(ctx context.Context, a Access, path string, offset, limit int) (CatResu
 	if err != nil {
 		return CatResult{}, fmt.Errorf("cat: %w", err)
 	}
-	f, err := openText(r)
+	f, err := openText(a, r)
 	if err != nil {
 		return CatResult{}, fmt.Errorf("cat: %w", err)
 	}
@@ -145,10 +145,17 @@ func (s *scanned) Read(p []byte) (int, error) {
 // errBinary is the error of openText for a binary file.
 var errBinary = errors.New("binary file")
 
-// openText opens a resolved path for reading when it is a regular text
-// file: directories, devices, pipes and binary files are refused.
-func openText(r resolved) (*os.File, error) {
-	f, err := openNoSymlinks(r.Real, unix.O_RDONLY|unix.O_NONBLOCK)
+// openText opens a resolved path for reading, beneath its root, when it
+// is a regular text file: directories, devices, pipes and binary files
+// are refused.
+func openText(a Access, r resolved) (*os.File, error) {
+	f, err := a.open(r.Real, unix.O_RDONLY|unix.O_NONBLOCK)
+	return checkText(f, err, r)
+}
+
+// checkText keeps f, just opened for r (with err), when it is a regular
+// text file, and closes it when not.
+func checkText(f *os.File, err error, r resolved) (*os.File, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, failure(errMissing, "no such file: %s", r.Shown)

@@ -6,8 +6,11 @@
 // Files: every path is made absolute (relative to the workspace) and
 // resolved as the kernel would (symlinks, then ".."), then must be under a
 // root (a writable one for patch) and not hidden, unless the session is
-// unconfined; the resolved path is then opened refusing any symlink on the
-// way (openat2), so a link swapped in after the check leads nowhere.
+// unconfined; the resolved path is then opened relative to a descriptor of
+// the root that holds it, beneath it and refusing any symlink on the way
+// (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), and grep walks folders one
+// name at a time from their descriptors, so a folder swapped for a link
+// after the check leads nowhere.
 //
 // Commands: unconfined, `/bin/sh -c` runs as the host does. Confined, it
 // runs under bubblewrap, where the command finds: /usr and the /bin, /sbin,

@@ -47,14 +47,15 @@ type ignoreBudget struct {
 // read parses the .gitignore in the folder dir, if there is one it may
 // apply: a regular file (opened without following a symlink or waiting on
 // a FIFO) of at most maxIgnoreBytes whose rules fit in the budget.
-func (b *ignoreBudget) read(dir string) (ignoreFile, bool) {
-	f, err := openNoSymlinks(path.Join(dir, ".gitignore"), unix.O_RDONLY|unix.O_NONBLOCK)
+func (b *ignoreBudget) read(d *os.File, dir string) (ignoreFile, bool) {
+	fd, err := unix.Openat(int(d.Fd()), ".gitignore", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			b.skipped++
 		}
 		return ignoreFile{}, false
 	}
+	f := os.NewFile(uintptr(fd), path.Join(dir, ".gitignore"))
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxIgnoreBytes {
 		b.skipped++

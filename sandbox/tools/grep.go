@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits of grep.
@@ -103,7 +105,7 @@ func Grep(ctx context.Context, a Access, pattern, path, glob string, limit int) 
 	if st.IsDir() {
 		err = g.walk(a, top.Real, glob)
 	} else {
-		err = g.file(top)
+		err = g.file(a, top)
 	}
 	if err != nil {
 		return GrepResult{}, fmt.Errorf("grep: %w", err)
@@ -150,56 +152,92 @@ func (g *grepper) hidden(p string) bool {
 	return true
 }
 
-// walk searches a folder, keeping a stack of the .gitignore files that
-// apply to the current folder.
+// maxWalkPath is the longest path grep enters (PATH_MAX): descriptors
+// reach deeper than any path, and each level holds one open.
+const maxWalkPath = 4096
+
+// walk searches the folder top, opened beneath its root, and below it
+// one name at a time relative to the folder's descriptor, never following
+// a symlink: a folder the session's code swaps for a symlink while the
+// search runs is not entered, wherever the symlink leads.
 func (g *grepper) walk(a Access, top, glob string) error {
 	stack := g.ancestorIgnores(a, top)
-	base := len(stack)
-	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-		if cerr := g.ctx.Err(); cerr != nil {
-			return cerr
+	d, err := a.open(top, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return g.dir(d, top, top, glob, stack)
+}
+
+// dir searches the folder d, found at p, in name order, with the
+// .gitignore files of stack (its parents') and its own.
+func (g *grepper) dir(d *os.File, p, top, glob string, stack []ignoreFile) error {
+	stack = stack[:len(stack):len(stack)] // siblings do not share what this one appends
+	if f, ok := g.ignores.read(d, p); ok {
+		stack = append(stack, f)
+	}
+	entries, err := d.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
+		if p == top {
+			return err
 		}
-		if err != nil {
-			if p == top {
+		g.skipped++
+		return nil
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		child := filepath.Join(p, e.Name())
+		switch {
+		case g.hidden(child):
+			continue
+		case len(child) > maxWalkPath:
+			g.skipped++
+			continue
+		case e.IsDir():
+			if e.Name() == ".git" || kernelDirs[child] || ignored(stack, child, true) {
+				continue
+			}
+			fd, err := unix.Openat(int(d.Fd()), e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+			if err != nil {
+				g.skipped++
+				continue
+			}
+			sub := os.NewFile(uintptr(fd), child)
+			err = g.dir(sub, child, top, glob, stack)
+			sub.Close()
+			if err != nil {
 				return err
 			}
-			g.skipped++
-			return nil
-		}
-		if g.hidden(p) {
-			if d.IsDir() {
-				return filepath.SkipDir
+		case e.Type().IsRegular():
+			if ignored(stack, child, false) || !globMatch(glob, top, child) {
+				continue
 			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != top && (d.Name() == ".git" || kernelDirs[p] || ignored(stack, p, true)) {
-				return filepath.SkipDir
+			r := resolved{Real: child, Shown: child}
+			fd, err := unix.Openat(int(d.Fd()), e.Name(), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+			var f *os.File
+			if err == nil {
+				f = os.NewFile(uintptr(fd), child)
+			} else {
+				err = &os.PathError{Op: "open", Path: child, Err: err}
 			}
-			for len(stack) > base && !within(p, stack[len(stack)-1].dir) {
-				stack = stack[:len(stack)-1]
+			if f, err = checkText(f, err, r); err == nil {
+				err = g.search(f, r)
 			}
-			if f, ok := g.ignores.read(p); ok {
-				stack = append(stack, f)
+			switch {
+			case errors.Is(err, errBinary):
+				g.res.Binary++
+			case g.ctx.Err() != nil:
+				return g.ctx.Err()
+			case err != nil:
+				g.skipped++
 			}
-			return nil
 		}
-		for len(stack) > base && !within(filepath.Dir(p), stack[len(stack)-1].dir) {
-			stack = stack[:len(stack)-1]
-		}
-		if !d.Type().IsRegular() || ignored(stack, p, false) || !globMatch(glob, top, p) {
-			return nil
-		}
-		switch err := g.file(resolved{Real: p, Shown: p}); {
-		case errors.Is(err, errBinary):
-			g.res.Binary++
-		case g.ctx.Err() != nil:
-			return g.ctx.Err()
-		case err != nil:
-			g.skipped++
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // kernelDirs hold the kernel's files, not text; a search of / (without
@@ -225,9 +263,14 @@ func (g *grepper) ancestorIgnores(a Access, top string) []ignoreFile {
 	}
 	var files []ignoreFile
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if f, ok := g.ignores.read(dirs[i]); ok {
+		d, err := a.open(dirs[i], unix.O_PATH|unix.O_DIRECTORY)
+		if err != nil {
+			continue
+		}
+		if f, ok := g.ignores.read(d, dirs[i]); ok {
 			files = append(files, f)
 		}
+		d.Close()
 	}
 	return files
 }
@@ -247,11 +290,16 @@ func globMatch(glob, top, p string) bool {
 
 // file searches one file, counting every match and keeping the first
 // ones up to the limit.
-func (g *grepper) file(r resolved) error {
-	f, err := openText(r)
+func (g *grepper) file(a Access, r resolved) error {
+	f, err := openText(a, r)
 	if err != nil {
 		return err
 	}
+	return g.search(f, r)
+}
+
+// search searches f, opened for r, and closes it.
+func (g *grepper) search(f *os.File, r resolved) error {
 	defer f.Close()
 	g.res.Files++
 	shown := g.display(r.Real)

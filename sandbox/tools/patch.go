@@ -76,7 +76,14 @@ func PatchChecked(a Access, path, old, new string, decide PatchCheck) (PatchResu
 	if err != nil {
 		return PatchResult{}, fmt.Errorf("patch: %w", err)
 	}
-	dir, err := openNoSymlinks(filepath.Dir(r.Real), unix.O_PATH|unix.O_DIRECTORY)
+	if !a.Unconfined && a.rootOf(r.Real) == r.Real {
+		// A root itself: its folder is outside the roots.
+		if st, err := os.Stat(r.Real); err == nil && st.IsDir() {
+			return PatchResult{}, fmt.Errorf("patch: %w", failure(errIsDir, "is a directory: %s", r.Shown))
+		}
+		return PatchResult{}, fmt.Errorf("patch %s: a root itself is not replaced; patch files inside it", r.Shown)
+	}
+	dir, err := a.open(filepath.Dir(r.Real), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
 	}

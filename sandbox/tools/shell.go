@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/proxy"
 )
 
 // Shell statuses.
@@ -117,13 +119,16 @@ type Shells struct {
 type shell struct {
 	id, command, cwd, confined string
 	kernel                     *jail.Status
-	group                      *jail.TaskGroup // nil: no pids cgroup
-	timeout                    time.Duration
-	started                    time.Time
-	cmd                        *exec.Cmd
-	out, err, log              *spool
-	logPath                    string
-	done                       chan struct{} // closed when the command ended
+	// proxyListener is the command's listener for the session's proxy,
+	// closed when it ends (it keeps the command's namespace alive).
+	proxyListener net.Listener
+	group         *jail.TaskGroup // nil: no pids cgroup
+	timeout       time.Duration
+	started       time.Time
+	cmd           *exec.Cmd
+	out, err, log *spool
+	logPath       string
+	done          chan struct{} // closed when the command ended
 
 	mu      sync.Mutex
 	reason  string // StatusTimedOut or StatusStopped once asked to end
@@ -142,14 +147,20 @@ func NewShells(dir string, a Access, lim Limits) *Shells {
 // they run with none (a session without the jail, the network on and no
 // caps).
 func (m *Shells) policy() (p jail.Policy, ok bool) {
+	proxyPort := 0
+	if m.access.Network && m.access.Proxy != nil {
+		proxyPort = m.access.Proxy.Port()
+	}
 	if m.access.Unconfined {
-		p = jail.Policy{NoNetwork: !m.access.Network, MemoryBytes: m.limits.MemoryBytes}
-		return p, p.NoNetwork || p.MemoryBytes > 0 || m.limits.MaxTasks > 0
+		p = jail.Policy{NoNetwork: !m.access.Network, ProxyPort: proxyPort, MemoryBytes: m.limits.MemoryBytes}
+		return p, p.NoNetwork || p.ProxyPort > 0 || p.MemoryBytes > 0 || m.limits.MaxTasks > 0
 	}
 	// Inside bubblewrap: the roots, and what bubblewrap mounts around them.
 	rw := append(append([]string(nil), m.access.ReadWrite...), "/tmp", "/dev")
 	ro := append(append(append(append([]string(nil), m.access.ReadOnly...), systemDirs...), systemEtc...), "/proc")
-	return jail.Command(rw, ro, m.access.Network, m.limits.MemoryBytes), true
+	p = jail.Command(rw, ro, m.access.Network, m.limits.MemoryBytes)
+	p.ProxyPort = proxyPort
+	return p, true
 }
 
 // Start runs `/bin/sh -c cmd` in cwd (the workspace when empty) and
@@ -244,6 +255,8 @@ func (m *Shells) launch(s *shell, n int) error {
 	policy, bounded := m.policy()
 	var extra []*os.File
 	var report *os.File
+	var proxyConn *net.UnixConn // the host's end of the proxy's link
+	var proxyEnd *os.File       // the helper's
 	var missing []string
 	if bounded {
 		if m.limits.Exe == "" {
@@ -263,13 +276,28 @@ func (m *Shells) launch(s *shell, n int) error {
 		defer r.Close()
 		defer w.Close() // also right after the start, below
 		report, extra = r, []*os.File{w}
-		// The report on descriptor 3, the pids cgroup on 4.
+		// The report on descriptor 3, then the pids cgroup and the
+		// proxy's link.
 		prefix = append(prefix, "sandbox", "confine", "--policy", string(pj), "--status-fd", "3")
 		if m.limits.MaxTasks > 0 {
 			if s.group, err = jail.NewTaskGroup(n, m.limits.MaxTasks); err != nil {
 				missing = append(missing, fmt.Sprintf("tasks: the kernel does not cap the command's processes (%v)", err))
 			} else {
-				prefix, extra = append(prefix, "--group-fd", "4"), append(extra, s.group.Join())
+				prefix, extra = append(prefix, "--group-fd", strconv.Itoa(3+len(extra))), append(extra, s.group.Join())
+			}
+		}
+		if policy.ProxyPort > 0 {
+			if proxyConn, proxyEnd, err = proxyLink(); err != nil {
+				return err
+			}
+			defer proxyConn.Close()
+			defer proxyEnd.Close()
+			prefix, extra = append(prefix, "--proxy-fd", strconv.Itoa(3+len(extra))), append(extra, proxyEnd)
+			env = append(env, proxy.Environ(policy.ProxyPort)...)
+			if m.access.Unconfined {
+				// No bubblewrap to make the namespace: the helper's C
+				// constructor makes it.
+				env = append(env, jail.NetworkEnv+"=1")
 			}
 		}
 		argv = append(append(prefix, "--"), argv...)
@@ -299,10 +327,28 @@ func (m *Shells) launch(s *shell, n int) error {
 	// Only the command holds the report's write end now: its early end
 	// (bubblewrap's failure) is an end of file here.
 	extra[0].Close()
+	var proxyErr error
+	if proxyConn != nil {
+		// The helper hands its listener over before it reports; when it
+		// does not, its report says why.
+		proxyEnd.Close()
+		proxyConn.SetReadDeadline(time.Now().Add(statusTimeout))
+		var l net.Listener
+		if l, proxyErr = jail.ReceiveListener(proxyConn); proxyErr == nil {
+			m.access.Proxy.Serve(l)
+			s.proxyListener = l
+		}
+	}
 	kernel, err := readReport(report)
+	if err == nil && proxyErr != nil {
+		err = proxyErr
+	}
 	if err != nil {
 		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		c.Wait()
+		if s.proxyListener != nil {
+			s.proxyListener.Close()
+		}
 		if why, _ := s.err.text(); strings.TrimSpace(why) != "" {
 			err = fmt.Errorf("%w: %s", err, firstLine(why))
 		}
@@ -319,6 +365,23 @@ func (m *Shells) launch(s *shell, n int) error {
 	kernel.Missing = append(kernel.Missing, missing...)
 	s.kernel = kernel
 	return nil
+}
+
+// proxyLink is the unix socket pair a command's helper hands its
+// listener for the proxy over.
+func proxyLink() (*net.UnixConn, *os.File, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shell: the proxy's link: %w", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "proxy link")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		syscall.Close(fds[1])
+		return nil, nil, fmt.Errorf("shell: the proxy's link: %w", err)
+	}
+	return c.(*net.UnixConn), os.NewFile(uintptr(fds[1]), "proxy link"), nil
 }
 
 // prune forgets the oldest ended commands past MaxKept, and deletes
@@ -425,6 +488,9 @@ func (s *shell) wait() {
 	close(exited)
 	// What the command left in its group goes with it.
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	if s.proxyListener != nil {
+		s.proxyListener.Close()
+	}
 	code := 0
 	if st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 		code = 128 + int(st.Signal())

@@ -1,4 +1,4 @@
-package pyembed
+package findpython
 
 import (
 	"context"

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	_ "github.com/vis-agent/vis-agent/pyembed/early" // a python run's earliest start-up work
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 func init() {
@@ -27,72 +27,12 @@ func init() {
 	runtime.LockOSThread()
 }
 
-// MinVersion is the oldest CPython minor version vis-agent runs.
-var MinVersion = Version{3, 10, 0}
-
-// Version is a CPython version number.
-type Version struct{ Major, Minor, Micro int }
-
-func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Micro) }
-
-// Short is the major.minor form used in file names (python3.12).
-func (v Version) Short() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
-
-// Less reports whether v is older than w.
-func (v Version) Less(w Version) bool {
-	if v.Major != w.Major {
-		return v.Major < w.Major
-	}
-	if v.Minor != w.Minor {
-		return v.Minor < w.Minor
-	}
-	return v.Micro < w.Micro
-}
-
-// ParseVersion reads the leading "X.Y.Z" of a Py_GetVersion string such as
-// "3.12.1 (main, ...) [GCC 12.2.0]"; a release suffix like "3.13.0rc1" is
-// ignored.
-func ParseVersion(s string) (Version, error) {
-	head, _, _ := strings.Cut(strings.TrimSpace(s), " ")
-	parts := strings.SplitN(head, ".", 3)
-	if len(parts) < 2 {
-		return Version{}, fmt.Errorf("unrecognised version %q", s)
-	}
-	var v Version
-	var err error
-	if v.Major, err = strconv.Atoi(parts[0]); err != nil {
-		return Version{}, fmt.Errorf("unrecognised version %q", s)
-	}
-	if v.Minor, err = strconv.Atoi(parts[1]); err != nil {
-		return Version{}, fmt.Errorf("unrecognised version %q", s)
-	}
-	if len(parts) == 3 {
-		digits := strings.IndexFunc(parts[2], func(r rune) bool { return r < '0' || r > '9' })
-		if digits < 0 {
-			digits = len(parts[2])
-		}
-		v.Micro, _ = strconv.Atoi(parts[2][:digits])
-	}
-	return v, nil
-}
-
 // Library is a loaded CPython shared library. A process loads at most one.
 type Library struct {
 	Path    string
-	Version Version
+	Version findpython.Version
 	// Build is the full Py_GetVersion text.
 	Build string
-}
-
-// LoadError says why a library cannot be used; its message names the path,
-// the platform and the problem on one line.
-type LoadError struct {
-	Path    string
-	Problem string
-}
-
-func (e *LoadError) Error() string {
-	return fmt.Sprintf("cannot use libpython %s on %s/%s: %s", e.Path, runtime.GOOS, runtime.GOARCH, e.Problem)
 }
 
 var (
@@ -102,11 +42,11 @@ var (
 	loadedPath string
 )
 
-// Open finds the library opts select (see Find) and loads it. It keeps the
+// Open finds the library opts select (see findpython.Find) and loads it. It keeps the
 // prefetch hint up to date, so the next start loads the same library while
 // the Go runtime starts.
-func Open(opts Options) (*Library, Choice, error) {
-	choice, err := Find(opts)
+func Open(opts findpython.Options) (*Library, findpython.Choice, error) {
+	choice, err := findpython.Find(opts)
 	if err != nil {
 		return nil, choice, err
 	}
@@ -129,7 +69,7 @@ func Load(path string) (*Library, error) {
 		loaded, loadErr = load(path)
 	})
 	if path != loadedPath {
-		return nil, &LoadError{Path: path, Problem: "another libpython (" + loadedPath + ") is already loaded in this process"}
+		return nil, &findpython.LoadError{Path: path, Problem: "another libpython (" + loadedPath + ") is already loaded in this process"}
 	}
 	return loaded, loadErr
 }
@@ -140,21 +80,21 @@ func load(path string) (*Library, error) {
 	if msg := C.vis_py_open(cpath); msg != nil {
 		// dlerror names the path again: "/x/lib.so: invalid ELF header".
 		problem := strings.TrimPrefix(oneLine(C.GoString(msg)), path+": ")
-		return nil, &LoadError{Path: path, Problem: problem}
+		return nil, &findpython.LoadError{Path: path, Problem: problem}
 	}
 	build := C.GoString(C.vis_py_version())
-	v, err := ParseVersion(build)
+	v, err := findpython.ParseVersion(build)
 	if err != nil {
-		return nil, &LoadError{Path: path, Problem: "not a CPython library: " + err.Error()}
+		return nil, &findpython.LoadError{Path: path, Problem: "not a CPython library: " + err.Error()}
 	}
-	if v.Less(MinVersion) {
-		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is too old; vis-agent needs %s or newer", v, MinVersion.Short())}
+	if v.Less(findpython.MinVersion) {
+		return nil, &findpython.LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is too old; vis-agent needs %s or newer", v, findpython.MinVersion.Short())}
 	}
 	if strings.Contains(build, "free-threading") {
-		return nil, &LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
+		return nil, &findpython.LoadError{Path: path, Problem: fmt.Sprintf("CPython %s is a free-threaded build, which vis-agent does not support", v)}
 	}
 	if msg := C.vis_py_resolve(C.int(v.Minor)); msg != nil {
-		return nil, &LoadError{Path: path, Problem: C.GoString(msg)}
+		return nil, &findpython.LoadError{Path: path, Problem: C.GoString(msg)}
 	}
 	return &Library{Path: path, Version: v, Build: build}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // AuditPolicy is what the C audit hook refuses. The hook runs for every
@@ -38,7 +40,9 @@ type AuditPolicy struct {
 
 // ThreadCapHeld reports whether this CPython raises the audit event the
 // thread cap needs (3.12+).
-func (l *Library) ThreadCapHeld() bool { return !l.Version.Less(Version{3, 12, 0}) }
+func (l *Library) ThreadCapHeld() bool {
+	return !l.Version.Less(findpython.Version{Major: 3, Minor: 12})
+}
 
 // InstallAuditHook installs the hook with policy p, before the
 // interpreter starts (Main or Interp); a process installs it once. (The

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
 // Interp is an interpreter running inside this process, for vis-agent's own
@@ -32,7 +34,7 @@ var formatErrorSource string
 // Interp starts the in-process interpreter for the installation inst, once.
 // CPython 3.14 and later start through PEP 741's PyInitConfig, older ones
 // through the global settings it replaces.
-func (l *Library) Interp(inst Install) (*Interp, error) {
+func (l *Library) Interp(inst findpython.Install) (*Interp, error) {
 	initOnce.Do(func() {
 		program := inst.Executable
 		if program == "" {

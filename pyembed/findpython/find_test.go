@@ -1,4 +1,4 @@
-package pyembed
+package findpython
 
 import (
 	"os"
@@ -159,19 +159,6 @@ func BenchmarkFindRecorded(b *testing.B) {
 	for b.Loop() {
 		if _, err := Find(opts); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-func TestBytesLiteral(t *testing.T) {
-	for in, want := range map[string]string{
-		"/plain/path":     `b'/plain/path'`,
-		`it's \ here`:     `b'it\'s \\ here'`,
-		"caf\xc3\xa9\x00": `b'caf\xc3\xa9\x00'`,
-		"\xff\n":          `b'\xff\x0a'`,
-	} {
-		if got := BytesLiteral(in); got != want {
-			t.Errorf("BytesLiteral(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

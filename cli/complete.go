@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// Dynamic completion (cobra's __complete, which the scripts of `vis-agent
+// completion` call): --session offers the sessions of the workspace the
+// command line names (or the current folder), and `attachment get|comment`
+// the session's attachments by filename and id. A completion that cannot
+// read the sessions offers nothing rather than an error.
+
+// completeSessions lists the names of the sessions of sf's workspace.
+func (sf *sessionFlags) completeSessions(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	ws, err := sf.workspaceDir()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	folders, _ := session.All(sf.s.layout().Sessions())
+	var names []string
+	for _, f := range folders {
+		if m, err := f.Meta(); err == nil && m.Workspace == ws && strings.HasPrefix(m.Name, prefix) {
+			names = append(names, m.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeAttachments offers, as the first argument, the filenames of the
+// session's attachments and the ids of their versions (newest first), each
+// with a short description.
+func (sf *sessionFlags) completeAttachments(_ *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := sf.existing()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	all, err := c.Attachments()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range all {
+		if !seen[d.Filename] && strings.HasPrefix(d.Filename, prefix) {
+			seen[d.Filename] = true
+			out = append(out, fmt.Sprintf("%s\tlatest of %d version(s)", d.Filename, d.Version))
+		}
+	}
+	for _, d := range all {
+		if strings.HasPrefix(d.ID, prefix) {
+			out = append(out, fmt.Sprintf("%s\t%s v%d", d.ID, d.Filename, d.Version))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

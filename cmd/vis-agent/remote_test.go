@@ -1,0 +1,500 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// sshServer is a real OpenSSH server of one test, on a loopback port: its
+// host key, client key, server and client configs are made in the test's
+// temp folder, and its sessions get the environment of the "remote"
+// sandbox (its own VIS_HOME). The client side reaches it through an `ssh`
+// on PATH that adds `-F` the test's config: the user's ~/.ssh is never
+// read or written.
+type sshServer struct {
+	dir    string
+	bin    string // the folder of the ssh wrapper, first on the local PATH
+	alias  string // the Host of the client config
+	remote *sandbox
+}
+
+// startSSH starts sshd for remote, or skips when OpenSSH's server is not
+// installed (make test-deps installs it).
+func startSSH(t *testing.T, remote *sandbox) *sshServer {
+	t.Helper()
+	for _, p := range []string{"/usr/sbin/sshd", "/run/sshd"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("OpenSSH's server is not set up (%s: %v): run make test-deps", p, err)
+		}
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no ssh client: run make test-deps")
+	}
+	dir := t.TempDir()
+	srv := &sshServer{dir: dir, bin: filepath.Join(dir, "bin"), alias: "vistest", remote: remote}
+	for _, key := range []string{"host_key", "client_key"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, key)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	pub := func(key string) string {
+		b, err := os.ReadFile(filepath.Join(dir, key+".pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	write := func(name, text string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("authorized_keys", pub("client_key")+"\n", 0o600)
+	remoteHome := t.TempDir() // HOME of the remote sessions: uv's cache lands there
+	var env []string
+	for _, kv := range remote.env {
+		if strings.HasPrefix(kv, "VIS_") {
+			env = append(env, strconv.Quote(kv))
+		}
+	}
+	env = append(env, strconv.Quote("HOME="+remoteHome))
+	if err := os.Mkdir(srv.bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("bin/ssh", fmt.Sprintf("#!/bin/sh\nexec %s -F %s \"$@\"\n", mustLook(t, "ssh"), filepath.Join(dir, "ssh_config")), 0o755)
+	for attempt := 0; ; attempt++ {
+		port := freePort(t)
+		write("sshd_config", strings.Join([]string{
+			"ListenAddress 127.0.0.1", "Port " + port, "HostKey " + filepath.Join(dir, "host_key"),
+			"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"), "PidFile " + filepath.Join(dir, "sshd.pid"),
+			"StrictModes no", "UsePAM no", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+			"PermitRootLogin prohibit-password", "SetEnv " + strings.Join(env, " "), "",
+		}, "\n"), 0o600)
+		write("known_hosts", fmt.Sprintf("[127.0.0.1]:%s %s\n", port, pub("host_key")), 0o600)
+		write("ssh_config", strings.Join([]string{
+			"Host " + srv.alias, "  HostName 127.0.0.1", "  Port " + port, "  User " + currentUser(t),
+			"  IdentityFile " + filepath.Join(dir, "client_key"), "  IdentitiesOnly yes",
+			"  UserKnownHostsFile " + filepath.Join(dir, "known_hosts"), "  StrictHostKeyChecking yes", "  BatchMode yes",
+			"  ControlPath " + filepath.Join(dir, "cm-%C"), "",
+		}, "\n"), 0o600)
+		cmd := exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			cmd.Wait()
+		})
+		listening := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			var log []string
+			for sc.Scan() {
+				log = append(log, sc.Text())
+				if strings.Contains(sc.Text(), "Server listening") {
+					listening <- ""
+					break
+				}
+			}
+			listening <- strings.Join(log, "\n") // what it said before it exited
+			for sc.Scan() {
+			}
+		}()
+		select {
+		case msg := <-listening:
+			if msg == "" {
+				return srv
+			}
+			if attempt < 2 && strings.Contains(msg, "Address already in use") {
+				continue
+			}
+			t.Fatalf("sshd did not start:\n%s", msg)
+		case <-time.After(20 * time.Second):
+			t.Fatal("sshd did not listen within 20 s")
+		}
+	}
+}
+
+func mustLook(t *testing.T, name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func currentUser(t *testing.T) string {
+	out, err := exec.Command("id", "-un").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// freePort is a loopback TCP port nothing listens on now.
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// url is the --host of the server, running the built binary there.
+func (srv *sshServer) url() string { return "ssh://" + srv.alias + srv.remote.bin }
+
+// client is a sandbox of the local machine (its own VIS_HOME, which a
+// remote session must leave empty) whose ssh is the test's.
+func (srv *sshServer) client(t *testing.T, py testenv.Python) *sandbox {
+	lb := newSandbox(t, py)
+	for i, kv := range lb.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			lb.env[i] = "PATH=" + srv.bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	return lb
+}
+
+// TestRemoteSSH drives sessions through --host ssh://… to a real sshd on
+// this machine: blocks, state, streaming, Ctrl-C, a timeout, list and the
+// control commands, attachments read and commented through the
+// connection and written locally, MCP with a cancelled call, a dropped
+// connection (the block goes on there) and a remote vis-agent that cannot
+// serve the request.
+func TestRemoteSSH(t *testing.T) {
+	py := testenv.First(t)
+	rb := newSandbox(t, py)
+	srv := startSSH(t, rb)
+	lb := srv.client(t, py)
+	host := srv.url()
+	remote := func(args ...string) []string {
+		return append(args, "--host", host, "--session", "r", "--workspace", rb.ws)
+	}
+
+	t.Run("run", func(t *testing.T) {
+		lb.ok(remote("run", "-c", "x = 41\ndef inc(n):\n    return n + 1")...)
+		if r := lb.ok(remote("run", "-c", "print(inc(x))")...); r.stdout != "42\n" {
+			t.Errorf("the second block: %q", r.stdout)
+		}
+		r := lb.run(remote("run", "-c", "1/0")...)
+		if r.code != 1 || !strings.Contains(r.stderr, "ZeroDivisionError") {
+			t.Errorf("a failing block: %+v", r)
+		}
+		// The session is the remote machine's: nothing here.
+		if _, err := os.Stat(filepath.Join(lb.home, "sandbox", "sessions")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the local VIS_HOME has sessions: %v", err)
+		}
+		rb.folder("r")
+		d := lb.ok(remote("defs")...)
+		contains(t, "defs through ssh", d.stdout, "inc(n)", "x: int")
+		// The same through VIS_SANDBOX_HOST.
+		lb.env = append(lb.env, "VIS_SANDBOX_HOST="+host)
+		defer func() { lb.env = lb.env[:len(lb.env)-1] }()
+		if r := lb.ok("run", "--session", "r", "--workspace", rb.ws, "-c", "print(x)"); r.stdout != "41\n" {
+			t.Errorf("through VIS_SANDBOX_HOST: %q", r.stdout)
+		}
+		l := lb.ok("list", "--json")
+		contains(t, "list through ssh", l.stdout, `"name": "r"`, `"state": "running"`, rb.ws)
+	})
+
+	t.Run("streaming and Ctrl-C", func(t *testing.T) {
+		cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(60)\nslept = True")...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		br := bufio.NewReader(out)
+		// The first line comes while the block still runs.
+		if l, err := br.ReadString('\n'); l != "go\n" {
+			t.Fatalf("streamed output: %q %v", l, err)
+		}
+		started := time.Now()
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "KeyboardInterrupt") {
+			t.Errorf("Ctrl-C: status %d, stderr %q", code, stderr.String())
+		}
+		if took := time.Since(started); took > 10*time.Second {
+			t.Errorf("Ctrl-C took %s", took)
+		}
+		if r := lb.ok(remote("run", "-c", "print('slept' in globals(), x)")...); r.stdout != "False 41\n" {
+			t.Errorf("after Ctrl-C: %q", r.stdout)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		v := lb.jsonBlock("r", "while True: pass", "--host", host, "--workspace", rb.ws, "--timeout", "3s")
+		if e, _ := v["error"].(map[string]any); v["timed_out"] != true || e["type"] != "KeyboardInterrupt" {
+			t.Errorf("timed out loop: %v", v)
+		}
+	})
+
+	t.Run("attachments", func(t *testing.T) {
+		lb.ok(remote("run", "-c", "attach(b'remote bytes\\n', filename='notes.txt', commentable=True)")...)
+		l := lb.ok(remote("attachments")...)
+		contains(t, "attachments through ssh", l.stdout, "notes.txt", "13 B", "yes")
+		lb.ok(remote("attachment", "comment", "notes.txt", "--version", "-1", "looks right")...)
+		dest := filepath.Join(t.TempDir(), "got.txt")
+		lb.ok(remote("attachment", "get", "notes.txt", "-o", dest)...)
+		if b, err := os.ReadFile(dest); string(b) != "remote bytes\n" {
+			t.Errorf("attachment get wrote %q, %v", b, err)
+		}
+		r := lb.ok(remote("run", "-c", "print(get_attachment('notes.txt').get('comments'))")...)
+		contains(t, "the comment, seen in the session", r.stdout, "looks right")
+		lb.failsWith(1, "no attachment", remote("attachment", "get", "missing.txt", "-o", dest)...)
+	})
+
+	t.Run("mcp", func(t *testing.T) {
+		c := connectMCPCommand(t, lb.command("mcp", "--host", host, "--session", "m", "--workspace", rb.ws))
+		c.python("y = 2", false)
+		if text, _ := c.python("print(y * 21)", false); text != "42\n" {
+			t.Errorf("python through ssh: %q", text)
+		}
+		// A cancelled call interrupts its block there.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, _, _, err := c.call(ctx, "python", map[string]any{"code": "import time\nopen('m-started', 'w').close()\ntime.sleep(60)\nslept = True"}, false)
+			done <- err
+		}()
+		waitFile(t, filepath.Join(rb.ws, "m-started"))
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled call: %v", err)
+		}
+		started := time.Now()
+		if text, _ := c.python("print('slept' in globals())", false); text != "False\n" {
+			t.Errorf("after the cancel: %q", text)
+		}
+		if took := time.Since(started); took > 15*time.Second {
+			t.Errorf("the call after the cancel took %s", took)
+		}
+	})
+
+	t.Run("repl", func(t *testing.T) {
+		tm := newTerm(t, lb.env, lb.ws, 120, 32, lb.bin, "sandbox", "repl", "--host", host, "--session", "q", "--workspace", rb.ws)
+		tm.waitFor(">>>", "nothing defined yet")
+		tm.typed("z = 5")
+		tm.typed("print(z * 2, flush=True)")
+		tm.waitFor("\n10")
+		tm.tmux("send-keys", "-t", "0", "-l", "print('spinning', flush=True)")
+		tm.keys("M-Enter")
+		tm.typed("while True: pass")
+		tm.keys("Enter")
+		tm.waitFor("\nspinning", "running")
+		tm.keys("C-c")
+		tm.waitFor("KeyboardInterrupt")
+		tm.waitForIdle()
+		tm.typed("print('z is', z)")
+		tm.waitFor("z is 5")
+	})
+
+	t.Run("dropped connection", func(t *testing.T) {
+		cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('finished', 'w').close()")...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		if l, err := bufio.NewReader(out).ReadString('\n'); l != "go\n" {
+			t.Fatalf("streamed output: %q %v", l, err)
+		}
+		ssh := childNamed(t, cmd.Process.Pid, "ssh")
+		syscall.Kill(ssh, syscall.SIGKILL)
+		cmd.Wait()
+		msg := strings.TrimSpace(stderr.String())
+		if cmd.ProcessState.ExitCode() != 1 || strings.Contains(msg, "\n") || !strings.Contains(msg, "goes on running there") {
+			t.Errorf("dropped connection: status %d, stderr %q", cmd.ProcessState.ExitCode(), msg)
+		}
+		waitFile(t, filepath.Join(rb.ws, "finished"))
+	})
+
+	t.Run("control commands", func(t *testing.T) {
+		lb.ok(remote("interrupt")...)
+		lb.ok(remote("restart")...)
+		lb.ok(remote("stop")...)
+		if r := lb.run(remote("interrupt")...); r.code != 1 || !strings.Contains(r.stderr, `session "r" is not running`) {
+			t.Errorf("interrupt of a stopped session: %+v", r)
+		}
+		lb.ok(remote("stop")...) // already stopped: fine
+		if r := lb.ok(remote("run", "-c", "print(x)")...); !strings.HasSuffix(r.stdout, "41\n") {
+			t.Errorf("after a stop: %q", r.stdout)
+		}
+		lb.ok(remote("rm", "--force")...)
+		if m, _ := filepath.Glob(filepath.Join(rb.home, "sandbox", "sessions", "r-*")); len(m) != 0 {
+			t.Errorf("rm through ssh left %v", m)
+		}
+		lb.failsWith(1, `no session "r"`, remote("attachments")...)
+	})
+
+	t.Run("the policy is the remote side's", func(t *testing.T) {
+		// A request asking for no jail and the network gets connect's:
+		// the remote user's settings and the flags ssh ran it with.
+		cmd := exec.Command(filepath.Join(srv.bin, "ssh"), "-T", srv.alias, rb.bin+" sandbox connect --session p --no-network --workspace "+rb.ws)
+		cmd.Env = lb.env
+		in, _ := cmd.StdinPipe()
+		defer in.Close()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(in, `{"v": 1, "op": "run", "code": "print(session.access.is_jailed, session.access.network)", "policy": {"jail": false, "network": true}}`)
+		var got []string
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"result"`) {
+			got = append(got, sc.Text())
+		}
+		in.Close()
+		cmd.Wait()
+		contains(t, "the block's access", strings.Join(got, "\n"), `"data":"True False\n"`)
+	})
+
+	t.Run("version mismatch", func(t *testing.T) {
+		// Another protocol version, as a newer client would send it.
+		cmd := exec.Command(filepath.Join(srv.bin, "ssh"), "-T", srv.alias, rb.bin+" sandbox connect --workspace "+rb.ws)
+		cmd.Env = lb.env
+		in, _ := cmd.StdinPipe()
+		defer in.Close()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(in, `{"v": 99, "op": "status"}`)
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		contains(t, "the answer to another version", line, `"ev":"error"`, "version 99", "speaks 1", "same vis-agent release")
+		in.Close()
+		cmd.Wait()
+		// A remote vis-agent without connect (an older release): its
+		// own message, in one line.
+		old := filepath.Join(t.TempDir(), "old-vis-agent")
+		if err := os.WriteFile(old, []byte("#!/bin/sh\necho 'Error: unknown command \"connect\" for \"vis-agent sandbox\"' >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lb.failsWith(1, `unknown command "connect"`, "run", "--host", "ssh://"+srv.alias+old, "-c", "print(1)")
+	})
+}
+
+// waitFile waits up to 30 s for path to exist.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", path)
+		}
+	}
+}
+
+// childNamed is the pid of the child of pid whose command is name.
+func childNamed(t *testing.T, pid int, name string) int {
+	t.Helper()
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(b)) {
+			child, _ := strconv.Atoi(f)
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child)); strings.TrimSpace(string(comm)) == name {
+				return child
+			}
+		}
+	}
+	t.Fatalf("no %s child of %d", name, pid)
+	return 0
+}
+
+// TestRemoteBadURL: a --host that could smuggle an option into ssh, or a
+// scheme we do not know, is a usage error in one line, and runs nothing.
+func TestRemoteBadURL(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	for _, c := range []struct{ url, want string }{
+		{"ssh://-oProxyCommand=touch%20pwned", "not a URL"},
+		{"ssh://-oProxyCommand=x", `invalid host "-oProxyCommand=x"`},
+		{"kubectl://ns/--privileged", "invalid name"},
+		{"docker://-it", "container name"},
+		{"telnet://box", `unknown scheme "telnet"`},
+	} {
+		sb.failsWith(2, c.want, "run", "--host", c.url, "-c", "print(1)")
+	}
+	if _, err := os.Stat(filepath.Join(sb.ws, "pwned")); err == nil {
+		t.Error("a URL ran a command")
+	}
+}
+
+// TestRemoteEngines runs the kubectl:// and docker:// command lines
+// against stand-ins for the engines (no cluster or container engine runs
+// on the test machines): each checks the arguments it was given as the
+// engine would take them, then runs the command part here, so the
+// connection itself is real. What the real engines do with them is not
+// tested (docs/kubernetes.md says so).
+func TestRemoteEngines(t *testing.T) {
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	bin := t.TempDir()
+	if err := os.Symlink(sb.bin, filepath.Join(bin, "vis-agent")); err != nil {
+		t.Fatal(err)
+	}
+	// kubectl --context=C exec -i --namespace=N --container=K POD -- CMD...
+	kubectl := `#!/bin/sh
+[ "$1" = --context=prod ] && [ "$2" = exec ] && [ "$3" = -i ] && [ "$4" = --namespace=team ] && [ "$5" = --container=py ] && [ "$6" = pod-0 ] && [ "$7" = -- ] || { echo "kubectl: unexpected arguments: $*" >&2; exit 1; }
+shift 7
+exec "$@"
+`
+	// docker exec -i NAME CMD...
+	docker := `#!/bin/sh
+[ "$1" = exec ] && [ "$2" = -i ] && [ "$3" = box ] || { echo "docker: unexpected arguments: $*" >&2; exit 1; }
+shift 3
+exec "$@"
+`
+	for name, text := range map[string]string{"kubectl": kubectl, "docker": docker} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, kv := range sb.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			sb.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	for _, url := range []string{"kubectl://team/pod-0/py?context=prod", "docker://box"} {
+		sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "n = n + 1 if 'n' in globals() else 1")
+		if r := sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "print('n', n)"); !strings.HasPrefix(r.stdout, "n ") {
+			t.Errorf("through %s: %q", url, r.stdout)
+		}
+	}
+	if r := sb.ok("run", "--session", "e", "--workspace", sb.ws, "-c", "print(n)"); r.stdout != "2\n" {
+		t.Errorf("the session both engines reached: %q", r.stdout)
+	}
+}

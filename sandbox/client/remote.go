@@ -1,0 +1,249 @@
+package client
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/headbuf"
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// Remote is a session on a Target: every request runs the engine's
+// command (one connection per request, or one OpenSSH keeps alive with
+// ControlMaster), whose standard input and output carry the protocol to
+// `vis-agent sandbox connect` there.
+type Remote struct {
+	Target Target
+	// Args are connect's flags: --session, --workspace and the jail
+	// flags, which the remote vis-agent checks as its own run does.
+	Args []string
+}
+
+// OpenRemote is the client of a session on t, named by m (its workspace
+// is the remote machine's; "" is connect's working folder there).
+func OpenRemote(t Target, m session.Meta, args []string) *Session {
+	return &Session{Meta: m, Remote: &Remote{Target: t, Args: args}}
+}
+
+// remoteConn is the engine's process: its standard input and output are
+// the connection.
+type remoteConn struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.ReadCloser
+	stderr *lockedHead
+	waited chan struct{}
+	err    error // Wait's, after waited
+	once   sync.Once
+}
+
+// lockedHead keeps the start of the engine's stderr (its own errors, or
+// the remote vis-agent's when connect cannot start).
+type lockedHead struct {
+	mu sync.Mutex
+	headbuf.Writer
+}
+
+func (l *lockedHead) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Writer.Write(p)
+}
+
+// lastLine is the last non-empty line the engine wrote to stderr.
+func (l *lockedHead) lastLine() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(l.Bytes)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// closeWait bounds how long Close waits for the engine once its input is
+// closed, before it kills it.
+const closeWait = 3 * time.Second
+
+// dial starts the engine's command: connect there, with --no-start
+// unless start.
+func (r *Remote) dial(start bool) (*remoteConn, error) {
+	args := r.Args
+	if !start {
+		args = append([]string{"--no-start"}, args...)
+	}
+	argv := r.Target.Command(args)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	stderr := &lockedHead{Writer: headbuf.Writer{Max: 8 << 10}}
+	cmd.Stderr = stderr
+	// A session of its own: Ctrl-C at the terminal reaches this client,
+	// which sends the cancel over the connection, and not the engine,
+	// which would drop it; and no terminal to prompt on (the engine's
+	// authentication must not need one: keys, an agent, a credential
+	// helper).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
+	}
+	c := &remoteConn{cmd: cmd, in: in, out: out, stderr: stderr, waited: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.waited)
+	}()
+	return c, nil
+}
+
+func (c *remoteConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+func (c *remoteConn) Write(p []byte) (int, error) { return c.in.Write(p) }
+
+// Close ends the connection: the engine's input closes (connect there
+// disconnects from the session, as a local client that leaves), and the
+// engine is waited for, then killed.
+func (c *remoteConn) Close() error {
+	c.once.Do(func() {
+		c.in.Close()
+		select {
+		case <-c.waited:
+		case <-time.After(closeWait):
+			c.cmd.Process.Kill()
+			<-c.waited
+		}
+	})
+	return nil
+}
+
+// failure explains a connection that ended before the final answer:
+// answered says the session had answered something (a block started).
+func (c *remoteConn) failure(url string, answered bool) error {
+	c.in.Close()
+	select {
+	case <-c.waited:
+	case <-time.After(closeWait):
+	}
+	why := c.stderr.lastLine()
+	if answered {
+		if why == "" {
+			why = "the connection dropped"
+		}
+		return fmt.Errorf("%w: the connection to %s ended (%s); a block goes on running there", ErrRemoteDropped, url, why)
+	}
+	if why == "" {
+		why = "the connection ended"
+		if c.err != nil {
+			why = c.err.Error()
+		}
+	}
+	return fmt.Errorf("%w: %s: %s", ErrRemoteDropped, url, why)
+}
+
+// ErrRemoteDropped is a remote connection that ended before the session's
+// final answer.
+var ErrRemoteDropped = errors.New("no answer from the remote session")
+
+// errFromEvent is the error of a final "error" event: a session that is
+// not running is ErrNotRunning, as locally.
+func errFromEvent(ev protocol.Event) error {
+	if ev.Kind == protocol.KindNotRunning {
+		return ErrNotRunning
+	}
+	return errors.New(ev.Message)
+}
+
+// remoteCall sends one request of a connect-level op (protocol.Op*):
+// answered by the remote vis-agent itself, from its store.
+func (s *Session) remoteCall(req protocol.Request, fn func(protocol.Event)) (protocol.Event, error) {
+	return s.call(req, false, fn)
+}
+
+// remoteJSON is remoteCall for an op answering JSON in Data, decoded into v.
+func (s *Session) remoteJSON(req protocol.Request, v any) error {
+	ev, err := s.remoteCall(req, nil)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(ev.Data), v); err != nil {
+		return fmt.Errorf("%s answered %s: %w", s.Remote.Target.URL, req.Op, err)
+	}
+	return nil
+}
+
+// remoteAttachment streams one version of an attachment through the
+// connection; a short or malformed stream is the reader's error, so a
+// caller writing a file whole keeps none of it.
+func (s *Session) remoteAttachment(d attachments.Descriptor) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		var n int64
+		var bad error
+		_, err := s.remoteCall(protocol.Request{Op: protocol.OpAttachmentRead, Name: d.ID}, func(ev protocol.Event) {
+			if ev.Ev != protocol.EvData || bad != nil {
+				return
+			}
+			b, err := base64.StdEncoding.DecodeString(ev.Data)
+			if err != nil {
+				bad = fmt.Errorf("%s sent a malformed chunk: %w", s.Remote.Target.URL, err)
+				return
+			}
+			n += int64(len(b))
+			if _, err := pw.Write(b); err != nil {
+				bad = err
+			}
+		})
+		if err == nil {
+			err = bad
+		}
+		if err == nil && n != d.Size {
+			err = fmt.Errorf("%s sent %d bytes of %s, not %d", s.Remote.Target.URL, n, d.Filename, d.Size)
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// ListRemote is `vis-agent sandbox list` on t: the rows as JSON.
+func ListRemote(t Target) ([]byte, error) {
+	s := OpenRemote(t, session.Meta{}, nil)
+	ev, err := s.remoteCall(protocol.Request{Op: protocol.OpList}, nil)
+	return []byte(ev.Data), err
+}
+
+// Bridge serves one request that arrived on a connection (connect's
+// standard input, in) as a local client of this session: it connects,
+// starting the host when start, sends req and passes whatever follows on
+// in (a cancel) to the host, and the host's events to out, unchanged,
+// until the host closes the connection. When in ends (the remote client
+// left) the connection is closed: a started block goes on.
+func (s *Session) Bridge(req protocol.Request, in io.Reader, out io.Writer, start bool) error {
+	c, err := s.connect(start)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := protocol.Write(c, req); err != nil {
+		return fmt.Errorf("write to the session's host: %w", err)
+	}
+	go func() {
+		io.Copy(c, in)
+		c.Close()
+	}()
+	if _, err := io.Copy(out, c); err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("pass the session's answer on: %w", err)
+	}
+	return nil
+}
