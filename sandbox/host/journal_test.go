@@ -56,6 +56,17 @@ func TestRecordAndFollow(t *testing.T) {
 	if got := kinds(other); !strings.HasPrefix(got, "block:startprint(1) out:1\n block:end block:startprint(2)") {
 		t.Errorf("viewer 8 saw %q", got)
 	}
+	// A viewer that comes while a block runs sees it start.
+	rec := h.newRecord(protocol.Request{Code: "slow()", Client: "mcp", ClientID: "claude"}, time.Now())
+	rec.begin()
+	late := h.viewers.add("repl", "9")
+	if got := kinds(late); got != "block:startslow() " {
+		t.Errorf("a viewer coming in the middle of a block saw %q", got)
+	}
+	rec.finish(protocol.Result{})
+	if h.viewers.running != nil {
+		t.Error("the block's start outlived it")
+	}
 	h.journal.close()
 }
 

@@ -22,6 +22,9 @@ const (
 type viewers struct {
 	mu   sync.Mutex
 	list []*viewer
+	// running is the start event of the block that runs (nil between
+	// blocks): a viewer that comes in the middle of it sees it start.
+	running *protocol.Event
 }
 
 type viewer struct {
@@ -45,7 +48,15 @@ func (vs *viewers) add(client, clientID string) *viewer {
 	v := &viewer{client: client, clientID: clientID}
 	v.cond = sync.NewCond(&v.mu)
 	vs.list = append(vs.list, v)
+	if r := vs.running; r != nil && !v.own(r.Client, r.ClientID) {
+		v.push(*r)
+	}
 	return v
+}
+
+// own says whether a block of client and clientID is the viewer's own.
+func (v *viewer) own(client, clientID string) bool {
+	return v.client == client && v.clientID == clientID && clientID != ""
 }
 
 func (vs *viewers) remove(v *viewer) {
@@ -64,11 +75,17 @@ func (vs *viewers) remove(v *viewer) {
 func (vs *viewers) send(ev protocol.Event, client, clientID string) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	for _, v := range vs.list {
-		if v.client == client && v.clientID == clientID && clientID != "" {
-			continue
+	if ev.Ev == protocol.EvBlock {
+		if ev.Kind == protocol.BlockStart {
+			vs.running = &ev
+		} else {
+			vs.running = nil
 		}
-		v.push(ev)
+	}
+	for _, v := range vs.list {
+		if !v.own(client, clientID) {
+			v.push(ev)
+		}
 	}
 }
 

@@ -57,7 +57,8 @@
 //     connection, pushes the blocks other clients run (not the ones of
 //     the same Client and ClientID): "block" (Kind "start", Data the
 //     code, Client and ClientID whose block it is) as the block gets the
-//     session's turn, its "note" and "out" events as they come, and
+//     session's turn (a follower that comes while a block runs gets its
+//     "block" start at once), its "note" and "out" events as they come, and
 //     "block" (Kind "end", Result) after it. A follower that falls behind
 //     by more than a MiB loses output, and an "out" event on "stderr"
 //     says how much.
