@@ -187,7 +187,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s),
-		newSandboxExportCmd(s), newSandboxImportCmd(s))
+		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -823,7 +823,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 				FixFiles: st.SandboxFixFiles.Value,
-				Install:  sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
+				Journal:  f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
+				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe,
 				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,

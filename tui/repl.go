@@ -57,6 +57,7 @@ type Model struct {
 	viewer  *viewer
 	comment *commentBox
 	bar     *statusBar
+	live    *live
 	parts   []component // every component, in the order broadcast messages reach them
 	focus   []focusable // the focus stack above the input: keys go to its top
 
@@ -85,7 +86,8 @@ func New(cfg Config) *Model {
 	s := &shared{th: newTheme(true), sess: cfg.Session}
 	m := &Model{cfg: cfg, s: s, w: 80, h: 24, tr: newTranscript(s), input: newInput(s, hist), panel: newPanel(s),
 		viewer: newViewer(s), comment: newCommentBox(s), bar: newStatusBar(s)}
-	m.parts = []component{m.tr, m.input, m.panel, m.viewer, m.comment, m.bar}
+	m.live = newLive(s, m.tr)
+	m.parts = []component{m.tr, m.input, m.panel, m.viewer, m.comment, m.bar, m.live}
 	// the first screen says how to run a block, and where the rest is
 	m.tr.add(kindInfo, "Enter runs a block in session "+cfg.Session.Meta.Name+"; its state stays between blocks.\n"+
 		"F1 or /help: keys and commands · F3: attachments · Ctrl+D: leave")
@@ -133,9 +135,9 @@ type (
 
 // Init asks the terminal's background (for light or dark colours), and the
 // session its status and defs, and starts watching the session for other
-// clients' blocks.
+// clients' blocks and following them live.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(tea.RequestBackgroundColor, m.refresh(), m.watch())
+	return tea.Batch(tea.RequestBackgroundColor, m.refresh(), m.watch(), m.live.follow())
 }
 
 func (m *Model) refresh() tea.Cmd {
@@ -215,6 +217,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.done(msg)
 	case watchMsg:
 		return m.watched(msg)
+	case liveMsg:
+		cmd := m.live.Update(msg)
+		if m.live.running == "" && strings.HasPrefix(m.confirm, "interrupt ") {
+			// the block it asked about has ended
+			m.confirm, m.s.hint = "", ""
+		}
+		return cmd
 	case attachmentsMsg:
 		// every component gets the list; the open viewer follows it
 		// unless a comment on its version is being written
@@ -398,6 +407,10 @@ func (m *Model) layout() {
 	}
 	b.SetSize(w, 0)
 	rest := h - b.Height()
+	if !m.viewer.shown {
+		m.live.SetSize(w, 0)
+		rest -= m.live.Height()
+	}
 	if ed := m.editing(); ed != nil {
 		n := ed.Height(max(3, h/3))
 		ed.SetSize(w, n)
@@ -447,6 +460,9 @@ func (m *Model) View() tea.View {
 			rows = append(rows, th.rule.Render(strings.Repeat("─", m.w)))
 			rows = append(rows, m.panel.View()...)
 		}
+	}
+	if !m.viewer.shown {
+		rows = append(rows, m.live.View()...)
 	}
 	var cursor *tea.Cursor
 	if ed := m.editing(); ed != nil {

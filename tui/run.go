@@ -65,8 +65,13 @@ func (m *Model) ctrlC() tea.Cmd {
 	atInput := m.focused() == component(m.input)
 	m.closeAll()
 	if !m.s.running {
-		if atInput {
+		switch {
+		case atInput && !m.input.Empty():
 			m.input.clear()
+		case m.live.running != "":
+			// another client's block: stopped only when the person says so
+			m.confirm = "interrupt " + m.live.running
+			m.s.hint = "Stop " + m.live.running + "'s running block (KeyboardInterrupt)? y/n"
 		}
 		return nil
 	}
@@ -105,6 +110,9 @@ func (m *Model) answer(yes bool) tea.Cmd {
 		return nil
 	}
 	s, open := m.s.sess, m.cfg.Open
+	if label, ok := strings.CutPrefix(what, "interrupt "); ok {
+		return interruptOther(s, label)
+	}
 	switch what {
 	case "restart":
 		m.restarting = true

@@ -42,6 +42,7 @@ const (
 type entry struct {
 	kind  entryKind
 	text  string
+	label string  // a block another client ran: which one ("mcp: claude")
 	out   *output // stdout and stderr entries
 	lines []string
 	width int // the width lines were rendered for; 0: render again
@@ -328,7 +329,17 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	switch e.kind {
 	case kindBlock:
 		var raw []string
-		for i, l := range th.highlight(e.text) {
+		text := e.text
+		if e.label != "" {
+			// another client's code: shown, never obeyed by the terminal
+			src := strings.Split(text, "\n")
+			for i, l := range src {
+				src[i] = printable(l)
+			}
+			text = strings.Join(src, "\n")
+			raw = append(raw, th.info.Render("── "+printable(e.label)+" ──"))
+		}
+		for i, l := range th.highlight(text) {
 			p := "... "
 			if i == 0 {
 				p = ">>> "

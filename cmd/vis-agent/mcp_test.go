@@ -672,7 +672,7 @@ func TestMCPAttachments(t *testing.T) {
 	for _, r := range list.Resources {
 		uris = append(uris, r.URI)
 	}
-	if got := strings.Join(sortStrings(uris), " "); got != "vis-attachment://a/data.bin vis-attachment://a/notes.txt vis-attachment://a/plot.png vis-attachment://a/python-output.txt" {
+	if got := strings.Join(sortStrings(uris), " "); got != "vis-attachment://a/data.bin vis-attachment://a/notes.txt vis-attachment://a/plot.png vis-attachment://a/python-output.txt vis-session://a/log" {
 		t.Errorf("resources: %s", got)
 	}
 	listing := c.tool("list_attachments", nil)

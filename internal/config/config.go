@@ -73,6 +73,9 @@ type Settings struct {
 	// SandboxEcho shows the repr of a block's trailing expression (not
 	// None) after its output, as a notebook's Out.
 	SandboxEcho Setting[bool]
+	// SandboxJournalMB bounds a session's journal (the record of its
+	// blocks), in MiB: past it the oldest blocks go first.
+	SandboxJournalMB Setting[int]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -118,6 +121,7 @@ func defaultSettings() Settings {
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 		SandboxFixFiles:         Setting[bool]{From: "default"},
 		SandboxEcho:             Setting[bool]{Value: true, From: "default"},
+		SandboxJournalMB:        Setting[int]{Value: 64, From: "default"},
 	}
 }
 
@@ -340,6 +344,15 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		*to = Setting[int]{n, at}
+	case "journal_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxSnapshotMB {
+			problem("must be between 1 and %d, not %d", MaxSnapshotMB, n)
+			return
+		}
+		s.SandboxJournalMB = Setting[int]{n, at}
 	case "max_value_mb", "max_snapshot_mb":
 		if !decode(&n, "an integer") {
 			return

@@ -127,6 +127,7 @@ max_attachments_mb = 500
 max_value_mb = 32
 max_snapshot_mb = 64
 attach_figures = false
+journal_mb = 3
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -157,7 +158,14 @@ attach_figures = false
 		t.Errorf("snapshot and figure settings: %+v %+v %+v", s.SandboxMaxValueMB, s.SandboxMaxSnapshotMB, s.SandboxAttachFigures)
 	}
 
+	if s.SandboxJournalMB.Value != 3 || s.SandboxJournalMB.From != user+":16" {
+		t.Errorf("journal_mb %+v", s.SandboxJournalMB)
+	}
+
 	d := Load()
+	if d.SandboxJournalMB.Value != 64 {
+		t.Errorf("journal_mb default %+v", d.SandboxJournalMB)
+	}
 	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
 		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
 		t.Errorf("defaults: %+v", d)
@@ -177,6 +185,7 @@ max_attachment_mb = 0
 max_attachments_mb = -1
 max_value_mb = 0
 attach_figures = "yes"
+journal_mb = 0
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -190,6 +199,7 @@ attach_figures = "yes"
 		bad + ":9: sandbox.max_attachments_mb: must be between 1 and 1048576, not -1",
 		bad + ":10: sandbox.max_value_mb: must be between 1 and 1048576, not 0",
 		bad + ":11: sandbox.attach_figures: must be true or false, not a string",
+		bad + ":12: sandbox.journal_mb: must be between 1 and 1048576, not 0",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

@@ -430,3 +430,49 @@ func (s *Session) Report(stdout string, res protocol.Result) Report {
 	}
 	return r
 }
+
+// Follow is the session's live view: fn sees the blocks other clients run
+// (not s.Client's own) as they run, "block" events around their "note"
+// and "out" events, until ctx ends or the host stops (the error then says
+// why). The host must be running.
+func (s *Session) Follow(ctx context.Context, fn func(protocol.Event)) error {
+	c, err := s.connect(false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	pc := protocol.NewConn(c, c)
+	if err := pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpFollow, Client: s.client()}); err != nil {
+		return fmt.Errorf("follow the session: %w", err)
+	}
+	var ev protocol.Event
+	if err := pc.Receive(&ev); err != nil {
+		return fmt.Errorf("follow the session: %w", err)
+	}
+	if ev.Ev != protocol.EvOK {
+		return fmt.Errorf("follow the session: %s", ev.Message)
+	}
+	for {
+		ev = protocol.Event{}
+		if err := pc.Receive(&ev); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errHostGone
+		}
+		fn(ev)
+	}
+}
+
+// SyncJournal returns once the session's journal holds every block that
+// finished (its host writes it a moment after each block's result); a
+// session that is not running has nothing pending.
+func (s *Session) SyncJournal() error {
+	_, err := s.call(protocol.Request{Op: protocol.OpJournal}, false, nil)
+	if errors.Is(err, ErrNotRunning) {
+		return nil
+	}
+	return err
+}

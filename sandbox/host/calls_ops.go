@@ -17,6 +17,7 @@ func (h *Host) callServer(conn net.Conn, policy protocol.Policy) *callServer {
 	h.toolOps(s.ops, policy)
 	h.shellOps(s.ops, policy)
 	s.ops["install"] = h.installOp(policy)
+	s.ops["journal"] = h.journalOp
 	return s
 }
 

@@ -69,6 +69,10 @@ type Config struct {
 	// AttachQuotaBytes bounds the session's attachments together (0: no
 	// bound).
 	AttachQuotaBytes int64
+	// Journal is the session's journal file (sandbox/journal; "": none),
+	// JournalMaxBytes its bound (0: the journal's default).
+	Journal         string
+	JournalMaxBytes int64
 }
 
 // limits are the bounds the host keeps, for session.access.host.
@@ -133,6 +137,9 @@ type Host struct {
 	installs installs
 	// checks remembers the session's checked files (calls_check.go).
 	checks checks
+	// journal records every block; viewers follow them live.
+	journal blockLog
+	viewers viewers
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -155,7 +162,7 @@ func Serve(cfg Config, ready func(error)) error {
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
 		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
-		key: key, strangers: make(chan struct{}, maxStrangers)}
+		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -197,7 +204,9 @@ func Serve(cfg Config, ready func(error)) error {
 		if err != nil {
 			select {
 			case <-h.done:
+				h.viewers.closeAll()
 				h.finishConns()
+				h.journal.close()
 				h.closeShells()
 				h.closeProxies()
 				// No record write is cut in half by the exit; later
@@ -289,6 +298,17 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.run(req, out, h.watchRun(pc))
 	case protocol.OpDefs, protocol.OpIsComplete, protocol.OpCompletions:
 		h.ask(req, out)
+	case protocol.OpFollow:
+		// A REPL left open does not keep an idle session's processes.
+		h.mu.Lock()
+		h.clients--
+		h.mu.Unlock()
+		h.follow(req, out, pc)
+		h.mu.Lock()
+		h.clients++
+		h.mu.Unlock()
+	case protocol.OpJournal:
+		h.syncJournal(out)
 	case protocol.OpStatus:
 		st := h.status()
 		out.Send(protocol.Event{Ev: protocol.EvStatus, Status: &st})
@@ -322,11 +342,17 @@ type sink struct {
 	mu   sync.Mutex
 	w    io.Writer
 	gone bool
+	// tap sees every event sent, also after the client went away: the
+	// block's record (journal.go).
+	tap func(protocol.Event)
 }
 
 func (s *sink) Send(ev protocol.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tap != nil {
+		s.tap(ev)
+	}
 	if s.gone {
 		return
 	}
@@ -591,12 +617,19 @@ func (h *Host) onIdle() {
 	h.mu.Lock()
 	active := h.busy || h.clients > 0
 	h.mu.Unlock()
+	took := false
 	select {
 	case h.turn <- struct{}{}:
+		took = true
 	default:
 		active = true
 	}
 	if active {
+		// A client is connected: the turn taken is given back, or every
+		// later block and stop would wait for it forever.
+		if took {
+			h.release()
+		}
 		h.touch()
 		return
 	}

@@ -42,3 +42,17 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+// The idle timer firing while a client is connected (a REPL following the
+// session, a client that has not sent its request yet) keeps the session
+// and gives the turn back: a turn kept would hang every later block and
+// stop.
+func TestIdleWithAClientGivesTheTurnBack(t *testing.T) {
+	h := &Host{turn: make(chan struct{}, 1), clients: 1, cfg: Config{IdleTTL: time.Minute}}
+	h.onIdle()
+	select {
+	case h.turn <- struct{}{}:
+	default:
+		t.Fatal("the idle timer kept the session's turn")
+	}
+}

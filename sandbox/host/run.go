@@ -39,6 +39,11 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	h.mu.Lock()
 	h.attached = []protocol.Attached{}
 	h.mu.Unlock()
+	rec := h.newRecord(req, started)
+	rec.begin()
+	out.mu.Lock()
+	out.tap = rec.tap
+	out.mu.Unlock()
 	res := h.runBlock(req, out, t, w)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
@@ -50,6 +55,12 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	h.mu.Unlock()
 	res.Saved = 0
 	h.writeRecord()
+	out.mu.Lock()
+	out.tap = nil
+	out.mu.Unlock()
+	// Before the result: a client that reads the journal after its block
+	// finds it there.
+	rec.finish(res)
 	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
 }
 

@@ -19,6 +19,7 @@ var sessionFunctions = []string{
 	"cat(path), grep(pattern, path), patch(path, old, new)",
 	"install(\"pandas\", \"numpy>=2\") adds packages, kept across restarts (the install tool does the same)",
 	"apropos(pattern), doc(name_or_obj)",
+	"read_session(n=20) shows the session's latest blocks, the REPL's too",
 }
 
 // instructions is what the server tells a client about itself.

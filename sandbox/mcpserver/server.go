@@ -140,6 +140,7 @@ func newServer(cfg Config) *server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt your running block", Description: interruptDescription}, sv.interrupt)
 	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
 	sv.addAttachments(srv)
+	sv.addJournal(srv)
 	return sv
 }
 
@@ -245,6 +246,27 @@ func (sv *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 
 func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
+}
+
+// clientName is the MCP client's name as it introduced itself ("claude-code"),
+// cut to a label's length, for the session's journal and live view.
+func clientName(req *mcp.CallToolRequest) string {
+	name := ""
+	if req != nil && req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			name = p.ClientInfo.Name
+		}
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	if len([]rune(name)) > 40 {
+		name = string([]rune(name)[:40])
+	}
+	return name
 }
 
 // python runs code: the text result for the model, the structured one for

@@ -23,7 +23,8 @@
 // "error"), then the host closes the
 // connection. Requests by op:
 //
-//   - run: Code, TimeoutMS (0 = the default), Echo, Policy (the jail the
+//   - run: Code, TimeoutMS (0 = the default), Client (who runs it: the
+//     owner of the block, named in the journal and the live view), Echo, Policy (the jail the
 //     block asks for; a child started with another one is snapshotted and
 //     replaced first, and the restart notice says why). The host answers "wait"
 //     when another block holds the session for more than a second,
@@ -55,6 +56,18 @@
 //     every block with Any or without Client. "ok" whose Message says whose
 //     block was stopped, or "error" naming the client whose block runs
 //     when none of the caller's does.
+//   - follow: Client; the live view of the session's blocks. The host
+//     answers "ok", then, until the client closes the connection, pushes
+//     the blocks other clients run (not the ones of the same Client ID):
+//     "block" (Kind "start", Data the code, Client whose block it is) as the block gets the
+//     session's turn (a follower that comes while a block runs gets its
+//     "block" start at once), its "note" and "out" events as they come, and
+//     "block" (Kind "end", Result) after it. A follower that falls behind
+//     by more than a MiB loses output, and an "out" event on "stderr"
+//     says how much.
+//   - journal: "ok" once every block that finished is in the session's
+//     journal (sandbox/journal), which the host writes after the block's
+//     result; the client then reads the file.
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -291,6 +304,8 @@ const (
 	OpEvict       Op = "evict"
 	OpStop        Op = "stop"
 	OpRestart     Op = "restart"
+	OpFollow      Op = "follow"
+	OpJournal     Op = "journal"
 
 	OpPing    Op = "ping"
 	OpCompile Op = "compile"
@@ -315,6 +330,7 @@ const (
 	EvStatus      Ev = "status"
 	EvOK          Ev = "ok"
 	EvError       Ev = "error"
+	EvBlock       Ev = "block"
 
 	EvRestoring Ev = "restoring"
 	EvReady     Ev = "ready"
@@ -329,6 +345,10 @@ const (
 	StreamStderr = "stderr"
 	NoteRestart  = "restart"
 	NoteRepair   = "repair"
+	// A "block" event's Kind (a follow): another client's block begins
+	// or ends.
+	BlockStart = "start"
+	BlockEnd   = "end"
 )
 
 // Request is what a client asks the host, or the host asks the child.
@@ -489,6 +509,8 @@ type Event struct {
 	Status  *Status      `json:"status,omitempty"`
 	Syntax  *SyntaxError `json:"syntax,omitempty"`
 	Message string       `json:"message,omitempty"`
+	// Client: whose block a "block" event of a follow is.
+	Client *Client `json:"client,omitempty"`
 }
 
 // Result is how a block ended.

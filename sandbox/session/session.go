@@ -131,6 +131,10 @@ func (f Folder) BlocksFile() string { return filepath.Join(f.StateDir(), "blocks
 // the host's files beside it (socket, record, locks).
 func (f Folder) StateDir() string { return f.path("state") }
 
+// JournalFile is the session's journal (sandbox/journal), which only its
+// host writes: beside the key, out of the jail's reach.
+func (f Folder) JournalFile() string { return f.path("journal.db") }
+
 // TempDir is the child's private temp folder, emptied at each start.
 func (f Folder) TempDir() string { return f.path("tmp") }
 

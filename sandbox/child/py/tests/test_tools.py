@@ -206,3 +206,25 @@ class HelpTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class JournalTest(unittest.TestCase):
+    def test_block_repr(self):
+        out = "\n".join(f"line {i}" for i in range(30)) + "\n"
+        b = tools.JournalBlock({"id": 7, "client": "mcp", "client_id": "claude", "code": "for i in range(30):\n    print(i)",
+                                "output": out, "status": "error", "started": "2026-12-01T17:21:57.305Z", "duration_ms": 12,
+                                "error": {"type": "ValueError", "message": "bad"}})
+        text = repr(b)
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "#7 mcp: claude · 2026-12-01 17:21:57 · error · 12 ms · ValueError: bad")
+        self.assertEqual(lines[1:3], ["    for i in range(30):", "        print(i)"])
+        self.assertIn("  | … 22 more lines …", lines)
+        self.assertEqual(lines[-1], "  | line 29")
+        self.assertEqual(b.error.type, "ValueError")
+        self.assertEqual(repr(tools.JournalBlocks()), "(no finished blocks yet)")
+
+    def test_read_session_checks_n(self):
+        fn = tools.Functions({}, lambda: 1)
+        for bad in ("3", 2.0, True):
+            with self.assertRaises(TypeError):
+                fn.read_session(bad)

@@ -1,7 +1,7 @@
 """The session's functions whose work the host does, bound in every block
 without an import: attachments (attach, list_attachments, get_attachment,
-read_attachment, show_attachment), tools (shell, cat, grep, patch) and the
-session's own help (apropos, doc).
+read_attachment, show_attachment), tools (shell, cat, grep, patch), the
+session's journal (read_session) and its own help (apropos, doc).
 
 Each call is one request to the session's host through _vis_host.call, the
 shim's one entry point (see sandbox/protocol, "Host calls"): a JSON header
@@ -197,6 +197,45 @@ def _version(version):
     return version
 
 
+class JournalBlock(Record):
+    """One block of the session's journal."""
+
+    __slots__ = ()
+
+    def _kind(self):
+        return "journal block"
+
+    def __repr__(self):
+        g = self.get
+        who = g("client") or "client"
+        if g("client_id"):
+            who += ": " + g("client_id")
+        head = f"#{g('id')} {who} · {str(g('started'))[:19].replace('T', ' ')} · {g('status')} · {g('duration_ms')} ms"
+        err = g("error")
+        if err:
+            head += f" · {err.get('type')}: {err.get('message')}"
+        parts = [head, textwrap_indent(g("code") or "")]
+        out = (g("output") or "").rstrip("\n")
+        if out:
+            lines = out.split("\n")
+            if len(lines) > 10:
+                lines = lines[:4] + [f"… {len(lines) - 8} more lines …"] + lines[-4:]
+            parts.append("\n".join("  | " + line for line in lines))
+        return "\n".join(parts)
+
+
+class JournalBlocks(Records):
+    """Blocks of the session's journal; each prints as its header, code and
+    the first and last lines of its output."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self:
+            return "(no finished blocks yet)"
+        return "\n".join(repr(b) for b in self)
+
+
 class Functions:
     """The session's host functions, bound to what the driver knows: its
     namespace (for apropos and doc) and the block that runs."""
@@ -246,6 +285,17 @@ class Functions:
         _, data = call("attachment_read", {"ref": str(d.get("id")), "version": 0})
         print(repr(d))
         print(describe_bytes(data or b"", d.get("media_type") or ""))
+
+    # The session's journal.
+
+    def read_session(self, n=20):
+        """The session's latest n finished blocks (1 to 200), oldest first,
+        from any client (run, repl, mcp): who ran each, its code, output,
+        status and error. This block is not among them until it ends."""
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"n is how many of the latest blocks to read, an int, not {type(n).__name__}")
+        result, _ = call("journal", {"n": n})
+        return JournalBlocks(JournalBlock(b) for b in result or ())
 
     # Tools.
 
@@ -394,7 +444,7 @@ class Functions:
 
 
 NAMES = ("attach", "list_attachments", "get_attachment", "read_attachment", "show_attachment",
-         "shell", "cat", "grep", "patch", "install", "apropos", "doc")
+         "shell", "cat", "grep", "patch", "install", "apropos", "doc", "read_session")
 
 
 def textwrap_indent(text):
