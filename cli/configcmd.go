@@ -50,6 +50,7 @@ then 1.`,
 			fmt.Fprintf(w, "sandbox.attach_figures = %t  # %s\n", settings.SandboxAttachFigures.Value, settings.SandboxAttachFigures.From)
 			fmt.Fprintf(w, "sandbox.allow_builds = %t  # %s\n", settings.SandboxAllowBuilds.Value, settings.SandboxAllowBuilds.From)
 			fmt.Fprintf(w, "sandbox.fix_files = %t  # %s\n", settings.SandboxFixFiles.Value, settings.SandboxFixFiles.From)
+			fmt.Fprintf(w, "sandbox.warm_restart = %t  # %s\n", settings.SandboxWarmRestart.Value, settings.SandboxWarmRestart.From)
 			fmt.Fprintf(w, "sandbox.echo = %t  # %s\n", settings.SandboxEcho.Value, settings.SandboxEcho.From)
 			fmt.Fprintf(w, "sandbox.roots = %s  # %s\n", quotedList(settings.SandboxRoots.Value), settings.SandboxRoots.From)
 			fmt.Fprintf(w, "sandbox.read_only_roots = %s  # %s\n", quotedList(settings.SandboxReadOnlyRoots.Value), settings.SandboxReadOnlyRoots.From)

@@ -822,8 +822,8 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 			own, inner := l.Own()
 			return host.Serve(host.Config{
 				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				FixFiles: st.SandboxFixFiles.Value,
-				Journal:  f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
+				FixFiles: st.SandboxFixFiles.Value, WarmRestart: st.SandboxWarmRestart.Value,
+				Journal: f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
 				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 				Folder: f, Meta: m, Exe: exe,
 				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,

@@ -70,6 +70,9 @@ type Settings struct {
 	// SandboxFixFiles has the host write the repair engine's exact fix of
 	// a Python file a block left not compiling (else it is only shown).
 	SandboxFixFiles Setting[bool]
+	// SandboxWarmRestart keeps a standby interpreter for a session whose
+	// snapshot needs third-party modules, imported ahead of a restart.
+	SandboxWarmRestart Setting[bool]
 	// SandboxEcho shows the repr of a block's trailing expression (not
 	// None) after its output, as a notebook's Out.
 	SandboxEcho Setting[bool]
@@ -120,6 +123,7 @@ func defaultSettings() Settings {
 		SandboxAttachFigures:    Setting[bool]{Value: true, From: "default"},
 		SandboxAllowBuilds:      Setting[bool]{From: "default"},
 		SandboxFixFiles:         Setting[bool]{From: "default"},
+		SandboxWarmRestart:      Setting[bool]{Value: true, From: "default"},
 		SandboxEcho:             Setting[bool]{Value: true, From: "default"},
 		SandboxJournalMB:        Setting[int]{Value: 64, From: "default"},
 	}
@@ -299,7 +303,7 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		} else {
 			s.SandboxDenyHosts = Setting[[]string]{hosts, at}
 		}
-	case "jail", "allow_builds", "fix_files", "echo":
+	case "jail", "allow_builds", "fix_files", "echo", "warm_restart":
 		if !decode(&b, "true or false") {
 			return
 		}
@@ -308,6 +312,8 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			s.SandboxJail = Setting[bool]{b, at}
 		case "fix_files":
 			s.SandboxFixFiles = Setting[bool]{b, at}
+		case "warm_restart":
+			s.SandboxWarmRestart = Setting[bool]{b, at}
 		case "echo":
 			s.SandboxEcho = Setting[bool]{b, at}
 		default:

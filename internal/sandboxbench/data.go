@@ -52,7 +52,9 @@ var days = []day{
 // come from the wheelhouse, installed with their bytecode (the jail keeps
 // the environment read-only: without it, every start compiles them);
 // jupyter_client and ipykernel from PyPI.
-func dataFigures(bin, wheels string, runs int) error {
+// sandboxConfig, when set, is the [sandbox] table of the bench's
+// config.toml; pause is the time both sides are idle before each restart.
+func dataFigures(bin, wheels string, runs int, sandboxConfig string, pause time.Duration) error {
 	pythons := testenv.FindPythons()
 	if len(pythons) == 0 {
 		return fmt.Errorf("no CPython 3.10+ shared library found")
@@ -68,6 +70,11 @@ func dataFigures(bin, wheels string, runs int) error {
 		return err
 	}
 	defer b.close()
+	if sandboxConfig != "" {
+		if err := os.WriteFile(filepath.Join(b.home, "config.toml"), []byte("[sandbox]\n"+sandboxConfig+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
 	install := exec.Command(bin, "python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels, "numpy", "pandas")
 	install.Env, install.Dir = b.env, b.ws
 	if out, err := install.CombinedOutput(); err != nil {
@@ -77,7 +84,7 @@ func dataFigures(bin, wheels string, runs int) error {
 	if err := dataScriptFigures(b, runs); err != nil {
 		return err
 	}
-	return restartToResult(b, py, wheels, runs)
+	return restartToResult(b, py, wheels, runs, pause)
 }
 
 // dataScriptFigures runs data.py in the bench's shared environment.
@@ -123,8 +130,8 @@ func writeDayCSV(path string) error {
 
 // restartToResult times, for each of days, `sandbox restart` then the
 // first block in a session that ran the setup, against
-// jupyter_restart.py, in turn.
-func restartToResult(b *bench, py testenv.Python, wheels string, runs int) error {
+// jupyter_restart.py, in turn, each after pause.
+func restartToResult(b *bench, py testenv.Python, wheels string, runs int, pause time.Duration) error {
 	if err := writeDayCSV(filepath.Join(b.ws, "data.csv")); err != nil {
 		return err
 	}
@@ -133,7 +140,7 @@ func restartToResult(b *bench, py testenv.Python, wheels string, runs int) error
 		return err
 	}
 	defer os.RemoveAll(venv)
-	fmt.Printf("restart to first result, median of %d in turn with Jupyter (restart, setup again, the same cell):\n", runs)
+	fmt.Printf("restart to first result, median of %d in turn with Jupyter (restart, setup again, the same cell), each after %s idle:\n", runs, pause)
 	for i, d := range days {
 		name := fmt.Sprintf("day%d", i)
 		for _, cell := range d.setup {
@@ -149,6 +156,7 @@ func restartToResult(b *bench, py testenv.Python, wheels string, runs int) error
 		for run := 0; run < runs+1; run++ {
 			var o, r, jt time.Duration
 			for k := range 2 {
+				time.Sleep(pause)
 				if (run+k)%2 == 0 {
 					start := time.Now()
 					if r, err = b.timeRun("restart", "--session", name); err != nil {

@@ -70,6 +70,8 @@ func main() {
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
 	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
+	sandboxConfig := flag.String("sandbox-config", "", `with -data: [sandbox] settings for the bench's config.toml ("jail = false\nwarm_restart = false")`)
+	pause := flag.Duration("pause", 0, "with -data: the time both sides are left idle before each restart (an agent's time between calls)")
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
 	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
@@ -88,7 +90,7 @@ func main() {
 	var err error
 	switch {
 	case *data != "":
-		err = dataFigures(*bin, *data, *runs)
+		err = dataFigures(*bin, *data, *runs, *sandboxConfig, *pause)
 	case *warmAgainst != "":
 		err = warmAgainstOther(*bin, *warmAgainst, *runs)
 	case *against != "":

@@ -49,6 +49,23 @@ type Info struct {
 	// child adds after the host's description: the driver puts it on
 	// sys.path after the environment's site-packages.
 	Packages string `json:"packages,omitempty"`
+	// Standby makes the child a warm standby: once jailed, it imports the
+	// top-level modules in Preload (those found outside the workspace),
+	// answers "standby", and waits for a Wake before it reads the snapshot.
+	Standby bool     `json:"standby,omitempty"`
+	Preload []string `json:"preload,omitempty"`
+}
+
+// Wake is the request that swaps a standby in: it then restores the
+// snapshot as a child started with these fields in its Info would. A
+// standby whose imported modules' files changed since it imported them
+// answers "stale" and exits instead.
+type Wake struct {
+	V             int         `json:"v"`
+	Op            protocol.Op `json:"op"` // protocol.OpWake
+	RestartReason string      `json:"restart_reason,omitempty"`
+	Discard       string      `json:"discard,omitempty"`
+	Drop          []string    `json:"drop,omitempty"`
 }
 
 // Settings are the session settings the driver applies (0 or unset: the

@@ -73,6 +73,8 @@ func (h *Host) installOp(policy protocol.Policy) op {
 				}
 			}
 		}
+		// A standby imported from the environment install() changes.
+		h.discardStandby()
 		res, err := h.installs.run(ctx, opts, reqs, pins, h.done, h.cfg.Log)
 		if err != nil && errors.Is(err, context.Canceled) {
 			return reply{}, errorf("InterruptedError", "%v", err)

@@ -176,6 +176,23 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 			return nil, err
 		}
 	}
+	c := newProc(cfg, s, newCalls)
+	err := c.introduce(s, child.Info{
+		Session:       sessionInfo(cfg),
+		RestartReason: reason,
+		Policy:        policy,
+		Discard:       opts.discard,
+		Drop:          opts.drop,
+	}, np)
+	return c.awaitReady(err, policy)
+}
+
+func sessionInfo(cfg Config) child.SessionInfo {
+	return child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}}
+}
+
+// newProc watches a child just started: its exit and its output.
+func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *callServer) *proc {
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
 		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
@@ -183,14 +200,14 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		c.state, _ = s.process.Wait()
 		close(c.exited)
 	}()
-	// The child reads its session's description before it is jailed.
-	err := c.conn.Send(child.Info{
-		Session:       child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}},
-		RestartReason: reason,
-		Policy:        policy,
-		Discard:       opts.discard,
-		Drop:          opts.drop,
-	})
+	return c
+}
+
+// introduce sends the child its session's description (which it reads
+// before it is jailed), takes its proxy listener when np is not nil, and
+// serves its host calls.
+func (c *proc) introduce(s *spawned, info child.Info, np *netProxy) error {
+	err := c.conn.Send(info)
 	if err == nil && np != nil {
 		var l net.Listener
 		if l, err = np.receive(s.calls); err == nil {
@@ -207,10 +224,24 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 			c.mu.Unlock()
 		}
 	}()
+	return err
+}
+
+// staleError is a standby whose imported modules changed on disk since it
+// imported them: it ended, and a new child starts instead.
+type staleError struct{ why string }
+
+func (e *staleError) Error() string { return "the standby Python process is stale: " + e.why }
+
+// awaitReady waits for the child's "ready" after the host sent what it
+// starts with (sendErr: that send failed), and ends a child that does not
+// get there.
+func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) {
+	err := sendErr
 	var ev protocol.Event
 	restoring := false
 	if err == nil {
-		s.link.SetReadDeadline(time.Now().Add(readyTimeout))
+		c.link.SetReadDeadline(time.Now().Add(readyTimeout))
 		for {
 			ev = protocol.Event{}
 			if err = c.conn.Receive(&ev); err != nil || ev.Ev != protocol.EvRestoring && ev.Ev != protocol.EvOut {
@@ -223,11 +254,15 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 				c.stderr.logStray(ev.Data)
 			}
 		}
-		s.link.SetReadDeadline(time.Time{})
+		c.link.SetReadDeadline(time.Time{})
 	}
 	if err != nil || ev.Ev != protocol.EvReady {
 		c.kill()
 		<-c.exited
+		c.link.Close()
+		if ev.Ev == protocol.EvStale {
+			return nil, &staleError{ev.Message}
+		}
 		if restoring {
 			why := "it " + strings.TrimPrefix(c.exitReason(), "the Python process ")
 			var ne net.Error

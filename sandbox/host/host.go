@@ -73,6 +73,8 @@ type Config struct {
 	// JournalMaxBytes its bound (0: the journal's default).
 	Journal         string
 	JournalMaxBytes int64
+	// WarmRestart keeps a standby child for restarts (standby.go).
+	WarmRestart bool
 }
 
 // limits are the bounds the host keeps, for session.access.host.
@@ -140,6 +142,11 @@ type Host struct {
 	// journal records every block; viewers follow them live.
 	journal blockLog
 	viewers viewers
+	// warm is the standby child (standby.go), preload the modules the
+	// last snapshot needs, warmTimer makes the standby when idle.
+	warm      *standby
+	preload   []string
+	warmTimer *time.Timer
 }
 
 // Serve listens on the session's socket, reports readiness with ready (nil
@@ -473,7 +480,10 @@ func (h *Host) ensureChild() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err = startChild(h.cfg, policy, reason, opts, calls, np)
+	c, err = h.wakeStandby(policy, reason, opts)
+	if c == nil && err == nil {
+		c, err = startChild(h.cfg, policy, reason, opts, calls, np)
+	}
 	var re *restoreError
 	if errors.As(err, &re) {
 		// Never a dead session: what the snapshot held is lost, and the
@@ -504,6 +514,7 @@ func (h *Host) usePolicy(p protocol.Policy) {
 	if old.Equal(p) {
 		return
 	}
+	h.discardStandby()
 	h.stopChild(fmt.Sprintf("the block asked for another jail policy (%s; it was %s)", p, old))
 	h.mu.Lock()
 	h.policy = p
@@ -602,6 +613,7 @@ func (h *Host) shutdown(reason string) {
 		h.idle.Stop()
 	}
 	h.mu.Unlock()
+	h.discardStandby()
 	if err := h.cfg.Folder.WriteStopped(reason); err != nil {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
 	}

@@ -145,6 +145,7 @@ func (h *Host) evictChild() error {
 		return fmt.Errorf("a block is running")
 	}
 	defer h.release()
+	h.discardStandby()
 	h.stopChild(evictReason)
 	return nil
 }

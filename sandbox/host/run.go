@@ -54,6 +54,11 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	}
 	h.mu.Unlock()
 	res.Saved = 0
+	preload := res.Preload
+	res.Preload = nil
+	if res.Snapshot != "" {
+		h.noteSnapshot(preload)
+	}
 	h.writeRecord()
 	out.mu.Lock()
 	out.tap = nil

@@ -138,6 +138,13 @@
 //   - defs, is_complete, completions: as for the client, one answer each.
 //   - exit: the child saves its snapshot and exits.
 //
+// A standby child (child.Info.Standby) answers "standby" instead of
+// restoring: it imported child.Info.Preload and waits. The host swaps it in
+// with one child.Wake line (op "restore": the restart reason, Discard,
+// Drop), after which it restores and answers as above ("restoring",
+// "ready"), or answers "stale" and exits when a file its imports loaded
+// changed since.
+//
 // Threads a block started may go on printing after it: their "out" events
 // may come before the answer to any later request; the host passes them to
 // the block that runs, or to its log between blocks.
@@ -310,6 +317,8 @@ const (
 	OpPing    Op = "ping"
 	OpCompile Op = "compile"
 	OpExit    Op = "exit"
+	// OpWake swaps a standby child in (child.Wake).
+	OpWake Op = "restore"
 )
 
 // Ev names an event (see the package doc for when each comes).
@@ -337,6 +346,9 @@ const (
 	EvRunning   Ev = "running"
 	EvPong      Ev = "pong"
 	EvCompiled  Ev = "compiled"
+	// A standby child's: it is waiting; its imports changed on disk.
+	EvStandby Ev = "standby"
+	EvStale   Ev = "stale"
 )
 
 // An "out" event's Stream, and a "note" event's Kind.
@@ -534,6 +546,10 @@ type Result struct {
 	// were more than the child keeps (child to host only).
 	Written     []string `json:"written,omitempty"`
 	WrittenMore bool     `json:"written_more,omitempty"`
+	// Preload are the top-level modules from outside the workspace and the
+	// standard library that the snapshot after the block needs, which a
+	// warm standby imports ahead (child to host only).
+	Preload []string `json:"preload,omitempty"`
 	// Checks are the files the block created or changed that no longer
 	// parse (host to client), also shown at the end of its output.
 	Checks []FileCheck `json:"checks,omitempty"`

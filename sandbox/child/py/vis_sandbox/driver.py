@@ -31,6 +31,7 @@ from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
+from vis_sandbox import standby as _standby
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
 from vis_sandbox import wire
@@ -345,6 +346,7 @@ class Driver:
         self.figures = None
         self.notice = ""
         self.saved = -1
+        self.preload = []
         self.protected = {}
 
     def start(self, captured=None):
@@ -505,6 +507,7 @@ class Driver:
             result["written"], result["written_more"] = written, more
         result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
+        result["preload"] = self.preload
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
@@ -514,6 +517,7 @@ class Driver:
         try:
             self.state.after_block(self.ns, src, block, names)
             report = self.state.save(self.ns)
+            self.preload = report.get("preload") or []
             if report.get("changed") or self.saved < 0:
                 self.saved = report.get("names", 0)
             return "saved" if report.get("changed") else "unchanged"
@@ -739,6 +743,8 @@ def serve(fd, stacks_fd, folder, info_json):
     _outputs = (Capture(captured), Capture(captured))
     sys.stdout, sys.stderr = _outputs
     os.write = session_write
+    if info.get("standby"):
+        info.update(_standby.wait(link, info))
     driver = Driver(link, interrupts, folder, info)
     driver.start(captured)
     for capture, output in zip(_outputs, outputs, strict=True):

@@ -49,6 +49,7 @@ import types
 import zlib
 
 from . import defs as _defs
+from . import standby as _standby
 from . import wire
 from .lazy import module as _lazy
 
@@ -589,6 +590,7 @@ class State:
         self._helper_memo = {}    # name -> (value, its entries, record): saves a lookup per save
         self._version = 0         # counts changes to what the blocks defined and imported
         self._quick = None        # (names, ids, values, version, result, sys.path) of the last save
+        self._preload_memo = {}   # top-level module -> whether a standby imports it ahead
 
     # ---- learning from blocks -------------------------------------------
 
@@ -783,7 +785,7 @@ class State:
             self._write_counter()
             r = q[4]
             return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
-                    "names": r["names"]}
+                    "names": r["names"], "preload": list(r["preload"])}
         imports, helpers, names = self._classify(namespace)
         paths = self._added_paths()
 
@@ -861,7 +863,8 @@ class State:
         # imports and variables), what `sandbox list` shows
         result = {"changed": False, "saved": [n for n, _ in saved] + [s[0] for s in spills],
                   "not_saved": not_saved, "bytes": used + spilled,
-                  "names": len(helpers) + len({n for n, _ in imports if n is not None}) + len(saved) + len(spills)}
+                  "names": len(helpers) + len({n for n, _ in imports if n is not None}) + len(saved) + len(spills),
+                  "preload": self._preload(namespace, imports, names)}
         # (values kept so that the ids stay theirs)
         self._quick = (keys, ids, values, self._version, result, list(sys.path))
         try:
@@ -882,6 +885,23 @@ class State:
         self._write_counter()
         result["changed"] = True
         return result
+
+    def _preload(self, namespace, imports, names):
+        """The third-party top-level modules (standby.worth_preloading) that
+        the snapshot's imports and its values' types come from: what a
+        warm standby imports ahead of a restart."""
+        roots = set()
+        for name, _ in imports:
+            v = namespace.get(name) if name is not None else None
+            if isinstance(v, types.ModuleType):
+                roots.add(getattr(v, "__name__", "") or "")
+            elif isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType)):
+                roots.add(getattr(v, "__module__", "") or "")
+        for name in names:
+            roots.add(getattr(type(namespace[name]), "__module__", "") or "")
+        memo = self._preload_memo
+        return sorted(r for r in {r.partition(".")[0] for r in roots if isinstance(r, str)}
+                      if r and _standby.worth_preloading(r, self.workspace, memo))
 
     def _entry(self, value, old):
         """A new _Entry for value (old: the last one of its name, or None).
