@@ -141,5 +141,5 @@ func TestReplLiveViewIdle(t *testing.T) {
 		}
 	}
 	sb.block("default", "import time; time.sleep(1); print('back again')", 0)
-	tm.waitFor("── run: ", "import time; time.sleep(1)", "\nback again")
+	tm.waitFor("── sandbox run ──", "import time; time.sleep(1)", "\nback again")
 }

@@ -51,6 +51,18 @@ class PreloadTest(unittest.TestCase):
         self.assertEqual(sorted(os.path.basename(p) for p in sigs), ["vis_tp_env.py", "vis_tp_venv.py"])
         self.assertIsNone(standby.stale(sigs))
 
+    def test_a_failed_import_leaves_no_half_package(self):
+        pkg = os.path.join(self.env, "vis_tp_half")
+        os.makedirs(pkg)
+        self.names += ["vis_tp_half", "vis_tp_half.first"]
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("from . import first\nraise ImportError('a refused import, as a jail may')\n")
+        with open(os.path.join(pkg, "first.py"), "w") as f:
+            f.write("A = 1\n")
+        standby.preload(["vis_tp_half"], self.ws)
+        self.assertNotIn("vis_tp_half", sys.modules)
+        self.assertNotIn("vis_tp_half.first", sys.modules)
+
     def test_a_changed_file_is_stale(self):
         path = self.write(self.env, "vis_tp_change", "X = 1\n")
         sigs = standby.preload(["vis_tp_change"], self.ws)

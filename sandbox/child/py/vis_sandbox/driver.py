@@ -355,11 +355,6 @@ class Driver:
         Captured) holds what restoring printed, once it is done."""
         info = self.info
         drop = info.get("drop") or ()
-        if (info.get("policy") or {}).get("jail"):
-            # before anything imports ctypes, the restore included
-            from vis_sandbox import noctypes
-
-            noctypes.install()
         # The session's packages (install()) before the restore imports.
         _packages.start(info.get("packages"))
         if info.get("discard"):
@@ -743,6 +738,11 @@ def serve(fd, stacks_fd, folder, info_json):
     _outputs = (Capture(captured), Capture(captured))
     sys.stdout, sys.stderr = _outputs
     os.write = session_write
+    if (info.get("policy") or {}).get("jail"):
+        # before anything imports ctypes: a standby's preload, the restore
+        from vis_sandbox import noctypes
+
+        noctypes.install()
     if info.get("standby"):
         info.update(_standby.wait(link, info))
     driver = Driver(link, interrupts, folder, info)

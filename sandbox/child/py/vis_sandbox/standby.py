@@ -60,10 +60,13 @@ def preload(names, workspace):
         origin = spec.origin if spec is not None else None
         if not origin or not os.path.isabs(origin) or not outside_workspace(origin, workspace):
             continue
+        loaded = set(sys.modules)
         try:
             __import__(name)
         except BaseException:  # noqa: B036 - the restore imports it again and reports what it raises
-            pass
+            # no half-imported package left for the restore to find
+            for partial in set(sys.modules) - loaded:
+                del sys.modules[partial]
     return signatures(n for n in set(sys.modules) - before)
 
 
