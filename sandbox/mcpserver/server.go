@@ -233,7 +233,7 @@ func argumentError(err error) error {
 func (sv *server) nameClient(ss *mcp.ServerSession) {
 	sv.named.Do(func() {
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-			sv.s.Client.Name = p.ClientInfo.Name
+			sv.s.Client.Name = clientName(p.ClientInfo.Name)
 		}
 	})
 }
@@ -248,23 +248,18 @@ func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
 }
 
-// clientName is the MCP client's name as it introduced itself ("claude-code"),
-// cut to a label's length, for the session's journal and live view.
-func clientName(req *mcp.CallToolRequest) string {
-	name := ""
-	if req != nil && req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-			name = p.ClientInfo.Name
-		}
-	}
+// clientName is the MCP client's name as it introduced itself
+// ("claude-code"), without control characters and cut to a label's
+// length: it labels the client's blocks in the journal and the live view.
+func clientName(name string) string {
 	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
 			return -1
 		}
 		return r
 	}, name)
-	if len([]rune(name)) > 40 {
-		name = string([]rune(name)[:40])
+	if r := []rune(name); len(r) > 40 {
+		name = string(r[:40])
 	}
 	return name
 }
