@@ -90,3 +90,19 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// PlainName reports whether s is a plain name: 1 to max letters, digits,
+// '.', '_' and '-', not starting with '.' or '-' (never hidden, never read
+// as an option, never a path).
+func PlainName(s string, max int) bool {
+	if s == "" || len(s) > max || s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

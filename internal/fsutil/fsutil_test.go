@@ -44,3 +44,15 @@ func TestReadRegular(t *testing.T) {
 		t.Errorf("a device: %v", err)
 	}
 }
+
+func TestPlainName(t *testing.T) {
+	for s, want := range map[string]bool{"p-0a1b": true, "pod.name_2": true, "": false, ".hidden": false, "-o": false,
+		"a/b": false, "a b": false, "é": false, "x\x00": false} {
+		if got := PlainName(s, 16); got != want {
+			t.Errorf("PlainName(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if PlainName("abcdefghijklmnopq", 16) {
+		t.Error("a name longer than max is plain")
+	}
+}

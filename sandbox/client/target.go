@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // HostEnv names the environment variable that gives --host's default.
@@ -139,18 +141,7 @@ func (t *Target) parseKubectl(rest string) error {
 
 // validName is a user, namespace, pod or container name: letters, digits,
 // '.', '_' and '-', not starting with '-' or '.'.
-func validName(s string, max int) bool {
-	if s == "" || len(s) > max || s[0] == '-' || s[0] == '.' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func validName(s string, max int) bool { return fsutil.PlainName(s, max) }
 
 // validHost is a host name, an IPv4 address or an IPv6 one (its brackets
 // already gone).

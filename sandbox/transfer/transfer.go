@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
@@ -109,19 +110,8 @@ func statePath(name string) bool {
 func attachmentPath(i int) string { return fmt.Sprintf("%s/%d.bin", attachDir, i) }
 
 // plainName is a file name of letters, digits, '.', '_' and '-', not
-// starting with '.': what the child names spill files.
-func plainName(s string) bool {
-	if s == "" || len(s) > 255 || s[0] == '.' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// starting with '.' or '-': what the child names spill files.
+func plainName(s string) bool { return fsutil.PlainName(s, 255) }
 
 // ErrDamaged is an archive that is not a whole one of this format.
 var ErrDamaged = errors.New("not a whole vis-agent session archive")
