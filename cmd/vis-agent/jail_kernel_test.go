@@ -171,53 +171,39 @@ print(asyncio.run(main()))`, want: "loop ran"},
 // newest CPython: nothing gets through, no datagram arrives, the victim
 // session lives, and the attacker's next block runs.
 func TestSandboxJailKernelAttacks(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		for _, hook := range []bool{true, false} {
-			name := py.Name + "/hook"
-			if !hook {
-				name = py.Name + "/no-hook"
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		w := newKernelWorld(t, sb)
+		for _, a := range kernelAttacks {
+			if a.hookOnly && !hook || a.noHookOnly && hook {
+				continue
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				sb := newSandbox(t, py)
-				if !hook {
-					sb.bin = testenv.NoHookBinary(t)
-					sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
-				}
-				w := newKernelWorld(t, sb)
-				for _, a := range kernelAttacks {
-					if a.hookOnly && !hook || a.noHookOnly && hook {
-						continue
-					}
-					session, flags := "attacker", []string(nil)
-					if a.noNetwork {
-						session, flags = "attacker-nonet", []string{"--no-network"}
-					}
-					r := sb.run(append([]string{"run", "--session", session, "-c", w.prelude() + `print("block ran")` + "\n" + a.code}, flags...)...)
-					all := r.stdout + r.stderr
-					if escaped(all) {
-						t.Errorf("%s got through:\n%s", a.name, all)
-					}
-					if !strings.Contains(r.stdout, "block ran") {
-						t.Errorf("%s: the block did not run:\n%s", a.name, all)
-					}
-					if a.want != "" && !strings.Contains(all, a.want) {
-						t.Errorf("%s: output lacks %q:\n%s", a.name, a.want, all)
-					}
-					time.Sleep(10 * time.Millisecond) // the datagram reader's turn
-					if n := w.datagrams.Swap(0); n != 0 {
-						t.Errorf("%s: %d datagrams reached the socket outside the roots", a.name, n)
-					}
-				}
-				if !processAlive(w.victimChild) || !processAlive(w.victimHost) {
-					t.Errorf("the victim session's processes died")
-				}
-				if r := sb.block("victim", `print("victim", 6 * 7)`, 0); !strings.Contains(r.stdout, "victim 42") {
-					t.Errorf("the victim session does not run:\n%s%s", r.stdout, r.stderr)
-				}
-			})
+			session, flags := "attacker", []string(nil)
+			if a.noNetwork {
+				session, flags = "attacker-nonet", []string{"--no-network"}
+			}
+			r := sb.run(append([]string{"run", "--session", session, "-c", w.prelude() + `print("block ran")` + "\n" + a.code}, flags...)...)
+			all := r.stdout + r.stderr
+			if escaped(all) {
+				t.Errorf("%s got through:\n%s", a.name, all)
+			}
+			if !strings.Contains(r.stdout, "block ran") {
+				t.Errorf("%s: the block did not run:\n%s", a.name, all)
+			}
+			if a.want != "" && !strings.Contains(all, a.want) {
+				t.Errorf("%s: output lacks %q:\n%s", a.name, a.want, all)
+			}
+			time.Sleep(10 * time.Millisecond) // the datagram reader's turn
+			if n := w.datagrams.Swap(0); n != 0 {
+				t.Errorf("%s: %d datagrams reached the socket outside the roots", a.name, n)
+			}
 		}
-	}
+		if !processAlive(w.victimChild) || !processAlive(w.victimHost) {
+			t.Errorf("the victim session's processes died")
+		}
+		if r := sb.block("victim", `print("victim", 6 * 7)`, 0); !strings.Contains(r.stdout, "victim 42") {
+			t.Errorf("the victim session does not run:\n%s%s", r.stdout, r.stderr)
+		}
+	})
 }
 
 // shellAttack is one shell() command line of the corpus; {S}, {OUT},

@@ -18,6 +18,14 @@ import (
 // without it (the test-only binary), on a sandbox of its own; parallel
 // runs the four side by side (not for tests that measure the host).
 func hookModes(t *testing.T, parallel bool, f func(t *testing.T, sb *sandbox, hook bool)) {
+	forHookModes(t, parallel, func(t *testing.T, py testenv.Python, hook bool) {
+		f(t, hookSandbox(t, py, hook), hook)
+	})
+}
+
+// forHookModes runs f for each CPython of oldestAndNewest, with the hook
+// and without it, as subtests named CPYTHON/hook and CPYTHON/no-hook.
+func forHookModes(t *testing.T, parallel bool, f func(t *testing.T, py testenv.Python, hook bool)) {
 	for _, py := range oldestAndNewest(t) {
 		for _, hook := range []bool{true, false} {
 			name := py.Name + "/hook"
@@ -28,15 +36,21 @@ func hookModes(t *testing.T, parallel bool, f func(t *testing.T, sb *sandbox, ho
 				if parallel {
 					t.Parallel()
 				}
-				sb := newSandbox(t, py)
-				if !hook {
-					sb.bin = testenv.NoHookBinary(t)
-					sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
-				}
-				f(t, sb, hook)
+				f(t, py, hook)
 			})
 		}
 	}
+}
+
+// hookSandbox is a sandbox of py, run by the test-only binary without the
+// audit hook unless hook.
+func hookSandbox(t *testing.T, py testenv.Python, hook bool, env ...string) *sandbox {
+	sb := newSandbox(t, py, env...)
+	if !hook {
+		sb.bin = testenv.NoHookBinary(t)
+		sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
+	}
+	return sb
 }
 
 // TestSandboxJailSessionsUnderAReadOnlyRoot: a read-only root that holds

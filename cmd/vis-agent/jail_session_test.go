@@ -180,26 +180,10 @@ TCP, UDP, SLEEPER = %d, %d, %d
 // asked, and the slow ones and the pass without the jail are not
 // repeated).
 func TestSandboxJailEscapes(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		for _, hook := range []bool{true, false} {
-			name := py.Name
-			if !hook {
-				name += "/no-hook"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				runEscapes(t, py, hook)
-			})
-		}
-	}
+	hookModes(t, true, runEscapes)
 }
 
-func runEscapes(t *testing.T, py testenv.Python, hook bool) {
-	sb := newSandbox(t, py)
-	if !hook {
-		sb.bin = testenv.NoHookBinary(t)
-		sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
-	}
+func runEscapes(t *testing.T, sb *sandbox, hook bool) {
 	// A thread cap from the settings.
 	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_threads = 48\n"})
 	out := t.TempDir()
@@ -288,7 +272,7 @@ func runEscapes(t *testing.T, py testenv.Python, hook bool) {
 			stopped = append(stopped, e.name)
 		}
 	}
-	t.Logf("%s: the jail is what stops %d attempts: %s", py.Name, len(stopped), strings.Join(stopped, "; "))
+	t.Logf("%s: the jail is what stops %d attempts: %s", t.Name(), len(stopped), strings.Join(stopped, "; "))
 	if sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
 		t.Errorf("the sleeper process died")
 	}

@@ -165,50 +165,37 @@ var allowFlags = []string{"--allow-host", "*.example.test", "--allow-host", "loc
 // sockets; with the audit hook and without it, on the oldest and newest
 // CPython. The host logs each decision.
 func TestSandboxNetworkAllowList(t *testing.T) {
-	for _, py := range oldestAndNewest(t) {
-		for _, hook := range []bool{true, false} {
-			name := py.Name + "/hook"
-			if !hook {
-				name = py.Name + "/no-hook"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				w := newNetWorld(t, "")
-				sb := newSandbox(t, py, w.resolveEnv)
-				if !hook {
-					sb.bin = testenv.NoHookBinary(t)
-					sb.env = append(sb.env, "VIS_TEST_NO_AUDIT_HOOK=1")
-				}
-				code := `print("access", session.access.network, session.access.hosts)` +
-					fetches("https:", "https://files.example.test:"+w.tlsPort+"/") +
-					fetches("http:", "http://www.example.test:"+w.plainPort+"/") +
-					fetches("other:", "https://other.test/") +
-					fetches("plain other:", "http://other.test:"+w.plainPort+"/") +
-					fetches("denied:", "https://evil.example.test:"+w.tlsPort+"/") +
-					fetches("private:", "http://localhost:"+w.plainPort+"/") +
-					fetches("metadata:", "http://169.254.169.254/latest/meta-data/") +
-					w.attempts()
-				r := sb.block("net", code, 0, allowFlags...)
-				out := r.stdout + r.stderr
-				contains(t, "the block's output", out,
-					"access True {'allow': ['*.example.test', 'localhost'], 'deny': ['evil.example.test']}",
-					"https: served files.example.test:"+w.tlsPort,
-					"http: served www.example.test:"+w.plainPort,
-					"other: error <urlopen error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
-					"plain other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
-					"denied: error <urlopen error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
-					"private: HTTPError 403 vis-agent: host localhost resolves to 127.0.0.1, a local or private address",
-					"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
-					"dns refused", "raw refused")
-				w.checkNothingArrived(t, "the block", out)
-				log, _ := os.ReadFile(filepath.Join(sb.folder("net"), "host.log"))
-				contains(t, "the host's log", string(log),
-					"network: CONNECT files.example.test:"+w.tlsPort+" allowed",
-					"network: GET www.example.test:"+w.plainPort+" allowed",
-					"network: CONNECT other.test:443 refused")
-			})
-		}
-	}
+	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
+		w := newNetWorld(t, "")
+		sb := hookSandbox(t, py, hook, w.resolveEnv)
+		code := `print("access", session.access.network, session.access.hosts)` +
+			fetches("https:", "https://files.example.test:"+w.tlsPort+"/") +
+			fetches("http:", "http://www.example.test:"+w.plainPort+"/") +
+			fetches("other:", "https://other.test/") +
+			fetches("plain other:", "http://other.test:"+w.plainPort+"/") +
+			fetches("denied:", "https://evil.example.test:"+w.tlsPort+"/") +
+			fetches("private:", "http://localhost:"+w.plainPort+"/") +
+			fetches("metadata:", "http://169.254.169.254/latest/meta-data/") +
+			w.attempts()
+		r := sb.block("net", code, 0, allowFlags...)
+		out := r.stdout + r.stderr
+		contains(t, "the block's output", out,
+			"access True {'allow': ['*.example.test', 'localhost'], 'deny': ['evil.example.test']}",
+			"https: served files.example.test:"+w.tlsPort,
+			"http: served www.example.test:"+w.plainPort,
+			"other: error <urlopen error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
+			"plain other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
+			"denied: error <urlopen error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
+			"private: HTTPError 403 vis-agent: host localhost resolves to 127.0.0.1, a local or private address",
+			"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
+			"dns refused", "raw refused")
+		w.checkNothingArrived(t, "the block", out)
+		log, _ := os.ReadFile(filepath.Join(sb.folder("net"), "host.log"))
+		contains(t, "the host's log", string(log),
+			"network: CONNECT files.example.test:"+w.tlsPort+" allowed",
+			"network: GET www.example.test:"+w.plainPort+" allowed",
+			"network: CONNECT other.test:443 refused")
+	})
 }
 
 // TestSandboxNetworkShell: shell() commands of a session with an allow
