@@ -181,38 +181,66 @@ func open(path, mode string) (*sql.DB, error) {
 // Close closes the journal.
 func (j *Journal) Close() error { return j.db.Close() }
 
-// Add records a block, then drops the oldest blocks while the journal is
-// over its bound; it returns the block's id.
+// Add records one block; its id is returned.
 func (j *Journal) Add(e Entry) (int64, error) {
-	e.Code, e.CodeCut = cutHead(e.Code, MaxCode)
-	errText := ""
-	if e.Error != nil {
-		b, _ := json.Marshal(e.Error)
-		errText = string(b)
+	ids, err := j.AddAll([]Entry{e})
+	if len(ids) == 0 {
+		return 0, err
 	}
-	att := "[]"
-	if len(e.Attachments) > 0 {
-		b, _ := json.Marshal(e.Attachments)
-		att = string(b)
-	}
-	size := int64(len(e.Code)+len(e.Output)+len(errText)+len(e.RepairNote)+len(e.Notice)+len(att)) + rowOverhead
+	return ids[0], err
+}
+
+// AddAll records blocks in one transaction (a host that ran several
+// blocks since its last write pays one commit for them); their ids are
+// returned. The oldest rows go when the journal is past its bound.
+func (j *Journal) AddAll(entries []Entry) ([]int64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	res, err := j.db.Exec(`INSERT INTO blocks (client, client_id, code, code_cut, output, output_cut, status, error,
-		repair_note, notice, started, duration_ms, attachments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.Client, e.ClientID, e.Code, e.CodeCut, e.Output, e.OutputCut, e.Status, errText, e.RepairNote, e.Notice,
-		e.Started.UnixMilli(), e.DurationMS, att, size)
+	tx, err := j.db.Begin()
 	if err != nil {
-		return 0, fmt.Errorf("record the block in the session's journal: %w", err)
+		return nil, fmt.Errorf("record the blocks in the session's journal: %w", err)
 	}
-	id, _ := res.LastInsertId()
-	j.total += size
+	defer tx.Rollback()
+	insert, err := tx.Prepare(`INSERT INTO blocks (client, client_id, code, code_cut, output, output_cut, status, error,
+		repair_note, notice, started, duration_ms, attachments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("record the blocks in the session's journal: %w", err)
+	}
+	defer insert.Close()
+	ids := make([]int64, 0, len(entries))
+	added := int64(0)
+	for _, e := range entries {
+		e.Code, e.CodeCut = cutHead(e.Code, MaxCode)
+		errText := ""
+		if e.Error != nil {
+			b, _ := json.Marshal(e.Error)
+			errText = string(b)
+		}
+		att := "[]"
+		if len(e.Attachments) > 0 {
+			b, _ := json.Marshal(e.Attachments)
+			att = string(b)
+		}
+		size := int64(len(e.Code)+len(e.Output)+len(errText)+len(e.RepairNote)+len(e.Notice)+len(att)) + rowOverhead
+		res, err := insert.Exec(e.Client, e.ClientID, e.Code, e.CodeCut, e.Output, e.OutputCut, e.Status, errText, e.RepairNote, e.Notice,
+			e.Started.UnixMilli(), e.DurationMS, att, size)
+		if err != nil {
+			return nil, fmt.Errorf("record the block in the session's journal: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		ids = append(ids, id)
+		added += size
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("record the blocks in the session's journal: %w", err)
+	}
+	j.total += added
 	if j.total > j.max {
 		if err := j.trim(); err != nil {
-			return id, err
+			return ids, err
 		}
 	}
-	return id, nil
+	return ids, nil
 }
 
 // trim deletes the oldest rows until the journal is within its bound
