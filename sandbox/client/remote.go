@@ -227,8 +227,13 @@ func ListRemote(t Target) ([]byte, error) {
 // standard input, in) as a local client of this session: it connects,
 // starting the host when start, sends req and passes whatever follows on
 // in (a cancel) to the host, and the host's events to out, unchanged,
-// until the host closes the connection. When in ends (the remote client
-// left) the connection is closed: a started block goes on.
+// until the host closes the connection.
+//
+// A dropped connection (in ends, or out no longer takes the answer) is
+// not a client that left: the host would interrupt its block. The host's
+// connection stays open until the answer ends, read to nowhere, so a
+// started block goes on; only a follow, which has no end, closes at once.
+// A remote client that wants its block stopped sends a cancel first.
 func (s *Session) Bridge(req protocol.Request, in io.Reader, out io.Writer, start bool) error {
 	c, err := s.connect(start)
 	if err != nil {
@@ -240,9 +245,12 @@ func (s *Session) Bridge(req protocol.Request, in io.Reader, out io.Writer, star
 	}
 	go func() {
 		io.Copy(c, in)
-		c.Close()
+		if req.Op == protocol.OpFollow {
+			c.Close()
+		}
 	}()
 	if _, err := io.Copy(out, c); err != nil && !errors.Is(err, net.ErrClosed) {
+		io.Copy(io.Discard, c)
 		return fmt.Errorf("pass the session's answer on: %w", err)
 	}
 	return nil
