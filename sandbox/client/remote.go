@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -40,8 +41,8 @@ func OpenRemote(t Target, m session.Meta, args []string) *Session {
 // the connection.
 type remoteConn struct {
 	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    io.ReadCloser
+	in     *os.File
+	out    *os.File
 	stderr *lockedHead
 	waited chan struct{}
 	err    error // Wait's, after waited
@@ -90,26 +91,55 @@ func (r *Remote) dial(start bool) (*remoteConn, error) {
 	// authentication must not need one: keys, an agent, a credential
 	// helper).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
+	// Pipes of our own, not StdinPipe/StdoutPipe: Wait closes those as
+	// the engine exits, which races the read of its last answer (a read
+	// then fails with "file already closed" instead of ending).
+	inR, in, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
 	}
-	out, err := cmd.StdoutPipe()
+	out, outW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
+		in.Close()
 		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout = inR, outW
+	// A process the engine leaves behind (a backgrounded ssh master)
+	// may hold its stderr: Wait stops reading that soon after the
+	// engine's exit, rather than when the last holder exits.
+	cmd.WaitDelay = closeWait
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		in.Close()
+		out.Close()
 		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
 	}
 	c := &remoteConn{cmd: cmd, in: in, out: out, stderr: stderr, waited: make(chan struct{})}
 	go func() {
-		c.err = cmd.Wait()
+		if err := cmd.Wait(); !errors.Is(err, exec.ErrWaitDelay) {
+			c.err = err
+		}
 		close(c.waited)
+		// What the engine wrote is still to be read; a process it left
+		// behind holding the pipe (a backgrounded ssh master) must not
+		// keep the reader waiting past that.
+		out.SetReadDeadline(time.Now().Add(closeWait))
 	}()
 	return c, nil
 }
 
-func (c *remoteConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+// Read reads the engine's output; the end of the engine is the end of it.
+func (c *remoteConn) Read(p []byte) (int, error) {
+	n, err := c.out.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = io.EOF
+	}
+	return n, err
+}
+
 func (c *remoteConn) Write(p []byte) (int, error) { return c.in.Write(p) }
 
 // Close ends the connection: the engine's input closes (connect there
@@ -124,6 +154,7 @@ func (c *remoteConn) Close() error {
 			c.cmd.Process.Kill()
 			<-c.waited
 		}
+		c.out.Close()
 	})
 	return nil
 }
