@@ -92,26 +92,27 @@ func fixCompletionCmd(root *cobra.Command) {
 	}
 }
 
-// versionLine is vis-agent's own version: the one a release sets, else
-// the module's, else the commit it was built from.
-func versionLine() string {
+// buildVersion is vis-agent's version: the one a release sets with -X
+// (Version), else the module version of a released build, else the
+// commit it was built from. --version, MCP's server info, connect's
+// version mismatch and export's manifest all name this one.
+func buildVersion() string {
 	if Version != "" {
 		return Version
 	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return "devel"
 	}
-	v := info.Main.Version
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
 	for _, kv := range info.Settings {
-		if kv.Key == "vcs.revision" && len(kv.Value) >= 12 && (v == "" || v == "(devel)") {
-			v = "devel-" + kv.Value[:12]
+		if kv.Key == "vcs.revision" && len(kv.Value) >= 12 {
+			return "devel-" + kv.Value[:12]
 		}
 	}
-	if v == "" {
-		v = "(devel)"
-	}
-	return v
+	return "devel"
 }
 
 // Main runs the vis-agent command line args (without the program name) on
@@ -145,7 +146,7 @@ func Main(ctx context.Context, args []string, s Streams) int {
 // printVersion prints vis-agent's version, the CPython a run would load
 // (or why none loads) and the pinned uv.
 func printVersion(s Streams) {
-	fmt.Fprintf(s.Out, "vis-agent %s\n", versionLine())
+	fmt.Fprintf(s.Out, "vis-agent %s\n", buildVersion())
 	if lib, _, inst, err := loadRuntime(s); err != nil {
 		fmt.Fprintf(s.Out, "CPython:   none (%v)\n", err)
 	} else {

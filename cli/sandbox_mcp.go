@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -84,23 +83,4 @@ func claimStdout() (*os.File, error) {
 	}
 	os.Stdout = os.Stderr
 	return os.NewFile(uintptr(fd), "mcp-stdout"), nil
-}
-
-// buildVersion is vis-agent's version as the build recorded it: the
-// module version of a released build, else the commit it was built from.
-func buildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	v := info.Main.Version
-	if v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel-" + s.Value[:12]
-		}
-	}
-	return "devel"
 }
