@@ -1,7 +1,11 @@
 #!/bin/sh
 # Median wall time of a warm block (`x = 1` on a running session) run with
 # `vis-agent sandbox run`, locally and through each --host URL given,
-# alternating, RUNS times each (default 30) after 3 warm-up runs.
+# alternating, RUNS times each (default 30) after 3 warm-up runs; and,
+# alternating with them for the breakdown, the parts of a request through ssh:
+# a vis-agent process's start (`--version`) here, and for each ssh:// URL
+# an OpenSSH session that runs nothing of ours (`ssh HOST true`) and one
+# that starts the remote vis-agent (`ssh HOST PROGRAM --version`).
 #   internal/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
 # The workspace is the same folder here and there (ssh://localhost).
 set -eu
@@ -9,31 +13,48 @@ bin=$1 ws=$2
 shift 2
 runs=${RUNS:-30}
 now() { date +%s%N; }
-one() { # $1: url or "local"
-	if [ "$1" = local ]; then
-		"$bin" sandbox run --session bench --workspace "$ws" -c 'x = 1' >/dev/null
-	else
-		"$bin" sandbox run --host "$1" --session bench --workspace "$ws" -c 'x = 1' >/dev/null
-	fi
+one() { # $1: url, "local", or a part of the breakdown
+	case $1 in
+	local) "$bin" sandbox run --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
+	version) "$bin" --version >/dev/null ;;
+	ssh-true:*)
+		h=${1#ssh-true:}
+		ssh -T -- "${h%%/*}" true </dev/null
+		;;
+	ssh-version:*)
+		h=${1#ssh-version:}
+		ssh -T -- "${h%%/*}" "/${h#*/}" --version </dev/null >/dev/null
+		;;
+	*) "$bin" sandbox run --host "$1" --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
+	esac
 }
-targets="local $*"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for t in $targets; do for _ in 1 2 3; do one "$t"; done; done
-i=0
-while [ $i -lt "$runs" ]; do
-	n=0
-	for t in $targets; do
-		n=$((n + 1))
-		s=$(now)
-		one "$t"
-		echo $(( ($(now) - s) / 1000 )) >>"$tmp/$n"
+medians() { # the targets, timed alternating
+	tmp=$(mktemp -d)
+	for t in "$@"; do for _ in 1 2 3; do one "$t"; done; done
+	i=0
+	while [ $i -lt "$runs" ]; do
+		n=0
+		for t in "$@"; do
+			n=$((n + 1))
+			s=$(now)
+			one "$t"
+			echo $(( ($(now) - s) / 1000 )) >>"$tmp/$n"
+		done
+		i=$((i + 1))
 	done
-	i=$((i + 1))
+	n=0
+	for t in "$@"; do
+		n=$((n + 1))
+		med=$(sort -n "$tmp/$n" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+		printf '%-60s median %6.1f ms\n' "$t" "$(echo "$med" | awk '{print $1/1000}')"
+	done
+	rm -rf "$tmp"
+}
+parts=version
+for u in "$@"; do
+	case $u in
+	ssh://*) parts="$parts ssh-true:${u#ssh://} ssh-version:${u#ssh://}" ;;
+	esac
 done
-n=0
-for t in $targets; do
-	n=$((n + 1))
-	med=$(sort -n "$tmp/$n" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	printf '%-60s median %6.1f ms\n' "$t" "$(echo "$med" | awk '{print $1/1000}')"
-done
+# shellcheck disable=SC2086 # parts is a list of words
+medians local "$@" $parts
