@@ -71,6 +71,9 @@ test-deps:
 	@test -x /usr/sbin/sshd || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
 	@test -x /usr/sbin/sshd || { echo "make test-deps: openssh-server could not be installed (apt-get install openssh-server)"; exit 1; }
 	@mkdir -p /run/sshd
+	@command -v podman >/dev/null && command -v runc >/dev/null || echo "make test-deps: installing podman and runc for the podman:// test (apt-get; no image is pulled)"
+	@command -v podman >/dev/null && command -v runc >/dev/null || { apt-get update -qq && apt-get install -y -qq podman runc >/dev/null; }
+	@command -v podman >/dev/null && command -v runc >/dev/null || { echo "make test-deps: podman could not be installed (apt-get install podman runc)"; exit 1; }
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.

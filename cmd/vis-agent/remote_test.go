@@ -454,11 +454,11 @@ func TestRemoteBadURL(t *testing.T) {
 }
 
 // TestRemoteEngines runs the kubectl:// and docker:// command lines
-// against stand-ins for the engines (no cluster or container engine runs
-// on the test machines): each checks the arguments it was given as the
-// engine would take them, then runs the command part here, so the
-// connection itself is real. What the real engines do with them is not
-// tested (docs/kubernetes.md says so).
+// against stand-ins for the engines (no cluster and no docker daemon on
+// the test machines; TestRemotePodman runs the real podman): each checks
+// the arguments it was given as the engine would take them, then runs the
+// command part here, so the connection itself is real. What kubectl and
+// docker do with them is not tested (docs/kubernetes.md says so).
 func TestRemoteEngines(t *testing.T) {
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
