@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -95,30 +93,5 @@ func TestRemotePodman(t *testing.T) {
 	}
 
 	// Streaming, and Ctrl-C reaching the block through podman exec.
-	cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(60)\nslept = True")...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	if l, err := bufio.NewReader(out).ReadString('\n'); l != "go\n" {
-		t.Fatalf("streamed output: %q %v", l, err)
-	}
-	started := time.Now()
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "KeyboardInterrupt") {
-		t.Errorf("Ctrl-C: status %d, stderr %q", code, stderr.String())
-	}
-	if took := time.Since(started); took > 10*time.Second {
-		t.Errorf("Ctrl-C took %s", took)
-	}
-	if r := lb.ok(remote("run", "-c", "print('slept' in globals(), x)")...); r.stdout != "False 41\n" {
-		t.Errorf("after Ctrl-C: %q", r.stdout)
-	}
+	checkCtrlC(t, lb, remote)
 }

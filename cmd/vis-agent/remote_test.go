@@ -216,36 +216,7 @@ func TestRemoteSSH(t *testing.T) {
 		contains(t, "list through ssh", l.stdout, `"name": "r"`, `"state": "running"`, rb.ws)
 	})
 
-	t.Run("streaming and Ctrl-C", func(t *testing.T) {
-		cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(60)\nslept = True")...)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill() })
-		br := bufio.NewReader(out)
-		// The first line comes while the block still runs.
-		if l, err := br.ReadString('\n'); l != "go\n" {
-			t.Fatalf("streamed output: %q %v", l, err)
-		}
-		started := time.Now()
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "KeyboardInterrupt") {
-			t.Errorf("Ctrl-C: status %d, stderr %q", code, stderr.String())
-		}
-		if took := time.Since(started); took > 10*time.Second {
-			t.Errorf("Ctrl-C took %s", took)
-		}
-		if r := lb.ok(remote("run", "-c", "print('slept' in globals(), x)")...); r.stdout != "False 41\n" {
-			t.Errorf("after Ctrl-C: %q", r.stdout)
-		}
-	})
+	t.Run("streaming and Ctrl-C", func(t *testing.T) { checkCtrlC(t, lb, remote) })
 
 	t.Run("timeout", func(t *testing.T) {
 		v := lb.jsonBlock("r", "while True: pass", "--host", host, "--workspace", rb.ws, "--timeout", "3s")
@@ -316,20 +287,7 @@ func TestRemoteSSH(t *testing.T) {
 	})
 
 	t.Run("dropped connection", func(t *testing.T) {
-		cmd := lb.command(remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('finished', 'w').close()")...)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill() })
-		if l, err := bufio.NewReader(out).ReadString('\n'); l != "go\n" {
-			t.Fatalf("streamed output: %q %v", l, err)
-		}
+		cmd, stderr := startStreamed(t, lb, remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('finished', 'w').close()")...)
 		ssh := childNamed(t, cmd.Process.Pid, "ssh")
 		syscall.Kill(ssh, syscall.SIGKILL)
 		cmd.Wait()
@@ -403,6 +361,48 @@ func TestRemoteSSH(t *testing.T) {
 		}
 		lb.failsWith(1, `unknown command "connect"`, "run", "--host", "ssh://"+srv.alias+old, "-c", "print(1)")
 	})
+}
+
+// startStreamed starts `sandbox args` (a block that prints "go" first)
+// and returns once that line has streamed, with its stderr.
+func startStreamed(t *testing.T, sb *sandbox, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := sb.command(args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	if l, err := bufio.NewReader(out).ReadString('\n'); l != "go\n" {
+		t.Fatalf("streamed output: %q %v", l, err)
+	}
+	return cmd, stderr
+}
+
+// checkCtrlC runs a long block through remote (which adds --host and the
+// session, whose x is 41) and presses Ctrl-C once its first line has
+// streamed: the block ends with KeyboardInterrupt within 10 s, and the
+// session keeps its state without the rest of the block.
+func checkCtrlC(t *testing.T, sb *sandbox, remote func(...string) []string) {
+	t.Helper()
+	cmd, stderr := startStreamed(t, sb, remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(60)\nslept = True")...)
+	started := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "KeyboardInterrupt") {
+		t.Errorf("Ctrl-C: status %d, stderr %q", code, stderr.String())
+	}
+	if took := time.Since(started); took > 10*time.Second {
+		t.Errorf("Ctrl-C took %s", took)
+	}
+	if r := sb.ok(remote("run", "-c", "print('slept' in globals(), x)")...); r.stdout != "False 41\n" {
+		t.Errorf("after Ctrl-C: %q", r.stdout)
+	}
 }
 
 // waitFile waits up to 30 s for path to exist.
