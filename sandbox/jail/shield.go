@@ -125,12 +125,7 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
 			}
 		}
-		// A .git that is a symbolic link is left: the jail could replace
-		// the link itself, which no mount can hold (README, Limits).
-		git := filepath.Join(root, ".git")
-		if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
-			add(git)
-		}
+		addGit(root, add)
 	}
 	for _, h := range homeFolders() {
 		if !s.holds(h) {
@@ -143,11 +138,15 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 		// and its folders but the dot-folders are writable again. A
 		// symbolic link stays as it is (the link cannot be replaced; what
 		// it points at is the roots' to allow).
+		// So is the .git of each of those folders (~/proj/.git: a
+		// project checked out in the home).
 		add(h)
 		entries, _ := os.ReadDir(h)
 		for _, e := range entries {
 			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				s.Writable = append(s.Writable, filepath.Join(h, e.Name()))
+				dir := filepath.Join(h, e.Name())
+				s.Writable = append(s.Writable, dir)
+				addGit(dir, add)
 			}
 		}
 	}
@@ -166,6 +165,16 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 	// Outer first: a read-only folder inside another is mounted after it.
 	sort.SliceStable(s.ReadOnly, func(i, j int) bool { return depth(s.ReadOnly[i]) < depth(s.ReadOnly[j]) })
 	return s, nil
+}
+
+// addGit adds the .git (folder or file) at the top of dir. A .git that
+// is a symbolic link is left: the jail could replace the link itself,
+// which no mount can hold (README, Limits).
+func addGit(dir string, add func(string)) {
+	git := filepath.Join(dir, ".git")
+	if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
+		add(git)
+	}
 }
 
 // holds reports whether a writable root holds p.

@@ -80,7 +80,7 @@ func TestShieldOfAHomeFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := filepath.Join(base, "home", "me")
-	testenv.WriteTree(t, home, map[string]string{".bashrc": "", ".ssh/authorized_keys": "", "proj/a.py": "", "notes.txt": "", "docs/x": ""})
+	testenv.WriteTree(t, home, map[string]string{".bashrc": "", ".ssh/authorized_keys": "", "proj/a.py": "", "proj/.git/config": "", "notes.txt": "", "docs/x": ""})
 	os.Symlink(base, filepath.Join(home, "link"))
 	t.Setenv("HOME", home)
 	proj, docs := filepath.Join(home, "proj"), filepath.Join(home, "docs")
@@ -89,7 +89,7 @@ func TestShieldOfAHomeFolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Shield{Writable: []string{root, docs, proj}, ReadOnly: []string{home}}
+		want := Shield{Writable: []string{root, docs, proj}, ReadOnly: []string{home, filepath.Join(proj, ".git")}}
 		if !reflect.DeepEqual(s, want) {
 			t.Errorf("root %s:\n got %+v\nwant %+v", root, s, want)
 		}
@@ -97,7 +97,7 @@ func TestShieldOfAHomeFolder(t *testing.T) {
 			filepath.Join(home, ".bashrc"): true, filepath.Join(home, ".bash_profile"): true,
 			filepath.Join(home, ".ssh", "authorized_keys"): true, filepath.Join(home, "notes.txt"): true,
 			filepath.Join(home, "new.txt"): true, filepath.Join(home, "link", "x"): true, home: true,
-			filepath.Join(proj, "a.py"): false, filepath.Join(docs, "deep", "y"): false, proj: false,
+			filepath.Join(proj, "a.py"): false, filepath.Join(proj, ".git", "hooks", "pre-commit"): true, filepath.Join(docs, "deep", "y"): false, proj: false,
 		} {
 			if got := s.ReadOnlyAt(path); got != readOnly {
 				t.Errorf("root %s: ReadOnlyAt(%s) = %v, want %v", root, path, got, readOnly)
@@ -105,7 +105,7 @@ func TestShieldOfAHomeFolder(t *testing.T) {
 		}
 	}
 	s, err := NewShield([]string{proj}, nil, nil, "", nil)
-	if err != nil || !reflect.DeepEqual(s, Shield{Writable: []string{proj}}) {
+	if err != nil || !reflect.DeepEqual(s, Shield{Writable: []string{proj}, ReadOnly: []string{filepath.Join(proj, ".git")}}) {
 		t.Errorf("a root inside the home: %+v %v", s, err)
 	}
 }
