@@ -147,12 +147,29 @@ bench: build
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
 	$(GO) run ./internal/mcpbench -bin $(BIN)
 
-GORELEASER := bin/tools/goreleaser
+GORELEASER_VERSION := v2.15.1
+GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)
 $(GORELEASER):
-	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/goreleaser/goreleaser/v2@v2.15.1
+	@echo "make: installing goreleaser $(GORELEASER_VERSION) into bin/tools (go install)"
+	GOBIN=$(CURDIR)/bin/tools/goreleaser-dl $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	mv bin/tools/goreleaser-dl/goreleaser $@ && rmdir bin/tools/goreleaser-dl
 
+# goreleaser's check of goreleaser.yaml, then a snapshot build of the
+# linux/amd64 release binary as the release makes it (its before hook,
+# zig's cc from the ziglang wheel, which this installs, the -X version),
+# whose --version must name the snapshot's version. Not run here: the
+# darwin builds (the macOS SDK: built on macOS) and the images of the
+# dockers section (a docker daemon with buildx; podman is not goreleaser's
+# builder for them): the release machine builds those.
+ZIGLANG := ziglang==0.17.0
 release-check: $(GORELEASER)
 	$(GORELEASER) check
+	@python3 -m ziglang version >/dev/null 2>&1 || echo "make release-check: installing $(ZIGLANG) (pip), the C compiler of the linux builds"
+	@python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install -q $(ZIGLANG)
+	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target
+	v=$$(python3 -c 'import json; print(json.load(open("dist/metadata.json"))["version"])') && \
+		dist/vis-agent_linux_amd64_v1/vis-agent --version | grep -qx "vis-agent $$v" || \
+		{ echo "make release-check: the snapshot's --version does not name version $$v"; exit 1; }
 
 # The binary into $(PREFIX)/bin, and the pinned uv where vis-agent also
 # looks for it: $(VIS_HOME)/python/uv.
