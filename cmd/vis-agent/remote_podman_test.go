@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -50,10 +51,12 @@ func TestRemotePodman(t *testing.T) {
 	// runc, not crun: crun refuses a machine with cgroups v1 and v2 both
 	// mounted. Limits no higher than the test's: raising one needs
 	// CAP_SYS_RESOURCE, which a test run in a container may not have.
+	// File locks in tmp_dir and no event log, where podman would use
+	// /dev/shm and the journal or /run: nothing outside the test's folder.
 	lb.env = append(lb.env,
 		"CONTAINERS_STORAGE_CONF="+write("storage.conf", fmt.Sprintf("[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n",
 			filepath.Join(dir, "graph"), filepath.Join(dir, "run"))),
-		"CONTAINERS_CONF="+write("containers.conf", fmt.Sprintf("[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\ntmp_dir = %q\n",
+		"CONTAINERS_CONF="+write("containers.conf", fmt.Sprintf("[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nlock_type = \"file\"\nevents_logger = \"none\"\ntmp_dir = %q\n",
 			filepath.Join(dir, "tmp"))))
 	podman := func(args ...string) (string, error) {
 		cmd := exec.Command("podman", args...)
@@ -78,6 +81,15 @@ func TestRemotePodman(t *testing.T) {
 		if out, err := podman("rm", "-f", "-t", "0", name); err != nil {
 			t.Errorf("podman rm: %v: %s", err, out)
 		}
+		// conmon's `podman container cleanup` may still be at work in
+		// the storage (its command line names it) as rm returns.
+		graph := filepath.Join(dir, "graph")
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if !anyProcessNames(graph) {
+				return
+			}
+		}
+		t.Errorf("podman's processes for %s did not end", graph)
 	})
 	host := "podman://" + name
 	remote := func(args ...string) []string {
@@ -94,4 +106,15 @@ func TestRemotePodman(t *testing.T) {
 
 	// Streaming, and Ctrl-C reaching the block through podman exec.
 	checkCtrlC(t, lb, remote)
+}
+
+// anyProcessNames says whether a process's command line holds s.
+func anyProcessNames(s string) bool {
+	all, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range all {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
 }
