@@ -273,8 +273,8 @@ func (f Folder) Running() bool {
 // SocketPath is the session's unix socket.
 func (f Folder) SocketPath() string { return f.path(sockFile) }
 
-// maxSocketPath is what fits in sockaddr_un.sun_path with its NUL.
-const maxSocketPath = 107
+// MaxSocketPath is what fits in sockaddr_un.sun_path with its NUL.
+const MaxSocketPath = 107
 
 // Listen makes the session's socket (0600), replacing a stale one.
 func (f Folder) Listen() (net.Listener, error) {
@@ -312,7 +312,7 @@ func (f Folder) dial() (net.Conn, error) {
 // descriptor of the folder (/proc/self/fd/N/sock, Linux).
 func (f Folder) viaShortPath(fn func(string) error) error {
 	p := f.SocketPath()
-	if len(p) <= maxSocketPath {
+	if len(p) <= MaxSocketPath {
 		return fn(p)
 	}
 	dir, err := os.Open(f.Dir)
@@ -322,7 +322,7 @@ func (f Folder) viaShortPath(fn func(string) error) error {
 	defer dir.Close()
 	short := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), sockFile)
 	if _, err := os.Stat(filepath.Dir(short)); err != nil {
-		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, maxSocketPath)
+		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, MaxSocketPath)
 	}
 	return fn(short)
 }
