@@ -35,6 +35,9 @@ type live struct {
 	// when none does; since is when it started.
 	running string
 	since   time.Time
+	// ended counts the other clients' blocks that ended (or whose host
+	// went away), for the REPL to refresh its panel after them.
+	ended int
 }
 
 func newLive(s *shared, tr *transcript) *live { return &live{s: s, tr: tr} }
@@ -116,8 +119,10 @@ func (l *live) event(ev protocol.Event) {
 			l.tr.push(&entry{kind: kindBlock, text: strings.TrimRight(ev.Data, "\n"), label: l.running})
 			l.tr.scroll = 0
 		case "end":
-			l.ended(ev.Result)
+			l.ended++
+			l.showEnd(ev.Result)
 		case "gone":
+			l.ended++
 			if l.running != "" {
 				l.tr.add(kindProblem, "the session's host stopped while "+l.running+"'s block ran")
 			}
@@ -144,9 +149,9 @@ func (l *live) event(ev protocol.Event) {
 	}
 }
 
-// ended shows how another client's block ended: its error, as the REPL's
-// own blocks show theirs.
-func (l *live) ended(res *protocol.Result) {
+// showEnd shows how another client's block ended: its error, as the
+// REPL's own blocks show theirs.
+func (l *live) showEnd(res *protocol.Result) {
 	l.running = ""
 	if res == nil || res.Error == nil {
 		return

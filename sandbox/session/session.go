@@ -120,12 +120,6 @@ func All(root string) ([]Folder, error) {
 
 func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
 
-// BlocksFile is the session's block counter, which its Python process
-// rewrites at the end of every block, whichever client ran it (COUNTER of
-// vis_sandbox/state.py, in the state folder the child keeps its snapshot
-// in): a watcher reads it to learn that blocks ran.
-func (f Folder) BlocksFile() string { return filepath.Join(f.StateDir(), "blocks") }
-
 // StateDir is the folder where the child keeps the session's snapshot, of
 // its own so that the jailed code, which may write there, cannot reach
 // the host's files beside it (socket, record, locks).
