@@ -76,11 +76,11 @@ static int append_stat(char *buf, size_t size, const struct stat *st) {
 	                st->st_ctim.tv_nsec);
 }
 
-// vis_plan_signature is what a plan remembers of a path (fastpath.go's
+// stat_signature is what a plan remembers of a path (fastpath.go's
 // statSignature): its lstat, and for a link its target's stat after ">", or
 // "-" when it does not exist. A file's content cannot change without its
 // change time (ctime) changing.
-void vis_plan_signature(const char *path, char *buf, size_t size) {
+static void stat_signature(const char *path, char *buf, size_t size) {
 	struct stat st;
 	if (lstat(path, &st) != 0) {
 		snprintf(buf, size, "-");
@@ -98,9 +98,29 @@ void vis_plan_signature(const char *path, char *buf, size_t size) {
 	}
 }
 
-// vis_plan_go_cwd is the working folder as Go's os.Getwd names it: $PWD when it is
+int vis_plan_observed_hold(vis_plan_fields *f) {
+	long nobserved = vis_plan_count(f);
+	if (nobserved < 0) {
+		return 0;
+	}
+	char sig[256];
+	for (long i = 0; i < nobserved; i++) {
+		const char *path = vis_plan_field(f);
+		const char *want = vis_plan_field(f);
+		if (path == NULL || want == NULL) {
+			return 0;
+		}
+		stat_signature(path, sig, sizeof sig);
+		if (strcmp(sig, want) != 0) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+// go_cwd is the working folder as Go's os.Getwd names it: $PWD when it is
 // absolute and names the same folder as ".", else the kernel's path.
-int vis_plan_go_cwd(char *buf, size_t size) {
+static int go_cwd(char *buf, size_t size) {
 	const char *pwd = getenv("PWD");
 	struct stat dot, st;
 	if (pwd != NULL && pwd[0] == '/' && strlen(pwd) < size && stat(".", &dot) == 0 && stat(pwd, &st) == 0 &&
@@ -140,9 +160,9 @@ static uint64_t plan_name(const char *cwd, char **env, int argc, char **argv) {
 	return vis_plan_fnv(h, sub, strlen(sub) + 1);
 }
 
-// vis_plan_read reads the plan file into a malloc'd buffer, if it is a regular
+// read_plan reads the plan file into a malloc'd buffer, if it is a regular
 // file of this user that nobody else may write (and not a link to one).
-char *vis_plan_read(const char *path, size_t *len) {
+static char *read_plan(const char *path, size_t *len) {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		return NULL;
@@ -160,6 +180,18 @@ char *vis_plan_read(const char *path, size_t *len) {
 	}
 	close(fd);
 	return buf;
+}
+
+void vis_plan_act(const char *file, void (*act)(vis_plan_fields *, const char *, int, char **), const char *cwd, int argc,
+                  char **argv) {
+	size_t len = 0;
+	char *plan = read_plan(file, &len);
+	if (plan == NULL) {
+		return;
+	}
+	vis_plan_fields f = {plan, plan + len};
+	act(&f, cwd, argc, argv);
+	free(plan);
 }
 
 int vis_plan_path(char *buf, size_t size, const char *dir, uint64_t name) {
@@ -232,21 +264,8 @@ static void replay(vis_plan_fields *f, const char *cwd, int argc, char **argv) {
 	if (need < 0 || rest < need || exact == NULL || (strcmp(exact, "1") == 0 && rest != 0)) {
 		return;
 	}
-	long nobserved = vis_plan_count(f);
-	if (nobserved < 0) {
+	if (!vis_plan_observed_hold(f)) {
 		return;
-	}
-	char sig[256];
-	for (long i = 0; i < nobserved; i++) {
-		const char *path = vis_plan_field(f);
-		const char *want = vis_plan_field(f);
-		if (path == NULL || want == NULL) {
-			return;
-		}
-		vis_plan_signature(path, sig, sizeof sig);
-		if (strcmp(sig, want) != 0) {
-			return;
-		}
 	}
 	const char *library = vis_plan_field(f);
 	long minor = vis_plan_count(f);
@@ -315,17 +334,10 @@ __attribute__((constructor(102))) static void vis_fastpath(int argc, char **argv
 		return;
 	}
 	char cwd[PATH_MAX], file[PATH_MAX];
-	if (!vis_plan_go_cwd(cwd, sizeof cwd) ||
+	if (!go_cwd(cwd, sizeof cwd) ||
 	    !vis_plan_path(file, sizeof file, VIS_FASTPATH_DIR, plan_name(cwd, environ, argc, argv))) {
 		return;
 	}
 	fastpath_missed = 1;
-	size_t len = 0;
-	char *plan = vis_plan_read(file, &len);
-	if (plan == NULL) {
-		return;
-	}
-	vis_plan_fields f = {plan, plan + len};
-	replay(&f, cwd, argc, argv);
-	free(plan);
+	vis_plan_act(file, replay, cwd, argc, argv);
 }

@@ -627,20 +627,8 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 			return;
 		}
 	}
-	long nobserved = vis_plan_count(f);
-	if (nobserved < 0) {
+	if (!vis_plan_observed_hold(f)) {
 		return;
-	}
-	char sig[256];
-	for (long i = 0; i < nobserved; i++) {
-		const char *path = vis_plan_field(f), *want = vis_plan_field(f);
-		if (path == NULL || want == NULL) {
-			return;
-		}
-		vis_plan_signature(path, sig, sizeof sig);
-		if (strcmp(sig, want) != 0) {
-			return;
-		}
 	}
 	const char *sock = vis_plan_field(f), *keyfile = vis_plan_field(f), *body = vis_plan_field(f);
 	if (sock == NULL || keyfile == NULL || body == NULL || (s = vis_plan_field(f)) == NULL || strcmp(s, "end") != 0) {
@@ -754,12 +742,5 @@ __attribute__((constructor(103))) static void vis_runpath(int argc, char **argv,
 		return;
 	}
 	runpath_missed = 1;
-	size_t len = 0;
-	char *plan = vis_plan_read(file, &len);
-	if (plan == NULL) {
-		return;
-	}
-	vis_plan_fields f = {plan, plan + len};
-	carry(&f, ws, argc, argv);
-	free(plan);
+	vis_plan_act(file, carry, ws, argc, argv);
 }

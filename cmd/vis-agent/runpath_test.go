@@ -82,18 +82,10 @@ func TestSandboxRunPath(t *testing.T) {
 			// one (the block caught the first): the block goes on, status
 			// 130.
 			interrupt := func(times int) result {
-				cmd := sb.command("run", "--session", "rp", "-c", "import time\nprint('go', flush=True)\n"+
-					"try:\n    time.sleep(20)\nexcept KeyboardInterrupt:\n    if "+strconv.Itoa(times)+" > 1:\n"+
+				cmd := sb.command("run", "--session", "rp", "-c", "import time\n"+
+					"try:\n    print('go', flush=True)\n    time.sleep(20)\nexcept KeyboardInterrupt:\n    if "+strconv.Itoa(times)+" > 1:\n"+
 					"        print('caught', flush=True)\n        time.sleep(20)\n    raise")
-				out, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var errb strings.Builder
-				cmd.Stderr = &errb
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
+				out, errb := startPiped(t, cmd)
 				lines := bufio.NewReader(out)
 				var seen strings.Builder
 				start := time.Now()
