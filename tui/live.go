@@ -36,8 +36,11 @@ type live struct {
 	running string
 	since   time.Time
 	// ended counts the other clients' blocks that ended (or whose host
-	// went away), for the REPL to refresh its panel after them.
+	// went away), and the follows taken up again after a gap in which
+	// blocks may have ended unseen, for the REPL to refresh its panel.
 	ended int
+	// follows counts the follows of this session that started.
+	follows int
 }
 
 func newLive(s *shared, tr *transcript) *live { return &live{s: s, tr: tr} }
@@ -55,7 +58,7 @@ func (l *live) follow() tea.Cmd {
 		l.cancel()
 	}
 	l.gen++
-	l.running = ""
+	l.running, l.follows = "", 0
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	events := make(chan tea.Msg, 256)
@@ -112,6 +115,11 @@ func (l *live) Update(msg tea.Msg) tea.Cmd {
 
 func (l *live) event(ev protocol.Event) {
 	switch ev.Ev {
+	case "ok":
+		// the first follow starts with the REPL's own read of the session
+		if l.follows++; l.follows > 1 {
+			l.ended++
+		}
 	case "block":
 		switch ev.Kind {
 		case "start":

@@ -697,3 +697,17 @@ func TestReplEchoOff(t *testing.T) {
 	tm.typed("'echo-' + 'value'")
 	tm.waitFor("'echo-value'")
 }
+
+// TestReplSeesBlocksAcrossHosts: a block another client runs in a new
+// host of the REPL's session (the old one stopped) reaches the panel too,
+// also when it ended before the live view followed the new host.
+func TestReplSeesBlocksAcrossHosts(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
+	for i, name := range []string{"first_helper", "second_helper"} {
+		sb.run("stop", "--session", "default")
+		sb.block("default", fmt.Sprintf("def %s():\n    \"\"\"Block %d.\"\"\"", name, i), 0)
+		tm.waitFor(name+"()", fmt.Sprintf("Block %d.", i))
+	}
+}
