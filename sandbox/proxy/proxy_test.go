@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,132 @@ func TestForwardSendsTheDecidedHost(t *testing.T) {
 	data, _ := io.ReadAll(c)
 	if !strings.Contains(string(data), "host allowed.test:"+port) {
 		t.Errorf("the server saw another host:\n%s", data)
+	}
+}
+
+// TestForwardFraming: bodies of every framing go both ways intact
+// through the forwarding (known length, chunked, until close, none for
+// HEAD), hop-by-hop headers stop at the proxy, and a server connection
+// is used again by the next client.
+func TestForwardFraming(t *testing.T) {
+	var conns sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Hop", r.Header.Get("X-Hop")+"|"+r.Header.Get("Keep-Alive")+r.Header.Get("X-Hop-Private"))
+		switch r.URL.Path {
+		case "/chunked":
+			w.Write(body)
+			w.(http.Flusher).Flush()
+			w.Write([]byte("+more"))
+		case "/close":
+			hj, _, _ := w.(http.Hijacker).Hijack()
+			io.WriteString(hj, "HTTP/1.1 200 OK\r\nX-Hop: "+w.Header().Get("X-Hop")+"\r\nConnection: close\r\n\r\nuntil close "+string(body))
+			hj.Close()
+		default:
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write(body)
+		}
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Store(c.RemoteAddr().String(), true)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	proxy, decisions := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
+	base := "http://a.test:" + port
+	big := strings.Repeat("0123456789", 100_000)
+	cases := []struct {
+		method, path, body string
+		chunkedUp          bool
+		want               string
+	}{
+		{"POST", "/len", big, false, big},
+		{"POST", "/len", "chunked up", true, "chunked up"},
+		{"POST", "/chunked", "a", false, "a+more"},
+		{"POST", "/close", "b", false, "until close b"},
+		{"HEAD", "/len", "", false, ""},
+		{"GET", "/len", "", false, ""},
+	}
+	for _, keep := range []bool{true, false} {
+		tr := &http.Transport{Proxy: http.ProxyURL(proxy), DisableKeepAlives: !keep}
+		for _, tc := range cases {
+			var body io.Reader = strings.NewReader(tc.body)
+			if tc.chunkedUp {
+				body = io.MultiReader(body) // unknown length: sent chunked
+			}
+			req, _ := http.NewRequest(tc.method, base+tc.path, body)
+			req.Header.Set("X-Hop", "end")
+			req.Header.Set("Connection", "X-Hop-Private")
+			req.Header.Set("Keep-Alive", "timeout=5")
+			req.Header.Set("X-Hop-Private", "mine")
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tc.method, tc.path, err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || string(got) != tc.want || resp.Header.Get("X-Hop") != "end|" {
+				t.Errorf("%s %s (keep-alive %v): %v %q (%d bytes), X-Hop %q", tc.method, tc.path, keep, err, got[:min(len(got), 40)], len(got), resp.Header.Get("X-Hop"))
+			}
+			if tc.method == "HEAD" && resp.ContentLength != 0 {
+				t.Errorf("HEAD: Content-Length %d", resp.ContentLength)
+			}
+		}
+		tr.CloseIdleConnections()
+	}
+	n := 0
+	conns.Range(func(any, any) bool { n++; return true })
+	// Two requests end their server connection (/close); the others
+	// share what the proxy keeps.
+	if n > 4 {
+		t.Errorf("the server saw %d connections for %d requests", n, 2*len(cases))
+	}
+	for _, d := range decisions() {
+		if !d.Allowed {
+			t.Errorf("refused: %+v", d)
+		}
+	}
+}
+
+// TestForwardKeptConnectionClosedByServer: a kept server connection the
+// server closed meanwhile is not used; the request goes on a new one.
+func TestForwardKeptConnectionClosedByServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
+	c := client(proxy)
+	for i := 0; i < 3; i++ {
+		resp, err := c.Get("http://a.test:" + port + "/")
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "ok" {
+			t.Errorf("request %d: %q", i, body)
+		}
+		srv.CloseClientConnections()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestForwardRefusesUpgrade: a plain request cannot turn its connection
+// into something the proxy no longer reads (a WebSocket goes through
+// CONNECT, decided the same way).
+func TestForwardRefusesUpgrade(t *testing.T) {
+	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
+	c, err := net.Dial("tcp", proxy.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET http://a.test:1/ HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	data, _ := io.ReadAll(c)
+	if !strings.HasPrefix(string(data), "HTTP/1.1 400 vis-agent: the proxy does not pass on Upgrade") {
+		t.Errorf("answered %q", data)
 	}
 }
