@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -172,4 +173,22 @@ print(vis_tiny.VALUE)`, 0, "--allow-host", "pypi.example.test")
 	contains(t, "install() through the proxy", r.stdout, "tiny dep")
 	log, _ = os.ReadFile(filepath.Join(sb.folder("ok"), "host.log"))
 	contains(t, "the host's log", string(log), "network: GET pypi.example.test:"+port+" allowed")
+}
+
+// TestSandboxNetworkSocks5: a client that speaks only SOCKS5 reaches a
+// listed name on the proxy's port (curl with socks5h://, the name sent
+// to the proxy, which resolves it), and not another; the host logs both.
+func TestSandboxNetworkSocks5(t *testing.T) {
+	py := testenv.First(t)
+	w := newNetWorld(t, "")
+	sb := newSandbox(t, py, w.resolveEnv)
+	cmd := fmt.Sprintf(`socks="socks5h://${HTTP_PROXY#http://}"; curl -sS -x "$socks" http://www.example.test:%[1]s/; echo; `+
+		`curl -sS -x "$socks" http://other.test:%[1]s/ || echo REFUSED`, w.plainPort)
+	r := sb.block("socks", fmt.Sprintf(`r = shell(%q, timeout=60)
+r.wait()
+print(r.out, r.err)`, cmd), 0, allowFlags...)
+	contains(t, "curl through SOCKS5", r.stdout, "served www.example.test:"+w.plainPort, "REFUSED")
+	log, _ := os.ReadFile(filepath.Join(sb.folder("socks"), "host.log"))
+	contains(t, "the host's log", string(log), "network: SOCKS5 www.example.test:"+w.plainPort+" allowed",
+		"network: SOCKS5 other.test:"+w.plainPort+" refused: vis-agent: host other.test is not in the session's allow list")
 }

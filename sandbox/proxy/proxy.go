@@ -183,6 +183,14 @@ func (s *Server) serveConn(c net.Conn) {
 	br := bufio.NewReader(b)
 	var cur *upConn
 	defer func() { s.putIdle(cur) }()
+	c.SetReadDeadline(time.Now().Add(headerTimeout))
+	b.n.Store(maxHeaderBytes)
+	if first, err := br.Peek(1); err != nil {
+		return
+	} else if first[0] == 5 {
+		s.socks(c, br)
+		return
+	}
 	for {
 		b.n.Store(maxHeaderBytes)
 		c.SetReadDeadline(time.Now().Add(headerTimeout))
@@ -301,20 +309,7 @@ func (s *Server) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 		refuse(c, http.StatusBadRequest, err.Error())
 		return
 	}
-	ctx := context.Background()
-	up, _ := s.upstream(&url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(port))})
-	addrs, err := s.decide(ctx, host, port, up != nil)
-	var server net.Conn
-	if err == nil {
-		if up != nil {
-			server, err = connectUpstream(ctx, up, net.JoinHostPort(host, strconv.Itoa(port)))
-		} else {
-			server, err = dial(ctx, addrs, port)
-		}
-		if err != nil {
-			err = fmt.Errorf("vis-agent: cannot reach %s:%d: %w", host, port, err)
-		}
-	}
+	server, err := s.open(host, port)
 	if err != nil {
 		d.Why = err.Error()
 		s.log(d)
@@ -326,9 +321,38 @@ func (s *Server) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 		refuse(c, code, err.Error())
 		return
 	}
+	s.relay(c, br, server, "HTTP/1.1 200 Connection established\r\n\r\n", d)
+}
+
+// open decides on host:port and connects to it, or through the user's
+// upstream proxy with a CONNECT of its own.
+func (s *Server) open(host string, port int) (net.Conn, error) {
+	ctx := context.Background()
+	authority := net.JoinHostPort(host, strconv.Itoa(port))
+	up, _ := s.upstream(&url.URL{Scheme: "https", Host: authority})
+	addrs, err := s.decide(ctx, host, port, up != nil)
+	if err != nil {
+		return nil, err
+	}
+	var server net.Conn
+	if up != nil {
+		server, err = connectUpstream(ctx, up, authority)
+	} else {
+		server, err = dial(ctx, addrs, port)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vis-agent: cannot reach %s:%d: %w", host, port, err)
+	}
+	return server, nil
+}
+
+// relay answers the client with ok, then copies both ways between c
+// (whose first bytes may wait in br) and server until both ends closed,
+// and logs d with the bytes.
+func (s *Server) relay(c net.Conn, br *bufio.Reader, server net.Conn, ok string, d Decision) {
 	defer server.Close()
 	d.Allowed = true
-	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, ok); err != nil {
 		s.log(d)
 		return
 	}
@@ -353,6 +377,101 @@ func (s *Server) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	s.log(d)
 }
 
+// SOCKS5's answers (RFC 1928, section 6).
+const (
+	socksOK          = 0
+	socksNotAllowed  = 2
+	socksUnreachable = 4
+	socksNoCommand   = 7
+	socksNoAddrType  = 8
+)
+
+// socksReply is an answer with a zero bound address, which CONNECT
+// clients do not use.
+func socksReply(code byte) string { return string([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0}) }
+
+// socks serves a SOCKS5 client (RFC 1928) for those that speak nothing
+// else, on the same port: no authentication (the port is the session's
+// own), CONNECT only (no UDP, no BIND), to a name (the socks5h way,
+// resolved and decided here as for HTTP) or an address.
+func (s *Server) socks(c net.Conn, br *bufio.Reader) {
+	c.SetReadDeadline(time.Now().Add(headerTimeout))
+	read := func(n int) []byte {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return nil
+		}
+		return b
+	}
+	head := read(2)
+	if head == nil {
+		return
+	}
+	methods := read(int(head[1]))
+	if methods == nil {
+		return
+	}
+	if !slices.Contains(methods, 0) {
+		c.Write([]byte{5, 0xff})
+		return
+	}
+	if _, err := c.Write([]byte{5, 0}); err != nil {
+		return
+	}
+	req := read(4)
+	if req == nil {
+		return
+	}
+	var host string
+	switch req[3] {
+	case 1, 4:
+		a := read(map[byte]int{1: 4, 4: 16}[req[3]])
+		if a == nil {
+			return
+		}
+		ip, _ := netip.AddrFromSlice(a)
+		host = ip.Unmap().String()
+	case 3:
+		n := read(1)
+		if n == nil {
+			return
+		}
+		name := read(int(n[0]))
+		if name == nil {
+			return
+		}
+		host = string(name)
+	default:
+		io.WriteString(c, socksReply(socksNoAddrType))
+		return
+	}
+	p := read(2)
+	if p == nil {
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	d := Decision{Method: "SOCKS5", Host: host, Port: int(p[0])<<8 | int(p[1])}
+	if req[0] != 5 || req[1] != 1 {
+		d.Why = "vis-agent: the proxy's SOCKS5 takes CONNECT only"
+		s.log(d)
+		io.WriteString(c, socksReply(socksNoCommand))
+		return
+	}
+	server, err := s.open(host, d.Port)
+	if err != nil {
+		d.Why = err.Error()
+		s.log(d)
+		code := byte(socksUnreachable)
+		var r *netpolicy.Refusal
+		if errors.As(err, &r) {
+			code = socksNotAllowed
+		}
+		io.WriteString(c, socksReply(code))
+		return
+	}
+	s.relay(c, br, server, socksReply(socksOK), d)
+}
+
 func closeWrite(c net.Conn) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
@@ -361,8 +480,8 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-// connectUpstream opens a tunnel to authority through the user's proxy.
-func connectUpstream(ctx context.Context, up *url.URL, authority string) (net.Conn, error) {
+// dialUpstream connects to the user's proxy up.
+func dialUpstream(ctx context.Context, up *url.URL) (net.Conn, error) {
 	if up.Scheme != "http" && up.Scheme != "" {
 		return nil, fmt.Errorf("the upstream proxy %s: only http:// proxies are supported", up.Redacted())
 	}
@@ -375,11 +494,27 @@ func connectUpstream(ctx context.Context, up *url.URL, authority string) (net.Co
 	if err != nil {
 		return nil, fmt.Errorf("the upstream proxy %s: %w", up.Redacted(), err)
 	}
-	req := "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n"
-	if up.User != nil {
-		pw, _ := up.User.Password()
-		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(up.User.Username()+":"+pw)) + "\r\n"
+	return c, nil
+}
+
+// proxyAuthorization is the header line with the login of up's URL, ""
+// without one.
+func proxyAuthorization(up *url.URL) string {
+	if up.User == nil {
+		return ""
 	}
+	pw, _ := up.User.Password()
+	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(up.User.Username()+":"+pw)) + "\r\n"
+}
+
+// connectUpstream opens a tunnel to authority through the user's proxy.
+func connectUpstream(ctx context.Context, up *url.URL, authority string) (net.Conn, error) {
+	c, err := dialUpstream(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	req := "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n"
+	req += proxyAuthorization(up)
 	c.SetDeadline(time.Now().Add(dialTimeout))
 	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
 		c.Close()
@@ -430,18 +565,7 @@ func (s *Server) dialUp(ctx context.Context, addrs []netip.Addr, port int, up *u
 	var c net.Conn
 	var err error
 	if up != nil {
-		if up.Scheme != "http" && up.Scheme != "" {
-			return nil, fmt.Errorf("the upstream proxy %s: only http:// proxies are supported", up.Redacted())
-		}
-		hostPort := up.Host
-		if up.Port() == "" {
-			hostPort = net.JoinHostPort(up.Hostname(), "80")
-		}
-		d := net.Dialer{Timeout: dialTimeout}
-		c, err = d.DialContext(ctx, "tcp", hostPort)
-		if err != nil {
-			err = fmt.Errorf("the upstream proxy %s: %w", up.Redacted(), err)
-		}
+		c, err = dialUpstream(ctx, up)
 	} else {
 		c, err = dial(ctx, addrs, port)
 	}
@@ -675,9 +799,8 @@ func requestHead(req *http.Request, host string, port int, up *url.URL) []byte {
 	h.Del("Host")
 	h.Del("Expect")
 	h.Write(&b)
-	if up != nil && up.User != nil {
-		pw, _ := up.User.Password()
-		b.WriteString("Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(up.User.Username()+":"+pw)) + "\r\n")
+	if up != nil {
+		b.WriteString(proxyAuthorization(up))
 	}
 	switch {
 	case len(req.TransferEncoding) > 0:

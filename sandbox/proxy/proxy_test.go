@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
+	xproxy "golang.org/x/net/proxy"
 )
 
 // start serves a proxy with the rules on a loopback port and returns
@@ -283,5 +284,68 @@ func TestForwardRefusesUpgrade(t *testing.T) {
 	data, _ := io.ReadAll(c)
 	if !strings.HasPrefix(string(data), "HTTP/1.1 400 vis-agent: the proxy does not pass on Upgrade") {
 		t.Errorf("answered %q", data)
+	}
+}
+
+// TestSocks5: the same port speaks SOCKS5 for clients that speak
+// nothing else, with the same decisions: a listed name is reached (the
+// name resolved by the proxy), others are refused with "not allowed by
+// ruleset", and so is a name that resolves to a local address; only
+// CONNECT is served, and only without a login.
+func TestSocks5(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "socks "+r.Host) }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, decisions := start(t, []string{"a.test", "localhost"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
+	dialer, err := xproxy.SOCKS5("tcp", p.Host, nil, xproxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{Dial: dialer.Dial}}
+	resp, err := c.Get("http://a.test:" + port + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "socks a.test:"+port {
+		t.Errorf("through SOCKS5: %q", body)
+	}
+	for _, target := range []string{"other.test:80", "127.0.0.1:" + port, "localhost:" + port} {
+		if _, err := dialer.Dial("tcp", target); err == nil || !strings.Contains(err.Error(), "not allowed by ruleset") {
+			t.Errorf("SOCKS5 to %s: %v", target, err)
+		}
+	}
+	raw := func(send []byte, want ...byte) {
+		t.Helper()
+		conn, err := net.Dial("tcp", p.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.Write(send)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(conn, got); err != nil || string(got) != string(want) {
+			t.Errorf("sent %v: answered %v (%v), want %v", send, got, err, want)
+		}
+	}
+	raw([]byte{5, 1, 2}, 5, 0xff)                                     // a login only: no method
+	raw([]byte{5, 1, 0, 5, 3, 0, 1, 127, 0, 0, 1, 0, 53}, 5, 0, 5, 7) // UDP ASSOCIATE
+	raw([]byte{5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 53}, 5, 0, 5, 7) // BIND
+	raw([]byte{5, 1, 0, 5, 1, 0, 9}, 5, 0, 5, 8)                      // an unknown address type
+	c.CloseIdleConnections()
+	logged := map[string]bool{}
+	// A tunnel is logged when it ends.
+	for i := 0; i < 200 && !logged["SOCKS5 a.test true"]; i++ {
+		time.Sleep(10 * time.Millisecond)
+		for _, d := range decisions() {
+			logged[d.Method+" "+d.Host+" "+strconv.FormatBool(d.Allowed)] = true
+		}
+	}
+	for _, want := range []string{"SOCKS5 a.test true", "SOCKS5 other.test false", "SOCKS5 127.0.0.1 false", "SOCKS5 localhost false"} {
+		if !logged[want] {
+			t.Errorf("not logged: %s (%v)", want, logged)
+		}
 	}
 }
