@@ -349,3 +349,54 @@ func TestSocks5(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardKeptConnectionOnlyForItsAddress: a kept server connection
+// carries a later request only when that request's own decision allows
+// the address it goes to; the proxy does not follow redirects.
+func TestForwardKeptConnectionOnlyForItsAddress(t *testing.T) {
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "http://169.254.169.254/", http.StatusFound)
+			return
+		}
+		io.WriteString(w, r.Context().Value(http.LocalAddrContextKey).(net.Addr).String())
+	}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	proxy, decisions := start(t, []string{"a.test", "b.test"}, nil,
+		map[string][]netip.Addr{"a.test": loopback("127.0.0.1"), "b.test": loopback("127.0.0.2")})
+	c := client(proxy)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, name := range []string{"a.test", "b.test", "a.test", "b.test"} {
+		resp, err := c.Get("http://" + name + ":" + port + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := map[string]string{"a.test": "127.0.0.1:", "b.test": "127.0.0.2:"}[name] + port
+		if string(body) != want {
+			t.Errorf("%s was served at %s, want %s", name, body, want)
+		}
+	}
+	resp, err := c.Get("http://a.test:" + port + "/redirect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("the redirect: %s", resp.Status)
+	}
+	for _, d := range decisions() {
+		if d.Host == "169.254.169.254" {
+			t.Errorf("the proxy followed the redirect: %+v", d)
+		}
+	}
+}
