@@ -396,19 +396,18 @@ func socksReply(code byte) string { return string([]byte{5, code, 0, 1, 0, 0, 0,
 // resolved and decided here as for HTTP) or an address.
 func (s *Server) socks(c net.Conn, br *bufio.Reader) {
 	c.SetReadDeadline(time.Now().Add(headerTimeout))
+	// read returns the next n bytes; after an error, zeros (checked once
+	// at each step's end).
+	var err error
 	read := func(n int) []byte {
 		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil
+		if err == nil {
+			_, err = io.ReadFull(br, b)
 		}
 		return b
 	}
-	head := read(2)
-	if head == nil {
-		return
-	}
-	methods := read(int(head[1]))
-	if methods == nil {
+	methods := read(int(read(2)[1]))
+	if err != nil {
 		return
 	}
 	if !slices.Contains(methods, 0) {
@@ -419,34 +418,21 @@ func (s *Server) socks(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	req := read(4)
-	if req == nil {
-		return
-	}
 	var host string
 	switch req[3] {
 	case 1, 4:
-		a := read(map[byte]int{1: 4, 4: 16}[req[3]])
-		if a == nil {
-			return
-		}
-		ip, _ := netip.AddrFromSlice(a)
+		ip, _ := netip.AddrFromSlice(read(map[byte]int{1: 4, 4: 16}[req[3]]))
 		host = ip.Unmap().String()
 	case 3:
-		n := read(1)
-		if n == nil {
-			return
-		}
-		name := read(int(n[0]))
-		if name == nil {
-			return
-		}
-		host = string(name)
+		host = string(read(int(read(1)[0])))
 	default:
-		io.WriteString(c, socksReply(socksNoAddrType))
+		if err == nil {
+			io.WriteString(c, socksReply(socksNoAddrType))
+		}
 		return
 	}
 	p := read(2)
-	if p == nil {
+	if err != nil {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
