@@ -835,7 +835,7 @@ func copyBody(dst net.Conn, br *bufio.Reader, src net.Conn, n int64) (int64, err
 		m, err = io.CopyN(dst, src, n-k)
 		k += m
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	return k, err

@@ -301,7 +301,7 @@ func TestSocks5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &http.Client{Transport: &http.Transport{Dial: dialer.Dial}}
+	c := &http.Client{Transport: &http.Transport{DialContext: dialer.(xproxy.ContextDialer).DialContext}}
 	resp, err := c.Get("http://a.test:" + port + "/")
 	if err != nil {
 		t.Fatal(err)
