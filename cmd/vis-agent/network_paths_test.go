@@ -152,7 +152,8 @@ print("via", urllib.request.urlopen("http://www.example.test:` + w.plainPort + `
 // TestSandboxNetworkInstall: install() in a session with an allow list
 // runs the host's uv through the session's proxy: from an index under a
 // listed name it installs, under a name the list leaves out it fails
-// with the proxy's refusal, and the host logs both.
+// with the proxy's refusal (the error names the host and the flag, which
+// uv's own message does not), and the host logs both.
 func TestSandboxNetworkInstall(t *testing.T) {
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
@@ -163,7 +164,8 @@ func TestSandboxNetworkInstall(t *testing.T) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(index, "/simple"), "http://"))
 	// First, while uv's cache is empty.
 	r := sb.block("refused", `install("vis-tiny")`, 1, "--allow-host", "www.example.test")
-	contains(t, "install() to a host not listed", r.stderr, "pypi.example.test:"+port+"/simple) returned a 403 Forbidden")
+	contains(t, "install() to a host not listed", r.stderr, "pypi.example.test:"+port+"/simple) returned a 403 Forbidden",
+		"(the session's proxy: vis-agent: host pypi.example.test is not in the session's allow list (--allow-host))")
 	log, _ := os.ReadFile(filepath.Join(sb.folder("refused"), "host.log"))
 	contains(t, "the host's log", string(log), "network: GET pypi.example.test:"+port+" refused")
 
