@@ -754,7 +754,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, req *http.Request, cur **
 		return false
 	}
 	d.Allowed = true
-	keep, reuse, down, err := writeResponse(c, *cur, resp, !req.Close)
+	keep, reuse, down, err := writeResponse(c, *cur, resp, !req.Close, req.ProtoAtLeast(1, 1))
 	d.Down = down
 	s.log(d)
 	if err != nil || !reuse {
@@ -871,15 +871,21 @@ func readResponse(u *upConn, req *http.Request, c net.Conn) (*http.Response, err
 
 // writeResponse writes resp to the client: a body of known length, or
 // one that ends when the server closes, spliced from the server's
-// connection; a chunked one through Response.Write. keep is whether
-// the client wants its connection kept. It returns whether the client's
+// connection; a chunked one through Response.Write (to an HTTP/1.0
+// client, unchunked until the close). keep is whether the client wants
+// its connection kept. It returns whether the client's
 // connection and the server's can carry another request, and the
 // body's bytes.
-func writeResponse(c net.Conn, u *upConn, resp *http.Response, keep bool) (keepClient, reuse bool, n int64, err error) {
+func writeResponse(c net.Conn, u *upConn, resp *http.Response, keep, http11 bool) (keepClient, reuse bool, n int64, err error) {
 	if len(resp.TransferEncoding) > 0 || resp.Trailer != nil {
 		down := &counter{r: resp.Body}
 		resp.Body = io.NopCloser(down)
 		resp.Header = endToEnd(resp.Header)
+		if !http11 {
+			// An HTTP/1.0 client reads no chunks: the body, then the end.
+			keep = false
+			resp.TransferEncoding, resp.Trailer, resp.ContentLength = nil, nil, -1
+		}
 		resp.Close = !keep
 		w := bufio.NewWriterSize(c, 32<<10)
 		err := resp.Write(onlyWriter{w})

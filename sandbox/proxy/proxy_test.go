@@ -400,3 +400,27 @@ func TestForwardKeptConnectionOnlyForItsAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardChunkedToHTTP10: an HTTP/1.0 client, which reads no
+// chunks, gets a chunked answer's body as is, ended by the close.
+func TestForwardChunkedToHTTP10(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "one ")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "two")
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
+	c, err := net.Dial("tcp", proxy.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET http://a.test:"+port+"/ HTTP/1.0\r\n\r\n")
+	data, _ := io.ReadAll(c)
+	head, body, _ := strings.Cut(string(data), "\r\n\r\n")
+	if body != "one two" || strings.Contains(strings.ToLower(head), "chunked") {
+		t.Errorf("answered:\n%s", data)
+	}
+}
