@@ -718,6 +718,11 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, req *http.Request, cur **
 	var resp *http.Response
 	for attempt := 0; ; attempt++ {
 		reused := (*cur).fits(addrs, port, up)
+		if reused && !quiet((*cur).conn) {
+			// The server closed it (or said something unasked).
+			s.closeUp(*cur)
+			*cur, reused = nil, false
+		}
 		if !reused {
 			s.putIdle(*cur)
 			*cur = s.takeIdle(addrs, port, up)

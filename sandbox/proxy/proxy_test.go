@@ -255,15 +255,23 @@ func TestForwardKeptConnectionClosedByServer(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
 	c := client(proxy)
-	for i := 0; i < 3; i++ {
-		resp, err := c.Get("http://a.test:" + port + "/")
+	for i := 0; i < 4; i++ {
+		var resp *http.Response
+		var err error
+		if i%2 == 0 {
+			resp, err = c.Get("http://a.test:" + port + "/")
+		} else {
+			// A body cannot be sent twice: the connection is checked
+			// before it goes.
+			resp, err = c.Post("http://a.test:"+port+"/", "text/plain", strings.NewReader("body"))
+		}
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if string(body) != "ok" {
-			t.Errorf("request %d: %q", i, body)
+			t.Errorf("request %d: %s %q", i, resp.Status, body)
 		}
 		srv.CloseClientConnections()
 		time.Sleep(20 * time.Millisecond)
