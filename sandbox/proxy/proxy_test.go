@@ -144,20 +144,29 @@ func TestOversizedHeaderIsDropped(t *testing.T) {
 // (domain fronting on a shared server); net/http's ReadRequest already
 // takes an absolute URL's host over the header, this keeps it so.
 func TestForwardSendsTheDecidedHost(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host "+r.Host) }))
-	defer srv.Close()
+	data := rawExchange(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host "+r.Host) },
+		"GET http://a.test:PORT/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n")
+	if !strings.Contains(data, "host a.test:") {
+		t.Errorf("the server saw another host:\n%s", data)
+	}
+}
+
+// rawExchange serves handler, sends request (PORT is its port) to a
+// proxy that allows a.test there, and returns all that came back.
+func rawExchange(t *testing.T, handler http.HandlerFunc, request string) string {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	proxy, _ := start(t, []string{"allowed.test"}, nil, map[string][]netip.Addr{"allowed.test": loopback("127.0.0.1")})
+	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
 	c, err := net.Dial("tcp", proxy.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	io.WriteString(c, "GET http://allowed.test:"+port+"/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n")
+	io.WriteString(c, strings.ReplaceAll(request, "PORT", port))
 	data, _ := io.ReadAll(c)
-	if !strings.Contains(string(data), "host allowed.test:"+port) {
-		t.Errorf("the server saw another host:\n%s", data)
-	}
+	return string(data)
 }
 
 // TestForwardFraming: bodies of every framing go both ways intact
@@ -412,22 +421,12 @@ func TestForwardKeptConnectionOnlyForItsAddress(t *testing.T) {
 // TestForwardChunkedToHTTP10: an HTTP/1.0 client, which reads no
 // chunks, gets a chunked answer's body as is, ended by the close.
 func TestForwardChunkedToHTTP10(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	data := rawExchange(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "one ")
 		w.(http.Flusher).Flush()
 		io.WriteString(w, "two")
-	}))
-	defer srv.Close()
-	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	proxy, _ := start(t, []string{"a.test"}, nil, map[string][]netip.Addr{"a.test": loopback("127.0.0.1")})
-	c, err := net.Dial("tcp", proxy.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	io.WriteString(c, "GET http://a.test:"+port+"/ HTTP/1.0\r\n\r\n")
-	data, _ := io.ReadAll(c)
-	head, body, _ := strings.Cut(string(data), "\r\n\r\n")
+	}, "GET http://a.test:PORT/ HTTP/1.0\r\n\r\n")
+	head, body, _ := strings.Cut(data, "\r\n\r\n")
 	if body != "one two" || strings.Contains(strings.ToLower(head), "chunked") {
 		t.Errorf("answered:\n%s", data)
 	}
