@@ -109,7 +109,8 @@ print("again", r.version)
 // TestSandboxPatchAhead: the first checked edit of a Python file the
 // session did not write compiles only the statements it touches, once the
 // session's Python compiled the file ahead while idle: a file the
-// workspace held when the session started, and one cat() read. A file
+// workspace held when the session started, one cat() read and one the
+// block's code read with open(). A file
 // changed on disk since it was compiled ahead is compiled whole again: a
 // file broken behind the session's back stays "still invalid" after an
 // edit elsewhere in it (checked on the edited function alone, it would
@@ -161,18 +162,21 @@ def counted(path, old, new):
 `, 0)
 			ahead("start.py")
 			write("read.py", big.String())
+			write("opened.py", big.String())
 			write("stale.py", module)
-			sb.block("a", `cat("read.py"); cat("stale.py")`, 0)
+			sb.block("a", `cat("read.py"); cat("stale.py"); open("opened.py").read()`, 0)
 			ahead("read.py")
+			ahead("opened.py")
 			ahead("stale.py")
 			write("stale.py", strings.Replace(module, "for _ in range(3)]", "for _ in range(3)", 1))
 			r := sb.block("a", `
 counted("start.py", "x * 7 for", "x * 8 for")
 counted("read.py", "x * 7 for", "x * 8 for")
+counted("opened.py", "x * 7 for", "x * 8 for")
 counted("stale.py", "return w * h", "return w * h * 2")
 counted("start.py", "x * 9 for", "x * 10 for")
 `, 0)
-			contains(t, "first edits", r.stdout, "start.py part valid", "read.py part valid",
+			contains(t, "first edits", r.stdout, "start.py part valid", "read.py part valid", "opened.py part valid",
 				"stale.py whole invalid", "start.py part valid\n")
 		})
 	}

@@ -107,6 +107,12 @@ class AheadTest(unittest.TestCase):
             os.chdir(cwd)
         self.assertIsNone(ahead.key_of(42))
 
+    def test_read_but_not_written(self):
+        read = self.path("r.py", b"x = 1\n")
+        written = self.path("w.py", b"x = 1\n")
+        ahead.note_read([read, written], [written])
+        self.assertEqual(list(ahead._pending), [read])
+
     def test_stops_when_a_request_comes(self):
         p = self.path("m.py", b"x = 1\n")
         ahead.note(p)

@@ -7,7 +7,7 @@ text compiled before the edit: a text it checked itself (a patch's
 result, a file a block wrote), or one this process compiled ahead. Here
 that is, between blocks while no request comes: the workspace's Python
 files when the session starts (the newest first, within bounds), and the
-Python files cat() read since. A compiled file's content hash is kept
+Python files cat() or the blocks' code (open(), ...) read since. A compiled file's content hash is kept
 under its path, and patch() sends the one of its path: the host takes it
 only when it is the hash of the text it is about to edit, so a file
 changed since (by anyone) is compiled whole, as before. The hash is this
@@ -50,7 +50,9 @@ def is_python(path):
 
 
 def start(workspace):
-    """Queues the workspace's Python files for the first idle time."""
+    """Queues the workspace's Python files for the first idle time (and
+    forgets the files the process's start read)."""
+    _checks.take_read()
     if workspace:
         _scan.append(workspace)
 
@@ -67,6 +69,15 @@ def note(path):
     _pending[path] = None
     while len(_pending) > MAX_PENDING:
         del _pending[next(iter(_pending))]
+
+
+def note_read(paths, written=()):
+    """Queues the Python files the block's code read (vis_sandbox.checks'
+    notes), but those it wrote: the host checks those."""
+    written = set(written)
+    for path in paths:
+        if path not in written:
+            note(path)
 
 
 def key_of(path):
@@ -93,15 +104,18 @@ def idle(fd, quiet=QUIET):
         return
     import select
 
-    while _scan or _pending:
-        if select.select([fd], [], [], quiet)[0]:
-            return
-        if _scan:
-            for path in reversed(walk(_scan.pop())):
-                note(path)
-            continue
-        path, _ = _pending.popitem()
-        compile_ahead(path)
+    try:
+        while _scan or _pending:
+            if select.select([fd], [], [], quiet)[0]:
+                return
+            if _scan:
+                for path in reversed(walk(_scan.pop())):
+                    note(path)
+                continue
+            path, _ = _pending.popitem()
+            compile_ahead(path)
+    finally:
+        _checks.take_read()  # this function's own reads
 
 
 def compile_ahead(path):

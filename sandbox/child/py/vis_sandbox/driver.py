@@ -501,6 +501,9 @@ class Driver:
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more
+        read = _checks.take_read()
+        if read:
+            _ahead.note_read(read, written)
         result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
         result["preload"] = self.preload
