@@ -26,6 +26,14 @@ def scaled(x, factor=2):
     return sum(values)
 `
 
+// writeFile writes a file of the workspace.
+func (sb *sandbox) writeFile(name, text string) {
+	sb.t.Helper()
+	if err := os.WriteFile(filepath.Join(sb.ws, name), []byte(text), 0o644); err != nil {
+		sb.t.Fatal(err)
+	}
+}
+
 // TestSandboxPatchChecks: patch() on checked files, on the oldest and the
 // newest CPython: an edit that drops a closing bracket is repaired and
 // reported, one beyond repair leaves the file byte-identical and raises
@@ -37,11 +45,7 @@ func TestSandboxPatchChecks(t *testing.T) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
-			write := func(name, text string) {
-				if err := os.WriteFile(filepath.Join(sb.ws, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := sb.writeFile
 			read := func(name string) string {
 				data, err := os.ReadFile(filepath.Join(sb.ws, name))
 				if err != nil {
@@ -124,11 +128,7 @@ func TestSandboxPatchAhead(t *testing.T) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
-			write := func(name, text string) {
-				if err := os.WriteFile(filepath.Join(sb.ws, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := sb.writeFile
 			// compiled ahead: waits until the session's Python compiled
 			// the file ahead (it does between blocks, while idle).
 			ahead := func(name string) {
