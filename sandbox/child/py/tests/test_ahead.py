@@ -113,6 +113,24 @@ class AheadTest(unittest.TestCase):
         ahead.note_read([read, written], [written])
         self.assertEqual(list(ahead._pending), [read])
 
+    def test_a_failure_is_skipped(self):
+        ok = self.path("ok.py", b"x = 1\n")
+        ahead.note(ok)
+        ahead.note(self.path("bad.py", b"x = 1\n"))
+        compile_ahead = ahead.compile_ahead
+
+        def failing(path):
+            if path.endswith("bad.py"):
+                raise RuntimeError("boom")
+            compile_ahead(path)
+
+        ahead.compile_ahead = failing
+        try:
+            self.idle()
+        finally:
+            ahead.compile_ahead = compile_ahead
+        self.assertEqual(ahead.key_of(ok), key(b"x = 1\n"))
+
     def test_stops_when_a_request_comes(self):
         p = self.path("m.py", b"x = 1\n")
         ahead.note(p)

@@ -108,12 +108,14 @@ def idle(fd, quiet=QUIET):
         while _scan or _pending:
             if select.select([fd], [], [], quiet)[0]:
                 return
-            if _scan:
-                for path in reversed(walk(_scan.pop())):
-                    note(path)
+            try:
+                if _scan:
+                    for path in reversed(walk(_scan.pop())):
+                        note(path)
+                else:
+                    compile_ahead(_pending.popitem()[0])
+            except Exception:  # noqa: BLE001 (a help: it must never stop the session's process)
                 continue
-            path, _ = _pending.popitem()
-            compile_ahead(path)
     finally:
         _checks.take_read()  # this function's own reads
 
