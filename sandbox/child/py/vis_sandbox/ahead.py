@@ -15,7 +15,7 @@ process's word, as each verdict a patch gets from it is: the check helps
 the session's code, it does not limit it.
 
 Bounds: a file over MAX_FILE bytes is not compiled ahead (a request that
-comes during a compile waits for it: about 30 ms for MAX_FILE here); the
+comes during a compile waits for it: some tens of ms for MAX_FILE); the
 start's walk looks at MAX_SCAN_ENTRIES entries and queues MAX_SCAN_FILES
 files of MAX_SCAN_BYTES in all; the queue and the hashes kept are bounded
 (MAX_PENDING, MAX_KNOWN), the oldest going first.
