@@ -57,7 +57,7 @@ then 1.`,
 			for _, f := range settings.Files {
 				fmt.Fprintf(w, "# read %s\n", f)
 			}
-			fmt.Fprintf(w, "# shared packages: %s (one environment per CPython version)\n", s.layout().SharedEnvironment("X.Y"))
+			fmt.Fprintf(w, "# shared packages: %s (one environment per CPython version)\n", s.Layout().SharedEnvironment("X.Y"))
 			for _, p := range settings.Problems {
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", p)
 			}

@@ -46,7 +46,7 @@ func environmentInputs(envDir, python string) []string {
 // runtimeInputs are the paths that decided which CPython a run uses
 // (findpython.Find and Locate), the binary itself and the user's settings.
 func runtimeInputs(s Streams, libPath string, inst findpython.Install) []string {
-	l := s.layout()
+	l := s.Layout()
 	observed := []string{l.UserConfig(), l.RuntimeRecord(), libPath, filepath.Dir(inst.Executable), inst.Executable}
 	if exe, err := os.Executable(); err == nil {
 		bundle := filepath.Join(filepath.Dir(exe), findpython.BundleDir)
@@ -106,7 +106,7 @@ func saveReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choic
 	if !ok {
 		return
 	}
-	_ = pyembed.SavePlan(s.layout().Python(), pyembed.Plan{
+	_ = pyembed.SavePlan(s.Layout().Python(), pyembed.Plan{
 		Cwd: s.Dir, Environ: s.Environ(), Args: prefix, Need: need, Exact: exact,
 		Observed: slices.Concat(plan.observed, runtimeInputs(s, lib.Path, inst)),
 		Library:  lib.Path, Minor: lib.Version.Minor, Home: inst.Home,
@@ -136,7 +136,7 @@ func saveUVReplay(s Streams, args []string, pa PythonArgs, choice findpython.Cho
 		return // not the process's environment and additions: not replayable
 	}
 	plan.AddEnv = env[len(kept):]
-	l := s.layout()
+	l := s.Layout()
 	plan.Observed = slices.Concat(folderInputs(s.Dir), runtimeInputs(s, choice.Library, inst),
 		[]string{filepath.Join(paths.ExeDir(), uvwrap.BundleDir, "uv"), filepath.Join(l.Python(), "uv"), l.UVVerified()})
 	_ = pyembed.SavePlan(l.Python(), plan)

@@ -36,7 +36,7 @@ func runProxied(args []string, pa PythonArgs, s Streams) int {
 		fmt.Fprintf(s.Err, "vis-agent python: %v\n", err)
 		return code
 	}
-	st := config.Load(s.layout().UserConfig())
+	st := config.Load(s.Layout().UserConfig())
 	allow, err := netpolicy.Expand(pa.Vis.AllowHosts, st.IndexURL.Value)
 	if err == nil {
 		pa.Vis.DenyHosts, err = netpolicy.Expand(pa.Vis.DenyHosts, st.IndexURL.Value)

@@ -180,7 +180,7 @@ func runPython(args []string, s Streams) int {
 	if err != nil {
 		return fail(err)
 	}
-	l := s.layout()
+	l := s.Layout()
 	plan, err := planRun(runContext{
 		args: pa, cwd: cwd, environ: s.Environ(), inst: inst, version: lib.Version,
 		sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
@@ -223,7 +223,7 @@ func runtimeOptions(s Streams) findpython.Options {
 	return findpython.Options{
 		NativePath: s.Getenv("VIS_PYTHON_NATIVE_PATH"),
 		ExeDir:     paths.ExeDir(),
-		StateDir:   s.layout().Python(),
+		StateDir:   s.Layout().Python(),
 	}
 }
 
@@ -233,7 +233,7 @@ func loadRuntime(s Streams) (*pyembed.Library, findpython.Choice, findpython.Ins
 	if err != nil {
 		var le *findpython.LoadError
 		if choice.Source == findpython.SourceRecord && errors.As(err, &le) {
-			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.layout().RuntimeRecord())
+			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.Layout().RuntimeRecord())
 		}
 		return nil, choice, findpython.Install{}, err
 	}

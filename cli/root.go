@@ -8,7 +8,17 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 )
+
+// Streams is what every command takes from the process it runs in
+// (iostreams.Streams): commands never read os.Stdin, os.Getenv or
+// os.Getwd themselves.
+type Streams = iostreams.Streams
+
+// System is the streams of this process.
+func System() Streams { return iostreams.System() }
 
 // Version is vis-agent's version; release builds set it with -ldflags
 // "-X github.com/vis-agent/vis-agent/cli.Version=…".

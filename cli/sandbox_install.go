@@ -35,7 +35,7 @@ func sessionInstall(s Streams, f session.Folder) func() (install.Options, error)
 	return func() (install.Options, error) {
 		uv, err := locateUV(s)
 		if err == nil {
-			err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
+			err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 		}
 		if err != nil {
 			return install.Options{}, err
@@ -55,7 +55,7 @@ func sessionInstall(s Streams, f session.Folder) func() (install.Options, error)
 		if err != nil {
 			return install.Options{}, err
 		}
-		st := config.Load(s.layout().UserConfig())
+		st := config.Load(s.Layout().UserConfig())
 		return install.Options{
 			UV: uv, Python: inst.Executable, Target: target,
 			IndexURL: st.IndexURL.Value, AllowBuilds: st.SandboxAllowBuilds.Value, UVConfig: userUVConfig(s),

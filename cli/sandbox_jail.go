@@ -116,7 +116,7 @@ func (jf *jailFlags) args() []string {
 // once, and refused when it lies inside a folder the jailed code can
 // change (roots.CheckUser).
 func sessionPolicy(s Streams, flags *jailFlags, m session.Meta, f session.Folder) (protocol.Policy, error) {
-	st := config.Load(s.layout().UserConfig())
+	st := config.Load(s.Layout().UserConfig())
 	for _, problem := range st.Problems {
 		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)
 	}

@@ -143,7 +143,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, protocol.Policy{}, err
 	}
-	root := sf.s.layout().Sessions()
+	root := sf.s.Layout().Sessions()
 	folder := session.Find(root, m)
 	if err := checkProject(folder, m.Workspace); err != nil {
 		return nil, protocol.Policy{}, err
@@ -172,7 +172,7 @@ func (sf *sessionFlags) existing() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := session.Find(sf.s.layout().Sessions(), m)
+	f := session.Find(sf.s.Layout().Sessions(), m)
 	if _, err := os.Stat(f.Dir); err != nil {
 		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
 	}
@@ -249,7 +249,7 @@ Python first, with the notice.`,
 				return usageError{errors.New("give --echo or --no-echo, not both")}
 			}
 			if !echo {
-				echo = !noEcho && config.Load(sf.s.layout().UserConfig()).SandboxEcho.Value
+				echo = !noEcho && config.Load(sf.s.Layout().UserConfig()).SandboxEcho.Value
 			}
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
@@ -559,7 +559,7 @@ func networkText(r listed) string {
 
 // listRows describes the sessions of this machine.
 func listRows(s Streams) ([]listed, error) {
-	folders, err := session.All(s.layout().Sessions())
+	folders, err := session.All(s.Layout().Sessions())
 	if err != nil {
 		return nil, err
 	}
@@ -817,7 +817,7 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 				say(err)
 				return err
 			}
-			l := s.layout()
+			l := s.Layout()
 			st := config.Load(l.UserConfig())
 			own, inner := l.Own()
 			return host.Serve(host.Config{
@@ -851,7 +851,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l := s.layout()
+			l := s.Layout()
 			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
 			if err != nil {
 				return err

@@ -15,7 +15,7 @@ func loadSettings(s Streams, p *packages.Project) config.Settings {
 	if p != nil {
 		projectDir = p.Dir
 	}
-	return config.Load(config.Files(s.layout(), projectDir, s.Dir)...)
+	return config.Load(config.Files(s.Layout(), projectDir, s.Dir)...)
 }
 
 // runSettings is loadSettings for a run: the problems, which never stop
@@ -30,7 +30,7 @@ func runSettings(s Streams, p *packages.Project) config.Settings {
 
 // locateUV finds the pinned uv beside the binary or in vis-agent's folder.
 func locateUV(s Streams) (string, error) {
-	return uvwrap.Locate(paths.ExeDir(), s.layout().Home())
+	return uvwrap.Locate(paths.ExeDir(), s.Layout().Home())
 }
 
 // pinnedUV says which uv is pinned and where it was found, for --version.

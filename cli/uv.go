@@ -55,7 +55,7 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 	}
 	uv, err := locateUV(s)
 	if err == nil {
-		err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
+		err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 	}
 	if err != nil {
 		return fail(1, "%v", err)
@@ -126,7 +126,7 @@ func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
 	}
 	return packages.Resolve(packages.Request{
 		Cwd: s.Dir, Getenv: s.Getenv, Shared: pa.Vis.Shared, Active: pa.Vis.Active,
-		SharedDir: s.layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
+		SharedDir: s.Layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
 	})
 }
 
