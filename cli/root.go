@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
+	"github.com/vis-agent/vis-agent/uvwrap"
 	"io"
 	"runtime/debug"
 
@@ -131,7 +133,7 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	if len(args) > 0 && args[0] == "python" {
 		// The hot path: start-up is most of what a short python run costs,
 		// and python's command line is not a cobra command line anyway.
-		return runPython(args[1:], s)
+		return pyrun.Main(args[1:], s)
 	}
 	root := newRoot(s)
 	root.SetArgs(args)
@@ -156,10 +158,20 @@ func Main(ctx context.Context, args []string, s Streams) int {
 // (or why none loads) and the pinned uv.
 func printVersion(s Streams) {
 	fmt.Fprintf(s.Out, "vis-agent %s\n", versionLine())
-	if lib, _, inst, err := loadRuntime(s); err != nil {
+	if lib, _, inst, err := pyrun.LoadRuntime(s); err != nil {
 		fmt.Fprintf(s.Out, "CPython:   none (%v)\n", err)
 	} else {
 		fmt.Fprintf(s.Out, "CPython:   %s (%s)\n", lib.Version, inst.Prefix)
 	}
 	io.WriteString(s.Out, "uv:        "+pinnedUV(s)+"\n")
+}
+
+// pinnedUV says which uv is pinned and where it was found, for --version.
+func pinnedUV(s Streams) string {
+	v := uvwrap.Pinned().Version
+	uv, err := pyrun.LocateUV(s)
+	if err != nil {
+		return v + " (pinned; not found: " + err.Error() + ")"
+	}
+	return v + " (" + uv + ")"
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"io/fs"
 	"os"
 
@@ -24,7 +25,7 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 					return fmt.Errorf("forget the recorded runtime: %w", err)
 				}
 			}
-			lib, choice, inst, err := loadRuntime(s)
+			lib, choice, inst, err := pyrun.LoadRuntime(s)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"os"
 	"path/filepath"
 
@@ -33,14 +34,14 @@ func packageLayer(f session.Folder, version string) (string, error) {
 // (certificates, proxies).
 func sessionInstall(s Streams, f session.Folder) func() (install.Options, error) {
 	return func() (install.Options, error) {
-		uv, err := locateUV(s)
+		uv, err := pyrun.LocateUV(s)
 		if err == nil {
 			err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 		}
 		if err != nil {
 			return install.Options{}, err
 		}
-		choice, inst, err := locateRuntime(s)
+		choice, inst, err := pyrun.LocateRuntime(s)
 		if err != nil {
 			return install.Options{}, err
 		}

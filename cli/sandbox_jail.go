@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,7 +243,7 @@ func newJailRoots(p protocol.Policy, workspace, state, tmp string, warn func(str
 	return j
 }
 
-// importRoots is planRun's hook: of the import roots a file names, those
+// importRoots is pyrun.NewPlan's hook: of the import roots a file names, those
 // roots.Import keeps, resolved once; the others are left out with a
 // warning in the host's log.
 func (j *jailRoots) importRoots(paths []string, from string) []string {
@@ -264,7 +265,7 @@ func (j *jailRoots) importRoots(paths []string, from string) []string {
 
 // roots are the child's folders (see jailRoots), none without the jail;
 // extraRO are vis-agent's own (the driver, the start-up module).
-func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpython.Install, plan runPlan, extraRO ...string) (rw, ro []string) {
+func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpython.Install, plan pyrun.Plan, extraRO ...string) (rw, ro []string) {
 	if !p.Jail {
 		return nil, nil
 	}
@@ -275,12 +276,12 @@ func (j *jailRoots) roots(p protocol.Policy, lib *pyembed.Library, inst findpyth
 	if inst.Executable != "" {
 		ro = append(ro, inst.Executable)
 	}
-	if plan.envDir != "" {
+	if plan.EnvDir != "" {
 		// A project's .venv may be a symlink the jailed code planted.
-		if env, _, why := roots.Import(plan.envDir, true, j.writable); env != "" {
+		if env, _, why := roots.Import(plan.EnvDir, true, j.writable); env != "" {
 			ro = append(ro, env)
 		} else {
-			j.warn(fmt.Sprintf("the environment %s is left out of the jailed session: %s", plan.envDir, why))
+			j.warn(fmt.Sprintf("the environment %s is left out of the jailed session: %s", plan.EnvDir, why))
 		}
 	}
 	ro = append(append(append(ro, j.importRO...), extraRO...), p.ReadOnlyRoots...)

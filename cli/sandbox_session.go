@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"io"
 	"os"
 	"os/exec"
@@ -847,7 +848,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			lib, _, inst, err := loadRuntime(s)
+			lib, _, inst, err := pyrun.LoadRuntime(s)
 			if err != nil {
 				return err
 			}
@@ -890,10 +891,10 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			s.Dir = ci.Session.Workspace
 			// The same environment as `vis-agent python -c` here: the
 			// project's, or the shared packages of this CPython.
-			rc := runContext{
-				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
-				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
-				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
+			rc := pyrun.Context{
+				Args: pyrun.Args{Mode: pyrun.ModeCode}, Cwd: s.Dir, Environ: s.Environ(), Inst: inst, Version: lib.Version,
+				SharedDir: l.SharedEnvironment(lib.Version.Short()), StartupDir: l.Startup(),
+				Settings: func(p *packages.Project) config.Settings { return pyrun.RunSettings(s, p) },
 			}
 			// What the workspace holds may name import roots, not roots of
 			// the jail.
@@ -901,16 +902,16 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", msg)
 			})
 			if ci.Policy.Jail {
-				rc.importRoots = jr.importRoots
+				rc.ImportRoots = jr.importRoots
 			}
-			plan, err := planRun(rc)
+			plan, err := pyrun.NewPlan(rc)
 			if err != nil {
 				return packages.WayOut(err, sandboxWayOut)
 			}
-			for _, m := range plan.messages {
+			for _, m := range plan.Messages {
 				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
 			}
-			if err := setEnviron(plan.env); err != nil {
+			if err := pyrun.SetEnviron(plan.Env); err != nil {
 				return err
 			}
 			// An allow list: the proxy's listener in this process's own
@@ -965,7 +966,7 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 			if err := lib.InstallWriteNotes(); err != nil {
 				return err
 			}
-			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {
+			if code := lib.Main([]string{plan.Argv0, "-c", boot}, inst.Home, plan.Startup); code != 0 {
 				return exitError{code}
 			}
 			return nil

@@ -1,8 +1,9 @@
-package cli
+package pyrun
 
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"io"
 	"net"
 	"net/http"
@@ -31,7 +32,7 @@ const proxyFDEnv = "VIS_AGENT_PROXY_FD"
 // and the same command again as a child, in a network namespace of its
 // own (jail.NetworkEnv), whose listener it serves; it exits as the child
 // does. Refusals are reported on stderr, one line each.
-func runProxied(args []string, pa PythonArgs, s Streams) int {
+func runProxied(args []string, pa Args, s iostreams.Streams) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(s.Err, "vis-agent python: %v\n", err)
 		return code
