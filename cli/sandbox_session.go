@@ -250,7 +250,11 @@ Python first, with the notice.`,
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
 			defer stderr.Flush()
-			return runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, stdout, stderr)
+			err = runBlock(c, src, client.RunOptions{Timeout: d, Echo: echo, Policy: &policy}, asJSON, stdout, stderr)
+			if errors.As(err, new(exitError)) || err == nil {
+				saveRunPlan(s, cmd, c, protocol.Request{Op: protocol.OpRun, Code: src, Echo: echo, Policy: &policy})
+			}
+			return err
 		}),
 	}
 	sf.add(cmd)

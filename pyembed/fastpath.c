@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "argv.h"
+#include "plan.h"
 #include "shim.h"
 
 extern char **environ;
@@ -40,12 +41,7 @@ static int fastpath_missed;
 
 int vis_fastpath_missed(void) { return fastpath_missed; }
 
-// plan_fields walks a plan's NUL-terminated fields.
-typedef struct {
-	const char *at, *end;
-} plan_fields;
-
-static const char *next_field(plan_fields *f) {
+const char *vis_plan_field(vis_plan_fields *f) {
 	if (f->at >= f->end) {
 		return NULL;
 	}
@@ -58,9 +54,9 @@ static const char *next_field(plan_fields *f) {
 	return s;
 }
 
-// next_count reads a count field; -1 when it is not a small number.
-static long next_count(plan_fields *f) {
-	const char *s = next_field(f);
+// vis_plan_count reads a count field; -1 when it is not a small number.
+long vis_plan_count(vis_plan_fields *f) {
+	const char *s = vis_plan_field(f);
 	if (s == NULL || *s == '\0') {
 		return -1;
 	}
@@ -102,6 +98,26 @@ static void stat_signature(const char *path, char *buf, size_t size) {
 	}
 }
 
+int vis_plan_observed_hold(vis_plan_fields *f) {
+	long nobserved = vis_plan_count(f);
+	if (nobserved < 0) {
+		return 0;
+	}
+	char sig[256];
+	for (long i = 0; i < nobserved; i++) {
+		const char *path = vis_plan_field(f);
+		const char *want = vis_plan_field(f);
+		if (path == NULL || want == NULL) {
+			return 0;
+		}
+		stat_signature(path, sig, sizeof sig);
+		if (strcmp(sig, want) != 0) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 // go_cwd is the working folder as Go's os.Getwd names it: $PWD when it is
 // absolute and names the same folder as ".", else the kernel's path.
 static int go_cwd(char *buf, size_t size) {
@@ -117,7 +133,7 @@ static int go_cwd(char *buf, size_t size) {
 
 // FNV-1a, 64 bits: the plan's file name (fastpath.go's planName). Two keys
 // with the same name only share a file; the plan compares them in full.
-static uint64_t fnv_add(uint64_t h, const char *s, size_t n) {
+uint64_t vis_plan_fnv(uint64_t h, const char *s, size_t n) {
 	for (size_t i = 0; i < n; i++) {
 		h ^= (unsigned char)s[i];
 		h *= 1099511628211ULL;
@@ -125,11 +141,9 @@ static uint64_t fnv_add(uint64_t h, const char *s, size_t n) {
 	return h;
 }
 
-#define FNV_OFFSET 14695981039346656037ULL
-
-static uint64_t env_hash(uint64_t h, char **env) {
+uint64_t vis_plan_env_hash(uint64_t h, char **env) {
 	for (char **e = env; e != NULL && *e != NULL; e++) {
-		h = fnv_add(h, *e, strlen(*e) + 1);
+		h = vis_plan_fnv(h, *e, strlen(*e) + 1);
 	}
 	return h;
 }
@@ -140,10 +154,10 @@ static uint64_t env_hash(uint64_t h, char **env) {
 static uint64_t plan_name(const char *cwd, char **env, int argc, char **argv) {
 	const char *first = argc > 2 ? argv[2] : "";
 	const char *sub = argc > 3 && strcmp(first, "uv") == 0 ? argv[3] : "";
-	uint64_t h = fnv_add(FNV_OFFSET, cwd, strlen(cwd) + 1);
-	h = fnv_add(env_hash(h, env), "\1", 1);
-	h = fnv_add(h, first, strlen(first) + 1);
-	return fnv_add(h, sub, strlen(sub) + 1);
+	uint64_t h = vis_plan_fnv(VIS_PLAN_FNV_OFFSET, cwd, strlen(cwd) + 1);
+	h = vis_plan_fnv(vis_plan_env_hash(h, env), "\1", 1);
+	h = vis_plan_fnv(h, first, strlen(first) + 1);
+	return vis_plan_fnv(h, sub, strlen(sub) + 1);
 }
 
 // read_plan reads the plan file into a malloc'd buffer, if it is a regular
@@ -168,9 +182,35 @@ static char *read_plan(const char *path, size_t *len) {
 	return buf;
 }
 
+void vis_plan_act(const char *file, void (*act)(vis_plan_fields *, const char *, int, char **), const char *cwd, int argc,
+                  char **argv) {
+	size_t len = 0;
+	char *plan = read_plan(file, &len);
+	if (plan == NULL) {
+		return;
+	}
+	vis_plan_fields f = {plan, plan + len};
+	act(&f, cwd, argc, argv);
+	free(plan);
+}
+
+int vis_plan_path(char *buf, size_t size, const char *dir, uint64_t name) {
+	const char *vis_home = getenv("VIS_HOME");
+	const char *home = getenv("HOME");
+	int n;
+	if (vis_home != NULL && vis_home[0] != '\0') {
+		n = snprintf(buf, size, "%s/python/%s/%016llx", vis_home, dir, (unsigned long long)name);
+	} else if (home != NULL && home[0] != '\0') {
+		n = snprintf(buf, size, "%s/.vis/python/%s/%016llx", home, dir, (unsigned long long)name);
+	} else {
+		return 0;
+	}
+	return n > 0 && (size_t)n < size;
+}
+
 // exec_env is the environment of a plan's program: the process's (without
 // the empty variables when drop_empty), then the nadd variables at adds.
-static char **exec_env(int drop_empty, plan_fields adds, long nadd) {
+static char **exec_env(int drop_empty, vis_plan_fields adds, long nadd) {
 	long n = 0;
 	while (environ[n] != NULL) {
 		n++;
@@ -187,65 +227,52 @@ static char **exec_env(int drop_empty, plan_fields adds, long nadd) {
 		}
 	}
 	for (long i = 0; i < nadd; i++) {
-		env[n++] = (char *)next_field(&adds);
+		env[n++] = (char *)vis_plan_field(&adds);
 	}
 	return env;
 }
 
 // replay runs the plan when every field still holds, and does not return;
 // it returns when the run must be left to Go.
-static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
-	const char *s = next_field(f);
+static void replay(vis_plan_fields *f, const char *cwd, int argc, char **argv) {
+	const char *s = vis_plan_field(f);
 	if (s == NULL || strcmp(s, VIS_FASTPATH_MAGIC) != 0) {
 		return;
 	}
-	if ((s = next_field(f)) == NULL || strcmp(s, cwd) != 0) {
+	if ((s = vis_plan_field(f)) == NULL || strcmp(s, cwd) != 0) {
 		return;
 	}
 	char hash[17];
-	snprintf(hash, sizeof hash, "%016llx", (unsigned long long)env_hash(FNV_OFFSET, environ));
-	if ((s = next_field(f)) == NULL || strcmp(s, hash) != 0) {
+	snprintf(hash, sizeof hash, "%016llx", (unsigned long long)vis_plan_env_hash(VIS_PLAN_FNV_OFFSET, environ));
+	if ((s = vis_plan_field(f)) == NULL || strcmp(s, hash) != 0) {
 		return;
 	}
 	// The command line: the prefix Go parsed, then what it left to the
 	// program (a -c CODE's code, a script's arguments).
-	long nprefix = next_count(f);
+	long nprefix = vis_plan_count(f);
 	if (nprefix < 0 || nprefix > argc - 2) {
 		return;
 	}
 	for (long i = 0; i < nprefix; i++) {
-		if ((s = next_field(f)) == NULL || strcmp(s, argv[2 + i]) != 0) {
+		if ((s = vis_plan_field(f)) == NULL || strcmp(s, argv[2 + i]) != 0) {
 			return;
 		}
 	}
 	long rest = argc - 2 - nprefix;
-	long need = next_count(f);
-	const char *exact = next_field(f);
+	long need = vis_plan_count(f);
+	const char *exact = vis_plan_field(f);
 	if (need < 0 || rest < need || exact == NULL || (strcmp(exact, "1") == 0 && rest != 0)) {
 		return;
 	}
-	long nobserved = next_count(f);
-	if (nobserved < 0) {
+	if (!vis_plan_observed_hold(f)) {
 		return;
 	}
-	char sig[256];
-	for (long i = 0; i < nobserved; i++) {
-		const char *path = next_field(f);
-		const char *want = next_field(f);
-		if (path == NULL || want == NULL) {
-			return;
-		}
-		stat_signature(path, sig, sizeof sig);
-		if (strcmp(sig, want) != 0) {
-			return;
-		}
-	}
-	const char *library = next_field(f);
-	long minor = next_count(f);
-	const char *home = next_field(f);
-	const char *startup = next_field(f);
-	const char *argv0 = next_field(f);
-	long nhead = next_count(f);
+	const char *library = vis_plan_field(f);
+	long minor = vis_plan_count(f);
+	const char *home = vis_plan_field(f);
+	const char *startup = vis_plan_field(f);
+	const char *argv0 = vis_plan_field(f);
+	long nhead = vis_plan_count(f);
 	if (library == NULL || minor < 0 || home == NULL || startup == NULL || argv0 == NULL || nhead < 0) {
 		return;
 	}
@@ -255,20 +282,20 @@ static void replay(plan_fields *f, const char *cwd, int argc, char **argv) {
 	}
 	args[0] = (char *)argv0;
 	for (long i = 0; i < nhead; i++) {
-		if ((args[1 + i] = (char *)next_field(f)) == NULL) {
+		if ((args[1 + i] = (char *)vis_plan_field(f)) == NULL) {
 			free(args);
 			return;
 		}
 	}
 	memcpy(args + 1 + nhead, argv + 2 + nprefix, (size_t)rest * sizeof *args);
-	const char *program = next_field(f);
-	const char *drop_empty = next_field(f);
-	long nadd = next_count(f);
-	plan_fields adds = *f;
+	const char *program = vis_plan_field(f);
+	const char *drop_empty = vis_plan_field(f);
+	long nadd = vis_plan_count(f);
+	vis_plan_fields adds = *f;
 	for (long i = 0; i < nadd; i++) {
-		next_field(f);
+		vis_plan_field(f);
 	}
-	s = next_field(f);
+	s = vis_plan_field(f);
 	if (program == NULL || drop_empty == NULL || nadd < 0 || s == NULL || strcmp(s, "end") != 0) {
 		free(args);
 		return;
@@ -306,31 +333,11 @@ __attribute__((constructor(102))) static void vis_fastpath(int argc, char **argv
 	if (off != NULL && strcmp(off, "0") == 0) {
 		return;
 	}
-	const char *vis_home = getenv("VIS_HOME");
-	const char *home = getenv("HOME");
 	char cwd[PATH_MAX], file[PATH_MAX];
-	if (!go_cwd(cwd, sizeof cwd)) {
-		return;
-	}
-	uint64_t name = plan_name(cwd, environ, argc, argv);
-	int n;
-	if (vis_home != NULL && vis_home[0] != '\0') {
-		n = snprintf(file, sizeof file, "%s/python/" VIS_FASTPATH_DIR "/%016llx", vis_home, (unsigned long long)name);
-	} else if (home != NULL && home[0] != '\0') {
-		n = snprintf(file, sizeof file, "%s/.vis/python/" VIS_FASTPATH_DIR "/%016llx", home, (unsigned long long)name);
-	} else {
-		return;
-	}
-	if (n <= 0 || (size_t)n >= sizeof file) {
+	if (!go_cwd(cwd, sizeof cwd) ||
+	    !vis_plan_path(file, sizeof file, VIS_FASTPATH_DIR, plan_name(cwd, environ, argc, argv))) {
 		return;
 	}
 	fastpath_missed = 1;
-	size_t len = 0;
-	char *plan = read_plan(file, &len);
-	if (plan == NULL) {
-		return;
-	}
-	plan_fields f = {plan, plan + len};
-	replay(&f, cwd, argc, argv);
-	free(plan);
+	vis_plan_act(file, replay, cwd, argc, argv);
 }

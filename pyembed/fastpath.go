@@ -88,45 +88,65 @@ var errRacy = errors.New("an observed path changed too recently")
 // (~/.vis/python). A plan whose observed paths changed too recently is not
 // written.
 func SavePlan(stateDir string, p Plan) error {
-	var b bytes.Buffer
-	field := func(s string) {
-		b.WriteString(s)
-		b.WriteByte(0)
+	var b planWriter
+	b.field(C.VIS_FASTPATH_MAGIC)
+	b.field(p.Cwd)
+	b.field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
+	b.list(p.Args)
+	b.field(strconv.Itoa(p.Need))
+	b.field(flag(p.Exact))
+	if err := b.observe(p.Observed); err != nil {
+		return err
 	}
-	list := func(l []string) {
-		field(strconv.Itoa(len(l)))
-		for _, s := range l {
-			field(s)
-		}
+	b.field(p.Library)
+	b.field(strconv.Itoa(p.Minor))
+	b.field(p.Home)
+	b.field(p.Startup)
+	b.field(p.Argv0)
+	b.list(p.ArgvHead)
+	b.field(p.Exec)
+	b.field(flag(p.DropEmpty))
+	b.list(p.AddEnv)
+	return b.save(filepath.Join(stateDir, C.VIS_FASTPATH_DIR), planName(p.Cwd, p.Environ, p.Args))
+}
+
+// planWriter builds a plan of NUL-terminated fields (plan.h).
+type planWriter struct{ bytes.Buffer }
+
+func (b *planWriter) field(s string) {
+	b.WriteString(s)
+	b.WriteByte(0)
+}
+
+// list is a count, then the items.
+func (b *planWriter) list(l []string) {
+	b.field(strconv.Itoa(len(l)))
+	for _, s := range l {
+		b.field(s)
 	}
-	field(C.VIS_FASTPATH_MAGIC)
-	field(p.Cwd)
-	field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
-	list(p.Args)
-	field(strconv.Itoa(p.Need))
-	field(flag(p.Exact))
-	field(strconv.Itoa(len(p.Observed)))
+}
+
+// observe adds the observed paths with their signatures; errRacy when one
+// changed too recently for its signature to tell a later change.
+func (b *planWriter) observe(paths []string) error {
+	b.field(strconv.Itoa(len(paths)))
 	recent := time.Now().Add(-racyWindow)
-	for _, path := range p.Observed {
+	for _, path := range paths {
 		sig, changed := statSignature(path)
 		if changed.After(recent) {
 			return errRacy
 		}
-		field(path)
-		field(sig)
+		b.field(path)
+		b.field(sig)
 	}
-	field(p.Library)
-	field(strconv.Itoa(p.Minor))
-	field(p.Home)
-	field(p.Startup)
-	field(p.Argv0)
-	list(p.ArgvHead)
-	field(p.Exec)
-	field(flag(p.DropEmpty))
-	list(p.AddEnv)
-	field("end")
-	dir := filepath.Join(stateDir, C.VIS_FASTPATH_DIR)
-	if err := atomicfile.Write(filepath.Join(dir, planName(p.Cwd, p.Environ, p.Args)), b.Bytes()); err != nil {
+	return nil
+}
+
+// save ends the plan and writes it as name in dir, keeping the newest
+// maxPlans there.
+func (b *planWriter) save(dir, name string) error {
+	b.field("end")
+	if err := atomicfile.Write(filepath.Join(dir, name), b.Bytes()); err != nil {
 		return fmt.Errorf("save the run's plan: %w", err)
 	}
 	prunePlans(dir)

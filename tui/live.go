@@ -35,6 +35,12 @@ type live struct {
 	// when none does; since is when it started.
 	running string
 	since   time.Time
+	// ended counts the other clients' blocks that ended (or whose host
+	// went away), and the follows taken up again after a gap in which
+	// blocks may have ended unseen, for the REPL to refresh its panel.
+	ended int
+	// follows counts the follows of this session that started.
+	follows int
 }
 
 func newLive(s *shared, tr *transcript) *live { return &live{s: s, tr: tr} }
@@ -52,7 +58,7 @@ func (l *live) follow() tea.Cmd {
 		l.cancel()
 	}
 	l.gen++
-	l.running = ""
+	l.running, l.follows = "", 0
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	events := make(chan tea.Msg, 256)
@@ -109,6 +115,11 @@ func (l *live) Update(msg tea.Msg) tea.Cmd {
 
 func (l *live) event(ev protocol.Event) {
 	switch ev.Ev {
+	case "ok":
+		// the first follow starts with the REPL's own read of the session
+		if l.follows++; l.follows > 1 {
+			l.ended++
+		}
 	case "block":
 		switch ev.Kind {
 		case "start":
@@ -116,8 +127,10 @@ func (l *live) event(ev protocol.Event) {
 			l.tr.push(&entry{kind: kindBlock, text: strings.TrimRight(ev.Data, "\n"), label: l.running})
 			l.tr.scroll = 0
 		case "end":
-			l.ended(ev.Result)
+			l.ended++
+			l.showEnd(ev.Result)
 		case "gone":
+			l.ended++
 			if l.running != "" {
 				l.tr.add(kindProblem, "the session's host stopped while "+l.running+"'s block ran")
 			}
@@ -144,9 +157,9 @@ func (l *live) event(ev protocol.Event) {
 	}
 }
 
-// ended shows how another client's block ended: its error, as the REPL's
-// own blocks show theirs.
-func (l *live) ended(res *protocol.Result) {
+// showEnd shows how another client's block ended: its error, as the
+// REPL's own blocks show theirs.
+func (l *live) showEnd(res *protocol.Result) {
 	l.running = ""
 	if res == nil || res.Error == nil {
 		return

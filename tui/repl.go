@@ -142,7 +142,7 @@ func (m *Model) Init() tea.Cmd {
 
 func (m *Model) refresh() tea.Cmd {
 	s := m.s.sess
-	m.seen.blocks = blocksStamp(s) // before the read: a block ending later is seen
+	m.seen.blocks = m.live.ended // before the read: a block ending later is seen
 	// defs first: it starts the session's host when none runs
 	return tea.Sequence(func() tea.Msg {
 		data, err := s.Defs(client.DefsOptions{JSON: true})
@@ -223,7 +223,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			// the block it asked about has ended
 			m.confirm, m.s.hint = "", ""
 		}
-		return cmd
+		return tea.Batch(cmd, m.othersRan())
 	case attachmentsMsg:
 		// every component gets the list; the open viewer follows it
 		// unless a comment on its version is being written

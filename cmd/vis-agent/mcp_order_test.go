@@ -26,8 +26,10 @@ type rawMCP struct {
 	mu      sync.Mutex
 	answers map[float64]map[string]any
 	notes   []string // progress notifications: "TOKEN: message"
-	arrived chan struct{}
-	done    chan struct{}
+	// progress are the progress values of each token, in order.
+	progress map[string][]float64
+	arrived  chan struct{}
+	done     chan struct{}
 }
 
 func startRawMCP(t *testing.T, sb *sandbox, session string) *rawMCP {
@@ -45,7 +47,7 @@ func startRawMCP(t *testing.T, sb *sandbox, session string) *rawMCP {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &rawMCP{t: t, cmd: cmd, stdin: stdin, answers: map[float64]map[string]any{}, arrived: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &rawMCP{t: t, cmd: cmd, stdin: stdin, answers: map[float64]map[string]any{}, progress: map[string][]float64{}, arrived: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		r := bufio.NewReader(stdout)
@@ -58,6 +60,9 @@ func startRawMCP(t *testing.T, sb *sandbox, session string) *rawMCP {
 					c.answers[id] = m
 				} else if p, ok := m["params"].(map[string]any); ok && m["method"] == "notifications/progress" {
 					c.notes = append(c.notes, fmt.Sprintf("%v: %v", p["progressToken"], p["message"]))
+					v, _ := p["progress"].(float64)
+					token := fmt.Sprint(p["progressToken"])
+					c.progress[token] = append(c.progress[token], v)
 				}
 				c.mu.Unlock()
 				select {
@@ -308,6 +313,31 @@ func TestMCPOutputShaping(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSuffix(rest, "\n"), "\n") {
 		if !regexp.MustCompile(`^(row \d{4} x{20}|\[\.\.\. .* cut here \.\.\.\])$`).MatchString(l) {
 			t.Errorf("a line cut in the middle: %q", l)
+		}
+	}
+}
+
+// TestMCPOwnWaitProgress: a call that waits behind the same client's
+// earlier call says so in its progress, whose values keep growing into
+// its block's own run.
+func TestMCPOwnWaitProgress(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	c := startRawMCP(t, sb, "own-wait")
+	c.call(1, "python", map[string]any{"code": "import time\ntime.sleep(3)\nprint('first')"})
+	c.call(2, "python", map[string]any{"code": "import time\ntime.sleep(1.5)\nprint('second')"})
+	if text, isErr := c.text(2); isErr || text != "second\n" {
+		t.Errorf("the second call: %q (error %v)", text, isErr)
+	}
+	c.mu.Lock()
+	notes, values := strings.Join(c.notes, "\n"), c.progress["p2"]
+	c.mu.Unlock()
+	contains(t, "progress of a call behind its client's own", notes, "p2: waiting for this client's earlier calls (", "p2: the block has run for")
+	if strings.Contains(notes, "p1: waiting") {
+		t.Errorf("the first call reported a wait:\n%s", notes)
+	}
+	for i := 1; i < len(values); i++ {
+		if values[i] <= values[i-1] {
+			t.Errorf("call 2's progress does not grow: %v", values)
 		}
 	}
 }

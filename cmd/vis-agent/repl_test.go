@@ -661,3 +661,53 @@ func TestReplRestartFreshAndDrop(t *testing.T) {
 	tm.typed("/restart --everything")
 	tm.waitFor("use /restart, /restart --fresh or /restart --drop NAME [NAME ...]")
 }
+
+// TestReplEchoOff: with --no-echo, and with echo = false in the settings,
+// a block's trailing expression shows nothing in the REPL (its prints do),
+// where without either it shows the value's repr.
+func TestReplEchoOff(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	// The pane runs the REPL three times: with --no-echo, with the
+	// setting (written while the pane waits), with neither.
+	script := fmt.Sprintf("%[1]s sandbox repl --no-echo; echo repl-exit=$?; read line; clear; %[1]s sandbox repl; echo repl-exit=$?; read line; clear; %[1]s sandbox repl --session other; sleep 600", sb.bin)
+	tm := newTerm(t, sb.env, sb.ws, 100, 24, "sh", "-c", script)
+	config := filepath.Join(sb.home, "config.toml")
+	for _, how := range []string{"--no-echo", "echo = false"} {
+		tm.waitFor(">>>", "Python 3.")
+		tm.typed("'echo-' + 'value'")
+		tm.typed("print('printed', 6 * 8)")
+		tm.waitFor("printed 48")
+		tm.waitForIdle()
+		if s := tm.screen(); strings.Contains(s, "echo-value") {
+			t.Errorf("%s: the trailing expression's value is shown:\n%s", how, s)
+		}
+		tm.typed("/quit")
+		tm.waitFor("repl-exit=0")
+		if how == "--no-echo" {
+			if err := os.WriteFile(config, []byte("[sandbox]\necho = false\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			os.Remove(config)
+		}
+		tm.keys("Enter")
+		tm.waitForGone("repl-exit=0")
+	}
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("'echo-' + 'value'")
+	tm.waitFor("'echo-value'")
+}
+
+// TestReplSeesBlocksAcrossHosts: a block another client runs in a new
+// host of the REPL's session (the old one stopped) reaches the panel too,
+// also when it ended before the live view followed the new host.
+func TestReplSeesBlocksAcrossHosts(t *testing.T) {
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
+	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
+	for i, name := range []string{"first_helper", "second_helper"} {
+		sb.run("stop", "--session", "default")
+		sb.block("default", fmt.Sprintf("def %s():\n    \"\"\"Block %d.\"\"\"", name, i), 0)
+		tm.waitFor(name+"()", fmt.Sprintf("Block %d.", i))
+	}
+}

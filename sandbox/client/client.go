@@ -432,10 +432,10 @@ func (s *Session) Report(stdout string, res protocol.Result) Report {
 	return r
 }
 
-// Follow is the session's live view: fn sees the blocks other clients run
-// (not s.Client's own) as they run, "block" events around their "note"
-// and "out" events, until ctx ends or the host stops (the error then says
-// why). The host must be running.
+// Follow is the session's live view: fn sees the host's "ok" once it
+// follows, then the blocks other clients run (not s.Client's own) as they
+// run, "block" events around their "note" and "out" events, until ctx ends
+// or the host stops (the error then says why). The host must be running.
 func (s *Session) Follow(ctx context.Context, fn func(protocol.Event)) error {
 	c, err := s.connect(false)
 	if err != nil {
@@ -455,6 +455,7 @@ func (s *Session) Follow(ctx context.Context, fn func(protocol.Event)) error {
 	if ev.Ev != protocol.EvOK {
 		return fmt.Errorf("follow the session: %s", ev.Message)
 	}
+	fn(ev)
 	for {
 		ev = protocol.Event{}
 		if err := pc.Receive(&ev); err != nil {

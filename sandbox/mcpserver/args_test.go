@@ -15,19 +15,8 @@ import (
 // TestArgumentErrors: a tool called with wrong arguments answers one
 // sentence naming the argument, not the schema validator's report.
 func TestArgumentErrors(t *testing.T) {
-	sv := newServer(Config{Session: &client.Session{Meta: session.Meta{Name: "default", Workspace: "/w"}}})
-	ct, st := mcp.NewInMemoryTransports()
+	cs := inMemoryClient(t, Config{Session: &client.Session{Meta: session.Meta{Name: "default", Workspace: "/w"}}})
 	ctx := context.Background()
-	ss, err := sv.srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "args", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	for _, tc := range []struct {
 		tool, args, want string
 	}{
@@ -53,4 +42,24 @@ func TestArgumentErrors(t *testing.T) {
 			t.Errorf("%s %s: %q", tc.tool, tc.args, text)
 		}
 	}
+}
+
+// inMemoryClient is a client connected to a server of cfg in memory, both
+// closed when the test ends.
+func inMemoryClient(t *testing.T, cfg Config) *mcp.ClientSession {
+	t.Helper()
+	sv := newServer(cfg)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := sv.srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: t.Name(), Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }

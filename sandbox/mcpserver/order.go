@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -166,12 +167,23 @@ func (o *order) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer cancel()
 		}
 		n := o.arrive()
-		if call, ok := req.(*mcp.CallToolRequest); ok && unordered(call.Params.Name) {
+		arrived := time.Now()
+		ctx = context.WithValue(ctx, arrivedKey{}, arrived)
+		call, _ := req.(*mcp.CallToolRequest)
+		if call != nil && unordered(call.Params.Name) {
 			o.finish(n)
 			return next(ctx, method, req)
 		}
 		defer o.finish(n)
-		if !o.turn(ctx, n) {
+		stop := func() {}
+		if call != nil {
+			stop = progress(ctx, call, func() string {
+				return fmt.Sprintf("waiting for this client's earlier calls (%.0f s)", time.Since(arrived).Seconds())
+			})
+		}
+		ok := o.turn(ctx, n)
+		stop()
+		if !ok {
 			return errorResult(errWithdrawn), nil
 		}
 		return next(ctx, method, req)

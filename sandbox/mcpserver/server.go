@@ -283,7 +283,7 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 	// waits behind another client's, or interrupts it (never another
 	// block); its result still arrives, and is dropped with the request.
 	phase, since := "", time.Now() // "wait" while another client's block runs
-	stopProgress := sv.progress(ctx, req, func() string {
+	stopProgress := progress(ctx, req, func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		secs := time.Since(since).Seconds()
@@ -384,11 +384,17 @@ func agentText(notes []string, printed string, res protocol.Result, timeout time
 	return b.String()
 }
 
-// progress reports progress every second while a block runs, when the
-// client asked for it (a progress token); the returned func stops it.
-// Timers rather than a goroutine: a call that ends within the second
-// costs no extra wake-up.
-func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, message func() string) (stop func()) {
+// arrivedKey is the context key of the time a tools/call reached the
+// handlers (order's middleware sets it): its progress counts from then,
+// so that it only grows from the wait for the client's earlier calls to
+// the block's own run.
+type arrivedKey struct{}
+
+// progress reports progress every second while a call waits or its block
+// runs, when the client asked for it (a progress token); the returned func
+// stops it. Timers rather than a goroutine: a call that ends within the
+// second costs no extra wake-up.
+func progress(ctx context.Context, req *mcp.CallToolRequest, message func() string) (stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil {
 		return func() {}
@@ -398,7 +404,10 @@ func (sv *server) progress(ctx context.Context, req *mcp.CallToolRequest, messag
 		stopped bool
 		t       *time.Timer
 	)
-	started := time.Now()
+	started, ok := ctx.Value(arrivedKey{}).(time.Time)
+	if !ok {
+		started = time.Now()
+	}
 	var tick func()
 	tick = func() {
 		secs := time.Since(started).Seconds()

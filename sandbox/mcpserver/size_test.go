@@ -6,8 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -22,21 +20,9 @@ const maxToolsList = 8000
 // under maxToolsList characters of JSON. VIS_PRINT_TOOLS_LIST=1 prints the
 // figure (BENCHMARKS.md).
 func TestToolsListSize(t *testing.T) {
-	sv := newServer(Config{Session: &client.Session{Meta: session.Meta{Name: "default", Workspace: "/home/someone/projects/analysis"}},
+	cs := inMemoryClient(t, Config{Session: &client.Session{Meta: session.Meta{Name: "default", Workspace: "/home/someone/projects/analysis"}},
 		Policy: protocol.Policy{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096}, Echo: true})
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := sv.srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "size", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
+	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

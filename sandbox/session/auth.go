@@ -99,6 +99,12 @@ func (f Folder) Connect() (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoHost, err)
 	}
+	// The key goes to a host of this user only (as the host lets in only
+	// clients of its user).
+	if err := samePeerUser(c); err != nil {
+		c.Close()
+		return nil, errors.New("the process listening on the session's socket runs as another user: it is not sent the session's key")
+	}
 	key, err := f.readKey()
 	if err == nil {
 		err = protocol.Write(c, keyLine{V: protocol.Version, Key: string(key)})

@@ -120,12 +120,6 @@ func All(root string) ([]Folder, error) {
 
 func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
 
-// BlocksFile is the session's block counter, which its Python process
-// rewrites at the end of every block, whichever client ran it (COUNTER of
-// vis_sandbox/state.py, in the state folder the child keeps its snapshot
-// in): a watcher reads it to learn that blocks ran.
-func (f Folder) BlocksFile() string { return filepath.Join(f.StateDir(), "blocks") }
-
 // StateDir is the folder where the child keeps the session's snapshot, of
 // its own so that the jailed code, which may write there, cannot reach
 // the host's files beside it (socket, record, locks).
@@ -273,8 +267,8 @@ func (f Folder) Running() bool {
 // SocketPath is the session's unix socket.
 func (f Folder) SocketPath() string { return f.path(sockFile) }
 
-// maxSocketPath is what fits in sockaddr_un.sun_path with its NUL.
-const maxSocketPath = 107
+// MaxSocketPath is what fits in sockaddr_un.sun_path with its NUL.
+const MaxSocketPath = 107
 
 // Listen makes the session's socket (0600), replacing a stale one.
 func (f Folder) Listen() (net.Listener, error) {
@@ -312,7 +306,7 @@ func (f Folder) dial() (net.Conn, error) {
 // descriptor of the folder (/proc/self/fd/N/sock, Linux).
 func (f Folder) viaShortPath(fn func(string) error) error {
 	p := f.SocketPath()
-	if len(p) <= maxSocketPath {
+	if len(p) <= MaxSocketPath {
 		return fn(p)
 	}
 	dir, err := os.Open(f.Dir)
@@ -322,7 +316,7 @@ func (f Folder) viaShortPath(fn func(string) error) error {
 	defer dir.Close()
 	short := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), sockFile)
 	if _, err := os.Stat(filepath.Dir(short)); err != nil {
-		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, maxSocketPath)
+		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, MaxSocketPath)
 	}
 	return fn(short)
 }

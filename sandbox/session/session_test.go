@@ -35,7 +35,7 @@ func TestSocketOfADeepFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.SocketPath()) <= maxSocketPath {
+	if len(f.SocketPath()) <= MaxSocketPath {
 		t.Fatalf("path not deep enough: %d", len(f.SocketPath()))
 	}
 	ln, err := f.Listen()

@@ -1,0 +1,81 @@
+package pyembed
+
+/*
+#include "runpath.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+)
+
+// RunPlan is a warm `sandbox run -c CODE` as runpath.c carries it to the
+// session's running host before the Go runtime starts, when the same
+// command line (up to the code) runs again in the same workspace with the
+// same environment and none of the observed paths has changed.
+type RunPlan struct {
+	// Workspace is the working folder as the kernel names it (getcwd),
+	// which is the session's workspace; Environ the process's environment,
+	// of which the plan keeps a hash.
+	Workspace string
+	Environ   []string
+	// Args are the arguments between `run` and the code, ending with -c or
+	// --code.
+	Args []string
+	// Observed are the paths the request was decided from (the user's
+	// settings, the binary).
+	Observed []string
+	// Socket and Key are the session's socket and key file.
+	Socket, Key string
+	// Request is the run request's JSON object without its code and
+	// client, which runpath.c adds.
+	Request []byte
+}
+
+// ProtocolVersion and MaxLine (also as text) are what runpath.c speaks
+// (runpath.h): runpath_test.go holds them to package protocol's.
+const (
+	ProtocolVersion = C.VIS_RUNPATH_VERSION
+	MaxLine         = C.VIS_RUNPATH_MAX_LINE
+	MaxLineText     = C.VIS_RUNPATH_MAX_LINE_TEXT
+)
+
+// RunPathMissed reports whether this `sandbox run` looked for a run plan
+// and could not carry its block: then it should save its own.
+func RunPathMissed() bool { return C.vis_runpath_missed() != 0 }
+
+// SaveRunPlan writes p where runpath.c finds it, under stateDir
+// (~/.vis/python).
+func SaveRunPlan(stateDir string, p RunPlan) error {
+	if len(p.Request) < 2 || p.Request[0] != '{' || p.Request[len(p.Request)-1] != '}' {
+		return fmt.Errorf("save the run's plan: the request %q is not a JSON object", p.Request)
+	}
+	var b planWriter
+	b.field(C.VIS_RUNPATH_MAGIC)
+	b.field(p.Workspace)
+	b.field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
+	b.list(p.Args)
+	if err := b.observe(p.Observed); err != nil {
+		return err
+	}
+	b.field(p.Socket)
+	b.field(p.Key)
+	b.field(string(p.Request[1:]))
+	return b.save(filepath.Join(stateDir, C.VIS_RUNPATH_DIR), runPlanName(p.Workspace, p.Environ, p.Args))
+}
+
+// runPlanName is runpath.c's run_name: FNV-1a of the workspace, each
+// variable and each argument, each ended by a NUL, with a 2 before the
+// arguments.
+func runPlanName(workspace string, environ, args []string) string {
+	h := fnv.New64a()
+	h.Write(append([]byte(workspace), 0))
+	envHash(h, environ)
+	h.Write([]byte{2})
+	for _, a := range args {
+		h.Write(append([]byte(a), 0))
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}

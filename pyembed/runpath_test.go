@@ -1,0 +1,45 @@
+package pyembed
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// runpath.c speaks the protocol of package protocol.
+func TestRunPathProtocol(t *testing.T) {
+	if ProtocolVersion != strconv.Itoa(protocol.Version) {
+		t.Errorf("runpath.h's version %s, protocol.Version %d", ProtocolVersion, protocol.Version)
+	}
+	if MaxLine != protocol.MaxLine || MaxLineText != strconv.Itoa(protocol.MaxLine) {
+		t.Errorf("runpath.h's longest message %d (%s), protocol.MaxLine %d", MaxLine, MaxLineText, protocol.MaxLine)
+	}
+}
+
+// A run plan holds the request without its opening brace, under the name
+// runpath.c computes; a request that is not an object is not saved.
+func TestSaveRunPlan(t *testing.T) {
+	dir := t.TempDir()
+	p := RunPlan{Workspace: "/w", Environ: []string{"A=1"}, Args: []string{"--session", "s", "-c"},
+		Socket: "/s/sock", Key: "/s/key", Request: []byte(`{"v":1,"op":"run"}`)}
+	if err := SaveRunPlan(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "runpath", runPlanName(p.Workspace, p.Environ, p.Args)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Split(string(data), "\x00")
+	want := []string{"vis-runpath-1", "/w"}
+	if fields[0] != want[0] || fields[1] != want[1] || !strings.Contains(string(data), "\x00/s/sock\x00/s/key\x00\"v\":1,\"op\":\"run\"}\x00end\x00") {
+		t.Errorf("plan %q", data)
+	}
+	p.Request = []byte("null")
+	if SaveRunPlan(dir, p) == nil {
+		t.Error("a request that is not an object was saved")
+	}
+}
