@@ -38,14 +38,11 @@ type failure struct{ err error }
 
 func (f failure) Error() string { return f.err.Error() }
 
-// usageError is a bad command line found by a command itself (or by the
-// python command line's parser): status 2, as for one cobra refuses.
+// usageError is a bad command line found by a command itself: status 2,
+// as for one cobra refuses.
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
-
-// usageErr is a usageError with a formatted message.
-func usageErr(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // runE is every command's one error adapter: a usageError keeps status 2,
 // an exitError its status, and any other error is a failure (status 1).
