@@ -21,7 +21,7 @@ func (sf *sessionFlags) completeSessions(_ *cobra.Command, _ []string, prefix st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	folders, _ := session.All(sf.s.layout().Sessions())
+	folders, _ := session.All(sf.s.Layout().Sessions())
 	var names []string
 	for _, f := range folders {
 		if m, err := f.Meta(); err == nil && m.Workspace == ws && strings.HasPrefix(m.Name, prefix) {

@@ -35,7 +35,7 @@ func complete(t *testing.T, s Streams, args ...string) []string {
 func TestCompleteSessionsAndAttachments(t *testing.T) {
 	s, _, _ := testStreams(t, nil)
 	ws, _ := filepath.EvalSymlinks(s.Dir)
-	root := s.layout().Sessions()
+	root := s.Layout().Sessions()
 	for _, m := range []session.Meta{{Name: "default", Workspace: ws}, {Name: "analysis", Workspace: ws}, {Name: "elsewhere", Workspace: t.TempDir()}} {
 		if _, err := session.Create(root, m); err != nil {
 			t.Fatal(err)

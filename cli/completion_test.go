@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,7 @@ func TestCompletePython(t *testing.T) {
 // `vis-agent help python` is the same full help as `vis-agent python -h`.
 func TestHelpPython(t *testing.T) {
 	s, out, _ := testStreams(t, nil)
-	if code := Main(context.Background(), []string{"help", "python"}, s); code != 0 || out.String() != pythonHelp {
+	if code := Main(context.Background(), []string{"help", "python"}, s); code != 0 || out.String() != pyrun.Help {
 		t.Errorf("help python: status %d, output:\n%s", code, out)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ then 1.`,
 				// and show the settings of the files found without it.
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", oneLine(err))
 			}
-			settings := loadSettings(s, project)
+			settings := pyrun.LoadSettings(s, project)
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "python.source_paths = %s  # %s\n", quotedList(settings.SourcePaths.Value), settings.SourcePaths.From)
 			fmt.Fprintf(w, "python.index_url = %s  # %s\n", strconv.Quote(settings.IndexURL.Value), settings.IndexURL.From)
@@ -57,7 +58,7 @@ then 1.`,
 			for _, f := range settings.Files {
 				fmt.Fprintf(w, "# read %s\n", f)
 			}
-			fmt.Fprintf(w, "# shared packages: %s (one environment per CPython version)\n", s.layout().SharedEnvironment("X.Y"))
+			fmt.Fprintf(w, "# shared packages: %s (one environment per CPython version)\n", s.Layout().SharedEnvironment("X.Y"))
 			for _, p := range settings.Problems {
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", p)
 			}

@@ -4,11 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
+	"github.com/vis-agent/vis-agent/uvwrap"
 	"io"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 )
+
+// Streams is what every command takes from the process it runs in
+// (iostreams.Streams): commands never read os.Stdin, os.Getenv or
+// os.Getwd themselves.
+type Streams = iostreams.Streams
+
+// System is the streams of this process.
+func System() Streams { return iostreams.System() }
 
 // Version is vis-agent's version; release builds set it with -ldflags
 // "-X github.com/vis-agent/vis-agent/cli.Version=…".
@@ -26,14 +38,11 @@ type failure struct{ err error }
 
 func (f failure) Error() string { return f.err.Error() }
 
-// usageError is a bad command line found by a command itself (or by the
-// python command line's parser): status 2, as for one cobra refuses.
+// usageError is a bad command line found by a command itself: status 2,
+// as for one cobra refuses.
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
-
-// usageErr is a usageError with a formatted message.
-func usageErr(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // runE is every command's one error adapter: a usageError keeps status 2,
 // an exitError its status, and any other error is a failure (status 1).
@@ -122,7 +131,7 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	if len(args) > 0 && args[0] == "python" {
 		// The hot path: start-up is most of what a short python run costs,
 		// and python's command line is not a cobra command line anyway.
-		return runPython(args[1:], s)
+		return pyrun.Main(args[1:], s)
 	}
 	root := newRoot(s)
 	root.SetArgs(args)
@@ -147,10 +156,20 @@ func Main(ctx context.Context, args []string, s Streams) int {
 // (or why none loads) and the pinned uv.
 func printVersion(s Streams) {
 	fmt.Fprintf(s.Out, "vis-agent %s\n", buildVersion())
-	if lib, _, inst, err := loadRuntime(s); err != nil {
+	if lib, _, inst, err := pyrun.LoadRuntime(s); err != nil {
 		fmt.Fprintf(s.Out, "CPython:   none (%v)\n", err)
 	} else {
 		fmt.Fprintf(s.Out, "CPython:   %s (%s)\n", lib.Version, inst.Prefix)
 	}
 	io.WriteString(s.Out, "uv:        "+pinnedUV(s)+"\n")
+}
+
+// pinnedUV says which uv is pinned and where it was found, for --version.
+func pinnedUV(s Streams) string {
+	v := uvwrap.Pinned().Version
+	uv, err := pyrun.LocateUV(s)
+	if err != nil {
+		return v + " (pinned; not found: " + err.Error() + ")"
+	}
+	return v + " (" + uv + ")"
 }

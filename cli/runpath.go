@@ -42,7 +42,7 @@ func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.
 	// The policy must be the settings' alone: roots are resolved through
 	// links that may change without the settings changing.
 	p := req.Policy
-	st := config.Load(s.layout().UserConfig())
+	st := config.Load(s.Layout().UserConfig())
 	if p == nil || len(p.Roots)+len(p.ReadOnlyRoots) > 0 || len(st.Problems) > 0 {
 		return
 	}
@@ -58,9 +58,9 @@ func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.
 	if err != nil {
 		return
 	}
-	_ = pyembed.SaveRunPlan(s.layout().Python(), pyembed.RunPlan{
+	_ = pyembed.SaveRunPlan(s.Layout().Python(), pyembed.RunPlan{
 		Workspace: c.Meta.Workspace, Environ: s.Environ(), Args: args[3 : len(args)-1],
-		Observed: []string{s.layout().UserConfig(), exe},
+		Observed: []string{s.Layout().UserConfig(), exe},
 		Socket:   c.Folder.SocketPath(), Key: c.Folder.KeyPath(), Request: body,
 	})
 }

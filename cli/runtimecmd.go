@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"io/fs"
 	"os"
 
@@ -18,13 +19,13 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 		Short: "Show which CPython vis-agent python loads, and from where",
 		Args:  cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			record := s.layout().RuntimeRecord()
+			record := s.Layout().RuntimeRecord()
 			if forget {
 				if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return fmt.Errorf("forget the recorded runtime: %w", err)
 				}
 			}
-			lib, choice, inst, err := loadRuntime(s)
+			lib, choice, inst, err := pyrun.LoadRuntime(s)
 			if err != nil {
 				return err
 			}
@@ -38,7 +39,7 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(w, "home:       %s\n", inst.Home)
 			}
 			fmt.Fprintf(w, "record:     %s\n", recordState(record, choice))
-			fmt.Fprintf(w, "shared:     %s\n", s.layout().SharedEnvironment(lib.Version.Short()))
+			fmt.Fprintf(w, "shared:     %s\n", s.Layout().SharedEnvironment(lib.Version.Short()))
 			return nil
 		}),
 	}

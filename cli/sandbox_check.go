@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ entry "vis-agent sandbox check", with the files staged.`,
 
 // pythonChecker checks Python files with the embedded CPython.
 func pythonChecker(s Streams) (check.Checker, error) {
-	lib, _, inst, err := loadRuntime(s)
+	lib, _, inst, err := pyrun.LoadRuntime(s)
 	if err != nil {
 		return check.Checker{}, err
 	}

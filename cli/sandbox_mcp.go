@@ -51,7 +51,7 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			st := config.Load(s.layout().UserConfig())
+			st := config.Load(s.Layout().UserConfig())
 			maxAttach := int64(st.SandboxMaxAttachmentMB.Value) << 20
 			err = mcpserver.Run(ctx, mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
 				MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !noEcho}, mcpserver.Stdio(s.In, wire))

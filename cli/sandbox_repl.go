@@ -71,6 +71,6 @@ func runRepl(sf sessionFlags, jf *jailFlags, noEcho bool) error {
 		}
 		return c, err
 	}
-	noEcho = noEcho || !config.Load(s.layout().UserConfig()).SandboxEcho.Value
-	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.layout().History(), NoEcho: noEcho}, s.In, s.Out)
+	noEcho = noEcho || !config.Load(s.Layout().UserConfig()).SandboxEcho.Value
+	return tui.Run(tui.Config{Session: c, Open: open, HistoryDir: s.Layout().History(), NoEcho: noEcho}, s.In, s.Out)
 }

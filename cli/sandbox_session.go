@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -20,13 +19,10 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/host"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/proxy"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -143,7 +139,7 @@ func (sf *sessionFlags) open(jf *jailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, protocol.Policy{}, err
 	}
-	root := sf.s.layout().Sessions()
+	root := sf.s.Layout().Sessions()
 	folder := session.Find(root, m)
 	if err := checkProject(folder, m.Workspace); err != nil {
 		return nil, protocol.Policy{}, err
@@ -172,7 +168,7 @@ func (sf *sessionFlags) existing() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := session.Find(sf.s.layout().Sessions(), m)
+	f := session.Find(sf.s.Layout().Sessions(), m)
 	if _, err := os.Stat(f.Dir); err != nil {
 		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
 	}
@@ -249,7 +245,7 @@ Python first, with the notice.`,
 				return usageError{errors.New("give --echo or --no-echo, not both")}
 			}
 			if !echo {
-				echo = !noEcho && config.Load(sf.s.layout().UserConfig()).SandboxEcho.Value
+				echo = !noEcho && config.Load(sf.s.Layout().UserConfig()).SandboxEcho.Value
 			}
 			stdout, stderr := terminalSafe(s.Out, s.OutTerminal && !raw), terminalSafe(s.Err, s.ErrTerminal && !raw)
 			defer stdout.Flush()
@@ -563,7 +559,7 @@ func networkText(r listed) string {
 
 // listRows describes the sessions of this machine.
 func listRows(s Streams) ([]listed, error) {
-	folders, err := session.All(s.layout().Sessions())
+	folders, err := session.All(s.Layout().Sessions())
 	if err != nil {
 		return nil, err
 	}
@@ -772,14 +768,6 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 	return cmd
 }
 
-// envInt reads an integer setting, else def.
-func envInt(s Streams, name string, def int64) int64 {
-	if v, err := strconv.ParseInt(strings.TrimSpace(s.Getenv(name)), 10, 64); err == nil {
-		return v
-	}
-	return def
-}
-
 func newSandboxHostCmd(s Streams) *cobra.Command {
 	var dir, policy string
 	cmd := &cobra.Command{
@@ -788,53 +776,10 @@ func newSandboxHostCmd(s Streams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			ready := os.NewFile(3, "ready")
-			say := func(err error) {
-				if ready == nil {
-					return
-				}
-				msg := "ok"
-				if err != nil {
-					msg = strings.ReplaceAll(err.Error(), "\n", " ")
-				}
-				fmt.Fprintln(ready, msg)
-				ready.Close()
-				ready = nil
-			}
-			f := session.Folder{Dir: dir}
-			m, err := f.Meta()
-			if err != nil {
-				say(err)
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				say(err)
-				return err
-			}
-			p, err := sessionPolicy(s, nil, m, f)
-			if err == nil && policy != "" {
-				err = json.Unmarshal([]byte(policy), &p)
-			}
-			if err != nil {
-				err = fmt.Errorf("read --policy: %w", err)
-				say(err)
-				return err
-			}
-			l := s.layout()
-			st := config.Load(l.UserConfig())
-			own, inner := l.Own()
-			return host.Serve(host.Config{
-				Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
-				FixFiles: st.SandboxFixFiles.Value, WarmRestart: st.SandboxWarmRestart.Value,
-				Journal: f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
-				Install: sessionInstall(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
-				Folder: f, Meta: m, Exe: exe,
-				Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
-				IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
-				Memory: host.MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
-					RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
-			}, say)
+			return host.Serve(host.Options{Dir: dir, Policy: policy, Streams: s,
+				DefaultPolicy: func(m session.Meta, f session.Folder) (protocol.Policy, error) {
+					return sessionPolicy(s, nil, m, f)
+				}})
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
@@ -851,134 +796,17 @@ func newSandboxChildCmd(s Streams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			lib, _, inst, err := loadRuntime(s)
-			if err != nil {
-				return err
+			code, err := child.Serve(child.Options{Dir: dir, DropPrivileges: dropPrivileges, Streams: s, WayOut: sandboxWayOut})
+			if err == nil && code != 0 {
+				err = exitError{code}
 			}
-			l := s.layout()
-			pkgDir, err := child.Install(filepath.Join(l.Python(), "sandbox"))
-			if err != nil {
-				return err
-			}
-			// Outside the jail, once per CPython: `vis-agent python` of this
-			// library, in a folder of no project.
-			if err := child.Compile(pkgDir, lib.Version.Short(), func(args ...string) *exec.Cmd {
-				exe, _ := os.Executable()
-				cmd := exec.Command(exe, append([]string{"python", "--shared"}, args...)...)
-				cmd.Env, cmd.Dir = append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+lib.Path), pkgDir
-				return cmd
-			}); err != nil {
-				fmt.Fprintf(s.Err, "vis-agent sandbox: %v\n", err)
-			}
-			folder := session.Folder{Dir: dir}
-			tmp, err := privateTemp(folder)
-			if err != nil {
-				return err
-			}
-			state, err := stateFolder(folder)
-			if err != nil {
-				return err
-			}
-			// Up to here the child may have started before its host knew
-			// the session (the host's first child, see sandbox/host).
-			ci, err := child.ReceiveInfo()
-			if err != nil {
-				return err
-			}
-			if dropPrivileges && !ci.Policy.Jail {
-				return fmt.Errorf("started with %s for a session without the jail", protocol.DropPrivilegesFlag)
-			}
-			if err := os.Chdir(ci.Session.Workspace); err != nil {
-				return fmt.Errorf("enter the workspace: %w", err)
-			}
-			s.Dir = ci.Session.Workspace
-			// The same environment as `vis-agent python -c` here: the
-			// project's, or the shared packages of this CPython.
-			rc := runContext{
-				args: PythonArgs{Mode: ModeCode}, cwd: s.Dir, environ: s.Environ(), inst: inst, version: lib.Version,
-				sharedDir: l.SharedEnvironment(lib.Version.Short()), startupDir: l.Startup(),
-				settings: func(p *packages.Project) config.Settings { return runSettings(s, p) },
-			}
-			// What the workspace holds may name import roots, not roots of
-			// the jail.
-			jr := newJailRoots(ci.Policy, ci.Session.Workspace, state, tmp, func(msg string) {
-				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", msg)
-			})
-			if ci.Policy.Jail {
-				rc.importRoots = jr.importRoots
-			}
-			plan, err := planRun(rc)
-			if err != nil {
-				return packages.WayOut(err, sandboxWayOut)
-			}
-			for _, m := range plan.messages {
-				fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
-			}
-			if err := setEnviron(plan.env); err != nil {
-				return err
-			}
-			// An allow list: the proxy's listener in this process's own
-			// network namespace goes to the host, its address to every
-			// client here and in shell().
-			proxyPort := 0
-			if ci.Policy.Proxied() {
-				if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
-					return err
-				}
-				for _, kv := range proxy.Environ(proxyPort) {
-					k, v, _ := strings.Cut(kv, "=")
-					os.Setenv(k, v)
-				}
-			}
-			// The jail, before any code of the session's: the driver's
-			// first import runs under it.
-			for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
-				os.Setenv(name, tmp)
-			}
-			if err := plotEnviron(state); err != nil {
-				return err
-			}
-			// The user's settings only: the workspace's vis.toml is the
-			// jailed code's to write.
-			st := config.Load(l.UserConfig())
-			ci.Settings = child.Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
-				AttachFigures: st.SandboxAttachFigures.Value}
-			if ci.Packages, err = packageLayer(folder, lib.Version.Short()); err != nil {
-				return err
-			}
-			rw, ro := jr.roots(ci.Policy, lib, inst, plan, append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...)...)
-			var shield jail.Shield
-			if ci.Policy.Jail {
-				own, inner := l.Own()
-				if shield, err = jail.NewShield(rw, own, inner, l.Sessions(), []string{state, tmp, ci.Packages}); err != nil {
-					return err
-				}
-			}
-			host := ci.Session.Access.Host
-			if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
-				return err
-			}
-			ci.Session.Access.Host = host
-			boot, err := child.Bootstrap(pkgDir, state, ci)
-			if err != nil {
-				return err
-			}
-			if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
-				return err
-			}
-			if err := lib.InstallWriteNotes(); err != nil {
-				return err
-			}
-			if code := lib.Main([]string{plan.argv0, "-c", boot}, inst.Home, plan.startup); code != 0 {
-				return exitError{code}
-			}
-			return nil
+			return err
 		}),
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the session folder")
 	cmd.Flags().BoolVar(&dropPrivileges, strings.TrimPrefix(protocol.DropPrivilegesFlag, "--"), false,
 		"the policy drops privileges: the bounding set and no_new_privs are set before Go starts")
-	cmd.Flags().Bool(strings.TrimPrefix(jail.NetworkFlag, "--"), false,
+	cmd.Flags().Bool(strings.TrimPrefix(protocol.NetworkFlag, "--"), false,
 		"the network is an allow list: the network namespace is made before Go starts")
 	return cmd
 }

@@ -17,7 +17,7 @@ import (
 
 // transferLimits are the user's limits on what an archive holds.
 func transferLimits(s Streams) transfer.Limits {
-	st := config.Load(s.layout().UserConfig())
+	st := config.Load(s.Layout().UserConfig())
 	return transfer.Limits{
 		// The snapshot file itself holds up to 4 MiB of small values
 		// and its header besides the budget of the spilled ones.
@@ -50,7 +50,7 @@ never overwritten without --force; -o - writes to standard output.`,
 				return err
 			}
 			lim := transferLimits(s)
-			src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Attachments: s.layout().Attachments(), VisAgent: buildVersion(),
+			src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Attachments: s.Layout().Attachments(), VisAgent: buildVersion(),
 				Protocol: protocol.Version, MaxStateBytes: lim.StateBytes}
 			if out == "-" {
 				return transfer.Export(src, s.Out)
@@ -112,7 +112,7 @@ the new session's jailed Python.`,
 			if !filepath.IsAbs(file) {
 				file = filepath.Join(s.Dir, file)
 			}
-			l := s.layout()
+			l := s.Layout()
 			man, got, err := transfer.Import(file, transfer.Target{Sessions: l.Sessions(), Meta: m, Attachments: l.Attachments(), Limits: transferLimits(s)})
 			if errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("no archive %s", args[0])

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"io"
 	"io/fs"
 	"os"
@@ -55,7 +56,7 @@ Python would both run, as in f(a + b: the error says why.`,
 			if err != nil {
 				return err
 			}
-			lib, _, inst, err := loadRuntime(s)
+			lib, _, inst, err := pyrun.LoadRuntime(s)
 			if err != nil {
 				return err
 			}

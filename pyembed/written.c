@@ -41,17 +41,25 @@ static void *p_None, *p_LongType, *p_BytesType, *p_UnicodeType;
 static char *noted[MAX_NOTED];
 static int n_noted, more;
 
+// The Python files opened for reading, for the child to compile ahead
+// (vis_sandbox.ahead): at most MAX_READ, the others dropped.
+#define MAX_READ 32
+static char *read_noted[MAX_READ];
+static int n_read;
+
 static void *arg(void *args, ssize_t i) {
 	return i < p_PyTuple_Size(args) ? p_PyTuple_GetItem(args, i) : NULL;
 }
 
 static int is_int(void *o) { return p_PyObject_IsInstance(o, p_LongType) == 1; }
 
-// checked: the names sandbox/check checks (check.KindOf), by suffix.
-static int checked(const char *path) {
-	static const char *const suffixes[] = {".py", ".pyi", ".json", ".toml", ".yaml", ".yml"};
+// checked: the names sandbox/check checks (check.KindOf), by suffix; the
+// first two are Python's.
+static const char *const suffixes[] = {".py", ".pyi", ".json", ".toml", ".yaml", ".yml"};
+
+static int has_suffix(const char *path, size_t kinds) {
 	size_t n = strlen(path);
-	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+	for (size_t i = 0; i < kinds; i++) {
 		size_t k = strlen(suffixes[i]);
 		if (n > k && strcasecmp(path + n - k, suffixes[i]) == 0) {
 			return 1;
@@ -60,9 +68,14 @@ static int checked(const char *path) {
 	return 0;
 }
 
-// note keeps path (a str, bytes or path-like object) when it is checked,
-// made absolute from the working folder.
-static void note(void *path) {
+static int checked(const char *path) { return has_suffix(path, sizeof suffixes / sizeof suffixes[0]); }
+
+static int python(const char *path) { return has_suffix(path, 2); }
+
+// note keeps path (a str, bytes or path-like object) in list (n of at
+// most max; over it, *over is set) when keep says so, made absolute from
+// the working folder.
+static void note_in(void *path, int (*keep)(const char *), char **list, int *n, int max, int *over) {
 	if (path == NULL || path == p_None || is_int(path)) {
 		return;
 	}
@@ -74,7 +87,7 @@ static void note(void *path) {
 	void *bytes = p_PyObject_IsInstance(fs, p_BytesType) == 1 ? fs : p_PyUnicode_EncodeFSDefault(fs);
 	const char *s = bytes != NULL ? p_PyBytes_AsString(bytes) : NULL;
 	char full[PATH_MAX];
-	int ok = s != NULL && checked(s);
+	int ok = s != NULL && keep(s);
 	if (ok && s[0] != '/') {
 		char cwd[PATH_MAX];
 		ok = getcwd(cwd, sizeof cwd) != NULL && (size_t)snprintf(full, sizeof full, "%s/%s", cwd, s) < sizeof full;
@@ -89,21 +102,28 @@ static void note(void *path) {
 	if (!ok) {
 		return;
 	}
-	for (int i = 0; i < n_noted; i++) {
-		if (strcmp(noted[i], full) == 0) {
+	for (int i = 0; i < *n; i++) {
+		if (strcmp(list[i], full) == 0) {
 			return;
 		}
 	}
-	char *copy = n_noted < MAX_NOTED ? strdup(full) : NULL;
+	char *copy = *n < max ? strdup(full) : NULL;
 	if (copy == NULL) {
-		more = 1;
+		*over = 1;
 		return;
 	}
-	noted[n_noted++] = copy;
+	list[(*n)++] = copy;
 }
 
-// hook notes "open" for writing (path, mode, flags; mode None for os.open)
-// and the destination of "os.rename" (os.rename, os.replace: src, dst,
+static void note(void *path) { note_in(path, checked, noted, &n_noted, MAX_NOTED, &more); }
+
+static void note_read(void *path) {
+	int dropped = 0;
+	note_in(path, python, read_noted, &n_read, MAX_READ, &dropped);
+}
+
+// hook notes "open" for writing (path, mode, flags; mode None for os.open),
+// and for reading, and the destination of "os.rename" (os.rename, os.replace: src, dst,
 // src_dir_fd, dst_dir_fd) when it is not relative to a descriptor. Other
 // events cost a comparison; it never refuses one.
 static int hook(const char *event, void *args, void *data) {
@@ -125,6 +145,8 @@ static int hook(const char *event, void *args, void *data) {
 		p_PyErr_Clear();
 		if (write) {
 			note(arg(args, 0));
+		} else {
+			note_read(arg(args, 0));
 		}
 	} else if (strcmp(event, "os.rename") == 0) {
 		void *dirfd = arg(args, 3);
@@ -138,23 +160,39 @@ static int hook(const char *event, void *args, void *data) {
 
 // take() -> (paths, more): the files noted since the last take, and
 // whether there were more than it keeps; the notes start again empty.
-static void *written_take(void *self, void *unused) {
-	(void)self;
-	(void)unused;
-	void *list = p_PyList_New(0);
-	if (list == NULL) {
+// as_list is the n paths of list as a Python list (NULL on failure).
+static void *as_list(char **list, int n) {
+	void *out = p_PyList_New(0);
+	if (out == NULL) {
 		return NULL;
 	}
-	for (int i = 0; i < n_noted; i++) {
-		void *s = p_PyUnicode_DecodeFSDefault(noted[i]);
-		if (s == NULL || p_PyList_Append(list, s) != 0) {
+	for (int i = 0; i < n; i++) {
+		void *s = p_PyUnicode_DecodeFSDefault(list[i]);
+		if (s == NULL || p_PyList_Append(out, s) != 0) {
 			if (s != NULL) {
 				p_DecRef(s);
 			}
-			p_DecRef(list);
+			p_DecRef(out);
 			return NULL;
 		}
 		p_DecRef(s);
+	}
+	return out;
+}
+
+static void clear(char **list, int *n) {
+	for (int i = 0; i < *n; i++) {
+		free(list[i]);
+	}
+	*n = 0;
+}
+
+static void *written_take(void *self, void *unused) {
+	(void)self;
+	(void)unused;
+	void *list = as_list(noted, n_noted);
+	if (list == NULL) {
+		return NULL;
 	}
 	void *flag = p_PyBool_FromLong(more);
 	void *result = flag == NULL ? NULL : p_PyTuple_Pack(2, list, flag);
@@ -163,13 +201,22 @@ static void *written_take(void *self, void *unused) {
 		p_DecRef(flag);
 	}
 	if (result != NULL) {
-		for (int i = 0; i < n_noted; i++) {
-			free(noted[i]);
-		}
-		n_noted = 0;
+		clear(noted, &n_noted);
 		more = 0;
 	}
 	return result;
+}
+
+// take_read() -> paths: the Python files opened for reading since the
+// last take_read (at most MAX_READ); the notes start again empty.
+static void *written_take_read(void *self, void *unused) {
+	(void)self;
+	(void)unused;
+	void *list = as_list(read_noted, n_read);
+	if (list != NULL) {
+		clear(read_noted, &n_read);
+	}
+	return list;
 }
 
 #define VIS_METH_NOARGS 4
@@ -177,6 +224,8 @@ static void *written_take(void *self, void *unused) {
 static vis_methoddef written_methods[] = {
 	{"take", (void *)written_take, VIS_METH_NOARGS,
 	 "take() -> (paths, more): the checked files opened for writing or renamed onto since the last take()."},
+	{"take_read", (void *)written_take_read, VIS_METH_NOARGS,
+	 "take_read() -> paths: the Python files opened for reading since the last take_read() (at most 32)."},
 	{NULL, NULL, 0, NULL},
 };
 

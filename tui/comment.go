@@ -12,14 +12,11 @@ import (
 // the keys: it opens on a commentable version and closes when saved or
 // cancelled.
 type commentBox struct {
-	s      *shared
-	d      Descriptor
-	ed     editor
+	s *shared
+	d Descriptor
+	editorBox
 	shown  bool
 	saving bool
-	width  int
-	height int
-	cx, cy int // the cursor in the lines last drawn
 }
 
 func newCommentBox(s *shared) *commentBox { return &commentBox{s: s} }
@@ -106,18 +103,7 @@ func (c *commentBox) Hint() string {
 	return fmt.Sprintf("Comment on %s v%d: Enter saves, Alt+Enter starts a new line, Esc cancels", c.d.Filename, c.d.Version)
 }
 
-// SetSize gives the box its width; height is the most lines it shows.
-func (c *commentBox) SetSize(width, height int) { c.width, c.height = width, height }
-
-// Height is how many lines the box takes, at most limit.
-func (c *commentBox) Height(limit int) int { return c.ed.Height(limit) }
-
 func (c *commentBox) View() []string {
 	th := c.s.th
-	var lines []string
-	lines, c.cx, c.cy = c.ed.View(c.width, c.height, th.prompt.Render("comment> "), th.prompt.Render("       … "))
-	return lines
+	return c.draw(th.prompt.Render("comment> "), th.prompt.Render("       … "))
 }
-
-// Cursor is where the cursor is in the lines View drew last.
-func (c *commentBox) Cursor() (x, y int) { return c.cx, c.cy }

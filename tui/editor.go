@@ -291,3 +291,28 @@ func runeWidth(r rune) int {
 	}
 	return ansi.StringWidth(string(r))
 }
+
+// editorBox is an editor drawn as a component of its own (the input, the
+// comment box): its size, and where its last drawing left the cursor.
+type editorBox struct {
+	ed            editor
+	width, height int
+	cx, cy        int // the cursor in the lines last drawn
+}
+
+// SetSize gives the box its width; height is the most lines it shows.
+func (b *editorBox) SetSize(width, height int) { b.width, b.height = width, height }
+
+// Height is how many lines the box takes, at most limit.
+func (b *editorBox) Height(limit int) int { return b.ed.Height(limit) }
+
+// Cursor is where the cursor is in the lines View drew last.
+func (b *editorBox) Cursor() (x, y int) { return b.cx, b.cy }
+
+// draw draws the editor, prompt before its first line and more before
+// the others, and keeps where the cursor is.
+func (b *editorBox) draw(prompt, more string) []string {
+	var lines []string
+	lines, b.cx, b.cy = b.ed.View(b.width, b.height, prompt, more)
+	return lines
+}

@@ -11,15 +11,14 @@ import (
 // Enter is its conductor's (run.go): whether the input runs is the
 // session's answer.
 type input struct {
-	s      *shared
-	ed     editor
-	hist   *history
-	width  int
-	height int
-	cx, cy int // the cursor in the lines last drawn
+	s *shared
+	editorBox
+	hist *history
 }
 
-func newInput(s *shared, hist *history) *input { return &input{s: s, ed: newEditor(), hist: hist} }
+func newInput(s *shared, hist *history) *input {
+	return &input{s: s, editorBox: editorBox{ed: newEditor()}, hist: hist}
+}
 
 // Update takes keys while it has the focus, pastes, and the session's
 // completions.
@@ -61,21 +60,10 @@ func (in *input) key(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// SetSize gives the input its width; height is the most lines it shows.
-func (in *input) SetSize(width, height int) { in.width, in.height = width, height }
-
-// Height is how many lines the input takes, at most limit.
-func (in *input) Height(limit int) int { return in.ed.Height(limit) }
-
 func (in *input) View() []string {
 	th := in.s.th
-	var lines []string
-	lines, in.cx, in.cy = in.ed.View(in.width, in.height, th.prompt.Render(">>> "), th.prompt.Render("... "))
-	return lines
+	return in.draw(th.prompt.Render(">>> "), th.prompt.Render("... "))
 }
-
-// Cursor is where the cursor is in the lines View drew last.
-func (in *input) Cursor() (x, y int) { return in.cx, in.cy }
 
 func (in *input) Value() string { return in.ed.Value() }
 

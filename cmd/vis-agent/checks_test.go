@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -24,6 +26,14 @@ def scaled(x, factor=2):
     return sum(values)
 `
 
+// writeFile writes a file of the workspace.
+func (sb *sandbox) writeFile(name, text string) {
+	sb.t.Helper()
+	if err := os.WriteFile(filepath.Join(sb.ws, name), []byte(text), 0o644); err != nil {
+		sb.t.Fatal(err)
+	}
+}
+
 // TestSandboxPatchChecks: patch() on checked files, on the oldest and the
 // newest CPython: an edit that drops a closing bracket is repaired and
 // reported, one beyond repair leaves the file byte-identical and raises
@@ -35,11 +45,7 @@ func TestSandboxPatchChecks(t *testing.T) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
-			write := func(name, text string) {
-				if err := os.WriteFile(filepath.Join(sb.ws, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := sb.writeFile
 			read := func(name string) string {
 				data, err := os.ReadFile(filepath.Join(sb.ws, name))
 				if err != nil {
@@ -100,6 +106,78 @@ print("again", r.version)
 			sb.run("stop", "--session", "p")
 			r = sb.block("p", `print("after a restart", patch("m.py", "factor=3", "factor=4").version)`, 0)
 			contains(t, "versions after a restart", r.stdout, "after a restart 4")
+		})
+	}
+}
+
+// TestSandboxPatchAhead: the first checked edit of a Python file the
+// session did not write compiles only the statements it touches, once the
+// session's Python compiled the file ahead while idle: a file the
+// workspace held when the session started, one cat() read and one the
+// block's code read with open(). A file
+// changed on disk since it was compiled ahead is compiled whole again: a
+// file broken behind the session's back stays "still invalid" after an
+// edit elsewhere in it (checked on the edited function alone, it would
+// pass as valid). On the oldest and the newest CPython.
+func TestSandboxPatchAhead(t *testing.T) {
+	var big strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&big, "\n\ndef f%d(x):\n    y = [x * %d for _ in range(3)]\n    return sum(y)\n", i, i)
+	}
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			write := sb.writeFile
+			// compiled ahead: waits until the session's Python compiled
+			// the file ahead (it does between blocks, while idle).
+			ahead := func(name string) {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					r := sb.block("a", "import vis_sandbox.ahead as _a\nprint(_a.key_of("+strconv.Quote(name)+") is not None)", 0)
+					if strings.TrimSpace(r.stdout) == "True" {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s was not compiled ahead in 30 s", name)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+			write("start.py", big.String())
+			sb.block("a", `
+import os
+import vis_sandbox.checks as _c
+
+def counted(path, old, new):
+    """patch(), and whether it had the whole file compiled."""
+    sizes, compile_file = [], _c.compile_file
+    _c.compile_file = lambda data, name: sizes.append(len(data)) or compile_file(data, name)
+    try:
+        r = patch(path, old, new)
+    finally:
+        _c.compile_file = compile_file
+    whole = any(n >= os.path.getsize(path) for n in sizes)
+    print(path, "whole" if whole else "part", "invalid" if r.get("invalid") else "valid")
+`, 0)
+			ahead("start.py")
+			write("read.py", big.String())
+			write("opened.py", big.String())
+			write("stale.py", module)
+			sb.block("a", `cat("read.py"); cat("stale.py"); open("opened.py").read()`, 0)
+			ahead("read.py")
+			ahead("opened.py")
+			ahead("stale.py")
+			write("stale.py", strings.Replace(module, "for _ in range(3)]", "for _ in range(3)", 1))
+			r := sb.block("a", `
+counted("start.py", "x * 7 for", "x * 8 for")
+counted("read.py", "x * 7 for", "x * 8 for")
+counted("opened.py", "x * 7 for", "x * 8 for")
+counted("stale.py", "return w * h", "return w * h * 2")
+counted("start.py", "x * 9 for", "x * 10 for")
+`, 0)
+			contains(t, "first edits", r.stdout, "start.py part valid", "read.py part valid", "opened.py part valid",
+				"stale.py whole invalid", "start.py part valid\n")
 		})
 	}
 }

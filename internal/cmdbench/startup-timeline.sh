@@ -22,7 +22,7 @@ cp "$exe" "$tmp/cmd"
 perf probe -q -d 'probe_vt:*' 2>/dev/null || true
 m=github.com/vis-agent/vis-agent
 for p in ctor=vis_prefetch prefetch=prefetch_run rt_main=runtime.main main=main.main \
-	open_library=vis_py_open library_open=vis_py_resolve plan=$m/cli.planRun \
+	open_library=vis_py_open library_open=vis_py_resolve plan=$m/pyrun.NewPlan \
 	python_main=vis_py_main uv_exec=$m/uvwrap.Exec; do
 	perf probe -q -x "$tmp/cmd" -a "probe_vt:$p" >/dev/null 2>&1 || true
 done

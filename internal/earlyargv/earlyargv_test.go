@@ -51,7 +51,7 @@ func TestHostCommandLine(t *testing.T) {
 func TestChildCommandLine(t *testing.T) {
 	dir := "/s/default-0123"
 	for _, drop := range []bool{true, false} {
-		want := append([]string{exe}, protocol.ChildArgs(dir, drop)...)
+		want := append([]string{exe}, protocol.ChildArgs(dir, drop, false)...)
 		if got := earlyargv.ChildArgs(exe, dir, drop); !slices.Equal(got, want) {
 			t.Errorf("drop privileges %v: the host's constructor starts %q, Go starts %q", drop, got, want)
 		}
@@ -67,6 +67,27 @@ func TestChildCommandLine(t *testing.T) {
 		if earlyargv.PythonCommand(want) {
 			t.Errorf("%q: read as `vis-agent python`", want)
 		}
+		if earlyargv.OwnNetworkWanted(want) {
+			t.Errorf("%q: the jail's constructor makes a network namespace", want)
+		}
+		proxied := append([]string{exe}, protocol.ChildArgs(dir, drop, true)...)
+		if !earlyargv.OwnNetworkWanted(proxied) || earlyargv.DropPrivilegesWanted(proxied) != drop {
+			t.Errorf("%q: the jail's constructor makes no network namespace, or drops privileges: %v", proxied, !drop)
+		}
+	}
+}
+
+// TestOwnNetworkEnv: protocol.NetworkEnv=1 gives any command a network
+// namespace (the program of `vis-agent python --allow-host`), under the
+// name the jail's constructor reads.
+func TestOwnNetworkEnv(t *testing.T) {
+	argv := []string{exe, "python", "-c", "pass"}
+	if earlyargv.OwnNetworkWanted(argv) {
+		t.Fatalf("%q: a network namespace without %s", argv, protocol.NetworkEnv)
+	}
+	t.Setenv(protocol.NetworkEnv, "1")
+	if !earlyargv.OwnNetworkWanted(argv) {
+		t.Errorf("%q with %s=1: no network namespace", argv, protocol.NetworkEnv)
 	}
 }
 
@@ -102,5 +123,8 @@ func TestDescriptors(t *testing.T) {
 	g := []int{protocol.LinkFD, protocol.StacksFD, protocol.CallsFD}
 	if !slices.Equal(c, g) {
 		t.Errorf("link, stacks and calls descriptors: C %v, Go %v", c, g)
+	}
+	if earlyargv.HostReadyFD != protocol.HostReadyFD {
+		t.Errorf("a host's ready pipe: C %d, Go %d", earlyargv.HostReadyFD, protocol.HostReadyFD)
 	}
 }

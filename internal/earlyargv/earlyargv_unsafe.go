@@ -13,16 +13,24 @@ package earlyargv
 #include "sandbox/host/early_argv.h"
 #include "sandbox/jail/early_argv.h"
 #include "pyembed/argv.h"
+
+// own_network_wanted is the jail constructor's reading of its command line
+// and of its environment variable, as early_linux.c calls it.
+static int own_network_wanted(int argc, char **argv) {
+	return vis_own_network_wanted(argc, argv, getenv(VIS_OWN_NETWORK_ENV));
+}
 */
 import "C"
 
 import "unsafe"
 
-// The descriptors a child inherits, as the host's constructor spells them.
+// The descriptors a child inherits, and a host's ready pipe, as the host's
+// constructor spells them.
 const (
-	LinkFD   = C.VIS_LINK_FD
-	StacksFD = C.VIS_STACKS_FD
-	CallsFD  = C.VIS_CALLS_FD
+	HostReadyFD = C.VIS_HOST_READY_FD
+	LinkFD      = C.VIS_LINK_FD
+	StacksFD    = C.VIS_STACKS_FD
+	CallsFD     = C.VIS_CALLS_FD
 )
 
 // cArgv is args as a C argv (NULL-terminated); free releases it.
@@ -103,6 +111,12 @@ func ChildArgs(argv0, dir string, dropPrivileges bool) []string {
 // DropPrivilegesWanted is the jail constructor's test of its command line.
 func DropPrivilegesWanted(argv []string) bool {
 	return test(argv, func(argc C.int, a **C.char) C.int { return C.vis_drop_privileges_wanted(argc, a) })
+}
+
+// OwnNetworkWanted is the jail constructor's test for a network namespace
+// of the process's own: its command line and this process's environment.
+func OwnNetworkWanted(argv []string) bool {
+	return test(argv, func(argc C.int, a **C.char) C.int { return C.own_network_wanted(argc, a) })
 }
 
 // PythonCommand is pyembed's test for `vis-agent python ...`.

@@ -32,6 +32,7 @@ var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail",
 // is pure Go (see TestPureGo), and a new package must be put on one side.
 var cgoSide = []string{
 	"cmd/vis-agent", "cli",
+	"pyrun", // the python-run planner: it loads CPython and applies --no-network
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
 	"internal/earlyargv", // the constructors' C matchers, for tests
 	"sandbox/host", "sandbox/child", "sandbox/jail",
@@ -49,7 +50,7 @@ var foreignCgo = []string{"runtime/cgo", "net", "os/user", "github.com/mattn/go-
 // the audit hook's policy comes to it as plain values.
 var (
 	loader         = []string{"pyembed", "pyembed/early", "pyembed/findpython"}
-	policyPackages = []string{"cli", "tui", "packages", "uvwrap", "internal/config", "sandbox/"}
+	policyPackages = []string{"cli", "pyrun", "tui", "packages", "uvwrap", "internal/config", "sandbox/"}
 )
 
 type pkg struct {
@@ -164,6 +165,26 @@ func TestLoaderKnowsNoPolicy(t *testing.T) {
 					t.Errorf("%s imports the policy package %s (%s)", l, s, via(pkgs, p, dep))
 				}
 			}
+		}
+	}
+}
+
+// planner is the python-run planner, which decides how `vis-agent python`
+// starts; it is used by the command tree and by a session's child, and
+// itself knows no command tree, front end or session process: a
+// `vis-agent python` run links nothing of theirs into its decision.
+var (
+	planner             = "pyrun"
+	plannerMayNotImport = []string{"cli", "tui", "sandbox/client", "sandbox/mcpserver", "sandbox/host", "sandbox/child", "sandbox/session"}
+)
+
+func TestPlannerStandsAlone(t *testing.T) {
+	pkgs := list(t)
+	p, deps := ourDeps(t, pkgs, planner)
+	for _, dep := range deps {
+		if slices.Contains(plannerMayNotImport, short(dep)) {
+			t.Errorf("the planner %s imports %s (%s); it knows no command tree, front end or session process",
+				planner, short(dep), via(pkgs, p, dep))
 		}
 	}
 }

@@ -143,7 +143,8 @@ func (s *Session) startHost() error {
 	}
 	cmd.Env = session.Environ(env)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.ExtraFiles = []*os.File{w}
+	// Entry i is descriptor 3+i: w is the host's ready pipe.
+	cmd.ExtraFiles = []*os.File{protocol.HostReadyFD - 3: w}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()

@@ -84,8 +84,8 @@ const (
 // callServer serves the host calls of one child.
 type callServer struct {
 	conn    net.Conn
-	ops     map[string]op
-	streams map[string]streamOp
+	ops     map[protocol.Call]op
+	streams map[protocol.Call]streamOp
 	// maxPayload is the largest payload a request may carry (the
 	// attachments' limit).
 	maxPayload int64

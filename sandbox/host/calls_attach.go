@@ -75,7 +75,7 @@ func (st *store) counted() *int {
 }
 
 // attachmentOps adds the attachment calls, for this host's session only.
-func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
+func (h *Host) attachmentOps(ops map[protocol.Call]op, streams map[protocol.Call]streamOp) {
 	key := h.store.key
 	type ref struct {
 		Ref     string
@@ -93,7 +93,7 @@ func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
 		d, err := s.Get(key, in.Ref, in.Version)
 		return s, d, attachError(err)
 	}
-	streams["attach"] = func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
+	streams[protocol.CallAttach] = func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
 		var in struct {
 			Filename    string `json:"filename"`
 			Kind        string `json:"kind"`
@@ -126,7 +126,7 @@ func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
 		h.noteAttached(d)
 		return reply{result: d}, nil
 	}
-	ops["attachments"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallAttachments] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		if err := decodeArgs(args, &struct{}{}); err != nil {
 			return reply{}, err
 		}
@@ -140,11 +140,11 @@ func (h *Host) attachmentOps(ops map[string]op, streams map[string]streamOp) {
 		}
 		return reply{result: list}, attachError(err)
 	}
-	ops["attachment"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallAttachment] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		_, d, err := get(args)
 		return reply{result: d}, err
 	}
-	ops["attachment_read"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallAttachmentRead] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		s, d, err := get(args)
 		if err != nil {
 			return reply{}, err

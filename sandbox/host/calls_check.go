@@ -37,13 +37,17 @@ const maxPatchCompiles = 64
 // start, with the verdicts given, until it needs no more. An edit the
 // check refuses answers {"refused": message}, which the Python side
 // raises as ValueError (the message has several lines, which a call's
-// error does not).
+// error does not). "known" is the hash (sourceKey) of the text the
+// session's Python compiled ahead for that path (vis_sandbox.ahead): when
+// it is the file's text before the edit, the edit is checked as one of a
+// file known to compile. It is that process's word, as each verdict is.
 func (h *Host) patchOp(a tools.Access) op {
 	return func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Path, Old, New string
 			Check          *bool
 			Compiled       map[string]*repair.SyntaxError
+			Known          string
 		}
 		if err := decodeArgs(args, &in); err != nil {
 			return reply{}, err
@@ -51,7 +55,7 @@ func (h *Host) patchOp(a tools.Access) op {
 		var decide tools.PatchCheck
 		var decided check.Decision
 		if in.Check == nil || *in.Check {
-			decide = h.patchCheck(in.Compiled, &decided)
+			decide = h.patchCheck(in.Compiled, in.Known, &decided)
 		}
 		res, err := tools.PatchChecked(a, in.Path, in.Old, in.New, decide)
 		var need *needCompile
@@ -86,14 +90,18 @@ func sourceKey(src string) string {
 }
 
 // patchCheck is the check of one patch call, with the verdicts its
-// Python gave so far; the decision it made goes to decided.
-func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError, decided *check.Decision) tools.PatchCheck {
+// Python gave so far and the hash of the text it compiled ahead (""
+// for none); the decision it made goes to decided.
+func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError, known string, decided *check.Decision) tools.PatchCheck {
 	return func(real string, e check.Edit) (check.Decision, error) {
 		c := h.checker(func(name, src string) (*repair.SyntaxError, bool) {
 			v, ok := compiled[sourceKey(src)]
 			return v, ok
 		})
 		e.BeforeValid, e.Starts = h.checks.compiled(real, e.Before)
+		if !e.BeforeValid && known != "" && check.KindOf(e.Name) == check.Python && known == sourceKey(e.Before) {
+			e.BeforeValid = true
+		}
 		if e.BeforeValid && e.Starts == nil && check.KindOf(e.Name) == check.Python {
 			// Kept for the calls of this patch that follow.
 			e.Starts = check.Starts(e.Before, c.Minor)

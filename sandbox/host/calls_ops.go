@@ -11,13 +11,13 @@ import (
 // callServer is the server of the host calls of a child started under
 // policy, on conn, for this host's session (serve it to start).
 func (h *Host) callServer(conn net.Conn, policy protocol.Policy) *callServer {
-	s := &callServer{conn: conn, ops: map[string]op{}, streams: map[string]streamOp{}, maxPayload: h.attachLimit()}
-	s.ops["session"] = h.sessionOp(policy)
+	s := &callServer{conn: conn, ops: map[protocol.Call]op{}, streams: map[protocol.Call]streamOp{}, maxPayload: h.attachLimit()}
+	s.ops[protocol.CallSession] = h.sessionOp(policy)
 	h.attachmentOps(s.ops, s.streams)
 	h.toolOps(s.ops, policy)
 	h.shellOps(s.ops, policy)
-	s.ops["install"] = h.installOp(policy)
-	s.ops["journal"] = h.journalOp
+	s.ops[protocol.CallInstall] = h.installOp(policy)
+	s.ops[protocol.CallJournal] = h.journalOp
 	return s
 }
 

@@ -100,8 +100,8 @@ func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
 
 // shellOps adds shell_start, shell_state, shell_wait, shell_logs and
 // shell_stop, for the commands of children started under policy.
-func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
-	ops["shell_start"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
+	ops[protocol.CallShellStart] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Cmd       string `json:"cmd"`
 			Cwd       string `json:"cwd"`
@@ -143,7 +143,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		err := decodeArgs(args, &in)
 		return in.ID, err
 	}
-	ops["shell_state"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellState] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -151,7 +151,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).State(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_stop"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
 		if err != nil {
 			return reply{}, err
@@ -159,7 +159,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := h.shellsFor(policy).Stop(sid)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_wait"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID    string `json:"id"`
 			MaxMS int64  `json:"max_ms"`
@@ -174,7 +174,7 @@ func (h *Host) shellOps(ops map[string]op, policy protocol.Policy) {
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
 		return reply{result: st}, toolError(err)
 	}
-	ops["shell_logs"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			ID string `json:"id"`
 			N  int    `json:"n"`

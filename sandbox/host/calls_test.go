@@ -28,7 +28,7 @@ type callPeer struct {
 
 // newCallPeer serves ops and streams (with payloads up to max) on a real
 // socketpair.
-func newCallPeer(t *testing.T, ops map[string]op, streams map[string]streamOp, max int64) *callPeer {
+func newCallPeer(t *testing.T, ops map[protocol.Call]op, streams map[protocol.Call]streamOp, max int64) *callPeer {
 	t.Helper()
 	host, child, err := callLink()
 	if err != nil {
@@ -75,8 +75,8 @@ func (p *callPeer) answer() (protocol.CallAnswer, []byte) {
 	return a, data
 }
 
-func echoOps() (map[string]op, map[string]streamOp) {
-	return map[string]op{
+func echoOps() (map[protocol.Call]op, map[protocol.Call]streamOp) {
+	return map[protocol.Call]op{
 			"block": func(ctx context.Context, args json.RawMessage) (reply, error) {
 				<-ctx.Done()
 				return reply{}, ctx.Err()
@@ -88,7 +88,7 @@ func echoOps() (map[string]op, map[string]streamOp) {
 				_, err := os.Open("/nonexistent/file")
 				return reply{}, err
 			},
-		}, map[string]streamOp{
+		}, map[protocol.Call]streamOp{
 			// echo answers its say argument, and its payload as the
 			// answer's.
 			"echo": func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {

@@ -32,9 +32,9 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 }
 
 // toolOps adds cat, grep and patch, run under the child's access.
-func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
+func (h *Host) toolOps(ops map[protocol.Call]op, policy protocol.Policy) {
 	a := h.access(policy)
-	ops["cat"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallCat] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Path          string
 			Offset, Limit int
@@ -48,7 +48,7 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 		res, err := tools.Cat(ctx, a, in.Path, in.Offset, in.Limit)
 		return reply{result: res}, toolError(err)
 	}
-	ops["grep"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallGrep] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
 			Pattern, Path, Glob string
 			Limit               int
@@ -62,7 +62,7 @@ func (h *Host) toolOps(ops map[string]op, policy protocol.Policy) {
 		res, err := tools.Grep(ctx, a, in.Pattern, in.Path, in.Glob, in.Limit)
 		return reply{result: res}, toolError(err)
 	}
-	ops["patch"] = h.patchOp(a)
+	ops[protocol.CallPatch] = h.patchOp(a)
 }
 
 // toolError is a tool's failure as the child raises it: of its kind when

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"golang.org/x/sys/unix"
@@ -115,10 +114,7 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 		}
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
-	args := protocol.ChildArgs(cfg.Folder.Dir, policy.Jail)
-	if policy.Proxied() {
-		args = append(args, jail.NetworkFlag)
-	}
+	args := protocol.ChildArgs(cfg.Folder.Dir, policy.Jail, policy.Proxied())
 	cmd := exec.Command(cfg.Exe, args...)
 	cmd.Dir = cfg.Meta.Workspace
 	cmd.Stdout, cmd.Stderr = outW, errW                      // stdin stays /dev/null: input() gets EOFError

@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <string.h>
 
+// protocol.HostReadyFD: a host keeps it and closes every descriptor past it.
+#define VIS_HOST_READY_FD 3
+
 // protocol.LinkFD, StacksFD, CallsFD.
 #define VIS_LINK_FD 3
 #define VIS_STACKS_FD 4

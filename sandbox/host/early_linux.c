@@ -114,7 +114,7 @@ __attribute__((constructor)) static void vis_host_early(int argc, char **argv, c
 	if (!vis_sandbox_command(argc, argv, "host")) {
 		return;
 	}
-	close_from(4);
+	close_from(VIS_HOST_READY_FD + 1);
 	if (argc < 5) {
 		return;
 	}

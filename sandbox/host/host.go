@@ -149,9 +149,9 @@ type Host struct {
 	warmTimer *time.Timer
 }
 
-// Serve listens on the session's socket, reports readiness with ready (nil
+// serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
-func Serve(cfg Config, ready func(error)) error {
+func serve(cfg Config, ready func(error)) error {
 	// The host's own memory is bounded by what it does for a block (see
 	// callServer); the collector keeps the heap close to that rather than
 	// at twice the peak.

@@ -25,4 +25,14 @@ static inline int vis_drop_privileges_wanted(int argc, char **argv) {
 	return vis_child_flag(argc, argv, "--drop-privileges");
 }
 
+// protocol.NetworkEnv.
+#define VIS_OWN_NETWORK_ENV "VIS_AGENT_OWN_NETWORK"
+
+// vis_own_network_wanted reports whether the process gets a network
+// namespace of its own: a child given protocol.NetworkFlag, or any command
+// whose NetworkEnv (env: its value, NULL when unset) is 1.
+static inline int vis_own_network_wanted(int argc, char **argv, const char *env) {
+	return vis_child_flag(argc, argv, "--own-network") || (env != NULL && strcmp(env, "1") == 0);
+}
+
 #endif

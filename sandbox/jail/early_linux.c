@@ -131,9 +131,8 @@ __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, c
 	(void)envp;
 	// A proxied network: a session's child (NetworkFlag), or the program
 	// `vis-agent python --allow-host` runs (NetworkEnv).
-	const char *env = getenv("VIS_AGENT_OWN_NETWORK");
 	int drop = vis_drop_privileges_wanted(argc, argv);
-	int net = vis_child_flag(argc, argv, "--own-network") || (env != NULL && strcmp(env, "1") == 0);
+	int net = vis_own_network_wanted(argc, argv, getenv(VIS_OWN_NETWORK_ENV));
 	if (!drop && !net) {
 		return;
 	}

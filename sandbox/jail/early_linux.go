@@ -4,7 +4,7 @@ package jail
 // protocol.DropPrivilegesFlag (a host passes it to a child whose policy
 // has the jail), drops the capability bounding set and sets no_new_privs
 // before the Go runtime starts any thread; Apply then finds both done on
-// every thread and skips the per-thread calls. For NetworkFlag or
+// every thread and skips the per-thread calls. For protocol.NetworkFlag or
 // NetworkEnv it also makes the process's network namespace.
 
 // #cgo CFLAGS: -Wall -Wextra

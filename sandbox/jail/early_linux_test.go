@@ -27,8 +27,8 @@ func TestEarlyFlag(t *testing.T) {
 		args  []string
 		early bool
 	}{
-		{protocol.ChildArgs("/nowhere", true), true},
-		{protocol.ChildArgs("/nowhere", false), false},
+		{protocol.ChildArgs("/nowhere", true, false), true},
+		{protocol.ChildArgs("/nowhere", false, false), false},
 		{[]string{"python", "-c", "pass", protocol.DropPrivilegesFlag}, false}, // only a sandbox child
 	} {
 		cmd := exec.Command(exe, tc.args...)

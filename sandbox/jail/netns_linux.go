@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // checkLoopbackOnly refuses to go on unless the process's network
@@ -114,7 +116,7 @@ func ReceiveListener(conn *net.UnixConn) (net.Listener, error) {
 // copy. It returns the port.
 func HandListener(link, port int) (int, error) {
 	// A vis-agent this process runs must not make a namespace again.
-	os.Unsetenv(NetworkEnv)
+	os.Unsetenv(protocol.NetworkEnv)
 	f, port, err := ProxyListener(port)
 	if err != nil {
 		return 0, err

@@ -27,7 +27,7 @@ type Policy struct {
 	// ProxyPort, when not 0 (and NoNetwork is not set), is the network of
 	// a session with an allow list: the process must run in a network
 	// namespace that holds nothing but a loopback (its own, made before
-	// its first thread: NetworkFlag, or bubblewrap's), on which its host's
+	// its first thread: protocol.NetworkFlag, or bubblewrap's), on which its host's
 	// proxy listens at 127.0.0.1:ProxyPort; Apply refuses to go on in any
 	// other. Landlock lets TCP connect to that port only and bind none;
 	// seccomp lets sockets be made of the families unix, inet and inet6
@@ -73,17 +73,6 @@ type Policy struct {
 	// thread starts, whatever starts it.
 	MaxThreads int
 }
-
-// NetworkFlag, among the arguments of `vis-agent sandbox child`, and
-// NetworkEnv=1 in the environment of any vis-agent command, make the C
-// constructor give the process a network namespace of its own, with its
-// loopback up and nothing else, before the Go runtime starts a thread
-// (a namespace is per thread): the namespace of a proxied network
-// (Policy.ProxyPort).
-const (
-	NetworkFlag = "--own-network"
-	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
-)
 
 // SystemReadOnly are the files every program on this system reads: shared
 // libraries, the loader's cache, time zones and random devices.

@@ -152,7 +152,7 @@ print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(W
 `
 	req, _ := json.Marshal(childRequest{Policy: p, Argv: []string{py.Executable, "-c", code}})
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, protocol.ChildArgs("/nowhere", true)...)
+	cmd := exec.Command(exe, protocol.ChildArgs("/nowhere", true, false)...)
 	cmd.Env = append(w.env(), childEnv+"="+string(req), "STATE="+state)
 	cmd.Dir = w.ws
 	out, err := cmd.CombinedOutput()

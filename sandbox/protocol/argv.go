@@ -30,19 +30,39 @@ func HostArgs(dir string, policy *Policy) []string {
 	return args
 }
 
+// NetworkFlag, among a child's arguments, and NetworkEnv=1 in the
+// environment of any vis-agent command (the program `vis-agent python
+// --allow-host` runs, a shell() command without bubblewrap), make the
+// jail's C constructor give the process a network namespace of its own,
+// with its loopback up and nothing else, before the Go runtime starts a
+// thread (a namespace is per thread): the namespace of a proxied network
+// (sandbox/jail's Policy.ProxyPort).
+const (
+	NetworkFlag = "--own-network"
+	NetworkEnv  = "VIS_AGENT_OWN_NETWORK"
+)
+
 // ChildArgs is the command line, after the executable, of an interpreter
 // child of the session in folder dir (`sandbox child --dir DIR
-// [--drop-privileges]`).
-func ChildArgs(dir string, dropPrivileges bool) []string {
+// [--drop-privileges] [--own-network]`): ownNetwork for a proxied network.
+func ChildArgs(dir string, dropPrivileges, ownNetwork bool) []string {
 	args := []string{"sandbox", "child", "--dir", dir}
 	if dropPrivileges {
 		args = append(args, DropPrivilegesFlag)
 	}
+	if ownNetwork {
+		args = append(args, NetworkFlag)
+	}
 	return args
 }
 
+// HostReadyFD is the pipe a host inherits from the client that starts it
+// (its only descriptor past 2): one line, "ok" or why it could not start.
+// sandbox/host/early_argv.h spells it for C, which closes every other.
+const HostReadyFD = 3
+
 // File descriptors a child inherits from its host (0-2 are /dev/null and
-// pipes to the host). sandbox/host/early_linux.h spells them for C.
+// pipes to the host). sandbox/host/early_argv.h spells them for C.
 const (
 	LinkFD   = 3 // the socketpair end carrying this protocol
 	StacksFD = 4 // where faulthandler writes every thread's stack on SIGUSR1

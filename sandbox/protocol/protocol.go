@@ -274,9 +274,32 @@ const MaxCallHeader = 16 << 20
 type CallRequest struct {
 	ID   uint64          `json:"id"`
 	Size int64           `json:"size"`
-	Op   string          `json:"op"`
+	Op   Call            `json:"op"`
 	Args json.RawMessage `json:"args,omitempty"`
 }
+
+// Call names a host call: what a block's Python asks its host to do
+// (vis_sandbox's call(NAME, ...) in sandbox/child/py).
+type Call string
+
+// The host calls.
+const (
+	CallSession        Call = "session"     // the session's description, again
+	CallInstall        Call = "install"     // install(): packages by the host's uv
+	CallJournal        Call = "journal"     // journal(): the session's earlier blocks
+	CallAttach         Call = "attach"      // attach(): a file or bytes into the store (with a payload)
+	CallAttachments    Call = "attachments" // attachments(): the session's list
+	CallAttachment     Call = "attachment"  // one attachment's description
+	CallAttachmentRead Call = "attachment_read"
+	CallShellStart     Call = "shell_start" // shell(): a command, run by the host
+	CallShellState     Call = "shell_state"
+	CallShellStop      Call = "shell_stop"
+	CallShellWait      Call = "shell_wait"
+	CallShellLogs      Call = "shell_logs"
+	CallCat            Call = "cat"   // cat(): a file's lines
+	CallGrep           Call = "grep"  // grep(): files' matching lines
+	CallPatch          Call = "patch" // patch(): an edit, checked
+)
 
 // CallAnswer is the header of a host call's answer. ID and Size come
 // first: the shim reads them by position.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/proxy"
 )
 
@@ -297,7 +298,7 @@ func (m *Shells) launch(s *shell, n int) error {
 			if m.access.Unconfined {
 				// No bubblewrap to make the namespace: the helper's C
 				// constructor makes it.
-				env = append(env, jail.NetworkEnv+"=1")
+				env = append(env, protocol.NetworkEnv+"=1")
 			}
 		}
 		argv = append(append(prefix, "--"), argv...)

@@ -38,6 +38,7 @@ class CompileFileTest(unittest.TestCase):
 class TakeWrittenTest(unittest.TestCase):
     def test_outside_a_child(self):
         self.assertEqual(checks.take_written(), ([], False))
+        self.assertEqual(checks.take_read(), [])
 
     def test_the_notes(self):
         # The child's built-in module (pyembed/written.c), as the driver
@@ -47,9 +48,14 @@ class TakeWrittenTest(unittest.TestCase):
             def take():
                 return ["/ws/a.py"], True
 
+            @staticmethod
+            def take_read():
+                return ["/ws/b.py"]
+
         saved, checks._vis_written = checks._vis_written, Notes
         try:
             self.assertEqual(checks.take_written(), (["/ws/a.py"], True))
+            self.assertEqual(checks.take_read(), ["/ws/b.py"])
         finally:
             checks._vis_written = saved
 

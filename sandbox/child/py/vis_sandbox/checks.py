@@ -6,7 +6,8 @@ session's code wrote, so that the host reads those and no others.
 The notes are taken in C (pyembed/written.c), by an audit hook: the
 "open" events of files opened for writing (open(), os.open(), and what
 calls them: pathlib, shutil, json's users...) and the destinations of
-"os.rename" (os.rename, os.replace: atomic writes). A C hook costs a
+"os.rename" (os.rename, os.replace: atomic writes); and, apart, the
+Python files opened for reading, to compile ahead (vis_sandbox.ahead). A C hook costs a
 warm block nothing measurable; a Python one costs a call per audit event
 of every block (the snapshot alone raises dozens). The notes are exact for
 Python code; writes by C code that calls the C library itself, and by
@@ -46,6 +47,14 @@ def compile_file(data, filename):
     except (RecursionError, MemoryError) as e:
         return {"message": f"{type(e).__name__}: {e}", "line": 0, "column": 0, "text": ""}
     return None
+
+
+def take_read():
+    """The Python files the session's code opened for reading since the
+    last call (absolute paths, at most 32), for vis_sandbox.ahead."""
+    if _vis_written is None:
+        return []
+    return _vis_written.take_read()
 
 
 def take_written():

@@ -25,6 +25,7 @@ import _collections_abc
 # _signal is what signal wraps: signal's import costs enum's
 import _signal as signal
 
+from vis_sandbox import ahead as _ahead
 from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
@@ -500,6 +501,9 @@ class Driver:
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more
+        read = _checks.take_read()
+        if read:
+            _ahead.note_read(read, written)
         result["snapshot"] = self.after(src, block, names)
         result["saved"] = self.saved
         result["preload"] = self.preload
@@ -754,8 +758,10 @@ def serve(fd, stacks_fd, folder, info_json):
     kernel = ((info.get("session") or {}).get("access") or {}).get("kernel") or {}
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})
+    _ahead.start((info.get("session") or {}).get("workspace"))
     while True:
         driver.warm_up(fd)
+        _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
             break

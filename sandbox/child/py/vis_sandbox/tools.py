@@ -19,6 +19,7 @@ import io
 import os
 import struct
 
+from vis_sandbox import ahead as _ahead
 from vis_sandbox import checks as _checks
 from vis_sandbox.lazy import module as _lazy
 
@@ -317,8 +318,12 @@ class Functions:
         """Numbered lines of a text file inside the session's roots: limit
         lines (2000 by default) after skipping offset; the note says how to
         read on."""
-        result, _ = call("cat", {"path": _path_arg(path), "offset": _int_arg("offset", offset),
+        path = _path_arg(path)
+        result, _ = call("cat", {"path": path, "offset": _int_arg("offset", offset),
                                  "limit": _int_arg("limit", limit or 0)})
+        # A file read is often edited next: compiled ahead, its first
+        # checked edit compiles only what the edit touches.
+        _ahead.note(path)
         return Text(result)
 
     def grep(self, pattern, path=".", glob=None, limit=None):
@@ -347,6 +352,11 @@ class Functions:
             raise TypeError(f"check must be True or False, not {type(check).__name__}")
         args = {"path": _path_arg(path), "old": _text_arg("old", old, required=True),
                 "new": _text_arg("new", new, required=True), "check": check, "compiled": {}}
+        known = _ahead.key_of(args["path"]) if check else None
+        if known:
+            # The hash of the text this process compiled ahead: the host
+            # takes it when the file still holds that text.
+            args["known"] = known
         # The host may first ask for sources compiled by this session's
         # Python (it is busy running this block): each answer goes back
         # with the next call, until the host has what it needs.

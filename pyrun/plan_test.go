@@ -1,4 +1,4 @@
-package cli
+package pyrun
 
 import (
 	"path/filepath"
@@ -82,7 +82,7 @@ func TestPlanRun(t *testing.T) {
 		{name: "--no-network", argv: []string{"--no-network", "-c", "pass"}, cwd: "plain", argv0: sharedPython},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pa, err := ParsePythonArgs(tt.argv)
+			pa, err := Parse(tt.argv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,10 +90,10 @@ func TestPlanRun(t *testing.T) {
 			if tt.settings != nil {
 				tt.settings(&settings)
 			}
-			plan, err := planRun(runContext{
-				args: pa, cwd: filepath.Join(root, tt.cwd), environ: append(slices.Clone(base), tt.environ...),
-				inst: inst, version: v, sharedDir: filepath.Join(shared, "3.12"), startupDir: filepath.Join(root, "startup"),
-				settings: func(*packages.Project) config.Settings { return settings },
+			plan, err := NewPlan(Context{
+				Args: pa, Cwd: filepath.Join(root, tt.cwd), Environ: append(slices.Clone(base), tt.environ...),
+				Inst: inst, Version: v, SharedDir: filepath.Join(shared, "3.12"), StartupDir: filepath.Join(root, "startup"),
+				Settings: func(*packages.Project) config.Settings { return settings },
 			})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -104,30 +104,30 @@ func TestPlanRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.argv0 != tt.argv0 {
-				t.Errorf("argv0 %s, want %s", plan.argv0, tt.argv0)
+			if plan.Argv0 != tt.argv0 {
+				t.Errorf("argv0 %s, want %s", plan.Argv0, tt.argv0)
 			}
 			want := tt.env
 			if want != nil && tt.environ != nil {
 				want = append(slices.Clone(want), tt.environ...)
 			}
-			if want != nil && !slices.Equal(plan.env, want) && !(len(plan.env) == 0 && len(want) == 0) {
-				t.Errorf("environment %q, want %q", plan.env, want)
+			if want != nil && !slices.Equal(plan.Env, want) && !(len(plan.Env) == 0 && len(want) == 0) {
+				t.Errorf("environment %q, want %q", plan.Env, want)
 			}
 			for _, kv := range tt.has {
-				if !slices.Contains(plan.env, kv) {
-					t.Errorf("environment %q lacks %s", plan.env, kv)
+				if !slices.Contains(plan.Env, kv) {
+					t.Errorf("environment %q lacks %s", plan.Env, kv)
 				}
 			}
-			if (tt.startup == nil) != (plan.startup == "") {
-				t.Errorf("start-up hook %q, want one holding %q", plan.startup, tt.startup)
+			if (tt.startup == nil) != (plan.Startup == "") {
+				t.Errorf("start-up hook %q, want one holding %q", plan.Startup, tt.startup)
 			}
 			for _, s := range tt.startup {
-				if !strings.Contains(plan.startup, s) {
-					t.Errorf("start-up hook lacks %s:\n%s", s, plan.startup)
+				if !strings.Contains(plan.Startup, s) {
+					t.Errorf("start-up hook lacks %s:\n%s", s, plan.Startup)
 				}
 			}
-			if got := strings.Join(plan.messages, "\n"); (tt.message == "") != (got == "") || !strings.Contains(got, tt.message) {
+			if got := strings.Join(plan.Messages, "\n"); (tt.message == "") != (got == "") || !strings.Contains(got, tt.message) {
 				t.Errorf("messages %q, want %q", got, tt.message)
 			}
 		})

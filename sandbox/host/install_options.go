@@ -1,4 +1,4 @@
-package cli
+package host
 
 import (
 	"errors"
@@ -7,40 +7,32 @@ import (
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
+	"github.com/vis-agent/vis-agent/pyrun"
+	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
-// packageLayer is the session's own package folder for CPython version
-// (X.Y), made when missing: before the jail, which lets the session read
-// it and only the host's uv write it.
-func packageLayer(f session.Folder, version string) (string, error) {
-	dir := f.PackagesDir(version)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("make the session's package folder: %w", err)
-	}
-	return dir, nil
-}
-
-// sessionInstall says how the session host in folder f runs install():
+// installOptions says how the session host in folder f runs install():
 // the pinned uv, the python of the CPython the session loads (its
 // installation's, never an environment's the session can rewrite), the
 // session's package folder for that version, and the user's settings:
 // python.index_url and sandbox.allow_builds of ~/.vis/config.toml (never
 // a project's vis.toml), the user's own uv.toml, the host's environment
 // (certificates, proxies).
-func sessionInstall(s Streams, f session.Folder) func() (install.Options, error) {
+func installOptions(s iostreams.Streams, f session.Folder) func() (install.Options, error) {
 	return func() (install.Options, error) {
-		uv, err := locateUV(s)
+		uv, err := pyrun.LocateUV(s)
 		if err == nil {
-			err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
+			err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 		}
 		if err != nil {
 			return install.Options{}, err
 		}
-		choice, inst, err := locateRuntime(s)
+		choice, inst, err := pyrun.LocateRuntime(s)
 		if err != nil {
 			return install.Options{}, err
 		}
@@ -51,11 +43,11 @@ func sessionInstall(s Streams, f session.Folder) func() (install.Options, error)
 		if inst.Executable == "" {
 			return install.Options{}, fmt.Errorf("the CPython at %s has no python executable for uv to use", inst.Prefix)
 		}
-		target, err := packageLayer(f, v.Short())
+		target, err := child.PackageLayer(f, v.Short())
 		if err != nil {
 			return install.Options{}, err
 		}
-		st := config.Load(s.layout().UserConfig())
+		st := config.Load(s.Layout().UserConfig())
 		return install.Options{
 			UV: uv, Python: inst.Executable, Target: target,
 			IndexURL: st.IndexURL.Value, AllowBuilds: st.SandboxAllowBuilds.Value, UVConfig: userUVConfig(s),
@@ -78,7 +70,7 @@ func keptForUV(k string) bool {
 // userUVConfig is the user's uv.toml, "" when there is none. Only this one
 // is given to uv (--config-file): uv would otherwise also look for a
 // project's uv.toml or pyproject.toml above the folder it runs in.
-func userUVConfig(s Streams) string {
+func userUVConfig(s iostreams.Streams) string {
 	dir := s.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		home := s.Getenv("HOME")

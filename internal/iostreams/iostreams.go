@@ -1,4 +1,6 @@
-package cli
+// Package iostreams is what a command takes from the process it runs in:
+// the standard streams, the environment and the working folder.
+package iostreams
 
 import (
 	"io"
@@ -53,5 +55,5 @@ func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
 
-// layout is vis-agent's folder layout as the streams' environment sees it.
-func (s Streams) layout() paths.Layout { return paths.New(s.Getenv) }
+// Layout is vis-agent's folder layout as the streams' environment sees it.
+func (s Streams) Layout() paths.Layout { return paths.New(s.Getenv) }

@@ -1,6 +1,7 @@
-package cli
+package pyrun
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -42,8 +43,8 @@ func (v *VisOptions) addHost(flag, pattern string) {
 	}
 }
 
-// PythonArgs is a parsed `vis-agent python` command line.
-type PythonArgs struct {
+// Args is a parsed `vis-agent python` command line.
+type Args struct {
 	Vis VisOptions
 	// Argv is what CPython gets after argv[0]: every argument except the vis
 	// options, verbatim and in order.
@@ -85,12 +86,12 @@ const (
 	valueLetters = "cmWX"
 )
 
-// ParsePythonArgs splits a `vis-agent python` command line the way CPython's
+// Parse splits a `vis-agent python` command line the way CPython's
 // getopt does, taking out vis-agent's own options, which may appear anywhere
 // before the program selector. Everything after the selector belongs to the
 // program, flags included.
-func ParsePythonArgs(args []string) (PythonArgs, error) {
-	var p PythonArgs
+func Parse(args []string) (Args, error) {
+	var p Args
 	onlyVis := true // nothing but vis options so far: `uv` is a selector here
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -112,7 +113,7 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 			continue
 		case a == "--allow-host" || a == "--deny-host":
 			if i+1 >= len(args) {
-				return p, usageErr("%s needs a value: %s PATTERN", a, a)
+				return p, fmt.Errorf("%s needs a value: %s PATTERN", a, a)
 			}
 			i++
 			p.Vis.addHost(a, args[i])
@@ -123,7 +124,7 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 			continue
 		case a == "--env":
 			if i+1 >= len(args) {
-				return p, usageErr("--env needs a value: --env NAME=VALUE")
+				return p, fmt.Errorf("--env needs a value: --env NAME=VALUE")
 			}
 			i++
 			if err := p.addEnv(args[i]); err != nil {
@@ -161,13 +162,13 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 				p.Argv = append(p.Argv, a)
 			case "--check-hash-based-pycs":
 				if i+1 >= len(args) {
-					return p, usageErr("option --check-hash-based-pycs needs a value: always, default or never")
+					return p, fmt.Errorf("option --check-hash-based-pycs needs a value: always, default or never")
 				}
 				i++
 				p.Interp = append(p.Interp, InterpOption{Name: a, Value: args[i]})
 				p.Argv = append(p.Argv, a, args[i])
 			default:
-				return p, usageErr("unknown option %s", shown(a))
+				return p, fmt.Errorf("unknown option %s", shown(a))
 			}
 		case strings.HasPrefix(a, "-") && a != "-":
 			done, err := p.shortCluster(args, &i)
@@ -185,7 +186,7 @@ func ParsePythonArgs(args []string) (PythonArgs, error) {
 
 // shortCluster parses one "-abc" argument at args[*i]. done is true when it
 // held the program selector (-c or -m), which ends option parsing.
-func (p *PythonArgs) shortCluster(args []string, i *int) (done bool, err error) {
+func (p *Args) shortCluster(args []string, i *int) (done bool, err error) {
 	a := args[*i]
 	start := *i
 	for j := 1; j < len(a); j++ {
@@ -195,7 +196,7 @@ func (p *PythonArgs) shortCluster(args []string, i *int) (done bool, err error) 
 			value := a[j+1:]
 			if value == "" {
 				if *i+1 >= len(args) {
-					return false, usageErr("option -%c needs an argument", c)
+					return false, fmt.Errorf("option -%c needs an argument", c)
 				}
 				*i++
 				value = args[*i]
@@ -219,22 +220,22 @@ func (p *PythonArgs) shortCluster(args []string, i *int) (done bool, err error) 
 			p.Interp = append(p.Interp, InterpOption{Name: "-" + string(c)})
 		default:
 			r, _ := utf8.DecodeRuneInString(a[j:])
-			return false, usageErr("unknown option %s", shown("-"+string(r)))
+			return false, fmt.Errorf("unknown option %s", shown("-"+string(r)))
 		}
 	}
 	p.Argv = append(p.Argv, a)
 	return false, nil
 }
 
-func (p *PythonArgs) addEnv(kv string) error {
+func (p *Args) addEnv(kv string) error {
 	name, _, _ := strings.Cut(kv, "=")
 	if name == "" || strings.ContainsRune(name, 0) {
-		return usageErr("--env needs NAME=VALUE, got %q", kv)
+		return fmt.Errorf("--env needs NAME=VALUE, got %q", kv)
 	}
 	if strings.HasPrefix(name, "-") {
 		// `--env -c 'print(1)'`: the value was forgotten, and the program
 		// selector taken for a name.
-		return usageErr("--env needs NAME=VALUE, got the option %q (a name cannot start with -)", kv)
+		return fmt.Errorf("--env needs NAME=VALUE, got the option %q (a name cannot start with -)", kv)
 	}
 	p.Vis.Env = append(p.Vis.Env, kv)
 	return nil

@@ -1,8 +1,9 @@
-package cli
+package pyrun
 
 import (
 	"errors"
 	"fmt"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/proxy"
 )
 
@@ -29,14 +31,14 @@ const proxyFDEnv = "VIS_AGENT_PROXY_FD"
 // runProxied is `vis-agent python --allow-host ...`: this process runs
 // the proxy (deciding with the flags' lists, the user's index for @pypi)
 // and the same command again as a child, in a network namespace of its
-// own (jail.NetworkEnv), whose listener it serves; it exits as the child
+// own (protocol.NetworkEnv), whose listener it serves; it exits as the child
 // does. Refusals are reported on stderr, one line each.
-func runProxied(args []string, pa PythonArgs, s Streams) int {
+func runProxied(args []string, pa Args, s iostreams.Streams) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(s.Err, "vis-agent python: %v\n", err)
 		return code
 	}
-	st := config.Load(s.layout().UserConfig())
+	st := config.Load(s.Layout().UserConfig())
 	allow, err := netpolicy.Expand(pa.Vis.AllowHosts, st.IndexURL.Value)
 	if err == nil {
 		pa.Vis.DenyHosts, err = netpolicy.Expand(pa.Vis.DenyHosts, st.IndexURL.Value)
@@ -67,7 +69,7 @@ func runProxied(args []string, pa PythonArgs, s Streams) int {
 	defer conn.Close()
 	cmd := exec.Command(exe, append([]string{"python"}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.In, s.Out, s.Err
-	cmd.Env = append(s.Environ(), jail.NetworkEnv+"=1", proxyFDEnv+"=3")
+	cmd.Env = append(s.Environ(), protocol.NetworkEnv+"=1", proxyFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{childEnd}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// The terminal's interrupt reaches the child itself (one process

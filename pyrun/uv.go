@@ -1,7 +1,8 @@
-package cli
+package pyrun
 
 import (
 	"fmt"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"io"
 	"path/filepath"
 
@@ -17,7 +18,7 @@ import (
 // (the project's, the activated one, or the shared one), never on the
 // installation itself unless the user passes uv's own --system or
 // --python.
-func runUV(args []string, pa PythonArgs, s Streams) int {
+func runUV(args []string, pa Args, s iostreams.Streams) int {
 	stdout, stderr := s.Out, s.Err
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "vis-agent python: "+format+"\n", a...)
@@ -53,9 +54,9 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 			return 0
 		}
 	}
-	uv, err := locateUV(s)
+	uv, err := LocateUV(s)
 	if err == nil {
-		err = uvwrap.VerifyCached(uv, s.layout().UVVerified())
+		err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 	}
 	if err != nil {
 		return fail(1, "%v", err)
@@ -84,7 +85,7 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 		python, project = choice.Env.Python, choice.Project
 	} else {
 		var err error
-		if found, inst, err = locateRuntime(s); err != nil {
+		if found, inst, err = LocateRuntime(s); err != nil {
 			return fail(1, "%v", err)
 		}
 		if python = inst.Executable; python == "" {
@@ -92,7 +93,7 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 		}
 		project, _ = packages.FindProject(cwd)
 	}
-	settings := runSettings(s, project)
+	settings := RunSettings(s, project)
 	env := uvwrap.Environ(s.Environ(), python, settings.IndexURL.Value)
 	if sub != "pip" && !sharedSync {
 		// The index URL may hold credentials: a plan does not keep it.
@@ -119,28 +120,28 @@ func runUV(args []string, pa PythonArgs, s Streams) int {
 
 // uvEnvironment is the environment `uv pip` and `--shared uv sync` act on:
 // the one a python run in the same folder would use.
-func uvEnvironment(pa PythonArgs, s Streams) (packages.Choice, error) {
-	lib, _, inst, err := loadRuntime(s)
+func uvEnvironment(pa Args, s iostreams.Streams) (packages.Choice, error) {
+	lib, _, inst, err := LoadRuntime(s)
 	if err != nil {
 		return packages.Choice{}, err
 	}
 	return packages.Resolve(packages.Request{
 		Cwd: s.Dir, Getenv: s.Getenv, Shared: pa.Vis.Shared, Active: pa.Vis.Active,
-		SharedDir: s.layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
+		SharedDir: s.Layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
 	})
 }
 
-// locateRuntime finds the installation of the CPython a run would load,
+// LocateRuntime finds the installation of the CPython a run would load,
 // from the library's file name, without loading it: uv needs only its
 // python.
-func locateRuntime(s Streams) (findpython.Choice, findpython.Install, error) {
+func LocateRuntime(s iostreams.Streams) (findpython.Choice, findpython.Install, error) {
 	choice, err := findpython.Find(runtimeOptions(s))
 	if err != nil {
 		return choice, findpython.Install{}, err
 	}
 	v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
 	if !ok {
-		_, choice, inst, err := loadRuntime(s)
+		_, choice, inst, err := LoadRuntime(s)
 		return choice, inst, err
 	}
 	inst, err := findpython.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))

@@ -1,4 +1,4 @@
-package cli
+package pyrun
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 
 // TestReplayArgs: the prefix a plan is keyed on holds every argument the
 // decision read and none of the program's own, and CPython's arguments for
-// it are what ParsePythonArgs gave.
+// it are what Parse gave.
 func TestReplayArgs(t *testing.T) {
 	for _, c := range []struct {
 		args         []string
@@ -27,7 +27,7 @@ func TestReplayArgs(t *testing.T) {
 		{args: nil, exact: true, ok: true},
 		{args: []string{"uv", "sync"}},
 	} {
-		pa, err := ParsePythonArgs(c.args)
+		pa, err := Parse(c.args)
 		if err != nil {
 			t.Fatalf("%q: %v", c.args, err)
 		}

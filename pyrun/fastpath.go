@@ -1,6 +1,7 @@
-package cli
+package pyrun
 
 import (
+	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,8 +46,8 @@ func environmentInputs(envDir, python string) []string {
 
 // runtimeInputs are the paths that decided which CPython a run uses
 // (findpython.Find and Locate), the binary itself and the user's settings.
-func runtimeInputs(s Streams, libPath string, inst findpython.Install) []string {
-	l := s.layout()
+func runtimeInputs(s iostreams.Streams, libPath string, inst findpython.Install) []string {
+	l := s.Layout()
 	observed := []string{l.UserConfig(), l.RuntimeRecord(), libPath, filepath.Dir(inst.Executable), inst.Executable}
 	if exe, err := os.Executable(); err == nil {
 		bundle := filepath.Join(filepath.Dir(exe), findpython.BundleDir)
@@ -71,7 +72,7 @@ func replayable(choice findpython.Choice, inst findpython.Install, settingsOK bo
 // for the prefix. need is how many arguments must follow the prefix (the
 // code of a separate -c); exact says none may (no program: the prompt or
 // stdin). ok is false for a line whose plan cannot be replayed.
-func replayArgs(args []string, pa PythonArgs) (prefix, head []string, need int, exact, ok bool) {
+func replayArgs(args []string, pa Args) (prefix, head []string, need int, exact, ok bool) {
 	k := len(args) - len(pa.Program)
 	switch pa.Mode {
 	case ModeDefault:
@@ -98,19 +99,19 @@ func replayArgs(args []string, pa PythonArgs) (prefix, head []string, need int, 
 // saveReplay saves the plan of a python run about to start, when the next
 // identical run may replay it: best effort, a plan not saved only costs
 // the next run its start-up time.
-func saveReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choice, lib *pyembed.Library, inst findpython.Install, plan runPlan) {
-	if !plan.replayable || pa.Vis.NoNetwork || len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0 || !replayable(choice, inst, true) || !slices.Equal(plan.env, s.Environ()) {
+func saveReplay(s iostreams.Streams, args []string, pa Args, choice findpython.Choice, lib *pyembed.Library, inst findpython.Install, plan Plan) {
+	if !plan.replayable || pa.Vis.NoNetwork || len(pa.Vis.AllowHosts)+len(pa.Vis.DenyHosts) > 0 || !replayable(choice, inst, true) || !slices.Equal(plan.Env, s.Environ()) {
 		return
 	}
 	prefix, head, need, exact, ok := replayArgs(args, pa)
 	if !ok {
 		return
 	}
-	_ = pyembed.SavePlan(s.layout().Python(), pyembed.Plan{
+	_ = pyembed.SavePlan(s.Layout().Python(), pyembed.Plan{
 		Cwd: s.Dir, Environ: s.Environ(), Args: prefix, Need: need, Exact: exact,
 		Observed: slices.Concat(plan.observed, runtimeInputs(s, lib.Path, inst)),
 		Library:  lib.Path, Minor: lib.Version.Minor, Home: inst.Home,
-		Startup: plan.startup, Argv0: plan.argv0, ArgvHead: head,
+		Startup: plan.Startup, Argv0: plan.Argv0, ArgvHead: head,
 	})
 }
 
@@ -118,7 +119,7 @@ func saveReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choic
 // uv with env, SUB other than pip (which acts on the environment a run
 // uses): the decision read the command line up to SUB, the runtime, the
 // configuration and uv's pin record.
-func saveUVReplay(s Streams, args []string, pa PythonArgs, choice findpython.Choice, inst findpython.Install, uv string, env []string, settingsOK bool) {
+func saveUVReplay(s iostreams.Streams, args []string, pa Args, choice findpython.Choice, inst findpython.Install, uv string, env []string, settingsOK bool) {
 	if !replayable(choice, inst, settingsOK) {
 		return
 	}
@@ -136,7 +137,7 @@ func saveUVReplay(s Streams, args []string, pa PythonArgs, choice findpython.Cho
 		return // not the process's environment and additions: not replayable
 	}
 	plan.AddEnv = env[len(kept):]
-	l := s.layout()
+	l := s.Layout()
 	plan.Observed = slices.Concat(folderInputs(s.Dir), runtimeInputs(s, choice.Library, inst),
 		[]string{filepath.Join(paths.ExeDir(), uvwrap.BundleDir, "uv"), filepath.Join(l.Python(), "uv"), l.UVVerified()})
 	_ = pyembed.SavePlan(l.Python(), plan)

@@ -1,4 +1,4 @@
-package cli
+package pyrun
 
 import (
 	"crypto/sha256"
@@ -22,47 +22,46 @@ import (
 //go:embed py/startup.py
 var startupSource string
 
-// runPlan is how a python run starts: which python CPython takes its paths
-// from, the start-up hook, the program's environment, and what to tell the
-// user first.
-type runPlan struct {
-	argv0   string
-	startup string
-	// env is the program's whole environment, NAME=VALUE.
-	env []string
-	// messages are warnings and notes, one line each.
-	messages []string
-	// envDir is the environment the run uses (a venv), importRoots the
+// Plan is how a python run starts: which python CPython takes its paths
+// from (Argv0), the start-up hook (Startup, CPython's sitecustomize code;
+// "" for none), the program's whole environment (Env, NAME=VALUE), and
+// what to tell the user first (Messages, one line each).
+type Plan struct {
+	Argv0    string
+	Startup  string
+	Env      []string
+	Messages []string
+	// EnvDir is the environment the run uses (a venv), ImportRoots the
 	// folders put on its sys.path: a jail lets the program read them.
-	envDir      string
-	importRoots []string
+	EnvDir      string
+	ImportRoots []string
 	// replayable says the next identical run may replay this plan before
 	// Go starts (see fastpath.go), observed what the decision read.
 	replayable bool
 	observed   []string
 }
 
-// runContext is what a plan is made from: the command line, the process's
+// Context is what a plan is made from: the command line, the process's
 // environment and working folder, the loaded CPython, and where vis-agent
 // keeps its files: the shared environment of this CPython version and the
-// start-up module. settings reads the configuration for the project the
+// start-up module. Settings reads the configuration for the project the
 // run found (nil: none).
-type runContext struct {
-	args       PythonArgs
-	cwd        string
-	environ    []string
-	inst       findpython.Install
-	version    findpython.Version
-	sharedDir  string
-	startupDir string
-	settings   func(*packages.Project) config.Settings
-	// importRoots, when set, decides which import roots a file names go
-	// on sys.path (a sandbox session's child: see childImportRoots); from
-	// is the file.
-	importRoots func(paths []string, from string) []string
+type Context struct {
+	Args       Args
+	Cwd        string
+	Environ    []string
+	Inst       findpython.Install
+	Version    findpython.Version
+	SharedDir  string
+	StartupDir string
+	Settings   func(*packages.Project) config.Settings
+	// ImportRoots, when set, decides which import roots a file names go
+	// on sys.path (a jailed sandbox session's child keeps those its jail
+	// may open); from is the file.
+	ImportRoots func(paths []string, from string) []string
 }
 
-func (rc runContext) getenv(name string) string { return lookup(rc.environ, name) }
+func (rc Context) getenv(name string) string { return lookup(rc.Environ, name) }
 
 // lookup is the last value of name in environ, as getenv finds it.
 func lookup(environ []string, name string) string {
@@ -74,53 +73,53 @@ func lookup(environ []string, name string) string {
 	return ""
 }
 
-// planRun decides how a run starts. Which environment it uses is
+// NewPlan decides how a run starts. Which environment it uses is
 // packages.Resolve's answer; a run that only prints CPython's version or
 // help needs none and works anywhere.
-func planRun(rc runContext) (runPlan, error) {
-	plan := runPlan{argv0: rc.inst.Executable}
-	if plan.argv0 == "" {
-		plan.argv0, _ = os.Executable()
+func NewPlan(rc Context) (Plan, error) {
+	plan := Plan{Argv0: rc.Inst.Executable}
+	if plan.Argv0 == "" {
+		plan.Argv0, _ = os.Executable()
 	}
 	var (
 		project *packages.Project
 		roots   []string
 	)
-	if !informational(rc.args) {
+	if !informational(rc.Args) {
 		choice, err := packages.Resolve(packages.Request{
-			Cwd: rc.cwd, Getenv: rc.getenv, Shared: rc.args.Vis.Shared, Active: rc.args.Vis.Active,
-			SharedDir: rc.sharedDir, Install: rc.inst, Version: rc.version,
+			Cwd: rc.Cwd, Getenv: rc.getenv, Shared: rc.Args.Vis.Shared, Active: rc.Args.Vis.Active,
+			SharedDir: rc.SharedDir, Install: rc.Inst, Version: rc.Version,
 		})
 		if err != nil {
 			return plan, err
 		}
 		for _, w := range choice.Warnings {
-			plan.messages = append(plan.messages, "warning: "+w)
+			plan.Messages = append(plan.Messages, "warning: "+w)
 		}
-		plan.messages = append(plan.messages, choice.Notes...)
-		plan.argv0, plan.envDir = choice.Env.Python, choice.Env.Dir
+		plan.Messages = append(plan.Messages, choice.Notes...)
+		plan.Argv0, plan.EnvDir = choice.Env.Python, choice.Env.Dir
 		project, roots = choice.Project, choice.Roots
 	}
-	settings := rc.settings(project)
-	plan.env = childEnv(rc, settings)
-	plan.replayable = project == nil && len(plan.messages) == 0 && len(settings.Problems) == 0 &&
-		!informational(rc.args) && !(rc.args.Mode == ModeModule && rc.args.Target == "pip")
+	settings := rc.Settings(project)
+	plan.Env = childEnv(rc, settings)
+	plan.replayable = project == nil && len(plan.Messages) == 0 && len(settings.Problems) == 0 &&
+		!informational(rc.Args) && !(rc.Args.Mode == ModeModule && rc.Args.Target == "pip")
 	if plan.replayable {
-		plan.observed = slices.Concat(folderInputs(rc.cwd), environmentInputs(plan.envDir, plan.argv0))
+		plan.observed = slices.Concat(folderInputs(rc.Cwd), environmentInputs(plan.EnvDir, plan.Argv0))
 	}
 	var ss startupSettings
 	if !settings.TLSStrict.Value {
 		ss.TLSStrict = new(bool)
 	}
 	sourcePaths := settings.SourcePaths.Value
-	if rc.importRoots != nil {
-		sourcePaths = rc.importRoots(sourcePaths, settings.SourcePaths.File())
+	if rc.ImportRoots != nil {
+		sourcePaths = rc.ImportRoots(sourcePaths, settings.SourcePaths.File())
 		if project != nil {
-			roots = rc.importRoots(roots, filepath.Join(project.Dir, "pyproject.toml"))
+			roots = rc.ImportRoots(roots, filepath.Join(project.Dir, "pyproject.toml"))
 		}
 	}
-	plan.importRoots = append(append([]string(nil), sourcePaths...), roots...)
-	for _, r := range plan.importRoots {
+	plan.ImportRoots = append(append([]string(nil), sourcePaths...), roots...)
+	for _, r := range plan.ImportRoots {
 		ss.Roots = append(ss.Roots, fsString(r))
 	}
 	if len(ss.Roots) == 0 && ss.TLSStrict == nil {
@@ -128,7 +127,7 @@ func planRun(rc runContext) (runPlan, error) {
 	}
 	var err error
 	var module string
-	plan.startup, module, err = startupCode(ss, rc.startupDir)
+	plan.Startup, module, err = startupCode(ss, rc.StartupDir)
 	if plan.replayable {
 		plan.observed = append(plan.observed, module)
 	}
@@ -137,7 +136,7 @@ func planRun(rc runContext) (runPlan, error) {
 
 // informational: -V, --version and --help-* print and exit before any
 // program runs.
-func informational(pa PythonArgs) bool {
+func informational(pa Args) bool {
 	for _, o := range pa.Interp {
 		switch o.Name {
 		case "-V", "--version", "--help-env", "--help-xoptions", "--help-all":
@@ -151,22 +150,22 @@ func informational(pa PythonArgs) bool {
 // --no-env; then --env's values (NAME alone sets an empty one); then, unless
 // --no-env, vis-agent's own settings: python.index_url as pip's index when
 // the user did not choose one.
-func childEnv(rc runContext, s config.Settings) []string {
+func childEnv(rc Context, s config.Settings) []string {
 	var env []string
-	if !rc.args.Vis.NoEnv {
-		env = append(env, rc.environ...)
+	if !rc.Args.Vis.NoEnv {
+		env = append(env, rc.Environ...)
 	}
 	set := func(k, v string) {
 		env = append(env, k+"="+v)
 	}
-	for _, kv := range rc.args.Vis.Env {
+	for _, kv := range rc.Args.Vis.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		set(k, v)
 	}
-	if !rc.args.Vis.NoEnv && s.IndexURL.Value != "" {
+	if !rc.Args.Vis.NoEnv && s.IndexURL.Value != "" {
 		var pipArgs []string
-		if rc.args.Mode == ModeModule && rc.args.Target == "pip" {
-			pipArgs = rc.args.Program
+		if rc.Args.Mode == ModeModule && rc.Args.Target == "pip" {
+			pipArgs = rc.Args.Program
 		}
 		if !packages.UserChoseIndex(pipArgs, func(k string) string { return lookup(env, k) }) {
 			set("PIP_INDEX_URL", s.IndexURL.Value)
@@ -192,9 +191,9 @@ func dedupEnv(env []string) []string {
 	return out
 }
 
-// setEnviron makes env the process's environment, which the embedded
+// SetEnviron makes env the process's environment, which the embedded
 // CPython reads as its own.
-func setEnviron(env []string) error {
+func SetEnviron(env []string) error {
 	if slices.Equal(env, os.Environ()) {
 		// Most runs change nothing, and each change below is a call into C
 		// (the C library's environment is the one CPython reads).

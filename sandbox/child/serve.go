@@ -1,0 +1,301 @@
+package child
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
+	"github.com/vis-agent/vis-agent/packages"
+	"github.com/vis-agent/vis-agent/pyembed"
+	"github.com/vis-agent/vis-agent/pyrun"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/proxy"
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// Options are the hidden `vis-agent sandbox child` command's: the
+// session folder, whether the C constructor dropped privileges for the
+// jail (protocol.DropPrivilegesFlag), the process's streams, and the way
+// out a message gives for a workspace whose project cannot be read.
+type Options struct {
+	Dir            string
+	DropPrivileges bool
+	Streams        iostreams.Streams
+	WayOut         string
+}
+
+// Serve is the body of a session's interpreter child: it readies the
+// driver and the session's folders, receives the session from its host,
+// chooses the environment as `vis-agent python -c` would in the workspace
+// (pyrun.NewPlan), puts the session's policy in force (the audit hook,
+// then the kernel layer over the roots jail.SessionRoots decides), and
+// runs CPython serving the host. It returns CPython's exit status.
+func Serve(o Options) (int, error) {
+	s := o.Streams
+	lib, _, inst, err := pyrun.LoadRuntime(s)
+	if err != nil {
+		return 0, err
+	}
+	l := s.Layout()
+	pkgDir, err := Install(filepath.Join(l.Python(), "sandbox"))
+	if err != nil {
+		return 0, err
+	}
+	// Outside the jail, once per CPython: `vis-agent python` of this
+	// library, in a folder of no project.
+	if err := Compile(pkgDir, lib.Version.Short(), func(args ...string) *exec.Cmd {
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, append([]string{"python", "--shared"}, args...)...)
+		cmd.Env, cmd.Dir = append(os.Environ(), "VIS_PYTHON_NATIVE_PATH="+lib.Path), pkgDir
+		return cmd
+	}); err != nil {
+		fmt.Fprintf(s.Err, "vis-agent sandbox: %v\n", err)
+	}
+	folder := session.Folder{Dir: o.Dir}
+	tmp, err := privateTemp(folder)
+	if err != nil {
+		return 0, err
+	}
+	state, err := stateFolder(folder)
+	if err != nil {
+		return 0, err
+	}
+	// Up to here the child may have started before its host knew
+	// the session (the host's first child, see sandbox/host).
+	ci, err := ReceiveInfo()
+	if err != nil {
+		return 0, err
+	}
+	if o.DropPrivileges && !ci.Policy.Jail {
+		return 0, fmt.Errorf("started with %s for a session without the jail", protocol.DropPrivilegesFlag)
+	}
+	if err := os.Chdir(ci.Session.Workspace); err != nil {
+		return 0, fmt.Errorf("enter the workspace: %w", err)
+	}
+	s.Dir = ci.Session.Workspace
+	// The same environment as `vis-agent python -c` here: the
+	// project's, or the shared packages of this CPython.
+	rc := pyrun.Context{
+		Args: pyrun.Args{Mode: pyrun.ModeCode}, Cwd: s.Dir, Environ: s.Environ(), Inst: inst, Version: lib.Version,
+		SharedDir: l.SharedEnvironment(lib.Version.Short()), StartupDir: l.Startup(),
+		Settings: func(p *packages.Project) config.Settings { return pyrun.RunSettings(s, p) },
+	}
+	// What the workspace holds may name import roots, not roots of
+	// the jail.
+	jr := jail.NewSessionRoots(ci.Session.Workspace, state, tmp, ci.Policy.Roots, func(msg string) {
+		fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", msg)
+	})
+	if ci.Policy.Jail {
+		rc.ImportRoots = jr.ImportRoots
+	}
+	plan, err := pyrun.NewPlan(rc)
+	if err != nil {
+		return 0, packages.WayOut(err, o.WayOut)
+	}
+	for _, m := range plan.Messages {
+		fmt.Fprintf(s.Err, "vis-agent sandbox: %s\n", m)
+	}
+	if err := pyrun.SetEnviron(plan.Env); err != nil {
+		return 0, err
+	}
+	// An allow list: the proxy's listener in this process's own
+	// network namespace goes to the host, its address to every
+	// client here and in shell().
+	proxyPort := 0
+	if ci.Policy.Proxied() {
+		if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
+			return 0, err
+		}
+		for _, kv := range proxy.Environ(proxyPort) {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+	}
+	// The jail, before any code of the session's: the driver's
+	// first import runs under it.
+	for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
+		os.Setenv(name, tmp)
+	}
+	if err := plotEnviron(state); err != nil {
+		return 0, err
+	}
+	// The user's settings only: the workspace's vis.toml is the
+	// jailed code's to write.
+	st := config.Load(l.UserConfig())
+	ci.Settings = Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
+		AttachFigures: st.SandboxAttachFigures.Value}
+	if ci.Packages, err = PackageLayer(folder, lib.Version.Short()); err != nil {
+		return 0, err
+	}
+	var rw, ro []string
+	if ci.Policy.Jail {
+		rw, ro = jr.Roots(jail.SessionFiles{
+			Runtime: []string{inst.Prefix, filepath.Dir(lib.Path), inst.Home, inst.Executable}, EnvDir: plan.EnvDir,
+			Own:           append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...),
+			ReadOnlyRoots: ci.Policy.ReadOnlyRoots, Network: ci.Policy.Network,
+		})
+	}
+	var shield jail.Shield
+	if ci.Policy.Jail {
+		own, inner := l.Own()
+		if shield, err = jail.NewShield(rw, own, inner, l.Sessions(), []string{state, tmp, ci.Packages}); err != nil {
+			return 0, err
+		}
+	}
+	host := ci.Session.Access.Host
+	if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
+		return 0, err
+	}
+	ci.Session.Access.Host = host
+	boot, err := Bootstrap(pkgDir, state, ci)
+	if err != nil {
+		return 0, err
+	}
+	if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
+		return 0, err
+	}
+	if err := lib.InstallWriteNotes(); err != nil {
+		return 0, err
+	}
+	return lib.Main([]string{plan.Argv0, "-c", boot}, inst.Home, plan.Startup), nil
+}
+
+// PackageLayer is the session's own package folder for CPython version
+// (X.Y), made when missing: before the jail, which lets the session read
+// it and only the host's uv write it.
+func PackageLayer(f session.Folder, version string) (string, error) {
+	dir := f.PackagesDir(version)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make the session's package folder: %w", err)
+	}
+	return dir, nil
+}
+
+// applyChildPolicy puts the session's policy in force in this process,
+// the child, before CPython runs any code: the C audit hook (installed
+// once, before Main), then the kernel layer, with shield kept read-only
+// inside the writable roots. Without the jail the thread cap, the memory
+// cap and --no-network (or the allow list, whose proxy listens at
+// proxyPort) still hold. It returns what is in force, for session.access.
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int) (Access, error) {
+	acc := Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
+		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
+	memory := uint64(p.MemoryMB) << 20
+	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
+	if p.Jail {
+		kernel = jail.Session(rw, ro, p.Network, memory)
+		kernel.Shield = shield
+		acc.Roots, acc.ReadOnlyRoots = rw, ro
+	}
+	kernel.MaxThreads = p.MaxThreads
+	if p.Proxied() {
+		kernel.ProxyPort = proxyPort
+		acc.Proxy = fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+	}
+	hook := pyembed.AuditPolicy{Jail: p.Jail, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
+		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
+	if !p.Jail {
+		hook.Name = "the sandbox session's policy"
+	}
+	if err := lib.InstallAuditHook(hook); err != nil {
+		return acc, fmt.Errorf("the sandbox's jail: %w", err)
+	}
+	st, err := jail.Apply(kernel)
+	if err != nil {
+		return acc, fmt.Errorf("the sandbox's jail: %w", err)
+	}
+	if p.MaxThreads > 0 && !lib.ThreadCapHeld() && st.MaxTasks == 0 {
+		// One sentence on threads: after the kernel's, if it gave one.
+		note := fmt.Sprintf("CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads)
+		if i := slices.IndexFunc(st.Missing, func(m string) bool { return strings.HasPrefix(m, "threads: ") }); i >= 0 {
+			st.Missing[i] += "; " + note
+		} else {
+			st.Missing = append(st.Missing, "threads: "+note)
+		}
+	}
+	acc.Kernel = &st
+	return acc, nil
+}
+
+// privateTemp is the child's temp folder inside its session folder,
+// emptied at each start.
+func privateTemp(folder session.Folder) (string, error) {
+	tmp := folder.TempDir()
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("empty the session's temp folder: %w", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("make the session's temp folder: %w", err)
+	}
+	return tmp, nil
+}
+
+// stateFolder is where the child keeps the session's snapshot: a folder of
+// its own inside the session folder, so that the jailed code, which may
+// write there, cannot touch the host's files beside it (its socket, its
+// record, its locks). A snapshot of an older vis-agent, kept in the
+// session folder itself, is moved in.
+func stateFolder(folder session.Folder) (string, error) {
+	state := folder.StateDir()
+	if err := os.Mkdir(state, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("make the session's state folder: %w", err)
+	}
+	for _, name := range []string{"snapshot.bin", "spill", "blocks"} {
+		old := filepath.Join(folder.Dir, name)
+		if _, err := os.Lstat(old); err != nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(state, name)); err == nil {
+			continue
+		}
+		if err := os.Rename(old, filepath.Join(state, name)); err != nil {
+			return "", fmt.Errorf("move the snapshot into the state folder: %w", err)
+		}
+	}
+	return state, nil
+}
+
+// plotEnviron points matplotlib's config and cache (and other programs'
+// XDG cache) at folders of the session's state folder, which the jailed
+// code may write and which outlive a start: matplotlib neither warns that
+// ~/.config/matplotlib is not writable nor builds its font cache again at
+// every start. Its backend is Agg, unless the child's environment names
+// one (the session's fixed environment keeps no client's MPLBACKEND).
+func plotEnviron(state string) error {
+	mpl, cache := filepath.Join(state, "matplotlib"), filepath.Join(state, "cache")
+	for _, dir := range []string{mpl, cache} {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("make the session's %s folder: %w", filepath.Base(dir), err)
+		}
+	}
+	os.Setenv("MPLCONFIGDIR", mpl)
+	os.Setenv("XDG_CACHE_HOME", cache)
+	if os.Getenv("MPLBACKEND") == "" {
+		os.Setenv("MPLBACKEND", "Agg")
+	}
+	return nil
+}
+
+// trustRoots are the files and folders the session's trust variables name
+// (a CA bundle, folders of certificates: SSL_CERT_DIR may list several,
+// separated by ':'), which the jail lets the session read: the variables
+// reach the session (session.Environ), and a bundle it may not open is no
+// use. They come from the user's environment, never from the session.
+func trustRoots(getenv func(string) string) []string {
+	var roots []string
+	for _, name := range session.TrustFiles {
+		for _, p := range strings.Split(getenv(name), ":") {
+			if filepath.IsAbs(p) {
+				roots = append(roots, filepath.Clean(p))
+			}
+		}
+	}
+	return roots
+}
