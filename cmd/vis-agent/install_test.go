@@ -287,6 +287,7 @@ func TestSandboxInstallWheels(t *testing.T) {
 	index := testwheel.Index(t, house, t.TempDir())
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Version.Short(), func(t *testing.T) {
+			t.Parallel()
 			sb := installSandbox(t, py, "file://"+index)
 			r := sb.block("w", `r = install("pandas", "matplotlib")
 print(r)
