@@ -57,6 +57,7 @@ func writeUserConfig(t *testing.T, sb *sandbox, text string) {
 // the session, still there after a restart, gone with rm; what is not a
 // requirement is refused in one line.
 func TestSandboxInstall(t *testing.T) {
+	t.Parallel()
 	index := testwheel.Serve(t, installIndex(t))
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Version.Short(), func(t *testing.T) {
