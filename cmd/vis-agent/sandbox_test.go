@@ -309,7 +309,7 @@ func TestSandboxTimeoutAndRetire(t *testing.T) {
 			if name == "stuck" && r.stdout != "into C\n" {
 				t.Errorf("the output printed before the retire: %q", r.stdout)
 			}
-			dirs, _ := filepath.Glob(filepath.Join(sb.home, "logs", "*", fmt.Sprintf("sandbox-%s-%d", name, pid)))
+			dirs, _ := filepath.Glob(filepath.Join(sb.home, "sandbox", "logs", "*", fmt.Sprintf("sandbox-%s-%d", name, pid)))
 			if len(dirs) != 1 {
 				t.Errorf("%s: no hang record folder for pid %d", name, pid)
 				return

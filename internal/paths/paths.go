@@ -15,7 +15,7 @@
 //	    sessions/<id>/            one folder per session (0700)
 //	    history/                  the REPL's input history, per workspace
 //	    attachments/              the attachments store
-//	  logs/YYYY-MM-DD/            hang records and host logs
+//	    logs/YYYY-MM-DD/          the hosts' hang records
 package paths
 
 import (
@@ -100,7 +100,7 @@ func (l Layout) Own() (own, inner []string) {
 	if p := l.SharedPackages(); !strings.HasPrefix(p, l.Home()+string(filepath.Separator)) {
 		own = append(own, p)
 	}
-	return own, []string{l.UserConfig(), l.Python(), l.Sandbox(), l.Logs(), l.SharedPackages()}
+	return own, []string{l.UserConfig(), l.Python(), l.Sandbox(), l.SharedPackages()}
 }
 
 // Sessions holds one folder per sandbox session.
@@ -119,8 +119,10 @@ func AttachmentsOf(sessionDir string) string {
 	return filepath.Join(filepath.Dir(filepath.Dir(sessionDir)), "attachments")
 }
 
-// Logs holds hang records and host logs, one folder per day.
-func (l Layout) Logs() string { return filepath.Join(l.Home(), "logs") }
+// Logs holds the session hosts' hang records (a retired child's Python
+// stacks), one folder per day: in the sandbox folder, which a session's
+// jail covers, so that no session reads another's.
+func (l Layout) Logs() string { return filepath.Join(l.Sandbox(), "logs") }
 
 // ExeDir is the folder of the running binary, where a release bundle keeps
 // its runtime folder (vis-agent-python/).

@@ -14,7 +14,7 @@ func TestLayout(t *testing.T) {
 		l.RuntimeRecord():                "/home/u/.vis/python/runtime.json",
 		l.SharedPackages():               "/home/u/.vis/python/packages",
 		filepath.Join(l.Sessions(), "a"): "/home/u/.vis/sandbox/sessions/a",
-		l.Logs():                         "/home/u/.vis/logs",
+		l.Logs():                         "/home/u/.vis/sandbox/logs",
 		l.Attachments():                  "/home/u/.vis/sandbox/attachments",
 	} {
 		if got != want {

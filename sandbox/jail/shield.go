@@ -3,7 +3,9 @@ package jail
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,9 +23,10 @@ type Shield struct {
 	Writable []string `json:",omitempty"`
 	// ReadOnly are kept read-only, whatever root holds them: vis-agent's
 	// own folders ($VIS_HOME: the settings, the shared packages, the run
-	// plans, the sessions), and the .git (folder or file) at the top of
+	// plans, the sessions), the .git (folder or file) at the top of
 	// each writable root, whose hooks and settings git runs at the user's
-	// next commit.
+	// next commit, and the user's home folder when a writable root holds
+	// it (see homeFolders).
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
 	// (vis-agent's sandbox folder: every session's key, socket and
@@ -122,11 +125,29 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
 			}
 		}
-		// A .git that is a symbolic link is left: the jail could replace
-		// the link itself, which no mount can hold (README, Limits).
-		git := filepath.Join(root, ".git")
-		if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
-			add(git)
+		addGit(root, add)
+	}
+	for _, h := range homeFolders() {
+		if !s.holds(h) {
+			continue
+		}
+		// The home folder's top level is where the shell, ssh, git and
+		// most tools find what they run as the user (~/.bashrc, and
+		// ~/.bash_profile that bash prefers once it exists, ~/.ssh,
+		// ~/.config): the whole top level is read-only, new names too,
+		// and its folders but the dot-folders are writable again. A
+		// symbolic link stays as it is (the link cannot be replaced; what
+		// it points at is the roots' to allow).
+		// So is the .git of each of those folders (~/proj/.git: a
+		// project checked out in the home).
+		add(h)
+		entries, _ := os.ReadDir(h)
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				dir := filepath.Join(h, e.Name())
+				s.Writable = append(s.Writable, dir)
+				addGit(dir, add)
+			}
 		}
 	}
 	if sessions != "" && sessions != "." {
@@ -144,6 +165,65 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 	// Outer first: a read-only folder inside another is mounted after it.
 	sort.SliceStable(s.ReadOnly, func(i, j int) bool { return depth(s.ReadOnly[i]) < depth(s.ReadOnly[j]) })
 	return s, nil
+}
+
+// addGit adds the .git (folder or file) at the top of dir. A .git that
+// is a symbolic link is left: the jail could replace the link itself,
+// which no mount can hold (README, Limits).
+func addGit(dir string, add func(string)) {
+	git := filepath.Join(dir, ".git")
+	if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
+		add(git)
+	}
+}
+
+// holds reports whether a writable root holds p.
+func (s Shield) holds(p string) bool {
+	for _, w := range s.Writable {
+		if within(p, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// homeFolders are the user's home folders, canonical: $HOME, which the
+// user's shells and tools read, and the account's, which a new login
+// reads. "/" is none (a service's home): a root of "/" is the user's
+// own choice of everything.
+func homeFolders() []string {
+	var homes []string
+	candidates := []string{os.Getenv("HOME")}
+	if u, err := user.Current(); err == nil {
+		candidates = append(candidates, u.HomeDir)
+	}
+	for _, h := range candidates {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		if h = canonical(h); h != "/" && !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	return homes
+}
+
+// ReadOnlyAt reports whether s keeps path read-only: the deepest of its
+// read-only and writable folders holding path is a read-only one (at one
+// depth, read-only wins: it is mounted over the writable clone).
+func (s Shield) ReadOnlyAt(path string) bool {
+	best, readOnly := -1, false
+	for _, p := range s.ReadOnly {
+		if within(path, p) && depth(p) > best {
+			best, readOnly = depth(p), true
+		}
+	}
+	for _, p := range s.Writable {
+		if within(path, p) && depth(p) > best {
+			best, readOnly = depth(p), false
+		}
+	}
+	return readOnly
 }
 
 // canonical is p with its symlinks resolved, p cleaned when that fails.

@@ -48,7 +48,7 @@ func applyShield(s Shield, roots []string) error {
 		if !s.Protects(roots) {
 			return fmt.Errorf("%w (%w)", errNoNamespace, err)
 		}
-		return fmt.Errorf("%s must stay read-only to the jail, which needs a mount namespace, and this process could not make one (%w): allow user namespaces, use a workspace and roots that hold neither a .git nor vis-agent's folder (or VIS_HOME elsewhere), or run with --no-jail",
+		return fmt.Errorf("%s must stay read-only to the jail, which needs a mount namespace, and this process could not make one (%w): allow user namespaces, use a workspace and roots that hold no .git, not your home folder and not vis-agent's folder (or VIS_HOME elsewhere), or run with --no-jail",
 			strings.Join(s.ReadOnly, ", "), err)
 	}
 	// Nothing mounted here may reach the parent's namespace.

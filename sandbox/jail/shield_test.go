@@ -70,6 +70,46 @@ func TestNewShield(t *testing.T) {
 	}
 }
 
+// TestShieldOfAHomeFolder: a writable root that holds the user's home
+// folder ($HOME) keeps the home's top level read-only, dotfiles and new
+// names alike, and its folders but the dot-folders and links writable; a
+// root inside the home changes nothing.
+func TestShieldOfAHomeFolder(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home", "me")
+	testenv.WriteTree(t, home, map[string]string{".bashrc": "", ".ssh/authorized_keys": "", "proj/a.py": "", "proj/.git/config": "", "notes.txt": "", "docs/x": ""})
+	os.Symlink(base, filepath.Join(home, "link"))
+	t.Setenv("HOME", home)
+	proj, docs := filepath.Join(home, "proj"), filepath.Join(home, "docs")
+	for _, root := range []string{home, base} {
+		s, err := NewShield([]string{root}, nil, nil, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Shield{Writable: []string{root, docs, proj}, ReadOnly: []string{home, filepath.Join(proj, ".git")}}
+		if !reflect.DeepEqual(s, want) {
+			t.Errorf("root %s:\n got %+v\nwant %+v", root, s, want)
+		}
+		for path, readOnly := range map[string]bool{
+			filepath.Join(home, ".bashrc"): true, filepath.Join(home, ".bash_profile"): true,
+			filepath.Join(home, ".ssh", "authorized_keys"): true, filepath.Join(home, "notes.txt"): true,
+			filepath.Join(home, "new.txt"): true, filepath.Join(home, "link", "x"): true, home: true,
+			filepath.Join(proj, "a.py"): false, filepath.Join(proj, ".git", "hooks", "pre-commit"): true, filepath.Join(docs, "deep", "y"): false, proj: false,
+		} {
+			if got := s.ReadOnlyAt(path); got != readOnly {
+				t.Errorf("root %s: ReadOnlyAt(%s) = %v, want %v", root, path, got, readOnly)
+			}
+		}
+	}
+	s, err := NewShield([]string{proj}, nil, nil, "", nil)
+	if err != nil || !reflect.DeepEqual(s, Shield{Writable: []string{proj}, ReadOnly: []string{filepath.Join(proj, ".git")}}) {
+		t.Errorf("a root inside the home: %+v %v", s, err)
+	}
+}
+
 // TestShieldMounts applies a session's policy with a shield in a process
 // started as a jailed child (its C constructor makes the mount
 // namespace) in the workspace, with the kernel layer alone: the workspace

@@ -87,8 +87,8 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 	if under(real, a.Hidden) || a.Shield.Sessions != "" && under(real, []string{a.Shield.Sessions}) && !under(real, a.Shield.Keep()) {
 		return resolved{}, failure(errRefused, "hidden from the session: %s", where)
 	}
-	if write && under(real, a.Shield.ReadOnly) {
-		return resolved{}, failure(errRefused, "read-only to the session: %s (vis-agent's own files and .git run outside the jail)", where)
+	if write && a.Shield.ReadOnlyAt(real) {
+		return resolved{}, failure(errRefused, "read-only to the session: %s (vis-agent's own files, .git and the top of your home folder hold what runs outside the jail)", where)
 	}
 	if under(real, a.ReadWrite) {
 		return r, nil

@@ -80,8 +80,18 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	for _, r := range a.ReadOnly {
 		mounts = append(mounts, mount{rootPath(r), "--ro-bind-try"})
 	}
+	roots := map[string]bool{}
 	for _, r := range a.ReadWrite {
+		roots[rootPath(r)] = true
 		mounts = append(mounts, mount{rootPath(r), "--bind-try"})
+	}
+	// What the shield makes writable again inside a read-only part (the
+	// folders of a home folder's top level), before what it keeps
+	// read-only at the same depth.
+	for _, w := range a.Shield.Writable {
+		if !roots[w] {
+			mounts = append(mounts, mount{w, "--bind-try"})
+		}
 	}
 	for _, p := range a.Shield.ReadOnly {
 		mounts = append(mounts, mount{p, "--ro-bind-try"})
