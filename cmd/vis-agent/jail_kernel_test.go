@@ -605,12 +605,12 @@ except OSError as e:
 // shellQuote quotes s for /bin/sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// TestSandboxJailAsAnotherUser runs a jailed session as a user who is not
-// root (nobody, through setpriv): the child makes its mount namespace in
-// a user namespace of its own, keeps its uid, keeps the workspace's .git
-// read-only and the workspace writable, and shell() runs under bubblewrap
-// and the helper as that user.
-func TestSandboxJailAsAnotherUser(t *testing.T) {
+// asNobody prepares `vis-agent sandbox` runs as a user who is not root
+// (nobody, through setpriv), in a workspace and VIS_HOME of the test's
+// that nobody owns, on a CPython outside /root; env is added to theirs.
+// It returns the workspace and a function that runs the sandbox command
+// with args there; the sessions are stopped at the test's end.
+func asNobody(t *testing.T, env ...string) (ws string, run func(args ...string) (string, error)) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become another user")
 	}
@@ -649,14 +649,24 @@ func TestSandboxJailAsAnotherUser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func(args ...string) (string, error) {
+	run = func(args ...string) (string, error) {
 		cmd := exec.Command(as[0], append(as[1:], append([]string{bin, "sandbox"}, args...)...)...)
 		cmd.Dir = ws
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "VIS_HOME=" + home, "VIS_PYTHON_NATIVE_PATH=" + py.Library}
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "VIS_HOME=" + home, "VIS_PYTHON_NATIVE_PATH=" + py.Library}, env...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	t.Cleanup(func() { run("stop", "--force") })
+	return ws, run
+}
+
+// TestSandboxJailAsAnotherUser runs a jailed session as a user who is not
+// root (nobody, through setpriv): the child makes its mount namespace in
+// a user namespace of its own, keeps its uid, keeps the workspace's .git
+// read-only and the workspace writable, and shell() runs under bubblewrap
+// and the helper as that user.
+func TestSandboxJailAsAnotherUser(t *testing.T) {
+	ws, run := asNobody(t)
 	out, err := run("run", "-c", `import os
 print("uid", os.getuid(), session.access.kernel["read_only_mounts"], session.access.kernel["read_only"])
 try:

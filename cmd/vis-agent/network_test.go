@@ -128,7 +128,18 @@ try:
     print("ESCAPED: a raw socket")
 except OSError as e:
     print("raw refused", e.errno)
-`, strings.Join(targets, ", "), strings.Join(proxyTargets, ", "), strings.Split(w.udp, ":")[0], strings.Split(w.udp, ":")[1])
+# The proxy's SOCKS5, asked for the outside service and for UDP.
+for cmd in (1, 3):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"\x05\x01\x00")
+    s.recv(2)
+    s.sendall(bytes([5, cmd, 0, 1, 127, 0, 0, 1]) + int(%s).to_bytes(2, "big"))
+    answer = s.recv(10)
+    if answer[1:2] == b"\x00":
+        print("ESCAPED: SOCKS5", cmd, s.recv(100))
+    else:
+        print("socks refused", cmd, answer[1])
+`, strings.Join(targets, ", "), strings.Join(proxyTargets, ", "), strings.Split(w.udp, ":")[0], strings.Split(w.udp, ":")[1], w.outsidePort)
 }
 
 // fetches is Python that fetches url and prints what came, or the error.
@@ -162,7 +173,8 @@ var allowFlags = []string{"--allow-host", "*.example.test", "--allow-host", "loc
 // (a denied one, a name resolving to loopback), and nothing around the
 // proxy gets out: TCP to a service or to the proxy's port elsewhere,
 // IPv4-mapped addresses, UDP, DNS, netlink, packet, vsock and raw
-// sockets; with the audit hook and without it, on the oldest and newest
+// sockets, the proxy's SOCKS5 asked for an unlisted address or for UDP;
+// with the audit hook and without it, on the oldest and newest
 // CPython. The host logs each decision.
 func TestSandboxNetworkAllowList(t *testing.T) {
 	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
@@ -188,7 +200,7 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 			"denied: error <urlopen error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
 			"private: HTTPError 403 vis-agent: host localhost resolves to 127.0.0.1, a local or private address",
 			"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
-			"dns refused", "raw refused")
+			"dns refused", "raw refused", "socks refused 1 2", "socks refused 3 7")
 		w.checkNothingArrived(t, "the block", out)
 		log, _ := os.ReadFile(filepath.Join(sb.folder("net"), "host.log"))
 		contains(t, "the host's log", string(log),

@@ -50,7 +50,8 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			return reply{}, errorf("RuntimeError", "install: %v", err)
 		}
 		opts.Network = policy.Network
-		if np, err := h.proxyFor(policy); err == nil && np != nil && !install.LocalIndex(opts.IndexURL) {
+		np, err := h.proxyFor(policy)
+		if err == nil && np != nil && !install.LocalIndex(opts.IndexURL) {
 			// The allow list holds for uv too: it goes through the proxy
 			// (a local index, the user's own, is reached as without the
 			// network).
@@ -75,7 +76,15 @@ func (h *Host) installOp(policy protocol.Policy) op {
 		}
 		// A standby imported from the environment install() changes.
 		h.discardStandby()
+		if opts.Proxy != "" {
+			np.takeRefused()
+		}
 		res, err := h.installs.run(ctx, opts, reqs, pins, h.done, h.cfg.Log)
+		if err != nil && opts.Proxy != "" {
+			if why := np.takeRefused(); why != "" {
+				err = fmt.Errorf("%w (the session's proxy: %s)", err, why)
+			}
+		}
 		if err != nil && errors.Is(err, context.Canceled) {
 			return reply{}, errorf("InterruptedError", "%v", err)
 		}

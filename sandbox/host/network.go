@@ -70,12 +70,17 @@ func (h *Host) closeProxies() {
 // each in that process's network namespace.
 type netProxy struct {
 	srv       *proxy.Server
+	uv        *proxy.Server // the host's uv's (install()), which notes its refusals
+	cfg       proxy.Config
 	port      int
 	mu        sync.Mutex
 	listeners []net.Listener
 	// hostURL is the proxy's address on the host's own loopback, for
 	// the host's uv (install()); "" until asked for.
 	hostURL string
+	// refused is the latest refusal of a request of uv's, which
+	// install()'s error names (uv's own says only "403 Forbidden").
+	refused string
 }
 
 // newNetProxy returns the proxy of a child under policy, nil when its
@@ -99,7 +104,7 @@ func newNetProxy(policy protocol.Policy, log io.Writer) (*netProxy, error) {
 			defer mu.Unlock()
 			fmt.Fprintf(log, "vis-agent sandbox host: %s\n", d)
 		}}
-	return &netProxy{srv: proxy.New(cfg)}, nil
+	return &netProxy{srv: proxy.New(cfg), cfg: cfg}, nil
 }
 
 // upstream is the user's own proxy for u, from the host's environment
@@ -166,7 +171,17 @@ func (n *netProxy) local() (string, error) {
 		return "", fmt.Errorf("the proxy's listener for uv: %w", err)
 	}
 	n.listeners = append(n.listeners, l)
-	go n.srv.Serve(l)
+	cfg := n.cfg
+	cfg.Log = func(d proxy.Decision) {
+		n.cfg.Log(d)
+		if !d.Allowed {
+			n.mu.Lock()
+			n.refused = d.Why
+			n.mu.Unlock()
+		}
+	}
+	n.uv = proxy.New(cfg)
+	go n.uv.Serve(l)
 	n.hostURL = "http://" + l.Addr().String()
 	return n.hostURL, nil
 }
@@ -209,6 +224,20 @@ func (n *netProxy) close() {
 		l.Close()
 	}
 	n.listeners = nil
+	uv := n.uv
 	n.mu.Unlock()
 	n.srv.Close()
+	if uv != nil {
+		uv.Close()
+	}
+}
+
+// takeRefused returns the latest refusal of uv's requests ("" if none)
+// and forgets it.
+func (n *netProxy) takeRefused() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r := n.refused
+	n.refused = ""
+	return r
 }

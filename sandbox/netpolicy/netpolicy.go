@@ -235,36 +235,28 @@ func NotListed(host string) *Refusal {
 // then an allow entry must match. Addresses are checked again, after
 // resolution, by CheckAddr.
 func (r Rules) CheckName(host string, port int) error {
-	shown := host
+	var match func(pattern) bool
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ip = ip.Unmap()
-		for _, d := range r.deny {
-			if d.matchAddr(ip, port) {
-				return &Refusal{fmt.Sprintf("vis-agent: host %s is denied (--deny-host %s)", shown, d.text)}
-			}
+		match = func(p pattern) bool { return p.matchAddr(ip, port) }
+	} else {
+		name, err := canonicalName(host)
+		if err != nil {
+			return &Refusal{fmt.Sprintf("vis-agent: %q is not a host name", host)}
 		}
-		for _, a := range r.allow {
-			if a.matchAddr(ip, port) {
-				return nil
-			}
-		}
-		return NotListed(shown)
-	}
-	name, err := canonicalName(host)
-	if err != nil {
-		return &Refusal{fmt.Sprintf("vis-agent: %q is not a host name", host)}
+		match = func(p pattern) bool { return p.matchName(name, port) }
 	}
 	for _, d := range r.deny {
-		if d.matchName(name, port) {
-			return &Refusal{fmt.Sprintf("vis-agent: host %s is denied (--deny-host %s)", shown, d.text)}
+		if match(d) {
+			return &Refusal{fmt.Sprintf("vis-agent: host %s is denied (--deny-host %s)", host, d.text)}
 		}
 	}
 	for _, a := range r.allow {
-		if a.matchName(name, port) {
+		if match(a) {
 			return nil
 		}
 	}
-	return NotListed(shown)
+	return NotListed(host)
 }
 
 // CheckAddr decides on one address host resolved to: a deny entry
