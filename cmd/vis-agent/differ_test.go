@@ -107,17 +107,14 @@ func userEnv(py testenv.Python, home string, extra []string) []string {
 
 // compare runs c with both commands in the same fresh folder and fails on
 // any difference a user could see. vis-agent runs in the shared
-// environment of py's version, and the reference is that environment's
-// python.
-func compare(t *testing.T, bin string, py testenv.Python, c pyCase) {
+// environment of py's version in home, and the reference is that
+// environment's python (see referenceHome).
+func compare(t *testing.T, bin string, py testenv.Python, home, reference string, c pyCase) {
 	t.Helper()
 	if c.minMinor > py.Version.Minor {
 		t.Skipf("needs CPython 3.%d+", c.minMinor)
 	}
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	home := filepath.Join(dir, "vishome")
-	reference := sharedPython(t, py, home)
+	work := filepath.Join(t.TempDir(), "work")
 	ref := execIn(t, work, c, py, home, append([]string{reference}, c.args...))
 	got := execIn(t, work, c, py, home, append([]string{bin, "python"}, c.args...))
 	sameRuns(t, c, reference, ref, got)
@@ -139,6 +136,22 @@ func sameRuns(t *testing.T, c pyCase, reference string, ref, got run) {
 	if ref != got {
 		t.Errorf("vis-agent python %q differs from %s\n=== python ===\n%s\n=== vis-agent ===\n%s", c.args, reference, ref, got)
 	}
+}
+
+// referenceHome makes a Vis home with the shared environment of py, which
+// vis-agent python runs in outside a project, settled by a first vis-agent
+// run (the test makes it with the version without its micro number), and
+// returns the home and that environment's python, the reference. The cases
+// of one CPython share it one after another, as a user's runs do: each
+// runs in a fresh working folder, so no case replays the plan another
+// saved (plans are per working folder), and making the environment once,
+// not per case, was most of a case's time.
+func referenceHome(t *testing.T, bin string, py testenv.Python) (home, reference string) {
+	t.Helper()
+	home = filepath.Join(t.TempDir(), "vishome")
+	reference = sharedPython(t, py, home)
+	runIn(t, t.TempDir(), userEnv(py, home, nil), bin, "python", "-c", "pass")
+	return home, reference
 }
 
 // sharedPython makes the shared environment under home and returns its

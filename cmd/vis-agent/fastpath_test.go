@@ -61,11 +61,7 @@ func TestPythonMatchesReferenceReplayed(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
-			home := filepath.Join(t.TempDir(), "vishome")
-			reference := sharedPython(t, py, home)
-			// vis-agent's first run settles the shared environment (the
-			// test's has the version without its micro number).
-			runIn(t, t.TempDir(), userEnv(py, home, nil), bin, "python", "-c", "pass")
+			home, reference := referenceHome(t, bin, py)
 			time.Sleep(replayWait)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {

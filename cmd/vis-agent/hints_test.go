@@ -11,6 +11,7 @@ import (
 // message; the jail's process refusal names shell(); a shell handle shows
 // its last lines; a restart's notice names who asked for it.
 func TestSandboxHints(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		sb := newSandbox(t, py)
 		for code, want := range map[string]string{

@@ -57,6 +57,7 @@ func writeUserConfig(t *testing.T, sb *sandbox, text string) {
 // the session, still there after a restart, gone with rm; what is not a
 // requirement is refused in one line.
 func TestSandboxInstall(t *testing.T) {
+	t.Parallel()
 	index := testwheel.Serve(t, installIndex(t))
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Version.Short(), func(t *testing.T) {
@@ -287,6 +288,7 @@ func TestSandboxInstallWheels(t *testing.T) {
 	index := testwheel.Index(t, house, t.TempDir())
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Version.Short(), func(t *testing.T) {
+			t.Parallel()
 			sb := installSandbox(t, py, "file://"+index)
 			r := sb.block("w", `r = install("pandas", "matplotlib")
 print(r)

@@ -439,7 +439,7 @@ def raw(n, op, args, size=0):
 // ends, the next block runs at once, and the per-session attachments
 // quota refuses what is past it.
 func TestJailHostBounds(t *testing.T) {
-	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 100\n"})
 		var big, ignore strings.Builder
 		for i := 0; i < 2_000_000; i++ {

@@ -183,9 +183,10 @@ func TestPythonMatchesReference(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
+			home, reference := referenceHome(t, bin, py)
 			for _, c := range pythonCases {
 				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c)
+					compare(t, bin, py, home, reference, c)
 				})
 			}
 		})
@@ -285,9 +286,10 @@ func TestSignalsMatchReference(t *testing.T) {
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
+			home, reference := referenceHome(t, bin, py)
 			for _, c := range signalCases() {
 				t.Run(c.name, func(t *testing.T) {
-					compare(t, bin, py, c)
+					compare(t, bin, py, home, reference, c)
 				})
 			}
 		})

@@ -181,6 +181,7 @@ func (srv *sshServer) client(t *testing.T, py testenv.Python) *sandbox {
 // connection (the block goes on there) and a remote vis-agent that cannot
 // serve the request.
 func TestRemoteSSH(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	rb := newSandbox(t, py)
 	srv := startSSH(t, rb)

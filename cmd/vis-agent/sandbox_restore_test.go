@@ -53,6 +53,7 @@ func restoredChatty(t *testing.T, what string, r result, why string) {
 func TestSandboxRestoreNeverBricks(t *testing.T) {
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
 			sb := newSandbox(t, py)
 			sb.block("s", chattySetup, 0)
 			sb.ok("restart", "--session", "s")

@@ -67,6 +67,7 @@ func gone(t *testing.T, what string, pid int) {
 func TestSandboxWarmRestart(t *testing.T) {
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
 			sb := newSandbox(t, py)
 			sb.block("w", "print(1)", 0)
 			// a third-party package, as install() would put it in the
@@ -170,6 +171,7 @@ func TestSandboxWarmRestartData(t *testing.T) {
 	wheels := testwheel.Wheelhouse(t)
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
 			sb := newSandbox(t, py)
 			sb.installData(wheels)
 			sb.block("d", "import pandas as pd, numpy as np\ndf = pd.DataFrame({'a': np.arange(100_000), 's': [f'r{i}' for i in range(100_000)]})\ndef total():\n    return int(df.a.sum())", 0)

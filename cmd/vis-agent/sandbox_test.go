@@ -276,6 +276,7 @@ func str(n int) string { return strconv.Itoa(n) }
 // SIGINT, get their child retired with a hang record, and the next block
 // runs restored in a new one.
 func TestSandboxTimeoutAndRetire(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	sb.block("loop", "keep = 7", 0)
@@ -431,6 +432,7 @@ func TestSandboxClients(t *testing.T) {
 // TestSandboxLifecycle: idle exit, list, restart, rm, LRU eviction, a
 // VIS_HOME too deep for a socket path, and bad command lines.
 func TestSandboxLifecycle(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_CACHE_MAX=2")
 	for _, name := range []string{"a", "b"} {
@@ -528,6 +530,7 @@ func TestSandboxLifecycle(t *testing.T) {
 // TestSandboxHugeOutput: 100 MB printed reaches the client whole, and the
 // host does not hold it.
 func TestSandboxHugeOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	cmd := sb.command("run", "--session", "big", "-c", "line = 'x' * 99\nfor i in range(1_000_000): print(line)")
 	var n countWriter

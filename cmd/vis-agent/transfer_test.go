@@ -13,6 +13,7 @@ import (
 // session was imported. A truncated archive, or one for a session that
 // exists, is refused in one line with nothing created.
 func TestSandboxExportImport(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
