@@ -180,7 +180,15 @@ func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
 	// The child's own descriptors (link, stacks, calls) are close-on-exec
 	// from its start (sandbox/host/early_linux.c): only the child holds
 	// its link to the host.
-	out, err := python("-I", "-S", "-c", compileCode, dir).CombinedOutput()
+	cmd := python("-I", "-S", "-c", compileCode, dir)
+	// The child may be killed while it waits (a stop --force, the host's
+	// end): the compile must not outlive it, writing into $VIS_HOME
+	// after a test or an rm removed the folder.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	out, err := cmd.CombinedOutput()
 	if werr := atomicfile.Write(marker, nil); werr != nil && err == nil {
 		err = werr
 	}

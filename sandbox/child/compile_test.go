@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -75,5 +78,40 @@ func TestCompileFailure(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "vis_sandbox", "__pycache__")); err == nil {
 		t.Error("a failed compile left bytecode")
+	}
+}
+
+// TestCompileDiesWithTheChild: a child killed while its compile runs
+// (stop --force) takes the compile with it; left behind, it wrote into
+// $VIS_HOME after the session or the test had removed the folder.
+func TestCompileDiesWithTheChild(t *testing.T) {
+	if pidFile := os.Getenv("VIS_TEST_COMPILE_PIDFILE"); pidFile != "" {
+		Compile(t.TempDir(), "3.0", func(args ...string) *exec.Cmd {
+			return exec.Command("sh", "-c", "echo $$ > "+pidFile+"; exec sleep 60")
+		})
+		return
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCompileDiesWithTheChild$")
+	cmd.Env = append(os.Environ(), "VIS_TEST_COMPILE_PIDFILE="+pidFile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the compile did not start")
+		}
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the compile outlived the child")
+		}
 	}
 }
