@@ -35,9 +35,9 @@ type live struct {
 	// when none does; since is when it started.
 	running string
 	since   time.Time
-	// ended counts the other clients' blocks that ended (or whose host
-	// went away), and the follows taken up again after a gap in which
-	// blocks may have ended unseen, for the REPL to refresh its panel.
+	// ended counts the other clients' blocks that ended, and the follows
+	// taken up again after a gap in which blocks may have ended unseen,
+	// for the REPL to refresh its panel.
 	ended int
 	// follows counts the follows of this session that started.
 	follows int
@@ -130,7 +130,9 @@ func (l *live) event(ev protocol.Event) {
 			l.ended++
 			l.showEnd(ev.Result)
 		case "gone":
-			l.ended++
+			// No refresh here: its read would start a host again, and a
+			// stopped session (sandbox stop, rm) must stay stopped. The
+			// next host's follow refreshes ("ok" above).
 			if l.running != "" {
 				l.tr.add(kindProblem, "the session's host stopped while "+l.running+"'s block ran")
 			}

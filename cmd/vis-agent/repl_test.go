@@ -700,13 +700,20 @@ func TestReplEchoOff(t *testing.T) {
 
 // TestReplSeesBlocksAcrossHosts: a block another client runs in a new
 // host of the REPL's session (the old one stopped) reaches the panel too,
-// also when it ended before the live view followed the new host.
+// also when it ended before the live view followed the new host; and the
+// REPL does not start a host of its own when the old one stops.
 func TestReplSeesBlocksAcrossHosts(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
 	for i, name := range []string{"first_helper", "second_helper"} {
 		sb.run("stop", "--session", "default")
+		// The REPL's live view sees its host go, and does not start
+		// another (a stopped session stays stopped: rm works beside it).
+		time.Sleep(1500 * time.Millisecond)
+		if r := sb.run("interrupt", "--session", "default"); r.code != 1 || !strings.Contains(r.stderr, "is not running") {
+			t.Fatalf("after a stop beside the REPL, the session runs again: %+v", r)
+		}
 		sb.block("default", fmt.Sprintf("def %s():\n    \"\"\"Block %d.\"\"\"", name, i), 0)
 		tm.waitFor(name+"()", fmt.Sprintf("Block %d.", i))
 	}
