@@ -135,11 +135,11 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 		// most tools find what they run as the user (~/.bashrc, and
 		// ~/.bash_profile that bash prefers once it exists, ~/.ssh,
 		// ~/.config): the whole top level is read-only, new names too,
-		// and its folders but the dot-folders are writable again. A
-		// symbolic link stays as it is (the link cannot be replaced; what
-		// it points at is the roots' to allow).
-		// So is the .git of each of those folders (~/proj/.git: a
-		// project checked out in the home).
+		// and its folders but the dot-folders are writable again, but
+		// for the .git at the top of each (~/proj/.git: a project
+		// checked out in the home). A symbolic link stays as it is (the
+		// link cannot be replaced; what it points at is the roots' to
+		// allow).
 		add(h)
 		entries, _ := os.ReadDir(h)
 		for _, e := range entries {
