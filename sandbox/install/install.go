@@ -230,8 +230,9 @@ func command(ctx context.Context, opts Options, name string, args ...string) *ex
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = opts.Target
 	cmd.Env = environ(opts)
-	// Pdeathsig: a host killed outright (kill -9) leaves no uv or
-	// compile writing into the session's folder after it.
+	// Pdeathsig: a host killed outright (kill -9) takes uv or the
+	// compile with it (the compile's pool workers, in its group, end
+	// after the file each has in hand: only a stop kills the group).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
