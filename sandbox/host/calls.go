@@ -204,10 +204,7 @@ func (s *callServer) serve() error {
 			s.answer(req.ID, reply{}, refusal())
 			continue
 		}
-		go func() {
-			defer s.end(slot)
-			s.run(ctx, req, nil)
-		}()
+		go s.run(ctx, req, nil, slot)
 	}
 }
 
@@ -227,8 +224,7 @@ func (s *callServer) stream(req protocol.CallRequest, n int, payload io.Reader) 
 			s.answer(req.ID, reply{}, refusal())
 			break
 		}
-		s.run(ctx, req, payload)
-		s.end(slot)
+		s.run(ctx, req, payload, slot)
 	}
 	_, err := io.Copy(io.Discard, payload)
 	return err
@@ -257,10 +253,10 @@ func (e *exactly) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload io.Reader) {
+func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload io.Reader, slot *callSlot) {
 	f, sf := s.ops[req.Op], s.streams[req.Op]
 	if f == nil && sf == nil {
-		s.answer(req.ID, reply{}, errorf("ValueError", "unknown tool call %q", req.Op))
+		s.answerFor(slot, req.ID, reply{}, errorf("ValueError", "unknown tool call %q", req.Op))
 		return
 	}
 	var rep reply
@@ -281,12 +277,21 @@ func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload 
 		}
 		return err
 	}()
-	s.answer(req.ID, rep, err)
+	s.answerFor(slot, req.ID, rep, err)
 }
 
-// answer writes one answer, within answerTimeout; a write that fails
-// means the child is gone or does not read, and the link is closed.
+// answer writes the answer to a request that never ran (no slot).
 func (s *callServer) answer(id uint64, rep reply, err error) {
+	s.answerFor(nil, id, rep, err)
+}
+
+// answerFor writes one answer, within answerTimeout; a write that fails
+// means the child is gone or does not read, and the link is closed. The
+// call's slot is freed once the answer holds the link, before a byte of
+// it is written: the shim makes its next call on this answer, which must
+// not find this one still counted against maxCalls, while the answers
+// waiting for the link stay bounded by it.
+func (s *callServer) answerFor(slot *callSlot, id uint64, rep reply, err error) {
 	if rep.body != nil {
 		defer rep.body.Close()
 	}
@@ -302,6 +307,9 @@ func (s *callServer) answer(id uint64, rep reply, err error) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if slot != nil {
+		s.end(slot)
+	}
 	s.conn.SetWriteDeadline(time.Now().Add(answerTimeout))
 	_, werr := s.conn.Write(append(head, '\n'))
 	if werr == nil && a.Size > 0 {

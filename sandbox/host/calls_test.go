@@ -260,3 +260,39 @@ func TestSizeText(t *testing.T) {
 		}
 	}
 }
+
+// slowClose is an answer's body whose Close takes a while, as a file on a
+// busy disk can.
+type slowClose struct{ io.Reader }
+
+func (slowClose) Close() error {
+	time.Sleep(300 * time.Millisecond)
+	return nil
+}
+
+// TestCallsFreeTheirSlotBeforeTheyAnswer: a call no longer counts against
+// maxCalls once its answer can be read, so the shim's next call (made on
+// that answer) never meets its predecessors. It failed when the slot was
+// freed after the answer's write and its body's close: CI's
+// TestSandboxToolsEdges was refused 'too many host calls at once' on a
+// loaded machine, with two forged calls and stragglers still counted.
+func TestCallsFreeTheirSlotBeforeTheyAnswer(t *testing.T) {
+	ops, streams := echoOps()
+	ops["file"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+		return reply{result: "f", body: slowClose{strings.NewReader("data")}, size: 4}, nil
+	}
+	p := newCallPeer(t, ops, streams, 1<<20)
+	for i := 1; i <= maxCalls+2; i++ {
+		p.write(fmt.Sprintf(`{"id":%d,"size":0,"op":"file"}`+"\n", i))
+		a, data := p.answer()
+		if a.ID != uint64(i) || !a.OK || string(data) != "data" {
+			t.Fatalf("call %d: %+v %+v %q", i, a, a.Error, data)
+		}
+		p.s.mu.Lock()
+		n := len(p.s.running)
+		p.s.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("after the answer to call %d, %d calls still count as under way", i, n)
+		}
+	}
+}
