@@ -23,6 +23,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/host"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/remotemux"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -87,7 +88,21 @@ func (sf *sessionFlags) remote(jf *jailFlags) (*client.Session, error) {
 	if jf != nil {
 		args = append(args, jf.args()...)
 	}
-	return client.OpenRemote(*t, session.Meta{Name: sf.name, Workspace: sf.workspace}, args), nil
+	return client.OpenRemote(*t, session.Meta{Name: sf.name, Workspace: sf.workspace}, args, muxConfig(sf.s)), nil
+}
+
+// muxConfig is how the client reaches its multiplexers of --host targets:
+// nil when $VIS_SANDBOX_MUX is 0 (every request runs the engine's
+// command) or this binary cannot be found to start one.
+func muxConfig(s Streams) *remotemux.Config {
+	if s.Getenv(remotemux.EnvOff) == "0" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return &remotemux.Config{Dir: s.Layout().RemoteMux(), Command: []string{exe, "sandbox", "mux", "--"}, Env: s.Environ()}
 }
 
 // meta checks the flags and names the session.
@@ -182,7 +197,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(),
-		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s),
+		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s), newSandboxMuxCmd(s),
 		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
 }
 
@@ -485,7 +500,7 @@ restart (helpers, classes, imports and variables).`,
 			}
 			var rows []listed
 			if t != nil {
-				data, err := client.ListRemote(*t)
+				data, err := client.ListRemote(*t, muxConfig(s))
 				if err == nil {
 					err = json.Unmarshal(data, &rows)
 				}

@@ -106,6 +106,10 @@ func (l Layout) Own() (own, inner []string) {
 // Sessions holds one folder per sandbox session.
 func (l Layout) Sessions() string { return filepath.Join(l.Sandbox(), "sessions") }
 
+// RemoteMux holds the sockets, locks and logs of the multiplexers that
+// carry requests to --host machines (one per URL).
+func (l Layout) RemoteMux() string { return filepath.Join(l.Sandbox(), "remote") }
+
 // History holds the REPL's input history, one file per workspace.
 func (l Layout) History() string { return filepath.Join(l.Sandbox(), "history") }
 

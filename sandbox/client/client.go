@@ -209,7 +209,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 	defer c.Close()
 	// gone is a connection that ended before the final answer.
 	gone := func(answered bool) error {
-		if rc, ok := c.(*remoteConn); ok {
+		if rc, ok := c.(remoteLink); ok {
 			return rc.failure(s.Remote.Target.URL, answered)
 		}
 		return errHostGone

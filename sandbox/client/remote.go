@@ -17,24 +17,41 @@ import (
 	"github.com/vis-agent/vis-agent/internal/headbuf"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/remotemux"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// Remote is a session on a Target: every request runs the engine's
-// command (one connection per request, or one OpenSSH keeps alive with
-// ControlMaster), whose standard input and output carry the protocol to
-// `vis-agent sandbox connect` there.
+// Remote is a session on a Target. A request goes through this machine's
+// multiplexer of the target (remotemux: one engine connection carrying
+// every request as a stream of its own) when Mux is set and it can be
+// reached or started; else it runs the engine's command, whose standard
+// input and output carry the protocol to `vis-agent sandbox connect`
+// there (one connection per request, or one OpenSSH keeps alive with
+// ControlMaster).
 type Remote struct {
 	Target Target
 	// Args are connect's flags: --session, --workspace and the jail
 	// flags, which the remote vis-agent checks as its own run does.
 	Args []string
+	// Mux reaches the multiplexers (nil: none, VIS_SANDBOX_MUX=0).
+	Mux *remotemux.Config
 }
 
 // OpenRemote is the client of a session on t, named by m (its workspace
-// is the remote machine's; "" is connect's working folder there).
-func OpenRemote(t Target, m session.Meta, args []string) *Session {
-	return &Session{Meta: m, Remote: &Remote{Target: t, Args: args}}
+// is the remote machine's; "" is connect's working folder there),
+// through mux's multiplexer when mux is not nil.
+func OpenRemote(t Target, m session.Meta, args []string, mux *remotemux.Config) *Session {
+	return &Session{Meta: m, Remote: &Remote{Target: t, Args: args, Mux: mux}}
+}
+
+// remoteLink is a connection to a remote session: the engine's process,
+// or a stream of the multiplexer.
+type remoteLink interface {
+	io.ReadWriteCloser
+	// failure explains a connection that ended before the final answer:
+	// answered says the session had answered something (a block
+	// started).
+	failure(url string, answered bool) error
 }
 
 // remoteConn is the engine's process: its standard input and output are
@@ -74,13 +91,25 @@ func (l *lockedHead) lastLine() string {
 // closed, before it kills it.
 const closeWait = 3 * time.Second
 
-// dial starts the engine's command: connect there, with --no-start
-// unless start.
-func (r *Remote) dial(start bool) (*remoteConn, error) {
+// dial connects to connect there, with --no-start unless start: through
+// the multiplexer, else (none can be started: the remote vis-agent is too
+// old, the engine fails) with the engine's command, whose errors then
+// tell why.
+func (r *Remote) dial(start bool) (remoteLink, error) {
 	args := r.Args
 	if !start {
 		args = append([]string{"--no-start"}, args...)
 	}
+	if r.Mux != nil {
+		if c, err := r.Mux.Connect(r.Target.URL, args); err == nil {
+			return &muxConn{UnixConn: c}, nil
+		}
+	}
+	return r.dialEngine(args)
+}
+
+// dialEngine starts the engine's command: connect there with args.
+func (r *Remote) dialEngine(args []string) (*remoteConn, error) {
 	argv := r.Target.Command(args)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr := &lockedHead{Writer: headbuf.Writer{Max: 8 << 10}}
@@ -159,8 +188,6 @@ func (c *remoteConn) Close() error {
 	return nil
 }
 
-// failure explains a connection that ended before the final answer:
-// answered says the session had answered something (a block started).
 func (c *remoteConn) failure(url string, answered bool) error {
 	c.in.Close()
 	select {
@@ -168,6 +195,15 @@ func (c *remoteConn) failure(url string, answered bool) error {
 	case <-time.After(closeWait):
 	}
 	why := c.stderr.lastLine()
+	if why == "" && !answered && c.err != nil {
+		why = c.err.Error()
+	}
+	return dropped(url, answered, why)
+}
+
+// dropped is the error of a connection to url that ended before the final
+// answer, why (the engine's last word) if known.
+func dropped(url string, answered bool, why string) error {
 	if answered {
 		if why == "" {
 			why = "the connection dropped"
@@ -176,11 +212,33 @@ func (c *remoteConn) failure(url string, answered bool) error {
 	}
 	if why == "" {
 		why = "the connection ended"
-		if c.err != nil {
-			why = c.err.Error()
-		}
 	}
 	return fmt.Errorf("%w: %s: %s", ErrRemoteDropped, url, why)
+}
+
+// muxConn is a stream of the multiplexer.
+type muxConn struct {
+	*net.UnixConn
+	once sync.Once
+}
+
+// Close ends the stream: connect there reads the end of its input, as
+// when the engine's input closes; its own end is waited for (an answered
+// stop returns once the host has gone, as without the multiplexer), up to
+// closeWait.
+func (c *muxConn) Close() error {
+	c.once.Do(func() {
+		c.CloseWrite()
+		c.SetReadDeadline(time.Now().Add(closeWait))
+		io.Copy(io.Discard, c.UnixConn)
+		c.UnixConn.Close()
+	})
+	return nil
+}
+
+func (c *muxConn) failure(url string, answered bool) error {
+	c.Close()
+	return dropped(url, answered, "")
 }
 
 // ErrRemoteDropped is a remote connection that ended before the session's
@@ -248,8 +306,8 @@ func (s *Session) remoteAttachment(d attachments.Descriptor) io.ReadCloser {
 }
 
 // ListRemote is `vis-agent sandbox list` on t: the rows as JSON.
-func ListRemote(t Target) ([]byte, error) {
-	s := OpenRemote(t, session.Meta{}, nil)
+func ListRemote(t Target, mux *remotemux.Config) ([]byte, error) {
+	s := OpenRemote(t, session.Meta{}, nil, mux)
 	ev, err := s.remoteCall(protocol.Request{Op: protocol.OpList}, nil)
 	return []byte(ev.Data), err
 }

@@ -20,7 +20,7 @@ func engine(t *testing.T, script string) *remoteConn {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r := &Remote{Target: Target{URL: "docker://c", Scheme: "docker", Container: "c", Program: "vis-agent"}}
-	c, err := r.dial(true)
+	c, err := r.dialEngine(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func (f Folder) Connect() (net.Conn, error) {
 	}
 	// The key goes to a host of this user only (as the host lets in only
 	// clients of its user).
-	if err := samePeerUser(c); err != nil {
+	if err := SamePeerUser(c); err != nil {
 		c.Close()
 		return nil, errors.New("the process listening on the session's socket runs as another user: it is not sent the session's key")
 	}
@@ -121,7 +121,7 @@ func (f Folder) Connect() (net.Conn, error) {
 // constant time). It returns the connection's reader, positioned after
 // that line; on ErrRefused the caller tells the client and closes.
 func Authenticate(c net.Conn, key []byte) (io.Reader, error) {
-	if err := samePeerUser(c); err != nil {
+	if err := SamePeerUser(c); err != nil {
 		return nil, err
 	}
 	c.SetReadDeadline(time.Now().Add(authTimeout))
@@ -142,9 +142,9 @@ func Authenticate(c net.Conn, key []byte) (io.Reader, error) {
 	return br, nil
 }
 
-// samePeerUser refuses a peer of another user, which the socket's 0600
+// SamePeerUser refuses a peer of another user, which the socket's 0600
 // mode already keeps out unless it is root.
-func samePeerUser(c net.Conn) error {
+func SamePeerUser(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return ErrRefused

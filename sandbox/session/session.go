@@ -301,20 +301,23 @@ func (f Folder) dial() (net.Conn, error) {
 	return c, err
 }
 
-// viaShortPath calls fn with the socket's path, or, when that is longer
-// than sun_path holds, with the same file reached through an open
-// descriptor of the folder (/proc/self/fd/N/sock, Linux).
-func (f Folder) viaShortPath(fn func(string) error) error {
-	p := f.SocketPath()
+// viaShortPath calls fn with the session socket's path, or a shorter
+// one (see ViaShortPath).
+func (f Folder) viaShortPath(fn func(string) error) error { return ViaShortPath(f.SocketPath(), fn) }
+
+// ViaShortPath calls fn with the path of a unix socket, or, when that is
+// longer than sun_path holds, with the same file reached through an open
+// descriptor of its folder (/proc/self/fd/N/name, Linux).
+func ViaShortPath(p string, fn func(string) error) error {
 	if len(p) <= MaxSocketPath {
 		return fn(p)
 	}
-	dir, err := os.Open(f.Dir)
+	dir, err := os.Open(filepath.Dir(p))
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	short := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), sockFile)
+	short := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(p))
 	if _, err := os.Stat(filepath.Dir(short)); err != nil {
 		return fmt.Errorf("the socket path %s is longer than %d bytes and /proc is not available: use a shorter VIS_HOME", p, MaxSocketPath)
 	}

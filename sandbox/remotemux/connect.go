@@ -1,0 +1,176 @@
+package remotemux
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/session"
+)
+
+// Config is how a client reaches the multiplexers of its targets.
+type Config struct {
+	// Dir holds their sockets, locks and logs ($VIS_HOME/sandbox/remote).
+	Dir string
+	// Command starts the multiplexer of a URL, given as its last
+	// argument: `vis-agent sandbox mux`.
+	Command []string
+	// Env is the multiplexer's environment (the engine's: ssh's agent,
+	// kubectl's config), the one of the client that starts it.
+	Env []string
+}
+
+// startTimeout bounds how long a client waits for a new multiplexer: its
+// engine's authentication and the remote vis-agent's first answer.
+const startTimeout = time.Minute
+
+// ackTimeout bounds the wait for a multiplexer's ack.
+const ackTimeout = 10 * time.Second
+
+// maxLog is the size past which a new multiplexer starts its log afresh.
+const maxLog = 1 << 20
+
+// Connect returns a connection carrying one request to url's session
+// machine, whose connect there runs with args: through the multiplexer of
+// url, started (detached) when none answers. An error says the multiplexer
+// could not be started or reached: the caller goes without.
+func (c Config) Connect(url string, args []string) (*net.UnixConn, error) {
+	p := PathsOf(c.Dir, url)
+	if conn, err := p.dial(args); err == nil {
+		return conn, nil
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start the multiplexer: %w", err)
+	}
+	if err := os.Chmod(c.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start the multiplexer: %w", err)
+	}
+	unlock, err := lock(p.Lock)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Another client may have started it while this one waited.
+	if conn, err := p.dial(args); err == nil {
+		return conn, nil
+	}
+	if err := c.start(p, url); err != nil {
+		return nil, err
+	}
+	return p.dial(args)
+}
+
+// lock takes the start lock of a multiplexer.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the multiplexer's start: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock the multiplexer's start: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// dial opens a stream: it connects to the socket, sends the stream's
+// first line and waits for the multiplexer's ack.
+func (p Paths) dial(args []string) (*net.UnixConn, error) {
+	var conn *net.UnixConn
+	err := session.ViaShortPath(p.Socket, func(path string) error {
+		var err error
+		conn, err = net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The request goes to a process of this user only.
+	if err := session.SamePeerUser(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("the multiplexer's socket %s is another user's: %w", p.Socket, err)
+	}
+	line, err := json.Marshal(header{Args: args})
+	if err == nil {
+		_, err = conn.Write(append(line, '\n'))
+	}
+	var b [1]byte
+	if err == nil {
+		conn.SetReadDeadline(time.Now().Add(ackTimeout))
+		_, err = conn.Read(b[:])
+		conn.SetReadDeadline(time.Time{})
+	}
+	if err == nil && b[0] != ack {
+		err = errNoAck
+	}
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %w", errNoAck, err)
+	}
+	return conn, nil
+}
+
+// start starts url's multiplexer, detached, and waits until it says it
+// is ready (on a pipe, once its engine has answered) or why it is not.
+func (c Config) start(p Paths, url string) error {
+	if st, err := os.Stat(p.Log); err == nil && st.Size() > maxLog {
+		os.Remove(p.Log)
+	}
+	log, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("start the multiplexer: %w", err)
+	}
+	defer log.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the multiplexer: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command(c.Command[0], append(c.Command[1:], url)...)
+	cmd.Env = c.Env
+	cmd.Stdout, cmd.Stderr = log, log
+	// Entry i is descriptor 3+i.
+	cmd.ExtraFiles = []*os.File{readyFD - 3: w}
+	cmd.Dir = "/"
+	// Its own session: no terminal, and a Ctrl-C of the client that
+	// started it does not end it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return fmt.Errorf("start the multiplexer: %w", err)
+	}
+	// Reaped here if it exits while this client lives (an MCP server).
+	go cmd.Wait()
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(r).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-line:
+		if l == "ok" {
+			return nil
+		}
+		if l == "" {
+			l = "it exited at once (see " + p.Log + ")"
+		}
+		return fmt.Errorf("the multiplexer did not start: %s", l)
+	case <-time.After(startTimeout):
+		cmd.Process.Kill()
+		return fmt.Errorf("the multiplexer did not start within %s (see %s)", startTimeout, p.Log)
+	}
+}
