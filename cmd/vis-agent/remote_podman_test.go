@@ -91,6 +91,7 @@ func TestRemotePodman(t *testing.T) {
 		}
 		t.Errorf("podman's processes for %s did not end", graph)
 	})
+	noMuxLeft(t, lb)
 	host := "podman://" + name
 	remote := func(args ...string) []string {
 		return append(args, "--host", host, "--session", "c", "--workspace", "/ws")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ type sshServer struct {
 	bin    string // the folder of the ssh wrapper, first on the local PATH
 	alias  string // the Host of the client config
 	remote *sandbox
+	// sessions counts the ssh connections sshd accepted.
+	sessions atomic.Int64
 }
 
 // startSSH starts sshd for remote, or skips when OpenSSH's server is not
@@ -116,6 +119,9 @@ func startSSH(t *testing.T, remote *sandbox) *sshServer {
 			}
 			listening <- strings.Join(log, "\n") // what it said before it exited
 			for sc.Scan() {
+				if strings.Contains(sc.Text(), "Accepted publickey") {
+					srv.sessions.Add(1)
+				}
 			}
 		}()
 		select {
@@ -186,6 +192,7 @@ func TestRemoteSSH(t *testing.T) {
 	rb := newSandbox(t, py)
 	srv := startSSH(t, rb)
 	lb := srv.client(t, py)
+	noMuxLeft(t, lb)
 	host := srv.url()
 	remote := func(args ...string) []string {
 		return append(args, "--host", host, "--session", "r", "--workspace", rb.ws)
@@ -287,16 +294,146 @@ func TestRemoteSSH(t *testing.T) {
 		tm.waitFor("z is 5")
 	})
 
-	t.Run("dropped connection", func(t *testing.T) {
+	t.Run("one connection for many requests", func(t *testing.T) {
+		lb.ok(remote("run", "-c", "pass")...)
+		mux := theMux(t, lb)
+		ssh := childNamed(t, mux, "ssh")
+		before := srv.sessions.Load()
+		for range 3 {
+			lb.ok(remote("run", "-c", "pass")...)
+		}
+		lb.ok("list", "--host", host)
+		if n := srv.sessions.Load() - before; n != 0 {
+			t.Errorf("4 requests opened %d ssh connections", n)
+		}
+		if theMux(t, lb) != mux || childNamed(t, mux, "ssh") != ssh {
+			t.Error("the requests did not all go through the one multiplexer and its ssh")
+		}
+	})
+
+	// A dropped connection: the multiplexer's ssh killed, or the
+	// multiplexer itself, under a streaming block; the block goes on there,
+	// and the next request starts another multiplexer.
+	for _, victim := range []string{"ssh", "vis-agent"} {
+		t.Run("dropped connection: "+victim+" killed", func(t *testing.T) {
+			done := "finished-" + victim
+			cmd, stderr := startStreamed(t, lb, remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('"+done+"', 'w').close()")...)
+			mux := theMux(t, lb)
+			pid := mux
+			if victim == "ssh" {
+				pid = childNamed(t, mux, "ssh")
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			cmd.Wait()
+			msg := strings.TrimSpace(stderr.String())
+			if cmd.ProcessState.ExitCode() != 1 || strings.Contains(msg, "\n") || !strings.Contains(msg, "goes on running there") {
+				t.Errorf("dropped connection: status %d, stderr %q", cmd.ProcessState.ExitCode(), msg)
+			}
+			waitFile(t, filepath.Join(rb.ws, done))
+			if r := lb.ok(remote("run", "-c", "print(x)")...); r.stdout != "41\n" {
+				t.Errorf("after the drop: %q", r.stdout)
+			}
+			if again := theMux(t, lb); again == mux {
+				t.Error("the next request did not start another multiplexer")
+			}
+		})
+	}
+
+	t.Run("without the multiplexer", func(t *testing.T) {
+		lb.env = append(lb.env, "VIS_SANDBOX_MUX=0")
+		defer func() { lb.env = lb.env[:len(lb.env)-1] }()
+		mux := theMux(t, lb)
+		before := srv.sessions.Load()
+		if r := lb.ok(remote("run", "-c", "print(x)")...); r.stdout != "41\n" {
+			t.Errorf("without the multiplexer: %q", r.stdout)
+		}
+		if n := srv.sessions.Load() - before; n != 1 {
+			t.Errorf("a request without the multiplexer opened %d ssh connections", n)
+		}
+		// A dropped connection: the client's own ssh killed.
 		cmd, stderr := startStreamed(t, lb, remote("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(3)\nopen('finished', 'w').close()")...)
-		ssh := childNamed(t, cmd.Process.Pid, "ssh")
-		syscall.Kill(ssh, syscall.SIGKILL)
+		syscall.Kill(childNamed(t, cmd.Process.Pid, "ssh"), syscall.SIGKILL)
 		cmd.Wait()
 		msg := strings.TrimSpace(stderr.String())
 		if cmd.ProcessState.ExitCode() != 1 || strings.Contains(msg, "\n") || !strings.Contains(msg, "goes on running there") {
 			t.Errorf("dropped connection: status %d, stderr %q", cmd.ProcessState.ExitCode(), msg)
 		}
 		waitFile(t, filepath.Join(rb.ws, "finished"))
+		if theMux(t, lb) != mux {
+			t.Error("the multiplexer changed")
+		}
+	})
+
+	t.Run("the multiplexer's socket refuses another user", func(t *testing.T) {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil || os.Getuid() != 0 {
+			t.Skip("needs root and setpriv")
+		}
+		mux := theMux(t, lb)
+		socks, _ := filepath.Glob(filepath.Join(lb.home, "sandbox", "remote", "*.sock"))
+		if len(socks) != 1 {
+			t.Fatalf("sockets: %v", socks)
+		}
+		// Open the way for nobody (the folder's 0700 and the socket's
+		// 0600 keep it out first), so that the peer check is what is
+		// tested.
+		for p := socks[0]; p != filepath.Dir(filepath.Dir(lb.home)); p = filepath.Dir(p) {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(p, st.Mode().Perm()|0o077)
+			defer os.Chmod(p, st.Mode().Perm())
+		}
+		probe := "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall(b'{\"args\": []}\\n')\ntry:\n    got = s.recv(100)\nexcept ConnectionResetError:\n    got = b''\nprint(repr(got))"
+		out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c", probe, socks[0]).CombinedOutput()
+		if strings.TrimSpace(string(out)) != "b''" || err != nil {
+			t.Errorf("nobody on the socket got %q (%v)", out, err)
+		}
+		logs, _ := filepath.Glob(filepath.Join(lb.home, "sandbox", "remote", "*.log"))
+		if b, _ := os.ReadFile(logs[0]); !strings.Contains(string(b), fmt.Sprintf("mux %d: ", mux)) || !strings.Contains(string(b), "refused a connection") {
+			t.Errorf("the log:\n%s", b)
+		}
+	})
+
+	t.Run("the multiplexer exits when idle", func(t *testing.T) {
+		syscall.Kill(theMux(t, lb), syscall.SIGKILL)
+		lb.env = append(lb.env, "VIS_SANDBOX_MUX_IDLE=1s")
+		defer func() { lb.env = lb.env[:len(lb.env)-1] }()
+		lb.ok(remote("run", "-c", "pass")...)
+		mux := theMux(t, lb)
+		for deadline := time.Now().Add(15 * time.Second); processAlive(mux); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the multiplexer still runs 15 s after its last request, with an idle time of 1 s")
+			}
+		}
+		if socks, _ := filepath.Glob(filepath.Join(lb.home, "sandbox", "remote", "*.sock")); len(socks) != 0 {
+			t.Errorf("its socket is left: %v", socks)
+		}
+	})
+
+	t.Run("a remote vis-agent without --mux", func(t *testing.T) {
+		// An older release: connect without --mux. The client goes
+		// without the multiplexer, and the request is served.
+		old := filepath.Join(t.TempDir(), "vis-agent-before-mux")
+		script := fmt.Sprintf("#!/bin/sh\nfor a; do [ \"$a\" = --mux ] && { echo 'Error: unknown flag: --mux' >&2; exit 1; }; done\nexec %s \"$@\"\n", rb.bin)
+		if err := os.WriteFile(old, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := muxesOf(lb.home)
+		if r := lb.ok("run", "--host", "ssh://"+srv.alias+old, "--session", "r", "--workspace", rb.ws, "-c", "print(x)"); r.stdout != "41\n" {
+			t.Errorf("through an older vis-agent: %q", r.stdout)
+		}
+		if after := muxesOf(lb.home); len(after) != len(before) {
+			t.Errorf("multiplexers before %v, after %v", before, after)
+		}
+		logs, _ := filepath.Glob(filepath.Join(lb.home, "sandbox", "remote", "*.log"))
+		var all []byte
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			all = append(all, b...)
+		}
+		contains(t, "the logs", string(all), "unknown flag: --mux", "did not answer as a multiplexed connect")
 	})
 
 	t.Run("control commands", func(t *testing.T) {
@@ -361,6 +498,57 @@ func TestRemoteSSH(t *testing.T) {
 			t.Fatal(err)
 		}
 		lb.failsWith(1, `unknown command "connect"`, "run", "--host", "ssh://"+srv.alias+old, "-c", "print(1)")
+	})
+}
+
+// muxesOf are the multiplexers of the client whose VIS_HOME is home.
+func muxesOf(home string) []int {
+	var pids []int
+	all, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range all {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "sandbox\x00mux\x00") {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+		if !strings.Contains("\x00"+string(env), "\x00VIS_HOME="+home+"\x00") {
+			continue
+		}
+		if pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p))); processAlive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// theMux is the one multiplexer of sb.
+func theMux(t *testing.T, sb *sandbox) int {
+	t.Helper()
+	pids := muxesOf(sb.home)
+	if len(pids) != 1 {
+		t.Fatalf("the client's multiplexers: %v", pids)
+	}
+	return pids[0]
+}
+
+// noMuxLeft removes the multiplexers' folder of sb at the end of the test
+// (as removing VIS_HOME does) and checks that each of them exits.
+func noMuxLeft(t *testing.T, sb *sandbox) {
+	t.Cleanup(func() {
+		os.RemoveAll(filepath.Join(sb.home, "sandbox", "remote"))
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			pids := muxesOf(sb.home)
+			if len(pids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("multiplexers outlived their socket: %v", pids)
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				return
+			}
+		}
 	})
 }
 
@@ -471,12 +659,14 @@ func TestRemoteEngines(t *testing.T) {
 	kubectl := `#!/bin/sh
 [ "$1" = --context=prod ] && [ "$2" = exec ] && [ "$3" = -i ] && [ "$4" = --namespace=team ] && [ "$5" = --container=py ] && [ "$6" = pod-0 ] && [ "$7" = -- ] || { echo "kubectl: unexpected arguments: $*" >&2; exit 1; }
 shift 7
+echo run >>"$0.runs"
 exec "$@"
 `
 	// docker exec -i NAME CMD...
 	docker := `#!/bin/sh
 [ "$1" = exec ] && [ "$2" = -i ] && [ "$3" = box ] || { echo "docker: unexpected arguments: $*" >&2; exit 1; }
 shift 3
+echo run >>"$0.runs"
 exec "$@"
 `
 	for name, text := range map[string]string{"kubectl": kubectl, "docker": docker} {
@@ -489,6 +679,7 @@ exec "$@"
 			sb.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
 		}
 	}
+	noMuxLeft(t, sb)
 	for _, url := range []string{"kubectl://team/pod-0/py?context=prod", "docker://box"} {
 		sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "n = n + 1 if 'n' in globals() else 1")
 		if r := sb.ok("run", "--host", url, "--session", "e", "--workspace", sb.ws, "-c", "print('n', n)"); !strings.HasPrefix(r.stdout, "n ") {
@@ -497,5 +688,14 @@ exec "$@"
 	}
 	if r := sb.ok("run", "--session", "e", "--workspace", sb.ws, "-c", "print(n)"); r.stdout != "2\n" {
 		t.Errorf("the session both engines reached: %q", r.stdout)
+	}
+	// One multiplexer per target, each running its engine once.
+	if pids := muxesOf(sb.home); len(pids) != 2 {
+		t.Errorf("multiplexers: %v", pids)
+	}
+	for _, engine := range []string{"kubectl", "docker"} {
+		if b, _ := os.ReadFile(filepath.Join(bin, engine+".runs")); string(b) != "run\n" {
+			t.Errorf("%s ran %d times for 2 requests", engine, strings.Count(string(b), "run"))
+		}
 	}
 }

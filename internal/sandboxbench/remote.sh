@@ -1,11 +1,15 @@
 #!/bin/sh
 # Median wall time of a warm block (`x = 1` on a running session) run with
-# `vis-agent sandbox run`, locally and through each --host URL given,
-# alternating, RUNS times each (default 30) after 3 warm-up runs; and,
-# alternating with them for the breakdown, the parts of a request through ssh:
-# a vis-agent process's start (`--version`) here, and for each ssh:// URL
-# an OpenSSH session that runs nothing of ours (`ssh HOST true`) and one
-# that starts the remote vis-agent (`ssh HOST PROGRAM --version`).
+# `vis-agent sandbox run`, locally and through each --host URL given, with
+# vis-agent's multiplexer (mux:URL, the default: one engine connection kept
+# for every request) and without it (nomux:URL, VIS_SANDBOX_MUX=0: the
+# engine's command per request), alternating, RUNS times each (default 30)
+# after 3 warm-up runs; and, alternating with them for the breakdown, the
+# parts of a request without the multiplexer: a vis-agent process's start
+# (`--version`) here, and for each ssh:// URL an OpenSSH session that runs
+# nothing of ours (`ssh HOST true`) and one that starts the remote
+# vis-agent (`ssh HOST PROGRAM --version`). The load average is printed
+# before and after.
 #   internal/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
 # The workspace is the same folder here and there (ssh://localhost).
 set -eu
@@ -25,7 +29,8 @@ one() { # $1: url, "local", or a part of the breakdown
 		h=${1#ssh-version:}
 		ssh -T -- "${h%%/*}" "/${h#*/}" --version </dev/null >/dev/null
 		;;
-	*) "$bin" sandbox run --host "$1" --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
+	mux:*) "$bin" sandbox run --host "${1#mux:}" --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
+	nomux:*) VIS_SANDBOX_MUX=0 "$bin" sandbox run --host "${1#nomux:}" --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
 	esac
 }
 medians() { # the targets, timed alternating
@@ -50,11 +55,15 @@ medians() { # the targets, timed alternating
 	done
 	rm -rf "$tmp"
 }
+targets=local
 parts=version
 for u in "$@"; do
+	targets="$targets mux:$u nomux:$u"
 	case $u in
 	ssh://*) parts="$parts ssh-true:${u#ssh://} ssh-version:${u#ssh://}" ;;
 	esac
 done
-# shellcheck disable=SC2086 # parts is a list of words
-medians local "$@" $parts
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck disable=SC2086 # targets and parts are lists of words
+medians $targets $parts
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

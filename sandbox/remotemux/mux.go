@@ -77,7 +77,7 @@ func Run(o Options) error {
 			ready = nil
 		}
 	}
-	logger := log.New(o.Log, fmt.Sprintf("mux %d: ", os.Getpid()), log.LstdFlags)
+	logger := log.New(o.Log, fmt.Sprintf("mux %d: ", os.Getpid()), log.LstdFlags|log.Lmicroseconds)
 	err := run(o, logger, say)
 	if err != nil {
 		say(err.Error())
@@ -297,7 +297,7 @@ func stopEngine(cmd *exec.Cmd, conn io.Closer, logger *log.Logger) {
 		}
 	case <-time.After(closeWait):
 		cmd.Process.Kill()
-		<-done
+		logger.Printf("the engine was killed: %v", <-done)
 	}
 }
 
