@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -189,14 +190,18 @@ func serveConnect(pc *protocol.Conn, req protocol.Request, sf *sessionFlags, jf 
 	if req.Op == protocol.OpRun && req.Policy != nil {
 		req.Policy = &policy
 	}
-	if err := c.Bridge(req, pc.Buffered(), sf.s.Out, !noStart); err != nil {
-		return err
+	if req.Op != protocol.OpStop {
+		return c.Bridge(req, pc.Buffered(), sf.s.Out, !noStart)
 	}
-	if req.Op == protocol.OpStop {
-		// As a local client of stop returns: once the host has gone.
-		c.Folder.WaitStopped(10 * time.Second)
+	// Stop's answer is passed on once the host has gone, as a local
+	// client of stop returns: the client's next request finds it gone.
+	var answer bytes.Buffer
+	err = c.Bridge(req, pc.Buffered(), &answer, !noStart)
+	c.Folder.WaitStopped(10 * time.Second)
+	if _, werr := sf.s.Out.Write(answer.Bytes()); err == nil {
+		err = werr
 	}
-	return nil
+	return err
 }
 
 // sendAttachment streams the bytes of attachment id as "data" events,

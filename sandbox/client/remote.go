@@ -217,24 +217,13 @@ func dropped(url string, answered bool, why string) error {
 }
 
 // muxConn is a stream of the multiplexer.
-type muxConn struct {
-	*net.UnixConn
-	once sync.Once
-}
+type muxConn struct{ *net.UnixConn }
 
-// Close ends the stream: connect there reads the end of its input, as
-// when the engine's input closes; its own end is waited for (an answered
-// stop returns once the host has gone, as without the multiplexer), up to
-// closeWait.
-func (c *muxConn) Close() error {
-	c.once.Do(func() {
-		c.CloseWrite()
-		c.SetReadDeadline(time.Now().Add(closeWait))
-		io.Copy(io.Discard, c.UnixConn)
-		c.UnixConn.Close()
-	})
-	return nil
-}
+// Close ends the stream at once: connect there reads the end of its input,
+// as when the engine's input closes. Its own end is not waited for: it
+// has nothing to do after its last answer (stop's comes once the host has
+// gone).
+func (c *muxConn) Close() error { return c.UnixConn.Close() }
 
 func (c *muxConn) failure(url string, answered bool) error {
 	c.Close()
