@@ -73,6 +73,8 @@ func main() {
 	sandboxConfig := flag.String("sandbox-config", "", `with -data: [sandbox] settings for the bench's config.toml ("jail = false\nwarm_restart = false")`)
 	pause := flag.Duration("pause", 0, "with -data: the time both sides are left idle before each restart (an agent's time between calls)")
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
+	remote := flag.String("remote", "", "time only the round trip of x = 1 through the client API to session bench of -workspace: here, through this --host URL (the same session: ssh://localhost with the same VIS_HOME) with the multiplexer, and without it")
+	workspace := flag.String("workspace", "", "with -remote: the workspace of session bench")
 	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
@@ -89,6 +91,8 @@ func main() {
 	}
 	var err error
 	switch {
+	case *remote != "":
+		err = remoteRoundTrips(*bin, *remote, *workspace, *runs)
 	case *data != "":
 		err = dataFigures(*bin, *data, *runs, *sandboxConfig, *pause)
 	case *warmAgainst != "":

@@ -12,6 +12,8 @@
 # before and after.
 #   internal/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
 # The workspace is the same folder here and there (ssh://localhost).
+# The same without the client process's start (the connection alone):
+#   go run ./internal/sandboxbench -bin bin/vis-agent -remote URL -workspace WORKSPACE
 set -eu
 bin=$1 ws=$2
 shift 2

@@ -5,7 +5,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/detached"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
@@ -122,59 +122,14 @@ func (s *Session) connect(start bool) (net.Conn, error) {
 // startHost starts the session's host, detached, and waits until it
 // listens (it says so on a pipe) or says why it cannot.
 func (s *Session) startHost() error {
-	logPath := s.Folder.Dir + "/" + session.LogFile
-	if st, err := os.Stat(logPath); err == nil && st.Size() > maxHostLog {
-		os.Remove(logPath)
-	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start the session's host: %w", err)
-	}
-	defer log.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("start the session's host: %w", err)
-	}
-	defer r.Close()
 	cmd := exec.Command(s.HostCommand[0], s.HostCommand[1:]...)
 	env := s.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	cmd.Env = session.Environ(env)
-	cmd.Stdout, cmd.Stderr = log, log
-	// Entry i is descriptor 3+i: w is the host's ready pipe.
-	cmd.ExtraFiles = []*os.File{protocol.HostReadyFD - 3: w}
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		return fmt.Errorf("start the session's host: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(r).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-line:
-		if l == "ok" {
-			return nil
-		}
-		if l == "" {
-			l = "it exited at once (see " + logPath + ")"
-		}
-		return fmt.Errorf("the session's host did not start: %s", l)
-	case <-time.After(hostStartTimeout):
-		cmd.Process.Kill()
-		return fmt.Errorf("the session's host did not start within %s (see %s)", hostStartTimeout, logPath)
-	}
+	return detached.Start(cmd, detached.Options{What: "the session's host", ReadyFD: protocol.HostReadyFD,
+		Log: s.Folder.Dir + "/" + session.LogFile, MaxLog: maxHostLog, Timeout: hostStartTimeout})
 }
 
 // call sends one request and hands every event to fn until the final one,

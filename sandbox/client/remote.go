@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/headbuf"
@@ -110,40 +109,9 @@ func (r *Remote) dial(start bool) (remoteLink, error) {
 
 // dialEngine starts the engine's command: connect there with args.
 func (r *Remote) dialEngine(args []string) (*remoteConn, error) {
-	argv := r.Target.Command(args)
-	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr := &lockedHead{Writer: headbuf.Writer{Max: 8 << 10}}
-	cmd.Stderr = stderr
-	// A session of its own: Ctrl-C at the terminal reaches this client,
-	// which sends the cancel over the connection, and not the engine,
-	// which would drop it; and no terminal to prompt on (the engine's
-	// authentication must not need one: keys, an agent, a credential
-	// helper).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// Pipes of our own, not StdinPipe/StdoutPipe: Wait closes those as
-	// the engine exits, which races the read of its last answer (a read
-	// then fails with "file already closed" instead of ending).
-	inR, in, err := os.Pipe()
+	cmd, in, out, err := remotemux.StartEngine(r.Target.Command(args), stderr, closeWait)
 	if err != nil {
-		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
-	}
-	out, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		in.Close()
-		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	// A process the engine leaves behind (a backgrounded ssh master)
-	// may hold its stderr: Wait stops reading that soon after the
-	// engine's exit, rather than when the last holder exits.
-	cmd.WaitDelay = closeWait
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		in.Close()
-		out.Close()
 		return nil, fmt.Errorf("reach %s: %w", r.Target.URL, err)
 	}
 	c := &remoteConn{cmd: cmd, in: in, out: out, stderr: stderr, waited: make(chan struct{})}

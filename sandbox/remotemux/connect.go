@@ -1,17 +1,16 @@
 package remotemux
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/detached"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -124,53 +123,9 @@ func (p Paths) dial(args []string) (*net.UnixConn, error) {
 }
 
 // start starts url's multiplexer, detached, and waits until it says it
-// is ready (on a pipe, once its engine has answered) or why it is not.
+// is ready (once its engine has answered) or why it is not.
 func (c Config) start(p Paths, url string) error {
-	if st, err := os.Stat(p.Log); err == nil && st.Size() > maxLog {
-		os.Remove(p.Log)
-	}
-	log, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("start the multiplexer: %w", err)
-	}
-	defer log.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("start the multiplexer: %w", err)
-	}
-	defer r.Close()
 	cmd := exec.Command(c.Command[0], append(c.Command[1:], url)...)
 	cmd.Env = c.Env
-	cmd.Stdout, cmd.Stderr = log, log
-	// Entry i is descriptor 3+i.
-	cmd.ExtraFiles = []*os.File{readyFD - 3: w}
-	cmd.Dir = "/"
-	// Its own session: no terminal, and a Ctrl-C of the client that
-	// started it does not end it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		return fmt.Errorf("start the multiplexer: %w", err)
-	}
-	// Reaped here if it exits while this client lives (an MCP server).
-	go cmd.Wait()
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(r).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-line:
-		if l == "ok" {
-			return nil
-		}
-		if l == "" {
-			l = "it exited at once (see " + p.Log + ")"
-		}
-		return fmt.Errorf("the multiplexer did not start: %s", l)
-	case <-time.After(startTimeout):
-		cmd.Process.Kill()
-		return fmt.Errorf("the multiplexer did not start within %s (see %s)", startTimeout, p.Log)
-	}
+	return detached.Start(cmd, detached.Options{What: "the multiplexer", ReadyFD: readyFD, Log: p.Log, MaxLog: maxLog, Timeout: startTimeout})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/yamux"
@@ -87,10 +88,11 @@ func Run(o Options) error {
 }
 
 func run(o Options, logger *log.Logger, say func(string)) error {
-	engine, conn, err := startEngine(o.Engine, o.Log)
+	engine, in, out, err := StartEngine(o.Engine, o.Log, closeWait)
 	if err != nil {
 		return fmt.Errorf("reach %s: %w", o.URL, err)
 	}
+	conn := stdio{Reader: out, Writer: in, close: func() error { return errors.Join(in.Close(), out.Close()) }}
 	defer stopEngine(engine, conn, logger)
 	sess, err := yamux.Client(conn, config(o.Log))
 	if err != nil {
@@ -253,35 +255,45 @@ func (m *mux) serve(c *net.UnixConn) {
 	<-sent
 }
 
-// startEngine runs the engine's command; its standard input and output
-// are the connection. Pipes of our own, as in sandbox/client's.
-func startEngine(argv []string, stderr io.Writer) (*exec.Cmd, io.ReadWriteCloser, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
+// StartEngine runs an engine's command, whose standard input (in) and
+// output (out) are the connection, and stderr its errors; wait bounds how
+// long Wait reads stderr after the engine's exit.
+func StartEngine(argv []string, stderr io.Writer, wait time.Duration) (cmd *exec.Cmd, in, out *os.File, err error) {
+	cmd = exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
+	// A session of its own: Ctrl-C at the terminal reaches the client,
+	// which sends the cancel over the connection, and not the engine,
+	// which would drop it; and no terminal to prompt on (the engine's
+	// authentication must not need one: keys, an agent, a credential
+	// helper).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Pipes of our own, not StdinPipe/StdoutPipe: Wait closes those as
+	// the engine exits, which races the read of its last answer (a read
+	// then fails with "file already closed" instead of ending).
 	inR, in, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	out, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		in.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.WaitDelay = closeWait
+	// A process the engine leaves behind (a backgrounded ssh master)
+	// may hold its stderr: Wait stops reading that soon after the
+	// engine's exit, rather than when the last holder exits.
+	cmd.WaitDelay = wait
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
 	if err != nil {
 		in.Close()
 		out.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	conn := stdio{Reader: out, Writer: in, close: func() error {
-		return errors.Join(in.Close(), out.Close())
-	}}
-	return cmd, conn, nil
+	return cmd, in, out, nil
 }
 
 // stopEngine closes the engine's input (connect there ends once its
