@@ -104,6 +104,11 @@ func TestRemotePodman(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(lb.home, "sandbox", "sessions")); err == nil {
 		t.Error("the local VIS_HOME has sessions")
 	}
+	// Both went through one multiplexer: one podman exec.
+	execs := childrenNamed(theMux(t, lb), "podman")
+	if len(execs) != 1 {
+		t.Errorf("the multiplexer's podman processes: %v", execs)
+	}
 
 	// Streaming, and Ctrl-C reaching the block through podman exec.
 	checkCtrlC(t, lb, remote)

@@ -610,18 +610,27 @@ func waitFile(t *testing.T, path string) {
 // childNamed is the pid of the child of pid whose command is name.
 func childNamed(t *testing.T, pid int, name string) int {
 	t.Helper()
+	if c := childrenNamed(pid, name); len(c) > 0 {
+		return c[0]
+	}
+	t.Fatalf("no %s child of %d", name, pid)
+	return 0
+}
+
+// childrenNamed are the children of pid whose command is name.
+func childrenNamed(pid int, name string) []int {
+	var found []int
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	for _, task := range tasks {
 		b, _ := os.ReadFile(task)
 		for _, f := range strings.Fields(string(b)) {
 			child, _ := strconv.Atoi(f)
 			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child)); strings.TrimSpace(string(comm)) == name {
-				return child
+				found = append(found, child)
 			}
 		}
 	}
-	t.Fatalf("no %s child of %d", name, pid)
-	return 0
+	return found
 }
 
 // TestRemoteBadURL: a --host that could smuggle an option into ssh, or a
