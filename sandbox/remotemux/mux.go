@@ -78,6 +78,9 @@ func Run(o Options) error {
 			ready = nil
 		}
 	}
+	// A multiplexer may live long: what it and its engine write (the
+	// remote vis-agent's warnings, one a request) is bounded.
+	o.Log = &cappedLog{w: o.Log, left: maxLog}
 	logger := log.New(o.Log, fmt.Sprintf("mux %d: ", os.Getpid()), log.LstdFlags|log.Lmicroseconds)
 	err := run(o, logger, say)
 	if err != nil {
@@ -311,6 +314,28 @@ func stopEngine(cmd *exec.Cmd, conn io.Closer, logger *log.Logger) {
 		cmd.Process.Kill()
 		logger.Printf("the engine was killed: %v", <-done)
 	}
+}
+
+// cappedLog passes the first left bytes written to it on, then drops the
+// rest, saying so once.
+type cappedLog struct {
+	mu   sync.Mutex
+	w    io.Writer
+	left int64
+}
+
+func (c *cappedLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.left >= int64(len(p)):
+		c.left -= int64(len(p))
+		c.w.Write(p)
+	case c.left >= 0:
+		c.left = -1
+		fmt.Fprintf(c.w, "mux %d: the log is full: the rest goes nowhere\n", os.Getpid())
+	}
+	return len(p), nil
 }
 
 // waitGroup waits for wg, up to d.

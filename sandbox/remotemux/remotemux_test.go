@@ -229,3 +229,18 @@ func TestLongSocketPath(t *testing.T) {
 		waitGone(t, pids[0], 5*time.Second)
 	}
 }
+
+// A long-lived multiplexer's log is bounded: past its size, one line says
+// the rest goes nowhere.
+func TestCappedLog(t *testing.T) {
+	var b strings.Builder
+	c := &cappedLog{w: &b, left: 10}
+	for _, s := range []string{"12345", "6789", "abc", "defg"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got := b.String(); !strings.HasPrefix(got, "123456789mux ") || !strings.HasSuffix(got, "the log is full: the rest goes nowhere\n") || strings.Count(got, "full") != 1 {
+		t.Errorf("log: %q", got)
+	}
+}
