@@ -434,6 +434,13 @@ func TestRemoteSSH(t *testing.T) {
 			all = append(all, b...)
 		}
 		contains(t, "the logs", string(all), "unknown flag: --mux", "did not answer as a multiplexed connect")
+		// The next request does not try again (for 5 minutes): one ssh
+		// connection, its own.
+		conns := srv.sessions.Load()
+		lb.ok("run", "--host", "ssh://"+srv.alias+old, "--session", "r", "--workspace", rb.ws, "-c", "print(x)")
+		if n := srv.sessions.Load() - conns; n != 1 {
+			t.Errorf("the next request opened %d ssh connections", n)
+		}
 	})
 
 	t.Run("control commands", func(t *testing.T) {

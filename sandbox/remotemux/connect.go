@@ -36,6 +36,12 @@ const ackTimeout = 10 * time.Second
 // maxLog is the size past which a new multiplexer starts its log afresh.
 const maxLog = 1 << 20
 
+// RetryAfter is how long after a multiplexer failed to start (its reason
+// in the Failed file) the clients of its URL go without one, rather than
+// pay a failing engine run more on every request (a remote vis-agent too
+// old to know --mux).
+const RetryAfter = 5 * time.Minute
+
 // Connect returns a connection carrying one request to url's session
 // machine, whose connect there runs with args: through the multiplexer of
 // url, started (detached) when none answers. An error says the multiplexer
@@ -60,9 +66,18 @@ func (c Config) Connect(url string, args []string) (*net.UnixConn, error) {
 	if conn, err := p.dial(args); err == nil {
 		return conn, nil
 	}
+	if st, err := os.Lstat(p.Failed); err == nil && time.Since(st.ModTime()) < RetryAfter {
+		return nil, fmt.Errorf("the multiplexer failed to start %s ago (see %s)", time.Since(st.ModTime()).Round(time.Second), p.Failed)
+	}
 	if err := c.start(p, url); err != nil {
+		os.Remove(p.Failed)
+		if f, ferr := os.OpenFile(p.Failed, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600); ferr == nil {
+			fmt.Fprintln(f, err)
+			f.Close()
+		}
 		return nil, err
 	}
+	os.Remove(p.Failed)
 	return p.dial(args)
 }
 

@@ -72,15 +72,16 @@ func config(log io.Writer) *yamux.Config {
 }
 
 // Paths are the files of the multiplexer of one URL in a folder:
-// its socket, the lock of the clients that start it, and its log.
-type Paths struct{ Socket, Lock, Log string }
+// its socket, the lock of the clients that start it, its log, and why it
+// last failed to start.
+type Paths struct{ Socket, Lock, Log, Failed string }
 
 // PathsOf are the files of url's multiplexer in dir: named after a hash
 // of the URL, so that any URL makes a short, plain file name.
 func PathsOf(dir, url string) Paths {
 	sum := sha256.Sum256([]byte(url))
 	base := dir + "/" + hex.EncodeToString(sum[:10])
-	return Paths{Socket: base + ".sock", Lock: base + ".lock", Log: base + ".log"}
+	return Paths{Socket: base + ".sock", Lock: base + ".lock", Log: base + ".log", Failed: base + ".failed"}
 }
 
 // stdio is the engine's standard output and input as one connection.

@@ -204,9 +204,24 @@ func TestEngineWithoutMux(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "did not answer as a multiplexed connect") {
 		t.Fatalf("Connect: %v", err)
 	}
-	log, _ := os.ReadFile(PathsOf(c.Dir, "test://x").Log)
+	p := PathsOf(c.Dir, "test://x")
+	log, _ := os.ReadFile(p.Log)
 	if !strings.Contains(string(log), "unknown flag: --mux") {
 		t.Errorf("the log lacks the engine's words:\n%s", log)
+	}
+	// The next client does not try again for a while: its engine would
+	// fail as well, at its cost.
+	if _, err := c.Connect("test://x", nil); err == nil || !strings.Contains(err.Error(), "failed to start") {
+		t.Fatalf("the second Connect: %v", err)
+	}
+	if again, _ := os.ReadFile(p.Log); string(again) != string(log) {
+		t.Errorf("the second Connect started another multiplexer:\n%s", again)
+	}
+	// Past RetryAfter, it does.
+	old := time.Now().Add(-RetryAfter - time.Second)
+	os.Chtimes(p.Failed, old, old)
+	if _, err := c.Connect("test://x", nil); err == nil || !strings.Contains(err.Error(), "did not answer as a multiplexed connect") {
+		t.Fatalf("Connect after RetryAfter: %v", err)
 	}
 }
 
