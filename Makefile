@@ -8,8 +8,9 @@ BIN     := bin/vis-agent
 NOHOOK_BIN := bin/vis-agent-nohook
 GOFLAGS_BUILD := -trimpath
 # Tests that compare with python run on every CPython 3.10+ they find; they
-# bound hangs only, never measure speed.
-TESTFLAGS ?= -timeout 30m
+# bound hangs only, never measure speed. The end-to-end tests mostly wait
+# (on processes, terminals, sockets): four run at once on two cores.
+TESTFLAGS ?= -timeout 30m -parallel 4
 # Pinned tools, built into bin/tools by their targets below.
 GOLANGCI_VERSION := v2.15.0
 GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)

@@ -50,6 +50,7 @@ func (sb *sandbox) failsWith(code int, want string, args ...string) {
 // TestSandboxAttachments: listing a session's attachments, writing one
 // out, commenting, errors, and rm deleting them, through the binary.
 func TestSandboxAttachments(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	sb.block("s", "pass", 0)
 	if r := sb.ok("attachments", "--session", "s"); r.stdout != "session \"s\" has no attachments\n" {

@@ -41,6 +41,7 @@ func (sb *sandbox) writeFile(name, text string) {
 // refused (check=False writes it), an edit of a file that did not compile
 // is written and said to be still invalid, and versions count the writes.
 func TestSandboxPatchChecks(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -120,6 +121,7 @@ print("again", r.version)
 // edit elsewhere in it (checked on the edited function alone, it would
 // pass as valid). On the oldest and the newest CPython.
 func TestSandboxPatchAhead(t *testing.T) {
+	t.Parallel()
 	var big strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&big, "\n\ndef f%d(x):\n    y = [x * %d for _ in range(3)]\n    return sum(y)\n", i, i)
@@ -190,6 +192,7 @@ counted("start.py", "x * 9 for", "x * 10 for")
 // outside the workspace and symlinks are not read; sandbox.fix_files
 // applies the fix.
 func TestSandboxBlockChecks(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -285,6 +288,7 @@ raise RuntimeError("after the write")
 // TestSandboxCheckCommand: vis-agent sandbox check's statuses and lines,
 // and --fix, on the oldest and the newest CPython.
 func TestSandboxCheckCommand(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -327,6 +331,7 @@ func TestSandboxCheckCommand(t *testing.T) {
 // TestMCPBlockChecks: the after-block lines end the MCP tool's text, and
 // its structured result carries them.
 func TestMCPBlockChecks(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := connectMCP(t, sb, "--session", "m")
 	text, st := c.python(`open("bad.py", "w").write("x = (1,\n")`+"\nprint('wrote')", false)

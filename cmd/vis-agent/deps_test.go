@@ -36,6 +36,7 @@ const depsHeader = `# The packages linked into vis-agent (go list -deps ./cmd/vi
 // TestPythonStartupDeps fails when the packages linked into the binary, or
 // those of them with init work, differ from depsFile.
 func TestPythonStartupDeps(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the list is of the linux/amd64 build")
 	}
@@ -151,6 +152,7 @@ func initTraceOrder(t *testing.T, bin string) (map[string]time.Duration, time.Du
 // An import of, say, os would move it after most of the linked packages'
 // inits and leave little for the load to overlap with.
 func TestPythonStartupPrefetchEarly(t *testing.T) {
+	t.Parallel()
 	const prefetch = "github.com/vis-agent/vis-agent/pyembed/early"
 	_, _, order := initTraceOrder(t, testenv.Binary(t))
 	at, osAt := slices.Index(order, prefetch), slices.Index(order, "os")
@@ -177,6 +179,8 @@ const initBound = 2 * time.Millisecond
 // TestPythonStartupInitTime bounds the time package inits take on the
 // python start-up path.
 func TestPythonStartupInitTime(t *testing.T) {
+	// Not parallel: it times start-ups, and runs before this package's
+	// parallel tests begin.
 	bin := testenv.Binary(t)
 	best := time.Duration(1<<63 - 1)
 	var slowest string

@@ -11,6 +11,7 @@ import (
 // output (cut to 4 KB), in `sandbox run` and through MCP; the session's
 // listings show whole; --no-echo and sandbox.echo = false turn it off.
 func TestSandboxEcho(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		sb := newSandbox(t, py)
 		if r := sb.block("e", "print('out')\n{'a': 1}", 0); r.stdout != "out\n{'a': 1}\n" {

@@ -53,6 +53,7 @@ func planFiles(t *testing.T, home string) map[string]uint64 {
 // (pyembed/fastpath.c starts CPython before Go): each must still match
 // python, and the plan must have been replayed, not saved again.
 func TestPythonMatchesReferenceReplayed(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the exec helper sets dispositions with Linux's system calls")
 	}
@@ -103,6 +104,7 @@ print("exe", sys.executable)
 // and every change the plan depends on sends it back to Go, which decides
 // afresh.
 func TestPythonReplay(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
@@ -212,6 +214,7 @@ func TestPythonReplay(t *testing.T) {
 // TestPythonReplayLibraryGone: a plan whose library has gone is not
 // replayed; Go explains.
 func TestPythonReplayLibraryGone(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	py := testenv.First(t)
 	dir := t.TempDir()
@@ -243,6 +246,7 @@ func TestPythonReplayLibraryGone(t *testing.T) {
 // uv pip, which acts on the environment a run uses, is decided by Go every
 // time.
 func TestUVReplay(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	py := testenv.First(t)
 	dir := t.TempDir()

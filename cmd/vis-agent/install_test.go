@@ -132,6 +132,7 @@ print(install("vis-tiny"))`, 0)
 // allows it; the project's own python (which the session can rewrite) is
 // never run by the host, and the environment's versions are kept.
 func TestSandboxInstallPolicy(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	index := testwheel.Serve(t, installIndex(t))
 	sb := installSandbox(t, py, index)
@@ -203,6 +204,7 @@ func writeSdist(t *testing.T, path, marker string) {
 // TestSandboxInstallStops: a block's timeout stops the install, uv gets its
 // standard streams and no other descriptor, and the session goes on.
 func TestSandboxInstallStops(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -284,6 +286,7 @@ func execCommand(name string, args ...string) ([]byte, error) {
 // brings pandas (numpy and the rest with it) and matplotlib from a file://
 // index of the real wheels, importable at once, and again after a restart.
 func TestSandboxInstallWheels(t *testing.T) {
+	t.Parallel()
 	house := testwheel.Wheelhouse(t)
 	index := testwheel.Index(t, house, t.TempDir())
 	for _, py := range oldestAndNewest(t) {
@@ -313,6 +316,7 @@ fig = plt.figure(); plt.plot([1, 2]); print("fig", type(fig).__name__, numpy.__v
 // session the python tool runs in (importable in the next call), says what
 // it installed, refuses what is not a requirement, and its description says what it does.
 func TestMCPInstall(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := installSandbox(t, py, testwheel.Serve(t, installIndex(t)))
 	c := connectMCP(t, sb, "--session", "mi")

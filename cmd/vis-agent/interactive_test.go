@@ -83,6 +83,7 @@ func (term *terminal) send(s string) {
 // TestInteractivePrompt: with a terminal on stdin and no program, vis-agent
 // python opens CPython's own prompt: banner, evaluation, Ctrl-C, Ctrl-D.
 func TestInteractivePrompt(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {

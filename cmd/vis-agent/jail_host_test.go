@@ -54,6 +54,7 @@ for path in SOCKS:
 // session is still jailed, without a restart. The test itself then does
 // the same as a process of the user that does not hold the session's key.
 func TestJailHostSocketNeedsTheUser(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { socketNeedsTheUser(t, sb) })
 }
 
@@ -185,6 +186,7 @@ func inheritable(pid int) []string {
 // nothing they run (the child's bytecode compile before its jail, a
 // --no-jail block's os.system) gets any of them.
 func TestJailHostInheritedDescriptors(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { inheritedDescriptors(t, sb) })
 }
 
@@ -245,6 +247,7 @@ func inheritedDescriptors(t *testing.T, sb *sandbox) {
 // import root inside the workspace still imports, and the user's own
 // config.toml source_paths still adds a read-only root.
 func TestJailHostWorkspaceRoots(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) { workspaceRoots(t, sb) })
 }
 
@@ -306,6 +309,7 @@ print(inside_ws.Z, "|", usermod.Y, "|", [r for r in session.access.read_only_roo
 // that leads into it) is refused in one line: the jailed code could swap
 // it for a symlink to anything before the next run resolves it.
 func TestJailHostUserRootInsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		out, via := t.TempDir(), t.TempDir()
 		testenv.WriteTree(t, out, map[string]string{"secret": "SWAPSECRET-e03a"})
@@ -348,6 +352,7 @@ shutil.rmtree("ref"); os.symlink(%q, "ref"); print("swapped")`, out)
 // /dev/zero; `sandbox list`, the next block and a restart (whose restore
 // reads it) carry on, at once.
 func TestJailHostHostileSessionFiles(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		for _, plant := range []string{"os.mkfifo(c)", `os.symlink("/dev/zero", c)`} {
 			sb.block("h", fmt.Sprintf(`import os
@@ -439,6 +444,7 @@ def raw(n, op, args, size=0):
 // ends, the next block runs at once, and the per-session attachments
 // quota refuses what is past it.
 func TestJailHostBounds(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 100\n"})
 		var big, ignore strings.Builder
@@ -524,6 +530,7 @@ print(len(read_attachment("q0.bin")))`, "120s")
 // reads them before its jail) and the user's own `vis-agent python` there
 // start at once, each with one line saying what is wrong.
 func TestJailHostHostileWorkspaceConfig(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		sb.block("c", `import os
 os.mkfifo("vis.toml"); os.mkfifo("pyproject.toml"); print("planted")`, 0)
@@ -558,6 +565,7 @@ os.mkfifo("vis.toml"); os.mkfifo("pyproject.toml"); print("planted")`, 0)
 // clipboard write, a title, a screen clear, on stdout and in an
 // exception's message on stderr — and keeps colours; --raw passes all.
 func TestJailHostTerminalEscapes(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	code := `import sys
@@ -590,6 +598,7 @@ raise ValueError("F \x1b]0;pwned\x07 G")`
 // name the block chose, a hidden file (.envrc), a name holding U+202E (it
 // shows reversed) or a C1 control, saying why and that -o writes it.
 func TestJailHostAttachmentNames(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	names := []string{".envrc", "report\u202etxt.sh", "bell\u0085name"}
@@ -626,6 +635,7 @@ func environOf(pid int) string {
 // client starts them: `sandbox run` (with the early child and without),
 // `sandbox defs`, the MCP server and the REPL.
 func TestJailHostEnvironment(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	const key = "sk-leak-4f9e2d"
 	sb := newSandbox(t, py, "MY_API_KEY="+key, "OPENAI_API_KEY="+key)
@@ -674,6 +684,7 @@ func TestJailHostEnvironment(t *testing.T) {
 // attachments), and `sandbox list` says what the kernel lacks once, with
 // the sessions concerned, not once per session.
 func TestJailHostSaysWhatHolds(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	testenv.WriteTree(t, sb.home, map[string]string{"config.toml": "[sandbox]\nmax_attachments_mb = 300\n"})

@@ -171,6 +171,7 @@ print(asyncio.run(main()))`, want: "loop ran"},
 // newest CPython: nothing gets through, no datagram arrives, the victim
 // session lives, and the attacker's next block runs.
 func TestSandboxJailKernelAttacks(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		w := newKernelWorld(t, sb)
 		for _, a := range kernelAttacks {
@@ -251,6 +252,7 @@ print("forks", n, "ESC" + "APED" if n >= 400 else "")'`, want: "stopped"},
 // that holds the secret open on descriptor 7, on the oldest and newest
 // CPython: nothing gets through.
 func TestSandboxJailShellAttacks(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) { runShellAttacks(t, sb) })
 }
 
@@ -309,6 +311,7 @@ print(r.err)`, cmd)
 // command reaches no loopback server either; and what a command without
 // the jail starts in a session of its own ends with it (its pids cgroup).
 func TestSandboxJailNoJailShell(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	tcp, _ := testenv.Loopback(t, escapeAnswer)
@@ -350,6 +353,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 // VIS_TEST_NO_AUDIT_HOOK says; the test-only build skips it when asked,
 // and the kernel still refuses.
 func TestSandboxNoHookBuild(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte(escapeSecret), 0o600)
@@ -386,6 +390,7 @@ except PermissionError as e:
 // later (a hook at the user's next commit); another session's state and
 // socket stay out of sight.
 func TestSandboxJailProtectedPaths(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		home := filepath.Join(sb.ws, ".vis")
 		for i, kv := range sb.env {
@@ -488,6 +493,7 @@ print(r.out, r.err)`, strings.Join([]string{
 // ~/.bashrc, ~/.ssh or a new ~/.bash_profile (which bash prefers once it
 // exists); the home's folders stay the session's to write.
 func TestSandboxJailHomeFolder(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		sb.env = append(sb.env, "HOME="+sb.ws)
 		testenv.WriteTree(t, sb.ws, map[string]string{
@@ -547,6 +553,7 @@ print("block wrote proj")
 // saying why and how in one line; one whose workspace holds none starts,
 // and session.access says what the kernel then lacks.
 func TestSandboxJailWithoutMountNamespace(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	wrapper := filepath.Join(t.TempDir(), "vis-agent")
@@ -575,6 +582,7 @@ func TestSandboxJailWithoutMountNamespace(t *testing.T) {
 // (/proc/self/fd/N/../..) to a secret. Neither side may make the socket
 // now, and a handle would give the command no more than its roots.
 func TestSandboxJailDescriptorPassing(t *testing.T) {
+	t.Parallel()
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		secret := filepath.Join(t.TempDir(), "secret")
 		os.WriteFile(secret, []byte(escapeSecret), 0o644)
@@ -666,6 +674,7 @@ func asNobody(t *testing.T, env ...string) (ws string, run func(args ...string) 
 // read-only and the workspace writable, and shell() runs under bubblewrap
 // and the helper as that user.
 func TestSandboxJailAsAnotherUser(t *testing.T) {
+	t.Parallel()
 	ws, run := asNobody(t)
 	out, err := run("run", "-c", `import os
 print("uid", os.getuid(), session.access.kernel["read_only_mounts"], session.access.kernel["read_only"])

@@ -61,6 +61,7 @@ func hookSandbox(t *testing.T, py testenv.Python, hook bool, env ...string) *san
 // root holds it: only the session's own state, temp and package folders
 // show.
 func TestSandboxJailSessionsUnderAReadOnlyRoot(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		sb.block("victim", `victim_value = "VICTIM-STATE-7f3a"
 attach(b"VICTIM-ATTACHMENT-" + b"91d2", filename="private.txt")`, 0)
@@ -140,6 +141,7 @@ def swap(secs):
 // again and again: the host's tools never read or list what the symlink
 // leads to.
 func TestSandboxJailToolsRaceASwappedFolder(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		out := t.TempDir()
 		testenv.WriteTree(t, out, map[string]string{"f.txt": escapeSecret + "\n", "sub/only-here.txt": escapeSecret + "\n"})

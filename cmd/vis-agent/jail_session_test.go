@@ -180,6 +180,7 @@ TCP, UDP, SLEEPER = %d, %d, %d
 // asked, and the slow ones and the pass without the jail are not
 // repeated).
 func TestSandboxJailEscapes(t *testing.T) {
+	t.Parallel()
 	hookModes(t, true, runEscapes)
 }
 
@@ -326,6 +327,7 @@ func buildEvilExtension(t *testing.T, dir, secret string) {
 // asking for another policy restarts the child with the notice, list shows
 // it, and extra roots are writable or readable as asked.
 func TestSandboxJailPolicy(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	extra, ref := t.TempDir(), t.TempDir()
@@ -383,6 +385,7 @@ except PermissionError as e:
 // TestSandboxJailProjectVenv: a jailed session in a subfolder of a project
 // reads the project's .venv (outside the workspace) and imports from it.
 func TestSandboxJailProjectVenv(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	proj := t.TempDir()
@@ -407,6 +410,7 @@ func TestSandboxJailProjectVenv(t *testing.T) {
 // past Python's layer ends in RuntimeError with the host alive; shell()
 // refuses, saying how to enable it, and runs nothing; --no-jail runs it.
 func TestSandboxJailWithoutHelpers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a mount namespace")
 	}
@@ -473,6 +477,7 @@ except PermissionError as e:
 // oldest and newest CPython: the jail refuses loading libraries through
 // ctypes, not imports from its roots.
 func TestSandboxJailSharedExtension(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()

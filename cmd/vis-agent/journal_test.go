@@ -18,6 +18,7 @@ import (
 // jailed code can neither write nor read the journal's file; rm deletes
 // it.
 func TestSandboxJournal(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
@@ -89,6 +90,7 @@ func TestSandboxJournal(t *testing.T) {
 // TestSandboxLogFollow: `sandbox log --follow` shows a block another
 // client runs, and Ctrl-C ends it with status 0.
 func TestSandboxLogFollow(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, oldestAndNewest(t)[0])
 	sb.block("default", "print('before')", 0)
 	cmd := sb.command("log", "--follow", "-n", "0")

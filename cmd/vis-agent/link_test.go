@@ -12,6 +12,7 @@ import (
 // TestNoLibpythonLinked: the binary loads CPython at run time only; no
 // libpython is among the libraries the dynamic linker loads for it.
 func TestNoLibpythonLinked(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("ELF only")
 	}

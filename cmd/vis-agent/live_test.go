@@ -17,6 +17,7 @@ import (
 // under the client's name, output as it streams), its own blocks are not
 // shown twice, and Ctrl+C there stops the agent's block after a y.
 func TestReplLiveView(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 120, 40, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.")
@@ -73,6 +74,7 @@ func TestReplLiveView(t *testing.T) {
 // VIS_BENCH=1), how long after an MCP client's python call starts its
 // block's code shows on the terminal of a REPL open on the session.
 func TestReplLiveFigure(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("VIS_BENCH") == "" {
 		t.Skip("make bench runs it (VIS_BENCH=1)")
 	}
@@ -130,6 +132,7 @@ func slowest(ds []time.Duration) time.Duration {
 // keep an idle session's host; when a block starts the session again, the
 // REPL follows it again and shows the block.
 func TestReplLiveViewIdle(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t), "VIS_ENV_IDLE_TTL_MS=2000")
 	tm := newTerm(t, sb.env, sb.ws, 120, 40, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.")

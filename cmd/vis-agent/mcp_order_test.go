@@ -149,6 +149,7 @@ func (c *rawMCP) text(id int) (string, bool) {
 // TestMCPPipelinedOrder: calls one client sends without waiting run in
 // the order sent (they ran in any order before).
 func TestMCPPipelinedOrder(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := startRawMCP(t, sb, "order")
 	const rounds = 6
@@ -168,6 +169,7 @@ func TestMCPPipelinedOrder(t *testing.T) {
 // server gets SIGTERM, interrupts its running block and withdraws its
 // queued one.
 func TestMCPClientGone(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := startRawMCP(t, sb, "gone")
 	c.call(1, "python", map[string]any{"code": "import time\nprint('started', flush=True)\ntime.sleep(30)\nfinished = True"})
@@ -241,6 +243,7 @@ func spinning(t *testing.T, sb *sandbox, session string) *exec.Cmd {
 // block it stopped. A call waiting behind another client's block says so
 // in its progress.
 func TestInterruptOwnership(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	spin := spinning(t, sb, "own")
 	c := startRawMCP(t, sb, "own")
@@ -298,6 +301,7 @@ func TestInterruptOwnership(t *testing.T) {
 // and a cut output starts with the line saying what is missing and where
 // the whole is, the parts kept cut at lines' ends.
 func TestMCPOutputShaping(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := connectMCP(t, sb, "--session", "shape", "--max-output", "2000")
 	text, st := c.python("import sys\nfor i in range(2000):\n    sys.stdout.write(f'\\r[{i * 50 // 1999:<50}] {i + 1}/2000')\nprint()\nprint('\\x1b[31mred\\x1b[0m done')", false)
@@ -321,6 +325,7 @@ func TestMCPOutputShaping(t *testing.T) {
 // earlier call says so in its progress, whose values keep growing into
 // its block's own run.
 func TestMCPOwnWaitProgress(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := startRawMCP(t, sb, "own-wait")
 	c.call(1, "python", map[string]any{"code": "import time\ntime.sleep(3)\nprint('first')"})

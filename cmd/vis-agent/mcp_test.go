@@ -160,6 +160,7 @@ func (c *mcpClient) tool(name string, args map[string]any) string {
 // calls, a repaired block, an error, capped output, a timeout with
 // progress, a cancel, a restart with its notice, and stdin closing.
 func TestMCPServer(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
 	c := connectMCP(t, sb, "--session", "m", "--max-output", "2000")
@@ -318,6 +319,7 @@ func TestMCPServer(t *testing.T) {
 // next request, and standard output carries nothing but JSON-RPC. A
 // request sent just before standard input closes is answered.
 func TestMCPMalformedInput(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	// Bad command lines: a one-line error and status 2, before any protocol.
@@ -472,6 +474,7 @@ func toJSON(v any) string {
 // network, and `--no-jail` without the jail; the description tells the
 // model so.
 func TestMCPNoNetwork(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
 	port, _ := testenv.Loopback(t, "the server's answer")
@@ -512,6 +515,7 @@ func TestMCPNoNetwork(t *testing.T) {
 // before its block started. A cancelled call whose block runs interrupts
 // it, and not another client's block queued behind it.
 func TestMCPCancelQueued(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
 	c := connectMCP(t, sb, "--session", "q")
@@ -628,6 +632,7 @@ func (c *mcpClient) notified(what string, cond func() bool) {
 // change notifications (also for another client's attachment, without a
 // call), read as text, image and blob; bad names.
 func TestMCPAttachments(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
 	c := connectMCP(t, sb, "--session", "a", "--max-output", "1000")
@@ -775,6 +780,7 @@ func attach(t *testing.T, sb *sandbox, name, filename, mediaType string, data []
 // TestMCPOutputPastTheAttachmentLimit: an output larger than
 // sandbox.max_attachment_mb is kept up to the limit, and the note says so.
 func TestMCPOutputPastTheAttachmentLimit(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py, "VIS_ENV_IDLE_TTL_MS=60000")
 	if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nmax_attachment_mb = 1\n"), 0o600); err != nil {

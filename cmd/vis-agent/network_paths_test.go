@@ -22,6 +22,7 @@ import (
 // in its own user namespace, the proxy the host runs as that user
 // serves it, and nothing gets around it.
 func TestSandboxNetworkAsAnotherUser(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t, "")
 	_, run := asNobody(t, w.resolveEnv)
 	code := `import os
@@ -125,6 +126,7 @@ func (p *upstreamProxy) asked() string {
 // session's proxy decides first and then goes through it, for CONNECT
 // and plain requests; a refused host never reaches it.
 func TestSandboxNetworkUpstreamProxy(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
 	up := newUpstreamProxy(t, "me", "s3cret")
@@ -155,6 +157,7 @@ print("via", urllib.request.urlopen("http://www.example.test:` + w.plainPort + `
 // with the proxy's refusal (the error names the host and the flag, which
 // uv's own message does not), and the host logs both.
 func TestSandboxNetworkInstall(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
 	// The index on loopback would be reached directly (a local index is
@@ -181,6 +184,7 @@ print(vis_tiny.VALUE)`, 0, "--allow-host", "pypi.example.test")
 // listed name on the proxy's port (curl with socks5h://, the name sent
 // to the proxy, which resolves it), and not another; the host logs both.
 func TestSandboxNetworkSocks5(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
 	sb := newSandbox(t, py, w.resolveEnv)

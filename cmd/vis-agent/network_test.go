@@ -177,6 +177,7 @@ var allowFlags = []string{"--allow-host", "*.example.test", "--allow-host", "loc
 // with the audit hook and without it, on the oldest and newest
 // CPython. The host logs each decision.
 func TestSandboxNetworkAllowList(t *testing.T) {
+	t.Parallel()
 	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
 		w := newNetWorld(t, "")
 		sb := hookSandbox(t, py, hook, w.resolveEnv)
@@ -214,6 +215,7 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 // list go through the proxy unchanged (curl, git, pip from a local
 // index standing in for a named one), and cannot go around it.
 func TestSandboxNetworkShell(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	// A bare git repository served as files (git's "dumb" HTTP).
 	repos := t.TempDir()
@@ -262,6 +264,7 @@ print(r.out); print(r.err); print("kernel", r.kernel.get("proxy_port"))`, cmd)
 // restarts the child, and the notice names both policies; the new list
 // holds; sandbox list says allow.
 func TestSandboxNetworkPolicyChange(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
 	sb := newSandbox(t, py, w.resolveEnv)
@@ -278,6 +281,7 @@ func TestSandboxNetworkPolicyChange(t *testing.T) {
 // allowed host through its proxy, gets 403 for the others, and nothing
 // around the proxy gets out, from the program or a process it starts.
 func TestPythonAllowHost(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -308,6 +312,7 @@ print(subprocess.run(["curl", "-sS", "http://127.0.0.1:%s/"], capture_output=Tru
 // allow list: the child, a process it starts and a shell() command all
 // reach the allowed host through the proxy and nothing else.
 func TestSandboxNetworkNoJail(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	w := newNetWorld(t, "")
 	sb := newSandbox(t, py, w.resolveEnv)

@@ -63,6 +63,7 @@ var networkAttemptNames = []string{"module", "libc", "child-tcp", "child-mptcp",
 // program's own socket use still gets the hook's clear error; without it,
 // every attempt reaches the server (so the test can fail).
 func TestNoNetworkKernelLayer(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "cc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s for the attempts", tool)

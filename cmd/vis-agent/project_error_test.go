@@ -16,6 +16,7 @@ import (
 // host behind; `vis-agent config` still shows the settings and the
 // problem, advising no flag it does not have.
 func TestSandboxBrokenProject(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	file := filepath.Join(sb.ws, "pyproject.toml")

@@ -179,6 +179,7 @@ func manyArgs() []string {
 // python vis-agent python runs as outside a project: that of the shared
 // environment, a virtual environment of the same CPython.
 func TestPythonMatchesReference(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
@@ -279,6 +280,7 @@ func signalWhenReady(sig syscall.Signal) func(t *testing.T, cmd *exec.Cmd) run {
 // dispositions a program sees and how signals end it, when it inherits
 // every signal default and every signal ignored.
 func TestSignalsMatchReference(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the exec helper sets dispositions with Linux's system calls")
 	}

@@ -22,6 +22,7 @@ import (
 // is removed with everything running in it. Skipped when podman is not
 // installed or cannot start a container on this machine (its reason).
 func TestRemotePodman(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{"podman", "runc"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("no %s: run make test-deps", p)

@@ -643,6 +643,7 @@ func childrenNamed(pid int, name string) []int {
 // TestRemoteBadURL: a --host that could smuggle an option into ssh, or a
 // scheme we do not know, is a usage error in one line, and runs nothing.
 func TestRemoteBadURL(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	for _, c := range []struct{ url, want string }{
 		{"ssh://-oProxyCommand=touch%20pwned", "not a URL"},
@@ -665,6 +666,7 @@ func TestRemoteBadURL(t *testing.T) {
 // command part here, so the connection itself is real. What kubectl and
 // docker do with them is not tested (docs/kubernetes.md says so).
 func TestRemoteEngines(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	bin := t.TempDir()

@@ -34,6 +34,7 @@ type repairJSON struct {
 // embedded CPython decides, and the result is compared as an AST with the
 // intended program by that version's python.
 func TestRepairCorpus(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	cases := repairtest.Corpus(t)
 	for _, w := range repairtest.Workers(t) {

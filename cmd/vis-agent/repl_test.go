@@ -141,6 +141,7 @@ func replPythons(t *testing.T) []testenv.Python {
 // interrupted endless loop, a restart, a narrow terminal, and quitting and
 // reopening with history and state kept.
 func TestReplInTmux(t *testing.T) {
+	t.Parallel()
 	for _, py := range replPythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
@@ -240,6 +241,7 @@ func TestReplInTmux(t *testing.T) {
 // TestReplNeedsTerminal: without a terminal the REPL refuses in one line
 // that points to `sandbox run`.
 func TestReplNeedsTerminal(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	r := sb.run("repl")
 	if r.code != 1 || !strings.Contains(r.stderr, "vis-agent sandbox run") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
@@ -259,6 +261,7 @@ func TestReplNeedsTerminal(t *testing.T) {
 // idle and while a block streams 10 MB, and start to a ready prompt on a
 // warm session next to python's own `>>>`, taken alternately.
 func TestReplFigures(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("VIS_BENCH") == "" {
 		t.Skip("make bench runs it (VIS_BENCH=1)")
 	}
@@ -356,6 +359,7 @@ func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // without freezing it (a key typed meanwhile shows) or growing its memory
 // with the output; under NO_COLOR the screen has no colours.
 func TestReplLargeOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	env := append(sb.env, "NO_COLOR=1")
 	tm := newTerm(t, env, sb.ws, 100, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
@@ -400,6 +404,7 @@ func TestReplLargeOutput(t *testing.T) {
 // hang and its restart are one notice, completed by the next block's
 // report of what came back. /timeout times out a later block.
 func TestReplRestartsAStuckBlock(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 80, 30, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.")
@@ -438,6 +443,7 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 // version refuses a comment, saying why; a viewer open on the newest
 // version follows a newer one a block attaches.
 func TestReplAttachments(t *testing.T) {
+	t.Parallel()
 	for _, py := range replPythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
@@ -531,6 +537,7 @@ func TestReplAttachments(t *testing.T) {
 // attachments tab, and a viewer open on a file's newest version moves to
 // the version another client attached.
 func TestReplWatchesOtherClients(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.", "nothing defined yet")
@@ -558,6 +565,7 @@ func replIn(t *testing.T, w, h int) (*sandbox, *term) {
 
 // TestReplFirstScreenSaysWhereHelpIs: the first screen names F1 and /help.
 func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 80, 24)
 	tm.waitFor("F1 or /help: keys and commands")
 }
@@ -566,6 +574,7 @@ func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
 // wraps between its words, and a notice keeps its bar on every line it
 // wraps to.
 func TestReplWrapsBetweenWords(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 60, 30)
 	// the message is in capitals, its source line (in the traceback) not
 	words := []string{"alphabetical", "breakfasting", "championship", "disagreement", "entertaining", "fingerprints", "grandparents", "headquarters"}
@@ -597,6 +606,7 @@ func TestReplWrapsBetweenWords(t *testing.T) {
 // tabs whether or not the list has the keys; Esc gives them back to the
 // input.
 func TestReplF3SwitchesTabs(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 120, 30)
 	tm.keys("F3")
 	tm.waitFor("[attachments (0)]", "Esc back to the input")
@@ -612,6 +622,7 @@ func TestReplF3SwitchesTabs(t *testing.T) {
 // code spans are rendered in the viewer, not shown as typed; an
 // underscore inside a word stays.
 func TestReplViewerRendersEmphasis(t *testing.T) {
+	t.Parallel()
 	sb, tm := replIn(t, 120, 30)
 	sb.attachTo("default", "notes.md", "# Notes\n\nSome *em* and _also_, **strong** and __bold__, `code` and snake_case_name.\n", false)
 	tm.waitFor("attachments (1)")
@@ -624,6 +635,7 @@ func TestReplViewerRendersEmphasis(t *testing.T) {
 // TestReplNarrowPanelSaysWhatIsCut: under the transcript, a panel too long
 // for its lines ends in a line saying how many more there are.
 func TestReplNarrowPanelSaysWhatIsCut(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 60, 24)
 	tm.typed("a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = range(10)")
 	tm.waitFor("variables (10)", "… 8 more: /defs lists them all")
@@ -634,6 +646,7 @@ func TestReplNarrowPanelSaysWhatIsCut(t *testing.T) {
 // run it; a second Enter there runs it, and the session's repair closes
 // the bracket.
 func TestReplRunsAnUnclosedBracket(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 100, 30)
 	tm.typed("print((6 * 7, 'closed')")
 	tm.waitFor(">>> print((6 * 7, 'closed')\n...")
@@ -647,6 +660,7 @@ func TestReplRunsAnUnclosedBracket(t *testing.T) {
 // the restored session, /restart --fresh empties it, and a malformed
 // /restart says how to write it.
 func TestReplRestartFreshAndDrop(t *testing.T) {
+	t.Parallel()
 	_, tm := replIn(t, 120, 30)
 	tm.typed("kept, dropme = 1, 2")
 	tm.waitFor("dropme: int")
@@ -666,6 +680,7 @@ func TestReplRestartFreshAndDrop(t *testing.T) {
 // a block's trailing expression shows nothing in the REPL (its prints do),
 // where without either it shows the value's repr.
 func TestReplEchoOff(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	// The pane runs the REPL three times: with --no-echo, with the
 	// setting (written while the pane waits), with neither.
@@ -703,6 +718,7 @@ func TestReplEchoOff(t *testing.T) {
 // also when it ended before the live view followed the new host; and the
 // REPL does not start a host of its own when the old one stops.
 func TestReplSeesBlocksAcrossHosts(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	tm := newTerm(t, sb.env, sb.ws, 120, 32, "sh", "-c", sb.bin+" sandbox repl; sleep 600")
 	tm.waitFor(">>>", "Python 3.", "nothing defined yet")

@@ -15,6 +15,7 @@ import (
 // the repair note, the restart notice and the attachments have their own
 // keys, and the status is the block's.
 func TestSandboxRunJSON(t *testing.T) {
+	t.Parallel()
 	keys := []string{"attachments", "duration_ms", "error", "notice", "repair_note", "repaired", "restarted", "session", "stdout", "timed_out", "workspace"}
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {

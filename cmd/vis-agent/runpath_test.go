@@ -48,6 +48,7 @@ var unstable = regexp.MustCompile(`block \d+|att_[0-9a-f]+|version \d+| v\d+`)
 // running; a stopped session, a changed setting, a wrong key and other
 // flags go to Go.
 func TestSandboxRunPath(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()

@@ -39,6 +39,7 @@ print(len(mods) >= 7, bad)
 // bytecode files, also under the jail (which keeps their folder
 // read-only): a new session's interpreter does not compile it again.
 func TestSandboxDriverBytecode(t *testing.T) {
+	t.Parallel()
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -104,6 +105,7 @@ func startedBeforeGo(t *testing.T, host, child int) bool {
 // session without the jail gets an early child without the jail's
 // privilege drop.
 func TestSandboxEarlyChild(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		env   []string
@@ -143,6 +145,7 @@ func TestSandboxEarlyChild(t *testing.T) {
 // before it is ready (killed here while it restores a slow snapshot), the
 // first block still runs, in a new child restored from the snapshot.
 func TestSandboxEarlyChildDies(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	sb.block("d", slowRestore, 0)
 	sb.run("stop", "--session", "d")

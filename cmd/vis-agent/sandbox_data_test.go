@@ -51,6 +51,7 @@ func (sb *sandbox) spillFiles(name string) []string {
 // --json result and MCP's image content), pyplot restores without a word
 // under the jail, and sandbox.attach_figures = false turns it off.
 func TestSandboxDataAndPlots(t *testing.T) {
+	t.Parallel()
 	wheels := testwheel.Wheelhouse(t)
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
@@ -168,6 +169,7 @@ print(big[:2], df.n.iloc[0])`, 0)
 
 // TestMCPRestartFreshAndDrop: restart_session's drop and fresh.
 func TestMCPRestartFreshAndDrop(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	c := connectMCP(t, sb, "--session", "r")
 	c.python("a = 1\nb = 2", false)

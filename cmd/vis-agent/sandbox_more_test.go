@@ -29,6 +29,7 @@ s = Slow()`
 // session goes on. The host decides this, not the CPython: the oldest and
 // newest are enough.
 func TestSandboxInterruptBeforeStart(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -88,6 +89,7 @@ func TestSandboxInterruptBeforeStart(t *testing.T) {
 // snapshot brings back (helpers, classes, imports, variables), running or
 // stopped.
 func TestSandboxListCountsNames(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	sb.block("n", "import json as j\nimport email.utils\ndef f():\n    pass\nclass C:\n    pass\nx = 1\nunsaved = (i for i in [])", 0)
 	for _, state := range []string{"running", "stopped"} {
@@ -116,6 +118,7 @@ func TestSandboxListCountsNames(t *testing.T) {
 // TestSandboxOutputOrder: what a block prints and what it writes with
 // os.write to file descriptors 1 and 2 come out in the order written.
 func TestSandboxOutputOrder(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	r := sb.block("o", "import os, sys\nfor i in range(300):\n    print('p', i)\n    os.write(1, b'w %d\\n' % i)\n    if i % 7 == 0:\n        sys.stdout.flush()\n        os.write(2, b'e %d\\n' % i)\n        print('q', i, file=sys.stderr)", 0)
 	var want, wantErr strings.Builder
@@ -134,6 +137,7 @@ func TestSandboxOutputOrder(t *testing.T) {
 // the one of the client that happened to start it: a second client with
 // another environment sees the same one, and no client's secrets.
 func TestSandboxEnvironment(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	show := "import os\nprint(sorted((k, v) for k, v in os.environ.items() if k in ('PATH', 'LANG', 'TZ', 'LC_ALL', 'SECRET_TOKEN', 'PYTHONWARNINGS', 'VIS_ENV_IDLE_TTL_MS')))"
 	base := sb.env

@@ -51,6 +51,7 @@ func restoredChatty(t *testing.T, what string, r result, why string) {
 // with a notice saying why; restart --fresh and --drop discard the
 // snapshot or names of it. On the oldest and the newest CPython.
 func TestSandboxRestoreNeverBricks(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -140,6 +141,7 @@ func waitExited(t *testing.T, pid int) {
 // ~/.config) is restored with the warning in the notice; the session's
 // MPLCONFIGDIR and XDG_CACHE_HOME are in its state folder.
 func TestSandboxRestoreJailedImport(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	sb.block("j", `import os
 open("configured.py", "w").write(

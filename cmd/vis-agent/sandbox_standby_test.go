@@ -65,6 +65,7 @@ func gone(t *testing.T, what string, pid int) {
 // stop and rm leave no process behind. sandbox.warm_restart = false makes
 // none.
 func TestSandboxWarmRestart(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -168,6 +169,7 @@ func TestSandboxWarmRestart(t *testing.T) {
 // through the standby, which imported pandas ahead, jailed (the wheelhouse
 // of `make test-wheels`).
 func TestSandboxWarmRestartData(t *testing.T) {
+	t.Parallel()
 	wheels := testwheel.Wheelhouse(t)
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {

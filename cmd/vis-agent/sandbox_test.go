@@ -173,6 +173,7 @@ func contains(t *testing.T, what, got string, wants ...string) {
 // came back and what did not, del, spill files, kill -9 of the child and
 // of the host.
 func TestSandboxSessions(t *testing.T) {
+	t.Parallel()
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -336,6 +337,7 @@ func TestSandboxTimeoutAndRetire(t *testing.T) {
 // second block waits its turn and says so; a client that goes away
 // interrupts its block; interrupt stops a block.
 func TestSandboxClients(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	var wg sync.WaitGroup
@@ -564,6 +566,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // moments of blocks that rewrite a large snapshot (pickled values and a
 // spill file); the snapshot must always restore.
 func TestSandboxKillDuringSnapshot(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	const block = "import random\nvals = {i: random.random() for i in range(30000)}\nbig = 'q' * (2 << 20) + str(random.random())\nrounds = rounds + 1 if 'rounds' in globals() else 1"
 	sb.block("k", block, 0)
@@ -595,6 +598,7 @@ func TestSandboxKillDuringSnapshot(t *testing.T) {
 // TestSandboxBlockSources: a block from a file or standard input; the
 // hidden commands stay out of the help.
 func TestSandboxBlockSources(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	os.WriteFile(filepath.Join(sb.ws, "b.py"), []byte("print('from a file')\n"), 0o644)
 	if r := sb.run("run", "b.py"); r.stdout != "from a file\n" {
@@ -616,6 +620,7 @@ func TestSandboxBlockSources(t *testing.T) {
 // block waits behind another client's withdraws its own block, which never
 // runs, and leaves the running one alone.
 func TestSandboxCtrlCWhileQueued(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
 	sb.block("q", "queued_ran = False", 0)

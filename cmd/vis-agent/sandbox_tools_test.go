@@ -22,6 +22,7 @@ import (
 // await, stop, timeout), apropos and doc, and a shadowed function coming
 // back in the next block.
 func TestSandboxTools(t *testing.T) {
+	t.Parallel()
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -201,6 +202,7 @@ doc(mine)
 // during a host call, garbage on the host-call descriptor, a jailed shell
 // and a crash of the host right after an attach, on two CPythons.
 func TestSandboxToolsEdges(t *testing.T) {
+	t.Parallel()
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
@@ -367,6 +369,7 @@ func (b *lockedBuffer) String() string {
 // TestSandboxToolsSessionsApart: two sessions attaching at once each see
 // their own attachments only, under the same filenames.
 func TestSandboxToolsSessionsApart(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
 	var wg sync.WaitGroup
 	outs := make([]result, 2)

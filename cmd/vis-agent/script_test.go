@@ -31,6 +31,7 @@ func nextMinor(v string) string {
 // unsets it. $WHEELS is a wheelhouse built for it (see buildWheelhouse),
 // served as an index at $INDEXURL.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Name, func(t *testing.T) {

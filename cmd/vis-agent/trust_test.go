@@ -90,6 +90,7 @@ func withoutTrust(env []string) []string {
 // variable, the block's TLS failure ends with a one-line hint naming
 // SSL_CERT_FILE.
 func TestSandboxTrust(t *testing.T) {
+	t.Parallel()
 	py := testenv.First(t)
 	cert, caFile := testCA(t)
 	mux := http.NewServeMux()

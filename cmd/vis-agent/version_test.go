@@ -18,6 +18,7 @@ import (
 // another protocol version (both used to report the module's version,
 // "devel-…", whatever the release set).
 func TestReleaseVersion(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build with")
 	}
