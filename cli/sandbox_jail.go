@@ -99,6 +99,12 @@ func (jf *jailFlags) args() []string {
 	for _, r := range jf.readOnlyRoots {
 		out = append(out, "--read-only-root", r)
 	}
+	for _, h := range jf.allowHosts {
+		out = append(out, "--allow-host", h)
+	}
+	for _, h := range jf.denyHosts {
+		out = append(out, "--deny-host", h)
+	}
 	return out
 }
 
