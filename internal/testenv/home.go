@@ -9,7 +9,8 @@ import (
 )
 
 // OwnHome points HOME at an empty temp folder for the rest of the test
-// process and returns its removal. The commands end-to-end tests start
+// process and returns its removal (with the binaries the process built:
+// RemoveBuilt). The commands end-to-end tests start
 // (uv, an interactive python, a session host) write caches and histories
 // under HOME; they must land in the tests' own folders, never the caller's.
 // The folders the caller's tools resolve through HOME (Go's caches, pyenv,
@@ -42,5 +43,8 @@ func OwnHome() (func(), error) {
 			return nil, fmt.Errorf("a temp HOME for the tests: %w", err)
 		}
 	}
-	return func() { os.RemoveAll(dir) }, nil
+	return func() {
+		os.RemoveAll(dir)
+		RemoveBuilt()
+	}, nil
 }

@@ -24,6 +24,17 @@ type build struct {
 
 var release, noHook build
 
+// RemoveBuilt removes the binaries this test process built (the folders
+// Binary and NoHookBinary made in the temp folder); a package whose tests
+// use them calls it from its TestMain, after m.Run.
+func RemoveBuilt() {
+	for _, b := range []*build{&release, &noHook} {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
+	}
+}
+
 // Binary is the vis-agent binary under test: $VIS_AGENT_BIN (what `make
 // test` sets), else one built once per test process, with the uv of
 // bin/vis-agent-python beside it when there is one.
