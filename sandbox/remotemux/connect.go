@@ -112,12 +112,16 @@ func (p Paths) dial(args []string) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The request goes to a process of this user only.
+	// The key and the request go to a process of this user only.
 	if err := session.SamePeerUser(conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("the multiplexer's socket %s is another user's: %w", p.Socket, err)
 	}
-	line, err := json.Marshal(header{Args: args})
+	err = session.PresentKey(conn, p.Key)
+	var line []byte
+	if err == nil {
+		line, err = json.Marshal(header{Args: args})
+	}
 	if err == nil {
 		_, err = conn.Write(append(line, '\n'))
 	}

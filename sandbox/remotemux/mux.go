@@ -51,6 +51,7 @@ type Options struct {
 // mux is a running multiplexer.
 type mux struct {
 	sess   *yamux.Session
+	key    []byte
 	logger *log.Logger
 	idle   time.Duration
 
@@ -116,6 +117,14 @@ func run(o Options, logger *log.Logger, say func(string)) error {
 		return fmt.Errorf("%s did not answer as a multiplexed connect (an older vis-agent there?): %w", o.URL, err)
 	}
 	p := PathsOf(o.Dir, o.URL)
+	// A connection's first line chooses connect's flags there (--no-jail):
+	// the socket alone, which jailed code may find a way to reach, is not
+	// enough; a client presents this key, which only this user's clients
+	// read (published before the socket, as a session's host does).
+	key, err := session.NewKeyFile(p.Key)
+	if err != nil {
+		return err
+	}
 	ln, err := listen(p.Socket)
 	if err != nil {
 		return err
@@ -131,7 +140,7 @@ func run(o Options, logger *log.Logger, say func(string)) error {
 			os.Remove(p.Socket)
 		}
 	}()
-	m := &mux{sess: sess, logger: logger, idle: o.Idle, quit: make(chan string, 1)}
+	m := &mux{sess: sess, key: key, logger: logger, idle: o.Idle, quit: make(chan string, 1)}
 	m.mu.Lock()
 	m.timer = time.AfterFunc(o.Idle, m.idleOut)
 	m.mu.Unlock()
@@ -225,7 +234,8 @@ func (m *mux) accept(ln *net.UnixListener) {
 // direction's end passed on as a half-close.
 func (m *mux) serve(c *net.UnixConn) {
 	defer c.Close()
-	if err := session.SamePeerUser(c); err != nil {
+	in, err := session.Authenticate(c, m.key)
+	if err != nil {
 		m.logger.Printf("refused a connection: %v", err)
 		return
 	}
@@ -240,7 +250,7 @@ func (m *mux) serve(c *net.UnixConn) {
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		io.Copy(st, c)
+		io.Copy(st, in)
 		// The client's end of input: connect there reads its end.
 		st.Close()
 	}()

@@ -9,7 +9,8 @@
 //     target (`vis-agent sandbox mux URL`), which runs the engine's command
 //     once, with `vis-agent sandbox connect --mux` there, and listens on a
 //     unix socket under $VIS_HOME/sandbox/remote (a 0700 folder; peers of
-//     another user are refused).
+//     another user are refused, and a connection first presents the key
+//     the multiplexer wrote beside the socket, as on a session's socket).
 //   - Config.Connect is a client's door: it dials that socket, starting the
 //     multiplexer when none answers (one per target, under a lock), and
 //     returns a connection carrying one request, as the engine's standard
@@ -72,16 +73,16 @@ func config(log io.Writer) *yamux.Config {
 }
 
 // Paths are the files of the multiplexer of one URL in a folder:
-// its socket, the lock of the clients that start it, its log, and why it
-// last failed to start.
-type Paths struct{ Socket, Lock, Log, Failed string }
+// its socket, the key a connection presents first, the lock of the
+// clients that start it, its log, and why it last failed to start.
+type Paths struct{ Socket, Key, Lock, Log, Failed string }
 
 // PathsOf are the files of url's multiplexer in dir: named after a hash
 // of the URL, so that any URL makes a short, plain file name.
 func PathsOf(dir, url string) Paths {
 	sum := sha256.Sum256([]byte(url))
 	base := dir + "/" + hex.EncodeToString(sum[:10])
-	return Paths{Socket: base + ".sock", Lock: base + ".lock", Log: base + ".log", Failed: base + ".failed"}
+	return Paths{Socket: base + ".sock", Key: base + ".key", Lock: base + ".lock", Log: base + ".log", Failed: base + ".failed"}
 }
 
 // stdio is the engine's standard output and input as one connection.

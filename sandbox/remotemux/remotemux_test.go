@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -257,5 +258,39 @@ func TestCappedLog(t *testing.T) {
 	}
 	if got := b.String(); !strings.HasPrefix(got, "123456789mux ") || !strings.HasSuffix(got, "the log is full: the rest goes nowhere\n") || strings.Count(got, "full") != 1 {
 		t.Errorf("log: %q", got)
+	}
+}
+
+// A connection to the socket that does not present the multiplexer's key
+// is not passed on: its first line would choose connect's flags there
+// (--no-jail), so the socket alone, which jailed code may find a way to
+// reach, must not be enough (as a session's socket). It failed when the
+// multiplexer checked the peer's user only.
+func TestStreamNeedsTheKey(t *testing.T) {
+	c := testConfig(t)
+	exchange(t, c, nil, "a") // the multiplexer runs
+	p := PathsOf(c.Dir, "test://x")
+	for _, first := range []string{
+		`{"args":["--no-jail"]}` + "\n",
+		`{"v":1,"key":"` + strings.Repeat("0", 64) + `"}` + "\n" + `{"args":["--no-jail"]}` + "\n",
+	} {
+		conn, err := net.Dial("unix", p.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(conn, first)
+		conn.(*net.UnixConn).CloseWrite()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := io.ReadAll(conn)
+		conn.Close()
+		if len(b) != 0 || err != nil {
+			t.Errorf("a connection without the key was answered %q (%v)", b, err)
+		}
+	}
+	if st, err := os.Stat(p.Key); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the key file: %v", err)
+	}
+	if got := exchange(t, c, nil, "b"); got != "args \ngot B\n" {
+		t.Errorf("a client with the key: %q", got)
 	}
 }

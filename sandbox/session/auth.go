@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
@@ -52,14 +53,25 @@ func (f Folder) KeyPath() string { return f.path(keyFile) }
 // (0600, replaced whole) before the host listens: clients read it after
 // they connect, so they always present the key of the host that answers.
 func (f Folder) NewKey() ([]byte, error) {
+	key, err := NewKeyFile(f.KeyPath())
+	if err != nil {
+		return nil, fmt.Errorf("the session's key: %w", err)
+	}
+	return key, nil
+}
+
+// NewKeyFile makes a fresh key and writes it to path (0600 from its start,
+// replaced whole), for a listener of this user that is starting (a
+// session's host, a --host target's multiplexer).
+func NewKeyFile(path string) ([]byte, error) {
 	raw := make([]byte, keyBytes)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("make the session's key: %w", err)
+		return nil, fmt.Errorf("make a key: %w", err)
 	}
 	key := []byte(hex.EncodeToString(raw))
-	tmp, err := os.CreateTemp(f.Dir, "."+keyFile+"-*") // 0600 from its start
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
-		return nil, fmt.Errorf("write the session's key: %w", err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(key)
@@ -67,20 +79,10 @@ func (f Folder) NewKey() ([]byte, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), f.KeyPath())
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("write the session's key: %w", err)
-	}
-	return key, nil
-}
-
-// readKey reads the running host's key, refusing anything but a small
-// regular file.
-func (f Folder) readKey() ([]byte, error) {
-	key, err := fsutil.ReadRegular(f.KeyPath(), 2*keyBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read the session's key (a host of an older vis-agent publishes none: stop it with that vis-agent): %w", err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return key, nil
 }
@@ -105,15 +107,22 @@ func (f Folder) Connect() (net.Conn, error) {
 		c.Close()
 		return nil, errors.New("the process listening on the session's socket runs as another user: it is not sent the session's key")
 	}
-	key, err := f.readKey()
-	if err == nil {
-		err = protocol.Write(c, keyLine{V: protocol.Version, Key: string(key)})
-	}
-	if err != nil {
+	if err := PresentKey(c, f.KeyPath()); err != nil {
 		c.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w (a host of an older vis-agent publishes none: stop it with that vis-agent)", err)
 	}
 	return c, nil
+}
+
+// PresentKey writes the first line of a connection to a listener of this
+// user (checked by the caller): the key read from path, a small regular
+// file (never through a link).
+func PresentKey(c net.Conn, path string) error {
+	key, err := fsutil.ReadRegular(path, 2*keyBytes)
+	if err != nil {
+		return fmt.Errorf("read the key %s: %w", path, err)
+	}
+	return protocol.Write(c, keyLine{V: protocol.Version, Key: string(key)})
 }
 
 // Authenticate is the host's check of a new connection: the peer runs as
