@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -430,4 +431,32 @@ func TestForwardChunkedToHTTP10(t *testing.T) {
 	if body != "one two" || strings.Contains(strings.ToLower(head), "chunked") {
 		t.Errorf("answered:\n%s", data)
 	}
+}
+
+// TestLoopbackBuffers: a connection to a peer on loopback gets the small
+// buffers that keep spliced bytes in cache (the kernel doubles what is
+// set, for its bookkeeping).
+func TestLoopbackBuffers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sizeLocal(c)
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Control(func(fd uintptr) {
+		for _, opt := range []int{syscall.SO_RCVBUF, syscall.SO_SNDBUF} {
+			if n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, opt); err != nil || n != 2*localBuffer {
+				t.Errorf("socket option %d: %d (%v), want %d", opt, n, err, 2*localBuffer)
+			}
+		}
+	})
 }
