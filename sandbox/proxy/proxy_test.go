@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
