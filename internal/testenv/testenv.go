@@ -24,9 +24,16 @@ type build struct {
 
 var release, noHook build
 
+// Run runs a package's tests, then removes the binaries they built: a
+// TestMain of a package using Binary is os.Exit(testenv.Run(m)).
+func Run(m *testing.M) int {
+	code := m.Run()
+	RemoveBuilt()
+	return code
+}
+
 // RemoveBuilt removes the binaries this test process built (the folders
-// Binary and NoHookBinary made in the temp folder); a package whose tests
-// use them calls it from its TestMain, after m.Run.
+// Binary and NoHookBinary made in the temp folder).
 func RemoveBuilt() {
 	for _, b := range []*build{&release, &noHook} {
 		if b.path != "" {

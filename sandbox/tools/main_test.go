@@ -7,10 +7,5 @@ import (
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
 
-// TestMain removes the vis-agent binary the tests built (without
-// VIS_AGENT_BIN) from the temp folder once they end.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilt()
-	os.Exit(code)
-}
+// TestMain removes the binary the tests built (without VIS_AGENT_BIN).
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
