@@ -182,10 +182,21 @@ func TestEngineDeath(t *testing.T) {
 		t.Fatalf("first line %q", line)
 	}
 	pid := muxPids(t, c)[0]
-	engines, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	for _, f := range strings.Fields(string(engines)) {
-		n, _ := strconv.Atoi(f)
-		syscall.Kill(n, syscall.SIGKILL)
+	// The engine is a child of whichever of the multiplexer's threads
+	// forked it: every thread's list is read.
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	killed := 0
+	for _, task := range tasks {
+		engines, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(engines)) {
+			n, _ := strconv.Atoi(f)
+			if syscall.Kill(n, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("no engine under the multiplexer %d", pid)
 	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if b, err := io.ReadAll(conn); len(b) != 0 || err != nil {
