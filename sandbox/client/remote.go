@@ -184,14 +184,12 @@ func dropped(url string, answered bool, why string) error {
 	return fmt.Errorf("%w: %s: %s", ErrRemoteDropped, url, why)
 }
 
-// muxConn is a stream of the multiplexer.
-type muxConn struct{ *net.UnixConn }
-
-// Close ends the stream at once: connect there reads the end of its input,
-// as when the engine's input closes. Its own end is not waited for: it
-// has nothing to do after its last answer (stop's comes once the host has
+// muxConn is a stream of the multiplexer. Its Close (the connection's)
+// ends the stream at once: connect there reads the end of its input, as
+// when the engine's input closes. Its own end is not waited for: it has
+// nothing to do after its last answer (stop's comes once the host has
 // gone).
-func (c *muxConn) Close() error { return c.UnixConn.Close() }
+type muxConn struct{ *net.UnixConn }
 
 func (c *muxConn) failure(url string, answered bool) error {
 	c.Close()
