@@ -81,12 +81,21 @@ func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
 }
 
 // dial connects to the session, here (its socket) or on its remote
-// machine (the engine's standard input and output).
-func (s *Session) dial(start bool) (io.ReadWriteCloser, error) {
+// machine (the engine's standard input and output, or the multiplexer's
+// stream), and sends request, one encoded message.
+func (s *Session) dial(start bool, request []byte) (io.ReadWriteCloser, error) {
 	if s.Remote != nil {
-		return s.Remote.dial(start)
+		return s.Remote.dial(start, request)
 	}
-	return s.connect(start)
+	c, err := s.connect(start)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write(request); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%w: %w", errHostGone, err)
+	}
+	return c, nil
 }
 
 // connect dials the host; with start, it starts one when none answers.
@@ -157,7 +166,12 @@ func (s *Session) callContext(ctx context.Context, req protocol.Request, start b
 var errHostGone = errors.New("the session's host stopped before it answered")
 
 func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool, fn func(protocol.Event)) (protocol.Event, bool, error) {
-	c, err := s.dial(start)
+	req.V = protocol.Version
+	line, err := protocol.Line(req)
+	if err != nil {
+		return protocol.Event{}, false, err
+	}
+	c, err := s.dial(start, line)
 	if err != nil {
 		return protocol.Event{}, false, err
 	}
@@ -169,11 +183,7 @@ func (s *Session) callOnce(ctx context.Context, req protocol.Request, start bool
 		}
 		return errHostGone
 	}
-	req.V = protocol.Version
 	pc := protocol.NewConn(c, c)
-	if err := pc.Send(req); err != nil {
-		return protocol.Event{}, false, fmt.Errorf("%w: %w", gone(false), err)
-	}
 	// The host's answer to a cancel comes on this connection (the
 	// "result" of a withdrawn or interrupted block), so the read goes on.
 	stop := context.AfterFunc(ctx, func() { pc.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCancel}) })

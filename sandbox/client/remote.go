@@ -93,18 +93,27 @@ const closeWait = 3 * time.Second
 // dial connects to connect there, with --no-start unless start: through
 // the multiplexer, else (none can be started: the remote vis-agent is too
 // old, the engine fails) with the engine's command, whose errors then
-// tell why.
-func (r *Remote) dial(start bool) (remoteLink, error) {
+// tell why; and sends request, one encoded message.
+func (r *Remote) dial(start bool, request []byte) (remoteLink, error) {
 	args := r.Args
 	if !start {
 		args = append([]string{"--no-start"}, args...)
 	}
 	if r.Mux != nil {
-		if c, err := r.Mux.Connect(r.Target.URL, args); err == nil {
+		if c, err := r.Mux.Connect(r.Target.URL, args, request); err == nil {
 			return &muxConn{UnixConn: c}, nil
 		}
 	}
-	return r.dialEngine(args)
+	c, err := r.dialEngine(args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write(request); err != nil {
+		why := c.failure(r.Target.URL, false)
+		c.Close()
+		return nil, fmt.Errorf("%w: %w", why, err)
+	}
+	return c, nil
 }
 
 // dialEngine starts the engine's command: connect there with args.

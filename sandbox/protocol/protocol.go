@@ -657,12 +657,21 @@ func (c *Conn) Send(v any) error { return Write(c.w, v) }
 
 // Write writes one message to w.
 func Write(w io.Writer, v any) error {
+	b, err := Line(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Line is one message as it goes on a link, its newline included.
+func Line(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode a message: %w", err)
+		return nil, fmt.Errorf("encode a message: %w", err)
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return append(b, '\n'), nil
 }
 
 // Buffered is what the connection reads from, the bytes it buffered

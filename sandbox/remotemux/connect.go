@@ -1,7 +1,6 @@
 package remotemux
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/detached"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -44,11 +44,14 @@ const RetryAfter = 5 * time.Minute
 
 // Connect returns a connection carrying one request to url's session
 // machine, whose connect there runs with args: through the multiplexer of
-// url, started (detached) when none answers. An error says the multiplexer
-// could not be started or reached: the caller goes without.
-func (c Config) Connect(url string, args []string) (*net.UnixConn, error) {
+// url, started (detached) when none answers. first, the request's first
+// bytes, is sent with the stream's header, before the multiplexer's ack
+// is read: a request pays no round trip to it. An error says the
+// multiplexer could not be started or reached, and nothing was sent on:
+// the caller goes without.
+func (c Config) Connect(url string, args []string, first []byte) (*net.UnixConn, error) {
 	p := PathsOf(c.Dir, url)
-	if conn, err := p.dial(args); err == nil {
+	if conn, err := p.dial(args, first); err == nil {
 		return conn, nil
 	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
@@ -63,7 +66,7 @@ func (c Config) Connect(url string, args []string) (*net.UnixConn, error) {
 	}
 	defer unlock()
 	// Another client may have started it while this one waited.
-	if conn, err := p.dial(args); err == nil {
+	if conn, err := p.dial(args, first); err == nil {
 		return conn, nil
 	}
 	if st, err := os.Lstat(p.Failed); err == nil && time.Since(st.ModTime()) < RetryAfter {
@@ -78,7 +81,7 @@ func (c Config) Connect(url string, args []string) (*net.UnixConn, error) {
 		return nil, err
 	}
 	os.Remove(p.Failed)
-	return p.dial(args)
+	return p.dial(args, first)
 }
 
 // lock takes the start lock of a multiplexer.
@@ -100,9 +103,11 @@ func lock(path string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// dial opens a stream: it connects to the socket, sends the stream's
-// first line and waits for the multiplexer's ack.
-func (p Paths) dial(args []string) (*net.UnixConn, error) {
+// dial opens a stream: it connects to the socket, and sends the key, the
+// stream's first line and first in one write, then waits for the
+// multiplexer's ack, which it sends once the stream is open (only then is
+// anything passed on).
+func (p Paths) dial(args []string, first []byte) (*net.UnixConn, error) {
 	var conn *net.UnixConn
 	err := session.ViaShortPath(p.Socket, func(path string) error {
 		var err error
@@ -117,13 +122,13 @@ func (p Paths) dial(args []string) (*net.UnixConn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("the multiplexer's socket %s is another user's: %w", p.Socket, err)
 	}
-	err = session.PresentKey(conn, p.Key)
+	msg, err := session.KeyLine(p.Key)
 	var line []byte
 	if err == nil {
-		line, err = json.Marshal(header{Args: args})
+		line, err = protocol.Line(header{Args: args})
 	}
 	if err == nil {
-		_, err = conn.Write(append(line, '\n'))
+		_, err = conn.Write(append(append(msg, line...), first...))
 	}
 	var b [1]byte
 	if err == nil {

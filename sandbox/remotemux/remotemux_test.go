@@ -79,16 +79,17 @@ func muxPids(t *testing.T, c Config) []int {
 	return pids
 }
 
-// exchange sends text on a stream with args, ends its input, and returns
-// all it answered.
+// exchange sends text on a stream with args (its first half with the
+// stream's header, before the ack), ends its input, and returns all it
+// answered.
 func exchange(t *testing.T, c Config, args []string, text string) string {
 	t.Helper()
-	conn, err := c.Connect("test://x", args)
+	conn, err := c.Connect("test://x", args, []byte(text[:len(text)/2]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, text)
+	io.WriteString(conn, text[len(text)/2:])
 	conn.CloseWrite()
 	b, err := io.ReadAll(conn)
 	if err != nil {
@@ -145,7 +146,7 @@ func TestMultiplexerLifetime(t *testing.T) {
 		t.Fatalf("a second multiplexer within the idle time: %v", pids)
 	}
 	// A stream open longer than the idle time keeps it.
-	conn, err := c.Connect("test://x", nil)
+	conn, err := c.Connect("test://x", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestMultiplexerLifetime(t *testing.T) {
 // its connection) and its multiplexer; the next client starts another.
 func TestEngineDeath(t *testing.T) {
 	c := testConfig(t)
-	conn, err := c.Connect("test://x", []string{"--session", "d"})
+	conn, err := c.Connect("test://x", []string{"--session", "d"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestEngineDeath(t *testing.T) {
 // vis-agent that does not know --mux) makes Connect fail, with why.
 func TestEngineWithoutMux(t *testing.T) {
 	c := testConfig(t, `ENGINE=echo 'Error: unknown flag: --mux' >&2; exit 1`)
-	_, err := c.Connect("test://x", nil)
+	_, err := c.Connect("test://x", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "did not answer as a multiplexed connect") {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -223,7 +224,7 @@ func TestEngineWithoutMux(t *testing.T) {
 	}
 	// The next client does not try again for a while: its engine would
 	// fail as well, at its cost.
-	if _, err := c.Connect("test://x", nil); err == nil || !strings.Contains(err.Error(), "failed to start") {
+	if _, err := c.Connect("test://x", nil, nil); err == nil || !strings.Contains(err.Error(), "failed to start") {
 		t.Fatalf("the second Connect: %v", err)
 	}
 	if again, _ := os.ReadFile(p.Log); string(again) != string(log) {
@@ -232,7 +233,7 @@ func TestEngineWithoutMux(t *testing.T) {
 	// Past RetryAfter, it does.
 	old := time.Now().Add(-RetryAfter - time.Second)
 	os.Chtimes(p.Failed, old, old)
-	if _, err := c.Connect("test://x", nil); err == nil || !strings.Contains(err.Error(), "did not answer as a multiplexed connect") {
+	if _, err := c.Connect("test://x", nil, nil); err == nil || !strings.Contains(err.Error(), "did not answer as a multiplexed connect") {
 		t.Fatalf("Connect after RetryAfter: %v", err)
 	}
 }

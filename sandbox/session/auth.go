@@ -118,11 +118,22 @@ func (f Folder) Connect() (net.Conn, error) {
 // user (checked by the caller): the key read from path, a small regular
 // file (never through a link).
 func PresentKey(c net.Conn, path string) error {
+	line, err := KeyLine(path)
+	if err != nil {
+		return err
+	}
+	_, err = c.Write(line)
+	return err
+}
+
+// KeyLine is the first line PresentKey writes, for a caller that sends
+// more with it in one write.
+func KeyLine(path string) ([]byte, error) {
 	key, err := fsutil.ReadRegular(path, 2*keyBytes)
 	if err != nil {
-		return fmt.Errorf("read the key %s: %w", path, err)
+		return nil, fmt.Errorf("read the key %s: %w", path, err)
 	}
-	return protocol.Write(c, keyLine{V: protocol.Version, Key: string(key)})
+	return protocol.Line(keyLine{V: protocol.Version, Key: string(key)})
 }
 
 // Authenticate is the host's check of a new connection: the peer runs as
