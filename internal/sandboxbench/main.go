@@ -75,6 +75,7 @@ func main() {
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
 	remote := flag.String("remote", "", "time only the round trip of x = 1 through the client API to session bench of -workspace: here, through this --host URL (the same session: ssh://localhost with the same VIS_HOME) with the multiplexer, and without it")
 	workspace := flag.String("workspace", "", "with -remote: the workspace of session bench")
+	gap := flag.Duration("gap", 0, "with -remote: the idle time before each round trip (10ms: a client process's start)")
 	flag.BoolVar(&gitWorkspace, "git", false, "make each workspace a git repository's top (a .git folder)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
@@ -92,7 +93,7 @@ func main() {
 	var err error
 	switch {
 	case *remote != "":
-		err = remoteRoundTrips(*bin, *remote, *workspace, *runs)
+		err = remoteRoundTrips(*bin, *remote, *workspace, *runs, *gap)
 	case *data != "":
 		err = dataFigures(*bin, *data, *runs, *sandboxConfig, *pause)
 	case *warmAgainst != "":

@@ -161,7 +161,11 @@ func validHost(h string) bool {
 // Command is the command line that runs `vis-agent sandbox connect args`
 // on the target.
 func (t Target) Command(args []string) []string {
-	connect := append([]string{t.Program, "sandbox", "connect"}, args...)
+	return t.Engine(append([]string{t.Program, "sandbox", "connect"}, args...))
+}
+
+// Engine is the engine's command line that runs argv on the target.
+func (t Target) Engine(argv []string) []string {
 	switch t.Scheme {
 	case "ssh":
 		cmd := []string{"ssh", "-T"}
@@ -173,8 +177,8 @@ func (t Target) Command(args []string) []string {
 		}
 		// ssh hands the remote command to the user's shell there: one
 		// string, every word quoted.
-		quoted := make([]string, len(connect))
-		for i, a := range connect {
+		quoted := make([]string, len(argv))
+		for i, a := range argv {
 			quoted[i] = shellQuote(a)
 		}
 		return append(cmd, "--", t.Host, strings.Join(quoted, " "))
@@ -187,9 +191,9 @@ func (t Target) Command(args []string) []string {
 		if t.Container != "" {
 			cmd = append(cmd, "--container="+t.Container)
 		}
-		return append(append(cmd, t.Pod, "--"), connect...)
+		return append(append(cmd, t.Pod, "--"), argv...)
 	default: // docker, podman
-		return append([]string{t.Scheme, "exec", "-i", t.Container}, connect...)
+		return append([]string{t.Scheme, "exec", "-i", t.Container}, argv...)
 	}
 }
 
