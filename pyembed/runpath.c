@@ -26,8 +26,19 @@
 //   magic, the workspace (the kernel's path of the working folder), a
 //   hash of environ, the arguments between `run` and the code (count,
 //   tokens), observed paths (count, then path and stat signature pairs),
-//   the session's socket, its key file, the request's JSON object without
-//   its opening brace, code and client (which this file adds), "end".
+//   the session's socket, its key file, a remote session's stream header
+//   and URL (both empty for a local one), the request's JSON object
+//   without its opening brace, code and client (which this file adds),
+//   "end".
+//
+// A session on another machine (--host) is reached the same way through
+// its multiplexer (sandbox/remotemux), whose socket and key the plan
+// names: the key, the stream's header and the request go in one write, as
+// Go's client sends them, and the multiplexer's ack ('+') comes first.
+// Without the ack nothing was passed on, and the run is left to Go; after
+// it, a connection that ends before the result is Go's error for a
+// dropped remote connection, never a second try (the block may run
+// there).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -594,6 +605,23 @@ static int read_key(const char *path, char *key, size_t size) {
 	return 1;
 }
 
+// multiplexer_ack reads a remote session's multiplexer's ack, which it
+// sends once it has opened the request's stream (remotemux), within Go's
+// client's 10 seconds.
+static int multiplexer_ack(int fd) {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int n;
+	while ((n = poll(&p, 1, 10000)) < 0 && errno == EINTR) {
+	}
+	char ack = 0;
+	ssize_t r = -1;
+	if (n == 1) {
+		while ((r = read(fd, &ack, 1)) < 0 && errno == EINTR) {
+		}
+	}
+	return r == 1 && ack == VIS_RUNPATH_MUX_ACK;
+}
+
 // run_name names the plan of a command line: the workspace, the
 // environment and the arguments between `run` and the code (runpath.go's
 // runPlanName).
@@ -630,10 +658,13 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	if (!vis_plan_observed_hold(f)) {
 		return;
 	}
-	const char *sock = vis_plan_field(f), *keyfile = vis_plan_field(f), *body = vis_plan_field(f);
-	if (sock == NULL || keyfile == NULL || body == NULL || (s = vis_plan_field(f)) == NULL || strcmp(s, "end") != 0) {
+	const char *sock = vis_plan_field(f), *keyfile = vis_plan_field(f), *header = vis_plan_field(f),
+	           *url = vis_plan_field(f), *body = vis_plan_field(f);
+	if (sock == NULL || keyfile == NULL || header == NULL || url == NULL || body == NULL ||
+	    (s = vis_plan_field(f)) == NULL || strcmp(s, "end") != 0) {
 		return;
 	}
+	int remote = header[0] != '\0';
 	unsigned char raw[8];
 	if (getrandom(raw, sizeof raw, 0) != sizeof raw) {
 		return;
@@ -654,7 +685,12 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	buf req = {0};
 	buf_str(&req, "{\"v\":" VIS_RUNPATH_VERSION ",\"key\":\"");
 	buf_str(&req, key);
-	buf_str(&req, "\"}\n{\"code\":");
+	buf_str(&req, "\"}\n");
+	if (remote) {
+		buf_str(&req, header);
+		buf_str(&req, "\n");
+	}
+	buf_str(&req, "{\"code\":");
 	json_quote(&req, argv[argc - 1]);
 	buf_str(&req, ",\"client\":{\"kind\":\"run\",\"id\":\"");
 	buf_str(&req, id);
@@ -674,6 +710,13 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	sigdelset(&waiting, SIGINT);
 	int sent = send_all(fd, req.s, req.n);
 	free(req.s);
+	if (remote && !(sent && multiplexer_ack(fd))) {
+		// Nothing was passed on: Go's client reaches the session anew.
+		close(fd);
+		sigaction(SIGINT, &old, NULL);
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+		return;
+	}
 	buf in = {0};
 	int answered = 0, cancelled = 0;
 	size_t from = 0;
@@ -717,6 +760,14 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	}
 	close(fd);
 	free(in.s);
+	if (remote) {
+		// remote.go's dropped(url, answered, "").
+		buf msg = {0};
+		buf_str(&msg, answered ? "the connection to " : "");
+		buf_str(&msg, url);
+		buf_str(&msg, answered ? " ended (the connection dropped); a block goes on running there" : ": the connection ended");
+		fail("no answer from the remote session: ", msg.s);
+	}
 	if (answered || cancelled) {
 		fail("the session's host stopped before it answered", "");
 	}

@@ -12,9 +12,10 @@ import (
 )
 
 // RunPlan is a warm `sandbox run -c CODE` as runpath.c carries it to the
-// session's running host before the Go runtime starts, when the same
-// command line (up to the code) runs again in the same workspace with the
-// same environment and none of the observed paths has changed.
+// session's running host (or a remote session's running multiplexer)
+// before the Go runtime starts, when the same command line (up to the
+// code) runs again in the same workspace with the same environment and
+// none of the observed paths has changed.
 type RunPlan struct {
 	// Workspace is the working folder as the kernel names it (getcwd),
 	// which is the session's workspace; Environ the process's environment,
@@ -27,19 +28,27 @@ type RunPlan struct {
 	// Observed are the paths the request was decided from (the user's
 	// settings, the binary).
 	Observed []string
-	// Socket and Key are the session's socket and key file.
+	// Socket and Key are the session's socket and key file, or, for a
+	// session on another machine, its multiplexer's (remotemux).
 	Socket, Key string
+	// Header is a remote session's stream header (remotemux: the first
+	// line, without its newline, that names the session there), and URL
+	// its --host, which errors name; both empty for a local session.
+	Header, URL string
 	// Request is the run request's JSON object without its code and
 	// client, which runpath.c adds.
 	Request []byte
 }
 
 // ProtocolVersion and MaxLine (also as text) are what runpath.c speaks
-// (runpath.h): runpath_test.go holds them to package protocol's.
+// (runpath.h): runpath_test.go holds them to package protocol's; MuxAck
+// is the multiplexer's ack it reads, which cli's tests hold to
+// remotemux.Ack.
 const (
 	ProtocolVersion = C.VIS_RUNPATH_VERSION
 	MaxLine         = C.VIS_RUNPATH_MAX_LINE
 	MaxLineText     = C.VIS_RUNPATH_MAX_LINE_TEXT
+	MuxAck          = C.VIS_RUNPATH_MUX_ACK
 )
 
 // RunPathMissed reports whether this `sandbox run` looked for a run plan
@@ -62,6 +71,8 @@ func SaveRunPlan(stateDir string, p RunPlan) error {
 	}
 	b.field(p.Socket)
 	b.field(p.Key)
+	b.field(p.Header)
+	b.field(p.URL)
 	b.field(string(p.Request[1:]))
 	return b.save(filepath.Join(stateDir, C.VIS_RUNPATH_DIR), runPlanName(p.Workspace, p.Environ, p.Args))
 }

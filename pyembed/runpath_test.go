@@ -34,9 +34,17 @@ func TestSaveRunPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := strings.Split(string(data), "\x00")
-	want := []string{"vis-runpath-1", "/w"}
-	if fields[0] != want[0] || fields[1] != want[1] || !strings.Contains(string(data), "\x00/s/sock\x00/s/key\x00\"v\":1,\"op\":\"run\"}\x00end\x00") {
+	want := []string{"vis-runpath-2", "/w"}
+	if fields[0] != want[0] || fields[1] != want[1] || !strings.Contains(string(data), "\x00/s/sock\x00/s/key\x00\x00\x00\"v\":1,\"op\":\"run\"}\x00end\x00") {
 		t.Errorf("plan %q", data)
+	}
+	p.Header, p.URL = `{"args":["--session","s"]}`, "ssh://h"
+	if err := SaveRunPlan(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(filepath.Join(dir, "runpath", runPlanName(p.Workspace, p.Environ, p.Args)))
+	if !strings.Contains(string(data), "\x00/s/key\x00{\"args\":[\"--session\",\"s\"]}\x00ssh://h\x00\"v\":1,") {
+		t.Errorf("a remote session's plan %q", data)
 	}
 	p.Request = []byte("null")
 	if SaveRunPlan(dir, p) == nil {

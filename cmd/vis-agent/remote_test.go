@@ -235,6 +235,65 @@ func TestRemoteSSH(t *testing.T) {
 		contains(t, "list through ssh", l.stdout, `"name": "r"`, `"state": "running"`, rb.ws)
 	})
 
+	t.Run("carried before Go", func(t *testing.T) {
+		// A client of its own, whose one run plan is this command line's:
+		// the code last, as runpath.c wants it.
+		lc := srv.client(t, py)
+		noMuxLeft(t, lc)
+		carried := func(args ...string) []string {
+			return append([]string{args[0], "--host", host, "--session", "r", "--workspace", rb.ws}, args[1:]...)
+		}
+		lc.ok(carried("run", "-c", "x = 41")...)
+		_, ino := lc.runPlan()
+		for _, code := range []string{
+			`print("out"); import sys; print("err", file=sys.stderr, flush=True); print("more")`,
+			`x + 1`,
+			`1/0`,
+			`print('fixed'`,
+			`attach(b"hello" * 300, "a.txt")`,
+			`raise SystemExit(3)`,
+		} {
+			c, g := lc.run(carried("run", "-c", code)...), lc.goRun(carried("run", "-c", code)...)
+			if c.code != g.code || unstable.ReplaceAllString(c.stdout, "") != unstable.ReplaceAllString(g.stdout, "") ||
+				unstable.ReplaceAllString(c.stderr, "") != unstable.ReplaceAllString(g.stderr, "") {
+				t.Errorf("block %q: carried %d %q %q, through Go %d %q %q", code, c.code, c.stdout, c.stderr, g.code, g.stdout, g.stderr)
+			}
+		}
+		checkCtrlC(t, lc, carried)
+		if _, now := lc.runPlan(); now != ino {
+			t.Fatal("the plan was saved again: the blocks went through Go")
+		}
+		// The multiplexer killed under a streaming block: Go's error for a
+		// dropped connection, and the block goes on there.
+		cmd, stderr := startStreamed(t, lc, carried("run", "-c", "import time\nprint('go', flush=True)\ntime.sleep(2)\nopen('finished-carried', 'w').close()")...)
+		mux := theMux(t, lc)
+		syscall.Kill(mux, syscall.SIGKILL)
+		cmd.Wait()
+		if msg := stderr.String(); cmd.ProcessState.ExitCode() != 1 ||
+			msg != "vis-agent: no answer from the remote session: the connection to "+host+" ended (the connection dropped); a block goes on running there\n" {
+			t.Errorf("dropped connection: status %d, stderr %q", cmd.ProcessState.ExitCode(), msg)
+		}
+		waitFile(t, filepath.Join(rb.ws, "finished-carried"))
+		if _, now := lc.runPlan(); now != ino {
+			t.Fatal("the dropped block went through Go")
+		}
+		for deadline := time.Now().Add(10 * time.Second); processAlive(mux); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the killed multiplexer still runs")
+			}
+		}
+		// No multiplexer answering: Go starts one, and the block runs once.
+		if r := lc.ok(carried("run", "-c", "print(x + 1)")...); r.stdout != "42\n" {
+			t.Errorf("without a multiplexer: %q", r.stdout)
+		}
+		if theMux(t, lc) == mux {
+			t.Error("no new multiplexer")
+		}
+		if _, now := lc.runPlan(); now == ino {
+			t.Error("a run without a multiplexer did not go through Go (which saves the plan again)")
+		}
+	})
+
 	t.Run("streaming and Ctrl-C", func(t *testing.T) { checkCtrlC(t, lb, remote) })
 
 	t.Run("timeout", func(t *testing.T) {

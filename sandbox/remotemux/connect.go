@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/detached"
-	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -125,7 +124,7 @@ func (p Paths) dial(args []string, first []byte) (*net.UnixConn, error) {
 	msg, err := session.KeyLine(p.Key)
 	var line []byte
 	if err == nil {
-		line, err = protocol.Line(header{Args: args})
+		line, err = Header(args)
 	}
 	if err == nil {
 		_, err = conn.Write(append(append(msg, line...), first...))
@@ -136,7 +135,7 @@ func (p Paths) dial(args []string, first []byte) (*net.UnixConn, error) {
 		_, err = conn.Read(b[:])
 		conn.SetReadDeadline(time.Time{})
 	}
-	if err == nil && b[0] != ack {
+	if err == nil && b[0] != Ack {
 		err = errNoAck
 	}
 	if err != nil {

@@ -244,7 +244,7 @@ func (m *mux) serve(c *net.UnixConn) {
 		return // no ack: the client may go elsewhere
 	}
 	defer st.Close()
-	if _, err := c.Write([]byte{ack}); err != nil {
+	if _, err := c.Write([]byte{Ack}); err != nil {
 		return
 	}
 	sent := make(chan struct{})

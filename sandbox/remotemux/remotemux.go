@@ -57,10 +57,16 @@ type header struct {
 // headerMax bounds a stream's first line.
 const headerMax = 64 << 10
 
-// ack is the byte the multiplexer sends a client once its stream is open:
+// Ack is the byte the multiplexer sends a client once its stream is open:
 // a client that gets none knows its request went nowhere, and may send it
-// again through a new multiplexer.
-const ack = '+'
+// again through a new multiplexer (pyembed/runpath.c reads it too).
+const Ack = '+'
+
+// Header is a stream's first line, its newline included: connect's flags
+// for its request (pyembed/runpath.c sends it as a run plan saved it).
+func Header(args []string) ([]byte, error) {
+	return protocol.Line(header{Args: args})
+}
 
 // config is yamux's configuration of both sides.
 func config(log io.Writer) *yamux.Config {
