@@ -11,17 +11,22 @@
 # vis-agent (`ssh HOST PROGRAM --version`). The load average is printed
 # before and after.
 #   internal/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
-# The workspace is the same folder here and there (ssh://localhost).
+# The workspace is the same folder here and there (ssh://localhost). Every
+# command runs in it, so that a repeated `sandbox run` is carried before Go
+# starts (pyembed/runpath.c), here and through the multiplexer, as an
+# agent's repeated commands are.
 # The same without the client process's start (the connection alone):
 #   go run ./internal/sandboxbench -bin bin/vis-agent -remote URL -workspace WORKSPACE
 set -eu
-bin=$1 ws=$2
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ws=$(cd "$2" && pwd)
 shift 2
+cd "$ws"
 runs=${RUNS:-30}
 now() { date +%s%N; }
 one() { # $1: url, "local", or a part of the breakdown
 	case $1 in
-	local) "$bin" sandbox run --session bench --workspace "$ws" -c 'x = 1' >/dev/null ;;
+	local) "$bin" sandbox run --session bench -c 'x = 1' >/dev/null ;;
 	version) "$bin" --version >/dev/null ;;
 	ssh-true:*)
 		h=${1#ssh-true:}
