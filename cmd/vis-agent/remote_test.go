@@ -555,6 +555,15 @@ func TestRemoteSSH(t *testing.T) {
 		contains(t, "the block's access", strings.Join(got, "\n"), `"data":"True False\n"`)
 	})
 
+	t.Run("the host flags reach the remote side", func(t *testing.T) {
+		r := lb.ok("run", "--host", host, "--session", "hosts", "--workspace", rb.ws, "--allow-host", "*.example.test",
+			"--deny-host", "evil.example.test", "-c", "print(session.access.network, session.access.hosts)")
+		if r.stdout != "True {'allow': ['*.example.test'], 'deny': ['evil.example.test']}\n" {
+			t.Errorf("the remote session's network: %q", r.stdout)
+		}
+		lb.ok("stop", "--host", host, "--session", "hosts", "--workspace", rb.ws)
+	})
+
 	t.Run("version mismatch", func(t *testing.T) {
 		// Another protocol version, as a newer client would send it.
 		cmd := exec.Command(filepath.Join(srv.bin, "ssh"), "-T", srv.alias, rb.bin+" sandbox connect --workspace "+rb.ws)
