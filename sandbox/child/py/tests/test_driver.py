@@ -424,16 +424,22 @@ class FirstBlockTest(unittest.TestCase):
             heavy = tuple(m for m in heavy if m not in at_start)
             # (naming sys.modules would reach every name: all get bound)
             code = f"import sys\nprint(sorted(m for m in {heavy!r} if m in getattr(sys, 'mod' + 'ules')))"
-            child = Child(tmp, early={"op": "run", "code": code})
-            try:
-                out, err, _, ev = child.run_events()
-                self.assertIsNone(ev["result"]["error"], err)
-                self.assertEqual(out.strip(), "[]")
-                # later blocks still find every auto-imported name
-                out, _, _, ev = child.run("print(math.pi > 3, Path('a').name, hashlib.sha256(b'').hexdigest()[:4])")
-                self.assertEqual(out.strip(), "True a e3b0")
-            finally:
-                child.close()
+            # with echo (sandbox run's default) the trailing expression is
+            # found in the block's tree
+            for echo in (False, True):
+                with self.subTest(echo=echo):
+                    folder = os.path.join(tmp, str(echo))
+                    os.mkdir(folder)
+                    child = Child(folder, early={"op": "run", "code": code, "echo": echo})
+                    try:
+                        out, err, _, ev = child.run_events()
+                        self.assertIsNone(ev["result"]["error"], err)
+                        self.assertEqual(out.strip(), "[]")
+                        # later blocks still find every auto-imported name
+                        out, _, _, ev = child.run("print(math.pi > 3, Path('a').name, hashlib.sha256(b'').hexdigest()[:4])")
+                        self.assertEqual(out.strip(), "True a e3b0")
+                    finally:
+                        child.close()
 
     def test_first_block_finds_its_source_in_tracebacks(self):
         # linecache is imported by the block itself (through traceback):
