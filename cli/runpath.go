@@ -26,10 +26,12 @@ import (
 // clamped with a line on stderr; --json; --raw; --workspace; the jail
 // flags) always go through Go. A session on another machine is reached
 // through its multiplexer, whose stream header carries --workspace as the
-// remote connect's flag: there, --host and --workspace qualify too.
+// remote connect's flag: there, --host and --workspace qualify too (the
+// list is written out: an append would give cli an init on the python
+// start path).
 var (
 	runPathFlags       = []string{"code", "session", "echo", "no-echo"}
-	remoteRunPathFlags = append([]string{"host", "workspace"}, runPathFlags...)
+	remoteRunPathFlags = []string{"host", "workspace", "code", "session", "echo", "no-echo"}
 )
 
 // saveRunPlan saves the plan of a `sandbox run` whose block the host ran

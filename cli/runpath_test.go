@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,15 @@ import (
 func TestRunPathMuxAck(t *testing.T) {
 	if pyembed.MuxAck != remotemux.Ack {
 		t.Errorf("runpath.h's ack %q, remotemux.Ack %q", rune(pyembed.MuxAck), rune(remotemux.Ack))
+	}
+}
+
+// A remote run qualifies with every flag a local one does.
+func TestRemoteRunPathFlags(t *testing.T) {
+	for _, f := range runPathFlags {
+		if !slices.Contains(remoteRunPathFlags, f) {
+			t.Errorf("--%s qualifies locally, not for a remote session", f)
+		}
 	}
 }
 
