@@ -919,13 +919,16 @@ func writeResponse(c net.Conn, u *upConn, resp *http.Response, keep, http11 bool
 			keep = false
 			resp.TransferEncoding, resp.Trailer, resp.ContentLength = nil, nil, -1
 		}
+		// resp.Close now says the client's end; whether the server's
+		// connection can carry another request is what the server said.
+		serverClose := resp.Close
 		resp.Close = !keep
 		w := bufio.NewWriterSize(c, 32<<10)
 		err := resp.Write(onlyWriter{w})
 		if err == nil {
 			err = w.Flush()
 		}
-		return keep, !resp.Close && err == nil, down.n, err
+		return keep, !serverClose && err == nil, down.n, err
 	}
 	length := resp.ContentLength
 	if resp.Body == http.NoBody {
