@@ -34,14 +34,6 @@ func remoteRoundTrips(bin, url, ws string, n int, gap time.Duration) error {
 	m := session.Meta{Name: "bench", Workspace: ws}
 	args := []string{"--session", "bench", "--workspace", ws}
 	mux := &remotemux.Config{Dir: l.RemoteMux(), Command: []string{bin, "sandbox", "mux", "--"}, Env: os.Environ()}
-	ways := []struct {
-		name string
-		s    *client.Session
-	}{
-		{"local", &client.Session{Folder: session.Find(l.Sessions(), m), Meta: m}},
-		{"multiplexer", client.OpenRemote(t, m, args, mux)},
-		{"engine per request", client.OpenRemote(t, m, args, nil)},
-	}
 	cat, err := newEcho([]string{"cat"})
 	if err != nil {
 		return err
@@ -52,23 +44,28 @@ func remoteRoundTrips(bin, url, ws string, n int, gap time.Duration) error {
 		return err
 	}
 	defer engineCat.close()
-	names := []string{ways[0].name, ways[1].name, ways[2].name, "a line: cat", "a line: engine running cat"}
-	times := make([][]time.Duration, len(names))
+	block := func(s *client.Session) func() (time.Duration, error) {
+		return func() (time.Duration, error) { return timeBlock(s, "x = 1") }
+	}
+	ways := []struct {
+		name    string
+		session bool // a block's round trip, compared with the local one
+		time    func() (time.Duration, error)
+	}{
+		{"local", true, block(&client.Session{Folder: session.Find(l.Sessions(), m), Meta: m})},
+		{"multiplexer", true, block(client.OpenRemote(t, m, args, mux))},
+		{"engine per request", true, block(client.OpenRemote(t, m, args, nil))},
+		{"a line: cat", false, cat.roundTrip},
+		{"a line: engine running cat", false, engineCat.roundTrip},
+	}
+	times := make([][]time.Duration, len(ways))
 	fmt.Printf("idle before each round trip: %s; load before: %s", gap, loadavg())
 	for i := -3; i < n; i++ {
-		for k := range names {
+		for k, w := range ways {
 			time.Sleep(gap)
-			var d time.Duration
-			switch k {
-			case 3:
-				d, err = cat.roundTrip()
-			case 4:
-				d, err = engineCat.roundTrip()
-			default:
-				d, err = timeBlock(ways[k].s, "x = 1")
-			}
+			d, err := w.time()
 			if err != nil {
-				return fmt.Errorf("%s: %w", names[k], err)
+				return fmt.Errorf("%s: %w", w.name, err)
 			}
 			if i >= 0 {
 				times[k] = append(times[k], d)
@@ -77,12 +74,12 @@ func remoteRoundTrips(bin, url, ws string, n int, gap time.Duration) error {
 	}
 	fmt.Printf("load after: %s", loadavg())
 	local := median(times[0])
-	for k, name := range names {
+	for k, w := range ways {
 		med := median(times[k])
-		if k < len(ways) {
-			fmt.Printf("%-28s median %8.3f ms (%+.3f ms)\n", name, ms(med), ms(med-local))
+		if w.session {
+			fmt.Printf("%-28s median %8.3f ms (%+.3f ms)\n", w.name, ms(med), ms(med-local))
 		} else {
-			fmt.Printf("%-28s median %8.3f ms\n", name, ms(med))
+			fmt.Printf("%-28s median %8.3f ms\n", w.name, ms(med))
 		}
 	}
 	return nil
