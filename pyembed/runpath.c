@@ -708,15 +708,9 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	sigaction(SIGINT, &sa, &old);
 	sigset_t waiting = mask;
 	sigdelset(&waiting, SIGINT);
-	int sent = send_all(fd, req.s, req.n);
+	// A remote session's multiplexer passes nothing on before its ack.
+	int sent = send_all(fd, req.s, req.n) && (!remote || multiplexer_ack(fd));
 	free(req.s);
-	if (remote && !(sent && multiplexer_ack(fd))) {
-		// Nothing was passed on: Go's client reaches the session anew.
-		close(fd);
-		sigaction(SIGINT, &old, NULL);
-		sigprocmask(SIG_SETMASK, &mask, NULL);
-		return;
-	}
 	buf in = {0};
 	int answered = 0, cancelled = 0;
 	size_t from = 0;
@@ -760,7 +754,7 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	}
 	close(fd);
 	free(in.s);
-	if (remote) {
+	if (remote && sent) {
 		// remote.go's dropped(url, answered, "").
 		buf msg = {0};
 		buf_str(&msg, answered ? "the connection to " : "");
@@ -771,8 +765,9 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	if (answered || cancelled) {
 		fail("the session's host stopped before it answered", "");
 	}
-	// Nothing answered: Go's client would start a host and send the block
-	// again; Go does, from the start.
+	// Nothing answered (or, remote, nothing passed on): Go's client would
+	// start a host (a multiplexer) and send the block again; Go does, from
+	// the start.
 	sigaction(SIGINT, &old, NULL);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 }
