@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -169,15 +167,13 @@ func TestSandboxNetworkInstall(t *testing.T) {
 	r := sb.block("refused", `install("vis-tiny")`, 1, "--allow-host", "www.example.test")
 	contains(t, "install() to a host not listed", r.stderr, "pypi.example.test:"+port+"/simple) returned a 403 Forbidden",
 		"(the session's proxy: vis-agent: host pypi.example.test is not in the session's allow list (--allow-host))")
-	log, _ := os.ReadFile(filepath.Join(sb.folder("refused"), "host.log"))
-	contains(t, "the host's log", string(log), "network: GET pypi.example.test:"+port+" refused")
+	sb.hostLog("refused", "network: GET pypi.example.test:"+port+" refused")
 
 	r = sb.block("ok", `r = install("vis-tiny")
 import vis_tiny
 print(vis_tiny.VALUE)`, 0, "--allow-host", "pypi.example.test")
 	contains(t, "install() through the proxy", r.stdout, "tiny dep")
-	log, _ = os.ReadFile(filepath.Join(sb.folder("ok"), "host.log"))
-	contains(t, "the host's log", string(log), "network: GET pypi.example.test:"+port+" allowed")
+	sb.hostLog("ok", "network: GET pypi.example.test:"+port+" allowed")
 }
 
 // TestSandboxNetworkSocks5: a client that speaks only SOCKS5 reaches a
@@ -194,7 +190,6 @@ func TestSandboxNetworkSocks5(t *testing.T) {
 r.wait()
 print(r.out, r.err)`, cmd), 0, allowFlags...)
 	contains(t, "curl through SOCKS5", r.stdout, "served www.example.test:"+w.plainPort, "REFUSED")
-	log, _ := os.ReadFile(filepath.Join(sb.folder("socks"), "host.log"))
-	contains(t, "the host's log", string(log), "network: SOCKS5 www.example.test:"+w.plainPort+" allowed",
+	sb.hostLog("socks", "network: SOCKS5 www.example.test:"+w.plainPort+" allowed",
 		"network: SOCKS5 other.test:"+w.plainPort+" refused: vis-agent: host other.test is not in the session's allow list")
 }

@@ -203,8 +203,7 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 			"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
 			"dns refused", "raw refused", "socks refused 1 2", "socks refused 3 7")
 		w.checkNothingArrived(t, "the block", out)
-		log, _ := os.ReadFile(filepath.Join(sb.folder("net"), "host.log"))
-		contains(t, "the host's log", string(log),
+		sb.hostLog("net",
 			"network: CONNECT files.example.test:"+w.tlsPort+" allowed",
 			"network: GET www.example.test:"+w.plainPort+" allowed",
 			"network: CONNECT other.test:443 refused")

@@ -86,6 +86,25 @@ func (sb *sandbox) record(folder string) hostRecord {
 }
 
 // folder is the one session folder of name.
+// hostLog waits up to 30 s for session name's host.log to contain every
+// want: the proxy logs a connection when it ends (with its byte counts),
+// which can be after the block that opened it has answered.
+func (sb *sandbox) hostLog(name string, wants ...string) {
+	sb.t.Helper()
+	path := filepath.Join(sb.folder(name), "host.log")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		log, _ := os.ReadFile(path)
+		missing := false
+		for _, w := range wants {
+			missing = missing || !strings.Contains(string(log), w)
+		}
+		if !missing || time.Now().After(deadline) {
+			contains(sb.t, "the host's log", string(log), wants...)
+			return
+		}
+	}
+}
+
 func (sb *sandbox) folder(name string) string {
 	sb.t.Helper()
 	m, _ := filepath.Glob(filepath.Join(sb.home, "sandbox", "sessions", name+"-*"))
