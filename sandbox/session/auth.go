@@ -107,27 +107,20 @@ func (f Folder) Connect() (net.Conn, error) {
 		c.Close()
 		return nil, errors.New("the process listening on the session's socket runs as another user: it is not sent the session's key")
 	}
-	if err := PresentKey(c, f.KeyPath()); err != nil {
+	line, err := KeyLine(f.KeyPath())
+	if err == nil {
+		_, err = c.Write(line)
+	}
+	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%w (a host of an older vis-agent publishes none: stop it with that vis-agent)", err)
 	}
 	return c, nil
 }
 
-// PresentKey writes the first line of a connection to a listener of this
-// user (checked by the caller): the key read from path, a small regular
-// file (never through a link).
-func PresentKey(c net.Conn, path string) error {
-	line, err := KeyLine(path)
-	if err != nil {
-		return err
-	}
-	_, err = c.Write(line)
-	return err
-}
-
-// KeyLine is the first line PresentKey writes, for a caller that sends
-// more with it in one write.
+// KeyLine is the first line of a connection to a listener of this user
+// (which the caller checked): the key read from path, a small regular file
+// (never through a link), as the listener's Authenticate reads it.
 func KeyLine(path string) ([]byte, error) {
 	key, err := fsutil.ReadRegular(path, 2*keyBytes)
 	if err != nil {
