@@ -50,14 +50,17 @@ var escapes = []escape{
 	{name: "io.open_code the secret", code: `import io; print(E, io.open_code(S).read())`, jailStops: true, want: "PermissionError"},
 	{name: "write outside", code: `open(OUT + "/planted", "w").write("x"); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "os.open write outside", code: `os.close(os.open(OUT + "/planted", os.O_CREAT | os.O_WRONLY)); print(E)`, jailStops: true, want: "PermissionError"},
+	// A link that leads outside the roots leads nowhere in the jail's
+	// tree: the hook sees a dangling link inside the workspace, and the
+	// kernel finds nothing.
 	{name: "symlink then open", code: `if os.path.lexists("lnk"): os.remove("lnk")
-os.symlink(S, "lnk"); print(E, open("lnk").read())`, jailStops: true, want: "PermissionError"},
-	{name: "through a workspace symlink", code: `print(E, open("door/secret").read())`, jailStops: true, want: "PermissionError"},
+os.symlink(S, "lnk"); print(E, open("lnk").read())`, jailStops: true, want: "FileNotFoundError"},
+	{name: "through a workspace symlink", code: `print(E, open("door/secret").read())`, jailStops: true, want: "FileNotFoundError"},
 	{name: "dotdot through a workspace symlink", code: `print(E, open("door/../" + os.path.basename(OUT) + "/secret").read())`, jailStops: true, want: "PermissionError"},
 	{name: "dotdot from the workspace", code: `print(E, open(WS + "/../" + os.path.relpath(S, os.path.dirname(WS))).read())`, jailStops: true, want: "PermissionError"},
 	{name: "/proc/self/root", code: `print(E, open("/proc/self/root" + S).read())`, jailStops: true, want: "PermissionError"},
-	{name: "/proc/self/fd of the workspace", code: `fd = os.open(".", os.O_RDONLY); print(E, open("/proc/self/fd/%d/door/secret" % fd).read())`, jailStops: true, want: "PermissionError"},
-	{name: "openat with dir_fd", code: `fd = os.open(".", os.O_RDONLY); print(E, os.read(os.open("door/secret", os.O_RDONLY, dir_fd=fd), 100))`, jailStops: true, want: "PermissionError"},
+	{name: "/proc/self/fd of the workspace", code: `fd = os.open(".", os.O_RDONLY); print(E, open("/proc/self/fd/%d/door/secret" % fd).read())`, jailStops: true, want: "FileNotFoundError"},
+	{name: "openat with dir_fd", code: `fd = os.open(".", os.O_RDONLY); print(E, os.read(os.open("door/secret", os.O_RDONLY, dir_fd=fd), 100))`, jailStops: true, want: "FileNotFoundError"},
 	{name: "mmap the secret", code: `import mmap; f = os.open(S, os.O_RDONLY); print(E, mmap.mmap(f, 0, prot=mmap.PROT_READ)[:])`, jailStops: true, want: "PermissionError"},
 	{name: "sqlite3.connect outside", code: `import sqlite3; sqlite3.connect(OUT + "/planted.db").execute("create table t(x)"); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "shutil.copy the secret in", code: `import shutil; shutil.copy(S, "copied"); print(E, open("copied").read())`, jailStops: true, want: "PermissionError"},
@@ -68,6 +71,12 @@ os.symlink(S, "lnk"); print(E, open("lnk").read())`, jailStops: true, want: "Per
 	{name: "hard link out", code: `if os.path.lexists("hl"): os.remove("hl")
 os.link(S, "hl"); print(E, open("hl").read())`, jailStops: true, want: "PermissionError"},
 	{name: "list outside", code: `print(E, os.listdir(OUT))`, jailStops: true, want: "PermissionError"},
+	// Metadata: Landlock refuses opening only; outside the roots nothing
+	// exists in the jail's tree (issue 31).
+	{name: "stat the secret", code: `st = os.stat(S); print(E, st.st_size, st.st_mtime)`, jailStops: true, want: "FileNotFoundError"},
+	{name: "stat the folder outside", code: `print(E, os.stat(OUT).st_mtime)`, jailStops: true, want: "FileNotFoundError"},
+	{name: "access and lstat outside", code: `print(os.access(S, os.F_OK), os.path.lexists(OUT)); print(E) if os.path.lexists(S) else None`, jailStops: true, want: "False False"},
+	{name: "the home folder's names", code: `print(E, os.stat(os.path.expanduser("~/.bashrc")) if os.path.lexists(os.path.expanduser("~/.bashrc")) else os.stat("/etc/shadow"))`, jailStops: true, want: "FileNotFoundError"},
 	{name: "the host's environment", code: `print(E, open("/proc/%d/environ" % os.getppid(), "rb").read()[:20])`, jailStops: true, want: "PermissionError"},
 	{name: "the host's files in the session folder", code: `open(os.path.dirname(os.environ["TMPDIR"]) + "/start.lock", "a").close(); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "import from outside the roots", code: `sys.path.insert(0, OUT); import evilmod; print(E, evilmod.X)`, jailStops: true},

@@ -21,15 +21,22 @@ import (
 var dataPackages = []string{"numpy", "pandas", "matplotlib"}
 
 // installData installs dataPackages from the wheelhouse into sb's shared
+// environment of its CPython.
+func (sb *sandbox) installData(wheels string) {
+	sb.t.Helper()
+	sb.installShared(wheels, dataPackages...)
+}
+
+// installShared installs packages from the wheelhouse into sb's shared
 // environment of its CPython, with the bundled uv, offline, with their
 // bytecode (the jail keeps the environment read-only: without it, every
 // start of a session compiles them again).
-func (sb *sandbox) installData(wheels string) {
+func (sb *sandbox) installShared(wheels string, packages ...string) {
 	sb.t.Helper()
-	cmd := exec.Command(sb.bin, append([]string{"python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels}, dataPackages...)...)
+	cmd := exec.Command(sb.bin, append([]string{"python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels}, packages...)...)
 	cmd.Env, cmd.Dir = sb.env, sb.ws
 	if out, err := cmd.CombinedOutput(); err != nil {
-		sb.t.Fatalf("install %s from %s: %v\n%s", strings.Join(dataPackages, ", "), wheels, err, out)
+		sb.t.Fatalf("install %s from %s: %v\n%s", strings.Join(packages, ", "), wheels, err, out)
 	}
 }
 

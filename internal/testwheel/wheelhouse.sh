@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches into DIR (default bin/wheelhouse) the wheels the offline tests
-# install from: numpy, pandas and matplotlib with their dependencies, and
-# six (a small pure-Python package), for CPython 3.10 and 3.13 and every
+# install from: numpy, pandas and matplotlib with their dependencies, six
+# (a small pure-Python package) and cffi (a way to C that is not ctypes,
+# for the jail's escape tests), for CPython 3.10 and 3.13 and every
 # other 3.1x found on this machine, for this machine's platform. pip
 # downloads them from the index pip is configured with (PyPI by default).
 # Idempotent: a version whose wheels were fetched for the same
@@ -12,7 +13,8 @@ dir=${1:-bin/wheelhouse}
 # Dependencies pinned too: the same wheels every time, on every machine.
 requirements="numpy==2.2.6 pandas==2.2.3 matplotlib==3.10.1 six==1.17.0
 python-dateutil==2.9.0.post0 pytz==2025.2 tzdata==2025.2
-contourpy==1.3.2 cycler==0.12.1 fonttools==4.58.0 kiwisolver==1.4.8 packaging==25.0 pillow==11.2.1 pyparsing==3.2.3"
+contourpy==1.3.2 cycler==0.12.1 fonttools==4.58.0 kiwisolver==1.4.8 packaging==25.0 pillow==11.2.1 pyparsing==3.2.3
+cffi==1.17.1 pycparser==2.22"
 
 case "$(uname -m)" in
 x86_64) arch=x86_64 ;;
@@ -38,7 +40,7 @@ for v in $versions; do
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		continue
 	fi
-	echo "wheelhouse.sh: CPython $v: numpy, pandas, matplotlib (with their dependencies) and six into $dir"
+	echo "wheelhouse.sh: CPython $v: numpy, pandas, matplotlib (with their dependencies), six and cffi into $dir"
 	# shellcheck disable=SC2086 # the requirements are words
 	"${pip[@]}" download --quiet --disable-pip-version-check --no-cache-dir --only-binary :all: \
 		--python-version "$v" --implementation cp --abi "cp${v/./}" \

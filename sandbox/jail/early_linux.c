@@ -1,6 +1,6 @@
 // The part of a jailed sandbox child's kernel layer that is cheap before
-// the Go runtime starts and costly (or impossible) after: a mount
-// namespace of its own, dropping the capability bounding set and setting
+// the Go runtime starts and costly (or impossible) after: mount, IPC and
+// UTS namespaces of its own, dropping the capability bounding set and setting
 // no_new_privs. All are per thread, and unshare(CLONE_NEWUSER) wants a
 // single-threaded process. Here the process has one thread, and every
 // thread Go starts later inherits them; once Go runs, each of the ~41
@@ -136,9 +136,13 @@ __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, c
 	if (!drop && !net) {
 		return;
 	}
-	// First: a new user namespace gives a full bounding set again.
+	// First: a new user namespace gives a full bounding set again. With
+	// the mounts go the kernel objects a jailed child has no business
+	// sharing with the user's processes: SysV IPC and POSIX message queues
+	// (a 0600 shared memory segment of the user's is the user's, not the
+	// jail's), and the host name. Both are per thread, hence here.
 	if (drop) {
-		mount_ns_errno = own_namespace(CLONE_NEWNS);
+		mount_ns_errno = own_namespace(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS);
 	}
 	if (net) {
 		net_ns_errno = own_network();

@@ -24,6 +24,13 @@ func Apply(p Policy) (Status, error) {
 	if abi, err := llsys.LandlockGetABIVersion(); err == nil {
 		st.LandlockABI = abi
 	}
+	if p.DropPrivileges && ownNamespaces() {
+		// Made by the C constructor, in one unshare (early_linux.c).
+		st.Namespaces = append(st.Namespaces, "mount", "ipc", "uts")
+	}
+	if proxied(p) && NetworkNamespaceErr() == nil {
+		st.Namespaces = append(st.Namespaces, "network")
+	}
 	if p.MemoryBytes > 0 {
 		lim := unix.Rlimit{Cur: p.MemoryBytes, Max: p.MemoryBytes}
 		if err := unix.Setrlimit(unix.RLIMIT_AS, &lim); err != nil {
@@ -39,17 +46,32 @@ func Apply(p Policy) (Status, error) {
 			st.MaxTasks = max
 		}
 	}
+	// Before the capabilities go: a cgroup namespace needs them, and
+	// after the cgroup is joined, rooted at it; per thread, hence psx.
+	if p.DropPrivileges && ownNamespaces() {
+		if _, _, errno := psx.Syscall3(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); errno != 0 {
+			st.Missing = append(st.Missing, fmt.Sprintf("namespaces: the cgroup namespace could not be made (%v), so the child sees the machine's cgroup paths", errno))
+		} else {
+			st.Namespaces = append(st.Namespaces, "cgroup")
+		}
+	}
 	// Before the capabilities go: mounting needs them; after the cgroup,
-	// which is read-only after it.
+	// which is out of the tree after it.
 	if !p.Shield.Empty() {
-		switch err := applyShield(p.Shield, append(append([]string(nil), p.ReadWrite...), p.ReadOnly...)); {
+		switch res, err := applyTree(p.Shield, p.ReadWrite, p.ReadOnly); {
 		case errors.Is(err, errNoNamespace):
-			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel does not refuse changing the mode, times or extended attributes of files outside the roots (Landlock does not cover them); the audit hook does", err))
+			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel shows the names, sizes and times of files outside the roots (Landlock refuses opening them only) and does not refuse changing their mode, times or extended attributes; the audit hook does", err))
 		case err != nil:
 			return st, err
 		default:
-			st.ReadOnlyMounts = true
+			st.ReadOnlyMounts, st.OnlyRoots = true, true
 			st.ReadOnly, st.HiddenSessions = p.Shield.ReadOnly, p.Shield.Sessions
+			if !res.ownProc {
+				st.Missing = append(st.Missing, "processes: this process could not make a /proc of its own (it needs root), so the ids of the machine's processes can be listed (not opened)")
+			}
+			for _, s := range res.skipped {
+				st.Missing = append(st.Missing, "roots: left out of the jail's tree: "+s)
+			}
 		}
 	}
 	// Before the capabilities go (and Landlock hides /proc): the
@@ -85,7 +107,7 @@ func Apply(p Policy) (Status, error) {
 			return st, fmt.Errorf("load the seccomp filter: %w", err)
 		}
 		loaded = true
-		st.NoUnixSockets, st.NoOtherProcesses = noUnix, p.NoOtherProcesses
+		st.NoUnixSockets, st.NoOtherProcesses, st.NoSysVIPC = noUnix, p.NoOtherProcesses, p.NoSysVIPC
 	}
 	// Check, not trust: every thread's own view of what it holds.
 	if err := verifyThreads(p, loaded, &st); err != nil {

@@ -46,6 +46,9 @@ type Policy struct {
 	// are Landlock's (ScopeIPC), ptrace and process_vm_* NoNetwork's and
 	// DropPrivileges'.
 	NoOtherProcesses bool
+	// NoSysVIPC refuses System V IPC (shared memory, semaphores, message
+	// queues; seccomp), which another process's namespace would share.
+	NoSysVIPC bool
 	// DropPrivileges drops every capability (effective, permitted,
 	// inheritable, ambient and the bounding set), so a process running as
 	// root cannot chroot, mount, open raw sockets, ptrace, raise an rlimit
@@ -86,7 +89,8 @@ var SystemReadWrite = []string{"/dev/null"}
 
 // Session is the policy of a jailed sandbox session's child: files
 // confined to the writable and read-only roots (the system's own files
-// added), no new processes, other processes untouchable, no privileges,
+// added), no new processes, other processes untouchable, no System V
+// IPC, no privileges,
 // IPC scoped, the network as asked, the address space capped at
 // memoryBytes (0: no cap).
 // A proxied network is set on the result (ProxyPort).
@@ -98,6 +102,7 @@ func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Pol
 		NoNetwork:        !network,
 		NoNewProcesses:   true,
 		NoOtherProcesses: true,
+		NoSysVIPC:        true,
 		DropPrivileges:   true,
 		ScopeIPC:         true,
 		MemoryBytes:      memoryBytes,
@@ -137,10 +142,12 @@ type Status struct {
 	// where the proxy listens at this port, the one TCP connect allows.
 	ProxyPort int `json:"proxy_port,omitempty"`
 	// NoOtherProcesses: seccomp refuses calls that change another process.
-	NoOtherProcesses bool   `json:"no_other_processes"`
-	NoNewPrivs       bool   `json:"no_new_privs"` // on every thread
-	NoCaps           bool   `json:"no_caps"`      // no capability left that an exec could use
-	MemoryBytes      uint64 `json:"memory_bytes,omitempty"`
+	NoOtherProcesses bool `json:"no_other_processes"`
+	// NoSysVIPC: seccomp refuses System V IPC.
+	NoSysVIPC   bool   `json:"no_sysv_ipc"`
+	NoNewPrivs  bool   `json:"no_new_privs"` // on every thread
+	NoCaps      bool   `json:"no_caps"`      // no capability left that an exec could use
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	// ReadOnlyMounts: every mount but the writable roots is read-only
 	// (Shield), so no file outside them changes mode, times or extended
 	// attributes. ReadOnly are the paths inside the writable roots kept
@@ -149,6 +156,12 @@ type Status struct {
 	ReadOnlyMounts bool     `json:"read_only_mounts"`
 	ReadOnly       []string `json:"read_only,omitempty"`
 	HiddenSessions string   `json:"hidden_sessions,omitempty"`
+	// OnlyRoots: the process's mount tree holds only its roots (and a
+	// /proc of its own): a path outside them does not exist for it.
+	OnlyRoots bool `json:"only_roots"`
+	// Namespaces are the kernel namespaces the process has of its own
+	// rather than the user's: mount, ipc, uts, cgroup, network.
+	Namespaces []string `json:"namespaces,omitempty"`
 	// MaxTasks is the pids.max of the process's cgroup, 0 when none.
 	MaxTasks int `json:"max_tasks,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
@@ -173,6 +186,7 @@ func (s Status) String() string {
 	add(s.Seccomp, "seccomp")
 	add(s.NoUnixSockets, "no unix sockets")
 	add(s.NoOtherProcesses, "other processes untouchable")
+	add(s.NoSysVIPC, "no System V IPC")
 	add(s.NoNewPrivs, "no_new_privs")
 	add(s.NoCaps, "no capabilities")
 	if s.MemoryBytes > 0 {
@@ -182,6 +196,10 @@ func (s Status) String() string {
 		on = append(on, fmt.Sprintf("%d tasks", s.MaxTasks))
 	}
 	add(s.ReadOnlyMounts, "read-only mounts")
+	add(s.OnlyRoots, "only the roots in sight")
+	if len(s.Namespaces) > 0 {
+		on = append(on, "own namespaces: "+strings.Join(s.Namespaces, " "))
+	}
 	if len(s.ReadOnly) > 0 {
 		on = append(on, "read-only "+strings.Join(s.ReadOnly, " "))
 	}

@@ -35,6 +35,18 @@ var privilegedCalls = []uint32{
 // process needs them.
 var otherProcessCalls = []uint32{unix.SYS_KCMP, unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE}
 
+// sysvIPCCalls are System V IPC: shared memory, semaphores and message
+// queues, named by keys and ids anyone of the namespace can guess. A
+// jailed child has an IPC namespace of its own (early_linux.c), so these
+// reach nothing of the user's; refusing them too keeps that true where
+// the namespace could not be made, and no program the jail runs needs
+// them (multiprocessing's locks are POSIX semaphores, in /dev/shm).
+var sysvIPCCalls = []uint32{
+	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMDT, unix.SYS_SHMCTL,
+	unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+	unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+}
+
 // argRule lets a call through only when every listed argument has its
 // value; any other call of that number is refused.
 type argRule struct {
@@ -99,7 +111,7 @@ const sockTypeMask = 0xf
 
 // needsSeccomp says whether p asks for anything the filter enforces.
 func needsSeccomp(p Policy) bool {
-	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses || proxied(p)
+	return p.ConfineFiles || p.NoNetwork || p.NoNewProcesses || p.DropPrivileges || p.NoOtherProcesses || p.NoSysVIPC || proxied(p)
 }
 
 // proxied says whether p's network is its host's proxy alone.
@@ -146,6 +158,9 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 	}
 	if p.NoOtherProcesses {
 		denied = append(denied, otherProcessCalls...)
+	}
+	if p.NoSysVIPC {
+		denied = append(denied, sysvIPCCalls...)
 	}
 	if p.NoNetwork && noUnix {
 		// AF_UNIX was the one family left.

@@ -113,9 +113,10 @@ func TestShieldOfAHomeFolder(t *testing.T) {
 // TestShieldMounts applies a session's policy with a shield in a process
 // started as a jailed child (its C constructor makes the mount
 // namespace) in the workspace, with the kernel layer alone: the workspace
-// (through the working folder too) and its state folder are writable, the workspace's .git is not, the mode and times of
-// a file outside the roots do not change, and the sessions folder shows
-// only the session's own.
+// (through the working folder too) and its state folder are writable, the
+// workspace's .git is not, a file outside the roots does not exist (its
+// mode and times do not change, stat and inotify find nothing), and the
+// sessions folder shows only the session's own.
 func TestShieldMounts(t *testing.T) {
 	w := newWorld(t)
 	py := testenv.First(t)
@@ -148,6 +149,8 @@ attempt("write the home", lambda: open(WS + "/.vis/config.toml", "w").write("x")
 attempt("chmod outside", lambda: os.chmod(S, 0o777))
 attempt("utime outside", lambda: os.utime(S, (0, 0)))
 attempt("chmod inside", lambda: os.chmod(WS + "/f", 0o600))
+attempt("stat outside", lambda: os.stat(S))
+attempt("stat its folder", lambda: os.stat(os.path.dirname(S)))
 print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(WS + "/.vis/sandbox/sessions/*/state/*"))
 `
 	req, _ := json.Marshal(childRequest{Policy: p, Argv: []string{py.Executable, "-c", code}})
@@ -161,7 +164,8 @@ print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(W
 	}
 	st, _ := os.Stat(w.secret)
 	for _, want := range []string{"write the workspace ESCAPED", "write the state ESCAPED", "chmod inside ESCAPED",
-		"write .git refused 30", "write the home refused 30", "chmod outside refused 30", "utime outside refused 30",
+		"write .git refused 30", "write the home refused 30", "chmod outside refused 2", "utime outside refused 2",
+		"stat outside refused 2", "stat its folder refused 2", "only the roots in sight", "own namespaces: mount ipc uts cgroup",
 		"sessions ['s-1'] ['" + state + "/f']", "read-only mounts"} {
 		if !strings.Contains(string(out), strings.ReplaceAll(want, "ESCAPED", "ESC"+"APED")) {
 			t.Errorf("want %q in:\n%s", want, out)
