@@ -153,7 +153,7 @@ a.sendmsg([b"hi"], [], 0, DGRAM); print(E)`, want: "PermissionError"},
 	{name: "a unix socket file outside the roots", code: `s = socket.socket(socket.AF_UNIX); s.connect(STREAM); print(E, s.recv(100))`, want: "PermissionError"},
 	{name: "an abstract unix socket", code: `s = socket.socket(socket.AF_UNIX); s.connect("\0" + ABSTRACT); print(E, s.recv(100))`, want: "PermissionError"},
 	{name: "another session's socket", code: `s = socket.socket(socket.AF_UNIX); s.connect(VICTIM_SOCK); print(E)`, want: "PermissionError"},
-	{name: "its own socket through /proc/self/fd", code: `fd = os.open(os.environ["TMPDIR"] + "/..", os.O_PATH)
+	{name: "its own socket through /proc/self/fd", code: `fd = os.open(os.environ["TMPDIR"] + "/../..", os.O_PATH)
 s = socket.socket(socket.AF_UNIX); s.connect("/proc/self/fd/%d/sock" % fd); print(E)`, want: "PermissionError"},
 	{name: "the host's /proc files", code: hostProcFiles, want: "host /proc refused 6"},
 	{name: "system calls that reach past the jail, through ctypes", code: rawSyscalls, noHookOnly: true, want: "syscalls refused 36"},
@@ -417,7 +417,7 @@ func TestSandboxJailProtectedPaths(t *testing.T) {
 				treeState(t, filepath.Join(home, "config.toml")) + strings.Join(pth, ",")
 		}
 		sb.block("other", `secret_value = "OTHER-SESSION-STATE"
-open(os.environ["TMPDIR"] + "/../state/note.txt", "w").write(secret_value)`, 0)
+open(os.environ["TMPDIR"] + "/../../state/note.txt", "w").write(secret_value)`, 0)
 		before := protected()
 		otherState := filepath.Join(sb.folder("other"), "state")
 
@@ -440,7 +440,7 @@ attempt("the extra root's .git file", lambda: open(EXTRA + "/.git", "w").write("
 attempt("another session's state", lambda: os.listdir(OTHER) + [open(p, "rb").read() for p in glob.glob(OTHER + "/*")])
 attempt("another session's socket", lambda: socket.socket(socket.AF_UNIX).connect(os.path.dirname(OTHER) + "/sock"))
 attempt("another session's key", lambda: open(os.path.dirname(OTHER) + "/key", "rb").read())
-attempt("its own key", lambda: open(os.path.dirname(os.environ["TMPDIR"]) + "/key", "rb").read())
+attempt("its own key", lambda: open(os.path.dirname(os.path.dirname(os.environ["TMPDIR"])) + "/key", "rb").read())
 # The host's file tools, which run outside the jail, refuse the same.
 attempt("patch .git/config", lambda: patch(".git/config", "[core]", "[core]\nfsmonitor = evil"))
 attempt("patch config.toml", lambda: patch(HOME + "/config.toml", "max_threads = 40", "jail = false"))

@@ -78,7 +78,7 @@ os.link(S, "hl"); print(E, open("hl").read())`, jailStops: true, want: "Permissi
 	{name: "access and lstat outside", code: `print(os.access(S, os.F_OK), os.path.lexists(OUT)); print(E) if os.path.lexists(S) else None`, jailStops: true, want: "False False"},
 	{name: "the home folder's names", code: `print(E, os.stat(os.path.expanduser("~/.bashrc")) if os.path.lexists(os.path.expanduser("~/.bashrc")) else os.stat("/etc/shadow"))`, jailStops: true, want: "FileNotFoundError"},
 	{name: "the host's environment", code: `print(E, open("/proc/%d/environ" % os.getppid(), "rb").read()[:20])`, jailStops: true, want: "PermissionError"},
-	{name: "the host's files in the session folder", code: `open(os.path.dirname(os.environ["TMPDIR"]) + "/start.lock", "a").close(); print(E)`, jailStops: true, want: "PermissionError"},
+	{name: "the host's files in the session folder", code: `open(os.path.dirname(os.path.dirname(os.environ["TMPDIR"])) + "/start.lock", "a").close(); print(E)`, jailStops: true, want: "PermissionError"},
 	{name: "import from outside the roots", code: `sys.path.insert(0, OUT); import evilmod; print(E, evilmod.X)`, jailStops: true},
 	{name: "subprocess", code: `import subprocess; print(E, subprocess.run(["cat", S], capture_output=True).stdout)`, jailStops: true, want: "refused by the sandbox's jail"},
 	{name: "os.system", code: `r = os.system("cat " + S); print(E if r == 0 else "failed", r)`, jailStops: true, want: "PermissionError"},

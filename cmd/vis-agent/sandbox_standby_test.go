@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/internal/testwheel"
 )
 
@@ -161,6 +162,37 @@ func TestSandboxWarmRestart(t *testing.T) {
 			if pids := sb.children("off"); len(pids) != 1 {
 				t.Errorf("with warm_restart = false: %d Python processes %v", len(pids), pids)
 			}
+		})
+	}
+}
+
+// TestSandboxStandbyKeepsTheTempFolder: a standby started while the
+// session's interpreter lives leaves that interpreter's temp folder alone
+// (it emptied the session's one folder under it, so every other pytest
+// run failed with FileNotFoundError); each interpreter has its own, and a
+// standby swapped in by a restart works in its own.
+func TestSandboxStandbyKeepsTheTempFolder(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			sb.block("tmp", "print(1)", 0)
+			testenv.WriteTree(t, filepath.Join(sb.folder("tmp"), "packages", py.Version.Short()), map[string]string{"vistmp/__init__.py": "X = 1\n"})
+			sb.block("tmp", `import tempfile, os, vistmp
+fd, kept = tempfile.mkstemp(); os.write(fd, b"kept"); os.close(fd)
+print("tmp", tempfile.gettempdir())`, 0)
+			warm := sb.standby("tmp")
+			r := sb.block("tmp", `print("links", os.stat(tempfile.gettempdir()).st_nlink > 0, open(kept).read())
+with tempfile.TemporaryFile() as f:
+    f.write(b"x"); f.seek(0); print("temporary", f.read())`, 0)
+			contains(t, "the block after the standby started", r.stdout, "links True kept", "temporary b'x'")
+			sb.ok("restart", "--session", "tmp")
+			r = sb.block("tmp", `import tempfile, os
+print("pid", os.getpid(), "tmp", tempfile.gettempdir())
+with tempfile.NamedTemporaryFile() as f:
+    print("named", os.path.exists(f.name))`, 0)
+			contains(t, "the swapped-in standby", r.stdout, "pid "+strconv.Itoa(warm)+" ", "named True")
 		})
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
@@ -224,17 +226,44 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 	return acc, nil
 }
 
-// privateTemp is the child's temp folder inside its session folder,
-// emptied at each start.
+// privateTemp is this interpreter's own temp folder, p<pid> in the
+// session's temp folder: a standby starts while the session's live
+// interpreter works in its own, which it must not touch (it used to empty
+// the one folder they shared, and the live one's tempfile calls failed).
+// The folders of interpreters that ended, and anything else there, are
+// removed; the jail opens this one only.
 func privateTemp(folder session.Folder) (string, error) {
-	tmp := folder.TempDir()
-	if err := os.RemoveAll(tmp); err != nil {
-		return "", fmt.Errorf("empty the session's temp folder: %w", err)
+	base := folder.TempDir()
+	if st, err := os.Lstat(base); err == nil && !st.IsDir() {
+		os.Remove(base)
 	}
-	if err := os.Mkdir(tmp, 0o700); err != nil {
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("make the session's temp folder: %w", err)
 	}
-	return tmp, nil
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return "", fmt.Errorf("read the session's temp folder: %w", err)
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "p")); err == nil && e.Name() == "p"+strconv.Itoa(pid) &&
+			pid != os.Getpid() && alive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(base, e.Name())); err != nil {
+			return "", fmt.Errorf("empty the session's temp folder: %w", err)
+		}
+	}
+	own := filepath.Join(base, "p"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(own, 0o700); err != nil {
+		return "", fmt.Errorf("make the interpreter's temp folder: %w", err)
+	}
+	return own, nil
+}
+
+// alive reports whether process pid exists (another user's too).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // stateFolder is where the child keeps the session's snapshot: a folder of

@@ -129,7 +129,9 @@ func (f Folder) StateDir() string { return f.path("state") }
 // host writes: beside the key, out of the jail's reach.
 func (f Folder) JournalFile() string { return f.path("journal.db") }
 
-// TempDir is the child's private temp folder, emptied at each start.
+// TempDir holds the private temp folder of each of the session's
+// interpreters (p<pid>), each removed by the next to start once its
+// interpreter has ended.
 func (f Folder) TempDir() string { return f.path("tmp") }
 
 // PackagesDir is the session's own package folder for CPython version
