@@ -113,3 +113,30 @@ print("only roots", k["only_roots"], "namespaces", " ".join(k.get("namespaces", 
 		}
 	})
 }
+
+// TestSandboxJailSeesTheCPUs: the CPUs' topology is read-only in the jail,
+// for the child and its commands (psutil.cpu_count(logical=False), and
+// with it mypy and loky, raised without it).
+func TestSandboxJailSeesTheCPUs(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip("this machine has no /sys/devices/system/cpu/online")
+	}
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			r := sb.block("cpu", `import glob, os
+print("online", open("/sys/devices/system/cpu/online").read().strip())
+print("cores", len(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/core_cpus_list")) > 0, os.cpu_count() > 0)
+print("command", shell("cat /sys/devices/system/cpu/online").wait()["out"].strip())
+try:
+    open("/sys/devices/system/cpu/online", "w")
+except OSError as e:
+    print("write refused", type(e).__name__)`, 0)
+			online := strings.TrimSpace(string(want))
+			contains(t, "the block", r.stdout, "online "+online+"\n", "cores True True", "command "+online+"\n", "write refused")
+		})
+	}
+}

@@ -78,10 +78,12 @@ type Policy struct {
 }
 
 // SystemReadOnly are the files every program on this system reads: shared
-// libraries, the loader's cache, time zones and random devices.
+// libraries, the loader's cache, time zones, random devices, and the
+// CPUs' topology (os.cpu_count, psutil, loky and mypy count them there).
 var SystemReadOnly = []string{
 	"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache",
 	"/etc/localtime", "/usr/share/zoneinfo", "/dev/urandom", "/dev/random", "/dev/zero",
+	"/sys/devices/system/cpu",
 }
 
 // SystemReadWrite are the files every program may write: /dev/null.

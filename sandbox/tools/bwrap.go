@@ -67,6 +67,8 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	for _, p := range systemEtc {
 		args = append(args, "--ro-bind-try", p, p)
 	}
+	// The CPUs' topology, which nproc, psutil and loky read.
+	args = append(args, "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu")
 	// Roots, outer ones first, so a read-only root inside a writable one
 	// (or the reverse) keeps its own mode; then what the shield keeps
 	// read-only inside them, and the sessions folder it covers, at their
