@@ -156,3 +156,25 @@ func TestSandboxEnvironment(t *testing.T) {
 		t.Errorf("the host's environment (%v): %q", err, environ)
 	}
 }
+
+// TestSandboxCaughtTimeout: a block that runs past its timeout and catches
+// the KeyboardInterrupt (as pytest.main does) still ends with status 1 and
+// the timeout line, its --json result has an error, the MCP result says
+// it and the journal marks it timed out; the block's own output is kept.
+func TestSandboxCaughtTimeout(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	caught := "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    print('caught it')"
+	r := sb.block("to", caught, 1, "--timeout", "1s")
+	contains(t, "the caught timeout", r.stdout, "caught it")
+	contains(t, "the caught timeout", r.stderr, "ran past its timeout of 3 seconds", "caught the KeyboardInterrupt")
+	v := sb.jsonBlock("to", caught, "--timeout", "1s")
+	if e, _ := v["error"].(map[string]any); v["timed_out"] != true || e["type"] != "TimeoutError" {
+		t.Errorf("--json of a caught timeout: %v", v)
+	}
+	log := sb.run("log", "--session", "to")
+	contains(t, "sandbox log", log.stdout+log.stderr, "timed out")
+	c := connectMCP(t, sb, "--session", "to")
+	text, _ := c.python(caught, true, "timeout_s", 3)
+	contains(t, "the MCP result", text, "caught it", "ran past its timeout", "pass a larger timeout_s")
+}

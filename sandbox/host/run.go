@@ -216,9 +216,16 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		res.Repaired, res.RepairNote = note != "", note
 		if wasTimedOut() {
 			res.TimedOut = true
+			past := humanDuration(timeout)
 			if res.Error != nil {
-				res.Error.Message = fmt.Sprintf("the block ran past its timeout of %s and was interrupted", humanDuration(timeout))
-				res.Error.Traceback += "The block ran past its timeout of " + humanDuration(timeout) + ".\n"
+				res.Error.Message = fmt.Sprintf("the block ran past its timeout of %s and was interrupted", past)
+				res.Error.Traceback += "The block ran past its timeout of " + past + ".\n"
+			} else {
+				// Its code caught the interrupt (pytest.main does) and
+				// ended on its own: still a timeout, never a silent one.
+				res.Error = &protocol.BlockError{Type: "TimeoutError",
+					Message:   fmt.Sprintf("the block ran past its timeout of %s; its code caught the KeyboardInterrupt and went on", past),
+					Traceback: "The block ran past its timeout of " + past + ": it was interrupted, and its code caught the KeyboardInterrupt and went on.\n"}
 			}
 		}
 		// The block has ended: its timeout no longer runs while the files
