@@ -136,15 +136,6 @@ func ownClose(pl *place, e edit) bool {
 func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
 	idx := newLineIndex(src)
 	a, b = min(a, b), max(a, b)
-	la, ca := idx.pos(a)
-	lb, cb := idx.pos(b)
-	where := fmt.Sprintf("at line %d, column %d or at line %d, column %d", la, ca, lb, cb)
-	if la == lb {
-		where = fmt.Sprintf("at column %d or %d", ca, cb)
-	}
-	if closer == "" {
-		where = "at more places than were checked"
-	}
 	p := Problem{Kind: KindAmbiguous, off: pl.opener}
 	what := fmt.Sprintf("'%c'", src[pl.opener])
 	if pl.lit != nil {
@@ -152,6 +143,19 @@ func ambiguous(src string, pl *place, closer string, a, b int) *Problem {
 		what = "the string opened here"
 	}
 	p.Line, p.Column = idx.pos(p.off)
+	la, ca := idx.pos(a)
+	lb, cb := idx.pos(b)
+	// The problem is shown at the opener's line: a column alone names a
+	// place on that line only.
+	where := fmt.Sprintf("at line %d, column %d or at line %d, column %d", la, ca, lb, cb)
+	switch {
+	case closer == "":
+		where = "at more places than were checked"
+	case la == lb && la == p.Line:
+		where = fmt.Sprintf("at column %d or %d", ca, cb)
+	case la == lb:
+		where = fmt.Sprintf("at line %d, column %d or %d", la, ca, cb)
+	}
 	p.Message = fmt.Sprintf("%s could be closed by '%s' %s, and Python runs both; not repaired", what, closer, where)
 	return &p
 }

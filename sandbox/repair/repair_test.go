@@ -173,6 +173,7 @@ func TestRefusals(t *testing.T) {
 			"more than 4 bracket changes needed; not repaired"},
 		{"x = (]][[(\n", KindTooManyBracketChanges, "more than 3 bracket changes needed on one line; not repaired"},
 		{"x = f(a + b\n", KindAmbiguous, "'(' could be closed by ')' at column 8 or 12, and Python runs both; not repaired"},
+		{"x = f(\n    a + b\n", KindAmbiguous, "'(' could be closed by ')' at line 2, column 6 or 10, and Python runs both; not repaired"},
 		{`print("Hello, world)`, KindAmbiguous,
 			`the string opened here could be closed by '"' at column 13 or 20, and Python runs both; not repaired`},
 	}
