@@ -260,23 +260,17 @@ static const char *const process_events[] = {
 	"os.fork", "os.forkpty", "os.startfile", "os.killpg",
 };
 
-// Modules a jailed interpreter may not load: ctypes (its C half writes any
-// memory: a block found the hook list and emptied it) and CPython's test
-// modules, which reach the interpreter's internals. Matched on a module
-// name's last part, so a spec of another name ("x._ctypes") that would
-// find the same PyInit__ctypes is refused too.
+// Modules a jailed interpreter may not load: CPython's test modules,
+// which reach the interpreter's internals and no user's code needs.
+// Matched on a module name's last part, so a spec of another name that
+// would find the same PyInit function is refused too. ctypes loads: the
+// hook is no boundary (ctypes, cffi or any C extension can undo it), the
+// kernel layer is, and refusing ctypes broke imports users need (scipy's
+// _ccallback calls into it as it imports).
 static const char *const refused_modules[] = {
-	"_ctypes", "_ctypes_test", "_testcapi", "_testinternalcapi", "_testlimitedcapi", "_testbuffer",
+	"_testcapi", "_testinternalcapi", "_testlimitedcapi", "_testbuffer",
 	"_testmultiphase", "_testsinglephase", "_testimportmultiple", "_testclinic", "_testclinic_limited",
-	"_testexternalinspection",
-};
-
-// With _ctypes refused these never fire where it is a shared library (as
-// on every CPython of this machine); where it is built into libpython, an
-// import through importlib raises no "import" event, and these refuse
-// what it would do.
-static const char *const foreign_events[] = {
-	"ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at",
+	"_testexternalinspection", "_ctypes_test",
 };
 
 static const char *const lookup_events[] = {
@@ -378,12 +372,7 @@ static int check_unix_socket(const char *event, void *args) {
 
 // check_import: "import" is raised by the import statement (the module's
 // full name) and by every load of a C extension, _imp.create_dynamic
-// included (name and file): the refused modules. An ImportError, so that
-// code that treats ctypes as optional (`except ImportError`) carries on.
-// The name ctypes itself passes: a jailed session's child serves a
-// stand-in for it (vis_sandbox/noctypes.py) so that packages which import
-// ctypes without using it on Linux (pandas) load; the real one stops at
-// _ctypes.
+// included (name and file): the refused modules, as an ImportError.
 static int check_import(void *args) {
 	void *name_obj = arg(args, 0);
 	const char *name = name_obj != NULL && p_PyObject_IsInstance(name_obj, p_UnicodeType) == 1 ? p_PyUnicode_AsUTF8(name_obj) : NULL;
@@ -396,10 +385,7 @@ static int check_import(void *args) {
 	if (!in_list(last, refused_modules, COUNT(refused_modules))) {
 		return 0;
 	}
-	if (strncmp(last, "_test", 5) == 0) {
-		return refuse(p_ImportError, "import %s%s: refused by %s (CPython's test modules reach the interpreter's internals)", name, "");
-	}
-	return refuse(p_ImportError, "import %s%s: refused by %s (no ctypes: it writes any memory of the interpreter)", name, "");
+	return refuse(p_ImportError, "import %s%s: refused by %s (CPython's test modules reach the interpreter's internals)", name, "");
 }
 
 static int check_network(const char *event, void *args) {
@@ -497,17 +483,6 @@ static int hook(const char *event, void *args, void *data) {
 		}
 		char target[64];
 		return refuse(p_PermissionError, "%s %s: refused by %s (only this process may be signalled)", event, pid ? repr_of(pid, target, sizeof target) : "?");
-	}
-	if (strcmp(event, "ctypes.dlopen") == 0) {
-		void *name = arg(args, 0);
-		if (name == NULL || name == p_None) {
-			return 0; // the process itself: ctypes opens it on import
-		}
-		char target[PATH_MAX];
-		return refuse(p_PermissionError, "%s %s: refused by %s (no foreign libraries)", event, repr_of(name, target, sizeof target));
-	}
-	if (in_list(event, foreign_events, COUNT(foreign_events))) {
-		return refuse(p_PermissionError, "%s%s: refused by %s (no foreign code)", event, "");
 	}
 	return 0;
 }

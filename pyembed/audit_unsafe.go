@@ -21,7 +21,7 @@ import (
 type AuditPolicy struct {
 	// Jail confines files to the roots (reads to ReadWrite and ReadOnly,
 	// writes to ReadWrite), and refuses new processes, signals to other
-	// processes and foreign libraries (ctypes).
+	// processes and CPython's test modules.
 	Jail      bool
 	ReadWrite []string
 	ReadOnly  []string

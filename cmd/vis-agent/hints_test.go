@@ -32,6 +32,15 @@ func TestSandboxHints(t *testing.T) {
 		}
 		r = sb.block("h", "import subprocess\nsubprocess.run(['true'])", 1)
 		contains(t, fmt.Sprint(py.Version)+": a refused process", r.stderr, "no new processes", `Hint: shell("cmd") runs a command`)
+		// A library that reads the jail's refusal as something else: the
+		// hint names the refusal under its own last line.
+		r = sb.block("h", `import subprocess
+try:
+    subprocess.run(["nvidia-smi"])
+except OSError as e:
+    raise ImportError("the driver install you are using seems to be broken") from e`, 1)
+		contains(t, fmt.Sprint(py.Version)+": a refusal under a library's error", r.stderr, "seems to be broken",
+			"Hint: the cause is the jail: PermissionError: subprocess.Popen: refused by the sandbox's jail (no new processes)")
 		r = sb.block("h", "h = shell('for i in 1 2 3 4 5 6 7; do echo line$i; done')\nh.wait()\nh", 0)
 		contains(t, fmt.Sprint(py.Version)+": a shell handle", r.stdout, "exited, exit 0", "out (last 5 lines):\n  line3\n  line4\n  line5\n  line6\n  line7")
 	}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fetches into DIR (default bin/wheelhouse) the wheels the offline tests
 # install from: numpy, pandas and matplotlib with their dependencies, six
-# (a small pure-Python package) and cffi (a way to C that is not ctypes,
-# for the jail's escape tests), for CPython 3.10 and 3.13 and every
-# other 3.1x found on this machine, for this machine's platform. pip
+# (a small pure-Python package) and cffi (a way to C besides ctypes, for
+# the jail's escape tests), for CPython 3.10 and 3.13 and every other 3.1x
+# found on this machine, and scipy and scikit-learn for 3.10 and 3.13
+# only, for this machine's platform. pip
 # downloads them from the index pip is configured with (PyPI by default).
 # Idempotent: a version whose wheels were fetched for the same
 # requirements is skipped without a network request.
@@ -22,6 +23,10 @@ aarch64 | arm64) arch=aarch64 ;;
 *) echo "wheelhouse.sh: no wheels for $(uname -m)" >&2; exit 1 ;;
 esac
 
+# The scientific stack, for the oldest and newest CPython only (about 100
+# MB): the data-science tests run there.
+science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0"
+
 # 3.10 and 3.13 always (the oldest and newest the tests run on), then the
 # other 3.1x whose shared library is on this machine.
 versions="3.10 3.13"
@@ -36,15 +41,17 @@ pip=(python3 -m pip)
 mkdir -p "$dir"
 for v in $versions; do
 	stamp="$dir/.fetched-$v"
-	want=$(echo $requirements manylinux "$arch")
+	these=$requirements what="numpy, pandas, matplotlib (with their dependencies), six, cffi"
+	case "$v" in 3.10 | 3.13) these="$these $science" what="$what, scipy, scikit-learn" ;; esac
+	want=$(echo $these manylinux "$arch")
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		continue
 	fi
-	echo "wheelhouse.sh: CPython $v: numpy, pandas, matplotlib (with their dependencies), six and cffi into $dir"
+	echo "wheelhouse.sh: CPython $v: $what into $dir"
 	# shellcheck disable=SC2086 # the requirements are words
 	"${pip[@]}" download --quiet --disable-pip-version-check --no-cache-dir --only-binary :all: \
 		--python-version "$v" --implementation cp --abi "cp${v/./}" \
 		--platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" --platform "manylinux_2_28_$arch" \
-		--no-deps --dest "$dir" $requirements
+		--no-deps --dest "$dir" $these
 	echo "$want" >"$stamp"
 done

@@ -42,3 +42,21 @@ func processHint(res *protocol.Result) {
 		e.Traceback += "Hint: shell(\"cmd\") runs a command for the session (confined like it) and returns its output.\n"
 	}
 }
+
+// refusalHint names, under a block's error, the jail's refusal it began
+// with when the error is another one raised from it: a library that calls
+// into what the jail refuses as it imports often reads the refusal as
+// something else ("the install you are using seems to be broken"), and
+// the refusal itself is far up in the chained traceback.
+func refusalHint(res *protocol.Result) {
+	e := res.Error
+	if e == nil || strings.Contains(e.Message, "refused by the sandbox's jail") {
+		return
+	}
+	for _, line := range strings.Split(e.Traceback, "\n") {
+		if strings.Contains(line, "refused by the sandbox's jail") {
+			e.Traceback += "Hint: the cause is the jail: " + strings.TrimSpace(line) + " (in the chained error above).\n"
+			return
+		}
+	}
+}

@@ -232,6 +232,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		// it changed are checked.
 		stopTimers()
 		processHint(&res)
+		refusalHint(&res)
 		h.checkBlock(c, &res, started, out)
 		return res
 	}

@@ -746,11 +746,6 @@ def serve(fd, stacks_fd, folder, info_json):
     _outputs = (Capture(captured), Capture(captured))
     sys.stdout, sys.stderr = _outputs
     os.write = session_write
-    if (info.get("policy") or {}).get("jail"):
-        # before anything imports ctypes: a standby's preload, the restore
-        from vis_sandbox import noctypes
-
-        noctypes.install()
     if info.get("standby"):
         info.update(_standby.wait(link, info))
     driver = Driver(link, interrupts, folder, info)
