@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // installIndex writes a simple index of small wheels: vis-tiny 1.0 (a
@@ -310,6 +312,49 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 fig = plt.figure(); plt.plot([1, 2]); print("fig", type(fig).__name__, numpy.__version__, df.a.max())`, 0, "--timeout", "5m")
 			contains(t, "after the restart", r.stdout, "fig Figure 2.2.6")
+		})
+	}
+}
+
+// TestSandboxInstallBehindACompanyCA: install() trusts the system's
+// certificate store, where a company that inspects TLS puts its authority
+// (an MCP client starts the server without SSL_CERT_FILE): uv's own roots
+// refused the index with UnknownIssuer. Without the authority anywhere,
+// the failure names SSL_CERT_FILE. The store is swapped for one holding
+// the test's authority in a mount namespace of the session's own (root).
+func TestSandboxInstallBehindACompanyCA(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("the system's trust store is swapped in a mount namespace, which needs root")
+	}
+	index, ca := testwheel.ServeTLS(t, installIndex(t))
+	store := t.TempDir()
+	if err := os.WriteFile(filepath.Join(store, "ca-certificates.crt"), ca, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := installSandbox(t, py, index)
+			// As an MCP client starts the server: without the trust
+			// variables this machine may have.
+			sb.env = slices.DeleteFunc(sb.env, func(kv string) bool {
+				k, _, _ := strings.Cut(kv, "=")
+				return session.Trust(k)
+			})
+			cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
+				`mount --bind "$0" /etc/ssl/certs && exec "$@"`, store,
+				sb.bin, "sandbox", "run", "--session", "ca", "-c", `print(install("vis-tiny"))`)
+			cmd.Env, cmd.Dir = sb.env, sb.ws
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "vis-tiny") {
+				t.Errorf("install() with the authority in the system's store: %v\n%s", err, out)
+			}
+			// Another user and cache, whose system store lacks the authority.
+			other := installSandbox(t, py, index)
+			other.env = append(slices.Clone(sb.env), "HOME="+t.TempDir(), "VIS_HOME="+other.home)
+			r := other.block("noca", `install("vis-tiny")`, 1)
+			contains(t, "install() trusting nothing of the index", r.stderr, "certificate", "SSL_CERT_FILE")
 		})
 	}
 }

@@ -4,11 +4,20 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"html"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Index writes a PEP 503 "simple" index for the wheels (*.whl) in wheelDir
@@ -162,4 +172,53 @@ func Serve(t testing.TB, indexDir string) string {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/simple"
+}
+
+// ServeTLS serves indexDir as Serve does, over https with a certificate
+// for 127.0.0.1 issued by a certificate authority of its own (as a
+// company's TLS inspection has), and returns the index URL and the
+// authority's certificate (PEM), which no trust store holds.
+func ServeTLS(t testing.TB, indexDir string) (url string, caPEM []byte) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("/simple/", http.StripPrefix("/simple/", http.FileServer(http.Dir(indexDir))))
+	srv := httptest.NewUnstartedServer(mux)
+	cert, caPEM, err := issue()
+	if err != nil {
+		t.Fatalf("testwheel: a certificate for the index: %v", err)
+	}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL + "/simple", caPEM
+}
+
+// issue makes a certificate authority and a server certificate it signed
+// for 127.0.0.1: the server's key pair and the authority's PEM.
+func issue() (tls.Certificate, []byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	now := time.Now()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vis-agent test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }

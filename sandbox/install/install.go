@@ -205,7 +205,7 @@ func Run(ctx context.Context, opts Options, reqs []Requirement, pins []string) (
 		return res, fmt.Errorf("install: stopped (%w)", ctx.Err())
 	}
 	if err != nil {
-		return res, fmt.Errorf("install: uv failed (%w): %s", err, summary(tail))
+		return res, fmt.Errorf("install: uv failed (%w): %s%s", err, summary(tail), tlsHint(tail))
 	}
 	base := map[string]bool{}
 	for _, p := range pins {
@@ -279,7 +279,10 @@ func environ(opts Options) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "UV_PYTHON_DOWNLOADS=never", "NO_COLOR=1")
+	// The system's trust store (where a company that inspects TLS puts its
+	// authority, as pip reads it), besides SSL_CERT_FILE and SSL_CERT_DIR
+	// when the host has them; uv's own roots alone refuse such a network.
+	env = append(env, "UV_PYTHON_DOWNLOADS=never", "NO_COLOR=1", "UV_SYSTEM_CERTS=1")
 	if opts.Proxy != "" {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
 			env = append(env, k+"="+opts.Proxy, strings.ToLower(k)+"="+opts.Proxy)
@@ -347,6 +350,18 @@ func summary(tail []string) string {
 		s = "no output"
 	}
 	return s
+}
+
+// tlsHint is the way out of a certificate uv could not verify, "" for
+// another failure: uv's own hint names a flag install() does not take.
+func tlsHint(tail []string) string {
+	for _, l := range tail {
+		if strings.Contains(l, "invalid peer certificate") || strings.Contains(l, "certificate verify failed") {
+			return " (the index's certificate is signed by an authority neither the system's trust store nor SSL_CERT_FILE holds: " +
+				"add it to the system's store, or set SSL_CERT_FILE to a bundle with it for the session: vis-agent sandbox stop, then run again with it set)"
+		}
+	}
+	return ""
 }
 
 // Normalize is a distribution name as PEP 503 compares it.
