@@ -178,3 +178,23 @@ func TestSandboxCaughtTimeout(t *testing.T) {
 	text, _ := c.python(caught, true, "timeout_s", 3)
 	contains(t, "the MCP result", text, "caught it", "ran past its timeout", "pass a larger timeout_s")
 }
+
+// TestSandboxPlannedRestartClosesFiles: a file a block left open in a
+// variable is flushed and closed before a planned restart or stop (its
+// buffered writes were lost: the file was empty after the restart), and
+// the notice says so.
+func TestSandboxPlannedRestartClosesFiles(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			for _, how := range []string{"restart", "stop"} {
+				sb.block("fh", `fh = open("notes-`+how+`.txt", "w"); fh.write("kept through a `+how+`")`, 0)
+				sb.ok(how, "--session", "fh")
+				r := sb.block("fh", `print(open("notes-`+how+`.txt").read())`, 0)
+				contains(t, "after "+how, r.stdout, "kept through a "+how+"\n", "fh: closed (its writes were flushed); open files do not come back")
+			}
+		})
+	}
+}

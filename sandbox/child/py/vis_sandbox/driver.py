@@ -617,11 +617,35 @@ class Driver:
     def finish(self):
         # The last save before the host stops this child on purpose checks
         # every value again: a change made only through another module or
-        # a thread escapes the per-block change detection.
+        # a thread escapes the per-block change detection. Files the
+        # session left open are closed first: the process ends without
+        # flushing them.
         try:
-            self.state.save(self.ns, full=True)
+            self.state.save(self.ns, full=True, reasons=close_files(self.ns))
         except Exception:
             sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
+
+
+def close_files(ns):
+    """Flushes and closes the open file objects bound to the session's
+    names; returns why each does not come back."""
+    import io
+
+    closed = {}
+    for name, value in list(ns.items()):
+        if not isinstance(value, io.IOBase) or value.closed or value in (sys.stdin, sys.stdout, sys.stderr):
+            continue
+        try:
+            value.flush()
+            value.close()
+            closed[name] = "closed (its writes were flushed); open files do not come back"
+        except Exception as e:
+            closed[name] = f"closed, but flushing its writes failed ({type(e).__name__}: {e}); open files do not come back"
+            try:
+                value.close()
+            except Exception:
+                pass
+    return closed
 
 
 def run_coroutine(coro):

@@ -763,9 +763,10 @@ class State:
         imports = [(None, r["stmt"]) for r in self._star] + imports
         return imports, helpers, sorted(variables)
 
-    def save(self, namespace, full=False):
+    def save(self, namespace, full=False, reasons=None):
         """Writes the snapshot when it changed. full=True checks every value
-        again, for a last save before the process stops on purpose."""
+        again, for a last save before the process stops on purpose; reasons
+        say why names are not saved, where the caller knows better."""
         touched = self._touched
         if full or touched is None or touched & _INDIRECT:
             touched = None
@@ -850,6 +851,10 @@ class State:
                 continue
             not_saved[name] = reason
             status[name] = (False, reason, size)
+        for name, reason in (reasons or {}).items():
+            if name in not_saved:
+                not_saved[name] = reason
+                status[name] = (False, reason, status[name][2])
         self._cache = entries
         self._status = status
 
