@@ -198,3 +198,40 @@ func TestSandboxPlannedRestartClosesFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxEditsTakeEffect: a module of the workspace changed on disk
+// after the session imported it (by patch() or a write) is named in the
+// block's output with the way to take it, reload() imports the package
+// afresh and rebinds the session's names, and an edit of the same size in
+// the same second as the cached bytecode is not served stale after a
+// restart (CPython compares whole seconds and the size).
+func TestSandboxEditsTakeEffect(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			testenv.WriteTree(t, sb.ws, map[string]string{
+				"pkg/__init__.py": "from .val import check\n",
+				"pkg/val.py":      "def check():\n    return 1\n",
+			})
+			r := sb.block("ed", "import pkg\nfrom pkg import check\nprint(check())", 0)
+			contains(t, "the first import", r.stdout, "1\n")
+			r = sb.block("ed", `patch("pkg/val.py", "return 1", "return 2")`, 0)
+			contains(t, "after patch()", r.stderr, "pkg/val.py changed on disk since pkg.val was imported: reload('pkg') or restart")
+			r = sb.block("ed", "print('stale', check())\nprint(reload('pkg'))\nprint('fresh', check(), pkg.check is check)", 0)
+			contains(t, "reload()", r.stdout, "stale 1\n", "reloaded pkg: 2 modules imported afresh; names bound to the new code: check, pkg", "fresh 2 True\n")
+			if strings.Contains(r.stderr, "changed on disk") {
+				t.Errorf("a reloaded module is named as changed again:\n%s", r.stderr)
+			}
+			// The same size, the same second: only the nanoseconds differ.
+			sb.block("ed", `st = os.stat("pkg/val.py")
+src = open("pkg/val.py").read().replace("return 2", "return 3")
+open("pkg/val.py", "w").write(src)
+os.utime("pkg/val.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1))`, 0)
+			sb.ok("restart", "--session", "ed")
+			r = sb.block("ed", "print('after restart', check())", 0)
+			contains(t, "after a restart", r.stdout, "after restart 3\n")
+		})
+	}
+}

@@ -18,6 +18,7 @@ var sessionFunctions = []string{
 	"shell(cmd, timeout=300, wait=10) runs a command outside Python and returns its handle (status, exit, out, err) when it ends or after wait seconds, still running (handle.wait() waits on)",
 	"cat(path), grep(pattern, path), patch(path, old, new)",
 	"install(\"pandas\", \"numpy>=2\") adds packages, kept across restarts (the install tool does the same)",
+	"reload(\"pkg\") imports a package afresh after you edited its files (a block's output says when an imported module changed on disk)",
 	"apropos(pattern), doc(name_or_obj)",
 	"read_session(n=20) shows the session's latest blocks, the REPL's too",
 }

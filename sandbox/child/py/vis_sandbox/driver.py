@@ -30,6 +30,7 @@ from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
+from vis_sandbox import modules as _modules
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import standby as _standby
@@ -350,6 +351,8 @@ class Driver:
         self.saved = -1
         self.preload = []
         self.protected = {}
+        session = info.get("session") or {}
+        _modules.watch = _modules.Watch([session.get("workspace")] + list((session.get("access") or {}).get("roots") or ()))
 
     def start(self, captured=None):
         """Restores the snapshot (or discards it, or leaves names out of
@@ -500,6 +503,12 @@ class Driver:
             self.interrupts.install()
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
+        try:
+            stale = _modules.note(_modules.watch.changed(), os.getcwd())
+        except Exception as e:  # a note, never a block's failure
+            stale = f"vis-agent: the check of changed modules failed: {e}\n"
+        if stale:
+            sys.stderr.write(stale)
         flush_outputs()
         # The checked files written, for the host to check.
         written, more = _checks.take_written()

@@ -386,6 +386,17 @@ class Functions:
 
         return packages.install(*specs)
 
+    def reload(self, name):
+        """Import a package (or module) of this session afresh after its
+        source changed: reload("attr"). Every submodule imported before is
+        imported again, in the order the package imports them, and the
+        session's names bound to its modules, classes and functions are
+        bound to the new ones; objects made before keep their old classes.
+        Returns what it reloaded and what it could not."""
+        from vis_sandbox import modules
+
+        return modules.reload(name, self.ns)
+
     # Help.
 
     def apropos(self, pattern=None):
@@ -454,7 +465,7 @@ class Functions:
 
 
 NAMES = ("attach", "list_attachments", "get_attachment", "read_attachment", "show_attachment",
-         "shell", "cat", "grep", "patch", "install", "apropos", "doc", "read_session")
+         "shell", "cat", "grep", "patch", "install", "reload", "apropos", "doc", "read_session")
 
 
 def textwrap_indent(text):
