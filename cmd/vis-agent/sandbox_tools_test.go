@@ -100,7 +100,7 @@ print(grep("beta"))
 print("rows", len(grep("beta").matches), grep("beta").matches[0].file)
 print(patch("notes.txt", "alpha", "ALPHA"))
 print(cat("notes.txt").text.splitlines()[0])
-for call in ("cat('.')", "cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "cat('/etc/hostname')", "patch('notes.txt', 'x' * (17 << 20), 'y')"):
+for call in ("cat('.')", "cat('missing.txt')", "grep('(', '.')", "patch('notes.txt', 'beta', 'x')", "patch('notes.txt', 'zeta', 'x')", "patch('notes.txt', 'gamma  beta', 'x')", "cat('/etc/hostname')", "patch('notes.txt', 'x' * (17 << 20), 'y')"):
     try:
         eval(call)
     except Exception as e:
@@ -116,13 +116,18 @@ for call in ("cat('.')", "cat('missing.txt')", "grep('(', '.')", "patch('notes.t
 				"FileNotFoundError | cat: no such file",
 				"IsADirectoryError | cat: is a directory",
 				"ValueError | grep: bad regex",
-				"ValueError | patch notes.txt: old text found 2 times",
+				"ValueError | patch notes.txt: old text found 2 times (lines 2, 3)",
 				"ValueError | patch notes.txt: old text not found",
+				`its first line is line 3 with other whitespace: "gamma beta"`,
 				"PermissionError | cat: outside the session's roots: /etc/hostname",
 				"ValueError | the arguments of patch take 17 MiB; a tool call carries at most 16 MiB")
 			if strings.Contains(r.stdout, "ignored.txt:") || strings.Contains(r.stdout, "blob.bin:") {
 				t.Errorf("grep read an ignored or binary file:\n%s", r.stdout)
 			}
+			contains(t, "grep's note", r.stdout, "binary files skipped: blob.bin")
+			// Each file a block cats at the top level is shown, not the last only.
+			r = sb.block("t", "cat('notes.txt'); x = 1; cat('notes.txt', offset=1, limit=1)", 0)
+			contains(t, "two cats", r.stdout, "    1\tALPHA\n", "(lines 2-2 of 3 shown")
 
 			r = sb.block("t", `
 import asyncio, time

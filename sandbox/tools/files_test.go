@@ -213,7 +213,7 @@ func TestGrep(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("grep rows %q, want %q\n%s", got, want, r.Text)
 	}
-	if r.Binary != 1 || !strings.Contains(r.Text, "main.go:2:// TODO: one\n") || !strings.Contains(r.Note, "1 binary files skipped") {
+	if r.Binary != 1 || !strings.Contains(r.Text, "main.go:2:// TODO: one\n") || !strings.Contains(r.Note, "1 binary files skipped: image.bin") {
 		t.Fatalf("grep: %#v", r)
 	}
 
@@ -320,9 +320,14 @@ func TestPatch(t *testing.T) {
 	}
 
 	_, err = Patch(f.a, "code.py", "b = 2\n", "B\n")
-	wantErr(t, err, "old text found 2 times; add context to make it unique")
+	wantErr(t, err, "old text found 2 times (lines 2, 5); add context to make it unique")
 	_, err = Patch(f.a, "code.py", "zzz", "y")
-	wantErr(t, err, "old text not found")
+	wantErr(t, err, "old text not found (it must match exactly, whitespace included)")
+	if strings.Contains(err.Error(), "line") {
+		t.Errorf("a text nowhere near names a line: %v", err)
+	}
+	_, err = Patch(f.a, "code.py", "b  =  2\n", "y")
+	wantErr(t, err, `its first line is line 2 with other whitespace: "b = 2"`)
 	_, err = Patch(f.a, "code.py", "", "y")
 	wantErr(t, err, "old is empty")
 	_, err = Patch(f.a, "missing.py", "a", "b")

@@ -124,6 +124,7 @@ type grepper struct {
 	res       GrepResult
 	rows      strings.Builder
 	skipped   int      // files that could not be read
+	binaries  []string // the first binary files skipped, as shown
 	cut       int      // files searched in their first MaxScanBytes only
 	hide      []string // Access.Hidden, made canonical
 	ignores   ignoreBudget
@@ -230,6 +231,9 @@ func (g *grepper) dir(d *os.File, p, top, glob string, stack []ignoreFile) error
 			switch {
 			case errors.Is(err, errBinary):
 				g.res.Binary++
+				if len(g.binaries) < shownBinaries {
+					g.binaries = append(g.binaries, g.shown(child))
+				}
 			case g.ctx.Err() != nil:
 				return g.ctx.Err()
 			case err != nil:
@@ -343,6 +347,17 @@ func (g *grepper) display(p string) string {
 	return p
 }
 
+// shownBinaries is how many of the binary files skipped the note names.
+const shownBinaries = 5
+
+// shown is path as the note names it: relative to the workspace inside it.
+func (g *grepper) shown(path string) string {
+	if rel, err := filepath.Rel(g.workspace, path); err == nil && g.workspace != "" && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
 // finish writes the rows and the note.
 func (g *grepper) finish() {
 	var notes []string
@@ -355,7 +370,11 @@ func (g *grepper) finish() {
 		notes = append(notes, fmt.Sprintf("no match in %d files", g.res.Files))
 	}
 	if g.res.Binary > 0 {
-		notes = append(notes, fmt.Sprintf("%d binary files skipped", g.res.Binary))
+		names := strings.Join(g.binaries, ", ")
+		if more := g.res.Binary - len(g.binaries); more > 0 {
+			names += fmt.Sprintf(", +%d more", more)
+		}
+		notes = append(notes, fmt.Sprintf("%d binary files skipped: %s", g.res.Binary, names))
 	}
 	if g.skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d files could not be read", g.skipped))

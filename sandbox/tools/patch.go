@@ -95,10 +95,10 @@ func PatchChecked(a Access, path, old, new string, decide PatchCheck) (PatchResu
 	}
 	switch n := strings.Count(content, old); n {
 	case 0:
-		return PatchResult{}, fmt.Errorf("patch %s: old text not found (it must match exactly, whitespace included)", r.Shown)
+		return PatchResult{}, fmt.Errorf("patch %s: old text not found (it must match exactly, whitespace included)%s", r.Shown, nearest(content, old))
 	case 1:
 	default:
-		return PatchResult{}, fmt.Errorf("patch %s: old text found %d times; add context to make it unique", r.Shown, n)
+		return PatchResult{}, fmt.Errorf("patch %s: old text found %d times (%s); add context to make it unique", r.Shown, n, occurrences(content, old))
 	}
 	at := strings.Index(content, old)
 	after := content[:at] + new + content[at+len(old):]
@@ -205,4 +205,84 @@ func replaceFile(dir *os.File, name, content string, st unix.Stat_t) error {
 		unix.Close(d)
 	}
 	return nil
+}
+
+// shownLines is how many places a patch's error names.
+const shownLines = 5
+
+// occurrences names the lines where old starts in content: "lines 3, 10
+// and 22", the first shownLines of them.
+func occurrences(content, old string) string {
+	var lines []string
+	n := 0
+	for at, from := 0, 0; ; from = at + len(old) {
+		i := strings.Index(content[from:], old)
+		if i < 0 {
+			break
+		}
+		at = from + i
+		n++
+		if len(lines) < shownLines {
+			lines = append(lines, strconv.Itoa(strings.Count(content[:at], "\n")+1))
+		}
+		if len(old) == 0 {
+			break
+		}
+	}
+	text := "lines " + strings.Join(lines, ", ")
+	if n > len(lines) {
+		text += fmt.Sprintf(", +%d more", n-len(lines))
+	}
+	return text
+}
+
+// nearest says where old's first line is nearly in content: the same
+// text with other whitespace, or the line sharing the most of its words
+// (at least half); "" when none is near.
+func nearest(content, old string) string {
+	first := ""
+	for _, l := range strings.Split(old, "\n") {
+		if strings.TrimSpace(l) != "" {
+			first = l
+			break
+		}
+	}
+	want := strings.Fields(first)
+	if len(want) == 0 {
+		return ""
+	}
+	best, bestShared := 0, 0
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		got := strings.Fields(l)
+		if strings.Join(got, " ") == strings.Join(want, " ") {
+			return fmt.Sprintf("; its first line is line %d with other whitespace: %q", i+1, shorten(l))
+		}
+		shared := 0
+		have := map[string]int{}
+		for _, w := range got {
+			have[w]++
+		}
+		for _, w := range want {
+			if have[w] > 0 {
+				have[w]--
+				shared++
+			}
+		}
+		if shared > bestShared {
+			best, bestShared = i, shared
+		}
+	}
+	if 2*bestShared < len(want) {
+		return ""
+	}
+	return fmt.Sprintf("; the nearest line to its first is line %d: %q", best+1, shorten(lines[best]))
+}
+
+// shorten cuts a line for an error message.
+func shorten(l string) string {
+	if r := []rune(l); len(r) > 100 {
+		return string(r[:99]) + "…"
+	}
+	return l
 }

@@ -435,19 +435,36 @@ class Driver:
             self.bind_auto((name,))
 
     def compile(self, src, filename, echo):
-        """The block's code objects: the body, then (with echo) its trailing
-        expression in 'single' mode, whose value sys.displayhook shows
-        (echo.displayhook while a block runs)."""
+        """The block's code objects: with echo, its trailing expression and
+        every top-level call of a tool that shows a file (cat(a); cat(b))
+        in 'single' mode, whose value sys.displayhook shows
+        (echo.displayhook while a block runs), and the statements between
+        them as they come."""
         if echo:
             # _ast, not ast: ast's own import (re, enum, contextlib) costs a
             # new session's first block 10-17 ms; the tree is the same as
             # ast.parse's.
             import _ast
             tree = compile(src, filename, "exec", flags=_ONLY_AST, dont_inherit=True)
-            if tree.body and isinstance(tree.body[-1], _ast.Expr):
-                last = tree.body.pop()
-                codes = [compile(tree, filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)] if tree.body else []
-                codes.append(compile(_ast.Interactive([last]), filename, "single", flags=_TOP_LEVEL_AWAIT, dont_inherit=True))
+            body = tree.body
+            shown = {i for i, st in enumerate(body) if _shows_a_file(st, _ast)}
+            # A __future__ import rules the whole block: not cut in pieces.
+            if shown and any(isinstance(st, _ast.ImportFrom) and st.module == "__future__" for st in body):
+                shown = set()
+            if body and isinstance(body[-1], _ast.Expr):
+                shown.add(len(body) - 1)
+            if shown:
+                codes, run = [], []
+                for i, st in enumerate(body):
+                    if i not in shown:
+                        run.append(st)
+                        continue
+                    if run:
+                        codes.append(compile(_ast.Module(run, []), filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True))
+                        run = []
+                    codes.append(compile(_ast.Interactive([st]), filename, "single", flags=_TOP_LEVEL_AWAIT, dont_inherit=True))
+                if run:
+                    codes.append(compile(_ast.Module(run, []), filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True))
                 return codes
         return [compile(src, filename, "exec", flags=_TOP_LEVEL_AWAIT, dont_inherit=True)]
 
@@ -633,6 +650,16 @@ class Driver:
             self.state.save(self.ns, full=True, reasons=close_files(self.ns))
         except Exception:
             sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
+
+
+# The tools whose result a block shows wherever it calls them at the top
+# level, not only last: what they show is why they were called.
+SHOWN_CALLS = frozenset({"cat", "grep"})
+
+
+def _shows_a_file(st, _ast):
+    return (isinstance(st, _ast.Expr) and isinstance(st.value, _ast.Call) and isinstance(st.value.func, _ast.Name)
+            and st.value.func.id in SHOWN_CALLS)
 
 
 def close_files(ns):
