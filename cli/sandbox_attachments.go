@@ -172,7 +172,8 @@ func getTo(s Streams, d attachments.Descriptor, out string, force bool, r io.Rea
 		}
 	}
 	defer dir.Close()
-	return writeIn(dir, name, shown, r, overwrite)
+	wrote, _, err := writeIn(dir, name, shown, r, overwrite)
+	return wrote, err
 }
 
 func newAttachmentCommentCmd(s Streams) *cobra.Command {

@@ -148,5 +148,6 @@ func replaceChecked(file namedFile, content string) error {
 	if err != nil || !os.SameFile(read, now) {
 		return errors.New("the file changed while it was checked; nothing written")
 	}
-	return atomicfile.WriteIn(file.dir, file.name, strings.NewReader(content), read.Mode().Perm(), true)
+	_, err = atomicfile.WriteIn(file.dir, file.name, strings.NewReader(content), read.Mode().Perm(), true)
+	return err
 }

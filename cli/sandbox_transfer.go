@@ -61,13 +61,12 @@ never overwritten without --force; -o - writes to standard output.`,
 			}
 			pr, pw := io.Pipe()
 			go func() { pw.CloseWithError(transfer.Export(src, pw)) }()
-			counted := &countingReader{r: pr}
-			wrote, err := writeOut(s, dest, counted, force)
+			wrote, size, err := writeOut(s, dest, pr, force)
 			pr.CloseWithError(err)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Err, "vis-agent: wrote %s (session %s, %s)\n", termtext.Line(wrote), termtext.Line(c.Meta.Name), sizeText(counted.n))
+			fmt.Fprintf(s.Err, "vis-agent: wrote %s (session %s, %s)\n", termtext.Line(wrote), termtext.Line(c.Meta.Name), sizeText(size))
 			return nil
 		}),
 	}
@@ -125,16 +124,4 @@ the new session's jailed Python.`,
 	sf.add(cmd)
 	cmd.Flags().Lookup("session").Usage = "the new session's name (default: the archive's)"
 	return cmd
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

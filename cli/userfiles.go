@@ -70,18 +70,19 @@ func readNamed(s Streams, path string, max int64) (namedFile, []byte, error) {
 }
 
 // writeOut writes r to the file dest names from the working folder, whole
-// or not at all (writeIn), and returns where it went.
-func writeOut(s Streams, dest string, r io.Reader, overwrite bool) (string, error) {
+// or not at all (writeIn), and returns where it went and its size.
+func writeOut(s Streams, dest string, r io.Reader, overwrite bool) (string, int64, error) {
 	dir, name, err := fsutil.OpenParent(s.Dir, dest)
 	if err != nil {
-		return "", fmt.Errorf("write %s: %w", dest, fsutil.Cause(err))
+		return "", 0, fmt.Errorf("write %s: %w", dest, fsutil.Cause(err))
 	}
 	defer dir.Close()
 	return writeIn(dir, name, dest, r, overwrite)
 }
 
 // writeIn writes r to name in dir (shown as the user named it), whole or
-// not at all, and returns the file's real path, for the "wrote" line.
+// not at all, and returns the file's real path, for the "wrote" line, and
+// its size.
 // Without overwrite an existing name is refused, also one made meanwhile.
 //
 // A symlink at name is refused, with --force too, not replaced: it is what
@@ -90,22 +91,22 @@ func writeOut(s Streams, dest string, r io.Reader, overwrite bool) (string, erro
 // link the user may have made on purpose without a word; the message says
 // to remove it or write elsewhere. A symlink put there after this check
 // is replaced by the rename (never followed): the write stays in dir.
-func writeIn(dir *fsutil.Dir, name, shown string, r io.Reader, overwrite bool) (string, error) {
+func writeIn(dir *fsutil.Dir, name, shown string, r io.Reader, overwrite bool) (string, int64, error) {
 	exists := fmt.Errorf("%s exists: give --force to overwrite it, or -o FILE", shown)
 	switch info, err := dir.Lstat(name); {
 	case err == nil && info.Mode()&fs.ModeSymlink != 0:
-		return "", fmt.Errorf("%s is a symbolic link, which vis-agent neither follows nor replaces: remove it, or give -o FILE", shown)
+		return "", 0, fmt.Errorf("%s is a symbolic link, which vis-agent neither follows nor replaces: remove it, or give -o FILE", shown)
 	case err == nil && info.IsDir():
-		return "", fmt.Errorf("%s is a folder: give -o FILE", shown)
+		return "", 0, fmt.Errorf("%s is a folder: give -o FILE", shown)
 	case err == nil && !overwrite:
-		return "", exists
+		return "", 0, exists
 	}
-	err := atomicfile.WriteIn(dir, name, r, 0o644, overwrite)
+	n, err := atomicfile.WriteIn(dir, name, r, 0o644, overwrite)
 	if errors.Is(err, fs.ErrExist) {
-		return "", exists
+		return "", 0, exists
 	}
 	if err != nil {
-		return "", fmt.Errorf("write %s: %w", shown, err)
+		return "", 0, fmt.Errorf("write %s: %w", shown, err)
 	}
-	return filepath.Join(dir.Path(), name), nil
+	return filepath.Join(dir.Path(), name), n, nil
 }

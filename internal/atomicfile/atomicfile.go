@@ -31,7 +31,7 @@ func Write(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, fsutil.Cause(err))
 	}
 	defer dir.Close()
-	if err := WriteIn(dir, filepath.Base(path), bytes.NewReader(data), 0o644, true); err != nil {
+	if _, err := WriteIn(dir, filepath.Base(path), bytes.NewReader(data), 0o644, true); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -43,14 +43,14 @@ func Write(path string, data []byte) error {
 // open. With replace, the file takes name's place whatever was there (a
 // symlink at name is replaced, never followed); without, it is linked to
 // name only when none exists (fs.ErrExist), so a file made meanwhile is
-// never replaced.
-func WriteIn(dir *fsutil.Dir, name string, r io.Reader, perm fs.FileMode, replace bool) error {
+// never replaced. It returns the file's size.
+func WriteIn(dir *fsutil.Dir, name string, r io.Reader, perm fs.FileMode, replace bool) (int64, error) {
 	dfd := dir.Fd()
 	tmp, f, err := create(dfd, name)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = io.Copy(f, r)
+	n, err := io.Copy(f, r)
 	if err == nil {
 		err = f.Chmod(perm)
 	}
@@ -61,7 +61,7 @@ func WriteIn(dir *fsutil.Dir, name string, r io.Reader, perm fs.FileMode, replac
 	case err != nil:
 	case replace:
 		if err = unix.Renameat(dfd, tmp, dfd, name); err == nil {
-			return nil
+			return n, nil
 		}
 	default:
 		err = unix.Linkat(dfd, tmp, dfd, name, 0)
@@ -70,7 +70,10 @@ func WriteIn(dir *fsutil.Dir, name string, r io.Reader, perm fs.FileMode, replac
 		}
 	}
 	unix.Unlinkat(dfd, tmp, 0)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // create makes a new file in the folder dfd, named after name: its name

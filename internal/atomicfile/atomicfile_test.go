@@ -25,18 +25,18 @@ func TestWriteIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := WriteIn(d, "new", strings.NewReader("one"), 0o640, false); err != nil {
-		t.Fatal(err)
+	if n, err := WriteIn(d, "new", strings.NewReader("one"), 0o640, false); err != nil || n != 3 {
+		t.Fatal(n, err)
 	}
 	if info, err := os.Stat(filepath.Join(dir, "new")); err != nil || info.Mode().Perm() != 0o640 {
 		t.Errorf("new: %v %v", info, err)
 	}
 	for _, name := range []string{"new", "link"} {
-		if err := WriteIn(d, name, strings.NewReader("two"), 0o644, false); !errors.Is(err, fs.ErrExist) {
+		if _, err := WriteIn(d, name, strings.NewReader("two"), 0o644, false); !errors.Is(err, fs.ErrExist) {
 			t.Errorf("%s without replace: %v", name, err)
 		}
 	}
-	if err := WriteIn(d, "link", strings.NewReader("three"), 0o644, true); err != nil {
+	if _, err := WriteIn(d, "link", strings.NewReader("three"), 0o644, true); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(target); string(data) != "outside\n" {
