@@ -86,7 +86,8 @@ func (sb *sandbox) printsSafely(dir string, env []string, stream bool, shows str
 // manifest's vis_agent, an attachment's filename) and what a hostile
 // --host peer answers (list rows, attachments, a filename in the "wrote"
 // line, defs, an interrupt's answer, an error) shows it on a terminal
-// with its escape sequences and controls as text, never raw.
+// with its escape sequences and controls as text, never raw; so does the
+// REPL's attachments panel.
 func TestTerminalSafeCommands(t *testing.T) {
 	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
@@ -133,6 +134,25 @@ print("id", d.id)
 			{c1, []string{"attachment", "comment", "--session", "t", id[1], "--version", "1", "fine"}, false},
 		} {
 			sb.printsSafely("", nil, c.stream, c.shows, c.args...)
+		}
+
+		// The REPL: its attachments panel (F3) and /attachments. Its
+		// frames draw with escape sequences of their own: only the
+		// block's are looked for.
+		cmd := sb.command("repl", "--session", "t")
+		term := startTerminal(t, cmd)
+		term.waitFor(">>>")
+		term.send("/attachments\r")
+		term.waitFor("Attachments (2")
+		term.send("\x1b[13~")
+		term.waitFor("Enter views")
+		term.mu.Lock()
+		repl := term.seen.String()
+		term.mu.Unlock()
+		for _, seq := range []string{"\x1b]0;title", "\x1b]52;c;", "\x1b[8m", "\u009b"} {
+			if strings.Contains(repl, seq) {
+				t.Errorf("the REPL wrote %q raw to the terminal:\n%q", seq, repl)
+			}
 		}
 
 		// Hand-made archives: refused, in a line naming what they say.
