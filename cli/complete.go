@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -48,15 +49,18 @@ func (sf *sessionFlags) completeAttachments(_ *cobra.Command, args []string, pre
 	}
 	var out []string
 	seen := map[string]bool{}
+	// The shell shows what it is offered: a filename holding what a
+	// terminal would obey (or a tab, which ends a candidate) is offered by
+	// its versions' ids only, and named as text.
 	for _, d := range all {
-		if !seen[d.Filename] && strings.HasPrefix(d.Filename, prefix) {
+		if !seen[d.Filename] && strings.HasPrefix(d.Filename, prefix) && termtext.Line(d.Filename) == d.Filename {
 			seen[d.Filename] = true
 			out = append(out, fmt.Sprintf("%s\tlatest of %d version(s)", d.Filename, d.Version))
 		}
 	}
 	for _, d := range all {
-		if strings.HasPrefix(d.ID, prefix) {
-			out = append(out, fmt.Sprintf("%s\t%s v%d", d.ID, d.Filename, d.Version))
+		if strings.HasPrefix(d.ID, prefix) && termtext.Line(d.ID) == d.ID {
+			out = append(out, fmt.Sprintf("%s\t%s v%d", d.ID, termtext.Line(d.Filename), d.Version))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

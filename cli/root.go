@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vis-agent/vis-agent/pyrun"
-	"github.com/vis-agent/vis-agent/uvwrap"
 	"io"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/iostreams"
+	"github.com/vis-agent/vis-agent/internal/termtext"
+	"github.com/vis-agent/vis-agent/pyrun"
+	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
 // Streams is what every command takes from the process it runs in
@@ -143,13 +144,14 @@ func Main(ctx context.Context, args []string, s Streams) int {
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &f):
-		fmt.Fprintf(s.Err, "vis-agent: %v\n", err)
-		return 1
-	default:
-		fmt.Fprintf(s.Err, "vis-agent: %v\n", err)
-		return 2
 	}
+	// An error may quote what a session set (a filename, a line of its
+	// code), a remote peer's answer or an archive's manifest: as text.
+	fmt.Fprintf(s.Err, "vis-agent: %s\n", termtext.Text(err.Error()))
+	if errors.As(err, &f) {
+		return 1
+	}
+	return 2
 }
 
 // printVersion prints vis-agent's version, the CPython a run would load

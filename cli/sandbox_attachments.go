@@ -1,17 +1,17 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 )
 
@@ -40,19 +40,18 @@ takes comments. --json prints the descriptors list_attachments() returns.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetEscapeHTML(false)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
+				return printJSON(s.Out, list, "  ")
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(s.Out, "session %q has no attachments\n", c.Meta.Name)
 				return nil
 			}
+			// Every cell but the numbers is the session's (a remote
+			// peer's with --host): one line of text each.
 			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tFILENAME\tVERSION\tKIND\tSIZE\tCREATED\tCOMMENTABLE")
 			for _, d := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Filename, d.Version, d.Kind, sizeText(d.Size),
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", termtext.Line(d.ID), termtext.Line(d.Filename), d.Version, termtext.Line(d.Kind), sizeText(d.Size),
 					d.Created.Local().Format("2006-01-02 15:04:05"), yesNo(d.Commentable))
 			}
 			return tw.Flush()
@@ -95,7 +94,10 @@ filename in the current folder, which is never overwritten without
 --force; -o FILE writes to FILE (into it, when FILE is a folder), -o - to
 standard output. A filename the block chose that is hidden (a leading
 dot), holds a control or bidirectional character, or names a path is
-written only to a FILE you give with -o.`,
+written only to a FILE you give with -o. A symbolic link is never
+followed: one at the destination (a session may have left it there to
+send the file elsewhere) is refused, as is a path through one in the
+current folder; the "wrote" line names where the file went.`,
 		Args:              exactArgs(1, "give the attachment's ID or FILENAME"),
 		ValidArgsFunction: sf.completeAttachments,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
@@ -113,32 +115,20 @@ written only to a FILE you give with -o.`,
 			}
 			defer r.Close()
 			if out == "-" {
-				_, err := io.Copy(s.Out, r)
-				return err
-			}
-			dest, overwrite := out, force || out != ""
-			if dest == "" {
-				dest = d.Filename
-			}
-			if !filepath.IsAbs(dest) {
-				dest = filepath.Join(s.Dir, dest)
-			}
-			named := out != "" // the user named the file
-			if st, err := os.Stat(dest); err == nil && st.IsDir() {
-				dest, overwrite, named = filepath.Join(dest, d.Filename), force, false
-			}
-			// A name the block chose: not a hidden file, a path or one
-			// that shows as another (the store refuses paths; an old or
-			// foreign row is checked again).
-			if !named {
-				if err := attachments.CheckWritable(d.Filename); err != nil {
-					return fmt.Errorf("%w: give -o FILE to write it under a name of your choice", err)
+				// Bytes as they are for a program; shown as text on a
+				// terminal, which must not obey them.
+				w := terminalSafe(s.Out, s.OutTerminal)
+				_, err := io.Copy(w, r)
+				if ferr := w.Flush(); err == nil {
+					err = ferr
 				}
-			}
-			if err := writeOut(dest, r, overwrite); err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Err, "vis-agent: wrote %s (%s version %d, %s)\n", dest, d.Filename, d.Version, sizeText(d.Size))
+			wrote, err := getTo(s, d, out, force, r)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Err, "vis-agent: wrote %s (%s version %d, %s)\n", termtext.Line(wrote), termtext.Line(d.Filename), d.Version, sizeText(d.Size))
 			return nil
 		}),
 	}
@@ -149,37 +139,41 @@ written only to a FILE you give with -o.`,
 	return cmd
 }
 
-// writeOut writes r to dest whole or not at all: a temporary file beside
-// it, renamed over it. Without overwrite, an existing dest is refused.
-func writeOut(dest string, r io.Reader, overwrite bool) error {
-	if _, err := os.Lstat(dest); err == nil && !overwrite {
-		return fmt.Errorf("%s exists: give --force to overwrite it, or -o FILE", dest)
+// getTo writes attachment d's bytes r to its filename in the working
+// folder, to the file out names, or into the folder out names, and
+// returns where they went.
+func getTo(s Streams, d attachments.Descriptor, out string, force bool, r io.Reader) (string, error) {
+	// Into a folder: the one -o names, else the working folder.
+	folder := out
+	if folder == "" {
+		folder = "."
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dest, errors.Unwrap(err))
+	dir, err := fsutil.OpenFolder(s.Dir, folder)
+	name, shown, overwrite := d.Filename, d.Filename, force
+	switch {
+	case err != nil && (out == "" || strings.HasSuffix(out, "/")):
+		return "", fmt.Errorf("write %s: %w", folder, fsutil.Cause(err))
+	case err != nil:
+		// -o names the file (a symlink at it is refused by writeIn).
+		if dir, name, err = fsutil.OpenParent(s.Dir, out); err != nil {
+			return "", fmt.Errorf("write %s: %w", out, fsutil.Cause(err))
+		}
+		shown, overwrite = out, true
+	default:
+		if out != "" {
+			shown = filepath.Join(out, d.Filename)
+		}
+		// A name the block chose: not a hidden file, a path or one
+		// that shows as another (the store refuses paths; an old or
+		// foreign row is checked again).
+		if err := attachments.CheckWritable(d.Filename); err != nil {
+			dir.Close()
+			return "", fmt.Errorf("%w: give -o FILE to write it under a name of your choice", err)
+		}
 	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, r)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && !overwrite {
-		// Link, not rename: a file made meanwhile is not replaced.
-		err = os.Link(tmp.Name(), dest)
-	} else if err == nil {
-		err = os.Rename(tmp.Name(), dest)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%s exists: give --force to overwrite it, or -o FILE", dest)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dest, err)
-	}
-	return nil
+	defer dir.Close()
+	wrote, _, err := writeIn(dir, name, shown, r, overwrite)
+	return wrote, err
 }
 
 func newAttachmentCommentCmd(s Streams) *cobra.Command {
@@ -215,7 +209,7 @@ saying so. get_attachment() in the session shows the comments.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "comment %d added to %s version %d\n", cm.ID, d.Filename, d.Version)
+			fmt.Fprintf(s.Out, "comment %d added to %s version %d\n", cm.ID, termtext.Line(d.Filename), d.Version)
 			return nil
 		}),
 	}

@@ -3,15 +3,16 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/vis-agent/vis-agent/pyrun"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/pyembed/compilecheck"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"github.com/vis-agent/vis-agent/sandbox/check"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
@@ -33,6 +34,11 @@ the repair engine's exact fix when it has one (the fixes of sandbox
 repair: quotes, brackets, f-string braces, escapes). --fix writes those
 fixes (atomically, keeping the file's mode).
 
+A FILE is read only when it is a regular file reached through no symbolic
+link (a session may have left one, or a FIFO, where a file was expected),
+and --fix writes it back through the folder it was read in, never to where
+a link points.
+
 Status 0 when every file parses (after --fix), 1 when one does not, 2 for
 a bad command line or a file that cannot be read. As a pre-commit hook:
 entry "vis-agent sandbox check", with the files staged.`,
@@ -53,25 +59,27 @@ entry "vis-agent sandbox check", with the files staged.`,
 					}
 					checker = c
 				}
-				data, err := readChecked(s, name)
+				file, data, err := readNamed(s, name, maxCheckBytes)
 				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent: %v\n", err)
+					fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent: %s\n", termtext.Text(err.Error()))
 					status = 2
 					continue
 				}
-				v, _ := checker.Text(name, data, true)
+				v, _ := checker.Text(name, string(data), true)
 				if v.Problem == nil {
+					file.Close()
 					continue
 				}
 				fixed := false
 				if fix && v.Fixed != "" {
-					if err := replaceKeepingMode(filepath.Join(s.Dir, name), v.Fixed); err != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent: fix %s: %v\n", name, err)
+					if err := replaceChecked(file, v.Fixed); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent: fix %s: %s\n", termtext.Line(name), termtext.Text(err.Error()))
 						status = 2
 					} else {
 						fixed = true
 					}
 				}
+				file.Close()
 				writeCheck(out, name, v, fixed)
 				if !fixed && status == 0 {
 					status = 1
@@ -101,41 +109,6 @@ func pythonChecker(s Streams) (check.Checker, error) {
 		Compile: func(name, src string) (*repair.SyntaxError, bool) { return compile(name, src), true }}, nil
 }
 
-// readChecked reads the file name (relative to the working folder), of
-// at most maxCheckBytes.
-func readChecked(s Streams, name string) (string, error) {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.Dir, path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Errorf("cannot read %s: not a regular file", name)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCheckBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", name, err)
-	}
-	if len(data) > maxCheckBytes {
-		return "", fmt.Errorf("cannot check %s: over %d MiB", name, maxCheckBytes>>20)
-	}
-	return string(data), nil
-}
-
-// unwrapPath drops an *os.PathError's path, which the message names
-// already as the user wrote it.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // writeCheck prints a file that does not parse: where and why, the line
 // with a caret, and the fix.
 func writeCheck(w io.Writer, name string, v check.Verdict, fixed bool) {
@@ -147,46 +120,34 @@ func writeCheck(w io.Writer, name string, v check.Verdict, fixed bool) {
 			where += fmt.Sprintf(":%d", p.Column)
 		}
 	}
-	fmt.Fprintf(w, "%s: %s (%s)\n", where, strings.Join(strings.Fields(p.Message), " "), v.Checked)
-	// The caret view is the error's lines after its first.
+	fmt.Fprintf(w, "%s: %s (%s)\n", termtext.Line(where), termtext.Line(strings.Join(strings.Fields(p.Message), " ")), v.Checked)
+	// The caret view is the error's lines after its first: the file's
+	// line, as text (a line of the file is the session's to write).
 	if _, rest, ok := strings.Cut(v.Error, "\n"); ok {
-		fmt.Fprintln(w, rest)
+		fmt.Fprintln(w, termtext.Text(rest))
 	}
 	switch {
 	case fixed:
-		fmt.Fprintf(w, "    fixed: %s\n", strings.Join(v.Fixes, "; "))
+		fmt.Fprintf(w, "    fixed: %s\n", termtext.Line(strings.Join(v.Fixes, "; ")))
 	case v.Fixed != "":
-		fmt.Fprintf(w, "    exact fix (--fix writes it): %s\n", strings.Join(v.Fixes, "; "))
+		fmt.Fprintf(w, "    exact fix (--fix writes it): %s\n", termtext.Line(strings.Join(v.Fixes, "; ")))
 	}
 }
 
-// replaceKeepingMode replaces the file at path (through a symlink, its
-// target) with content: a new file beside it with its mode, renamed over
-// it.
-func replaceKeepingMode(path, content string) error {
-	real, err := filepath.EvalSymlinks(path)
+// replaceChecked replaces the file check read with content, keeping its
+// mode: a new file beside it in the folder held open, renamed over its
+// name if that is still the file read (not a symlink or another file the
+// session swapped in meanwhile; one swapped in after this look is itself
+// replaced, never followed).
+func replaceChecked(file namedFile, content string) error {
+	read, err := file.f.Stat()
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return err
+	now, err := file.dir.Lstat(file.name)
+	if err != nil || !os.SameFile(read, now) {
+		return errors.New("the file changed while it was checked; nothing written")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".vis-check-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.WriteString(tmp, content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), real)
+	_, err = atomicfile.WriteIn(file.dir, file.name, strings.NewReader(content), read.Mode().Perm(), true)
+	return err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,17 +114,15 @@ func showLog(ctx context.Context, path, name string, n int, follow, asJSON bool,
 }
 
 // printEntry shows one block: a header line, the code with python's
-// prompts, its output (escape sequences shown, not obeyed: it is the
-// session's) and how it ended.
+// prompts, its output and how it ended, all of it the session's. The code
+// and the lines around it are shown as text (termtext.Text: no colour, a
+// carriage return or conceal shown, not obeyed, so nothing a person
+// reviews is drawn over or hidden), the output as run shows it on a
+// terminal (colours kept).
 func printEntry(out io.Writer, e journal.Entry, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(e)
+		return printJSON(out, e, "")
 	}
-	w := &termtext.Writer{W: out}
-	if _, err := io.WriteString(w, e.Text()); err != nil {
-		return err
-	}
-	return w.Flush()
+	_, err := io.WriteString(out, e.Render(termtext.Text, termtext.Output))
+	return err
 }

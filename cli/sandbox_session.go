@@ -299,7 +299,7 @@ func (passThrough) Flush() error { return nil }
 // drive the user's terminal (clipboard, title, screen).
 func terminalSafe(w io.Writer, safe bool) flushWriter {
 	if safe {
-		return &termtext.Writer{W: w}
+		return &termtext.Writer{W: w, KeepCR: true}
 	}
 	return passThrough{w}
 }
@@ -387,7 +387,7 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 		switch {
 		case ev.Ev == protocol.EvStarted:
 		case ev.Ev == protocol.EvWait:
-			fmt.Fprintf(stderr, "vis-agent: %s\n", ev.Message)
+			fmt.Fprintf(stderr, "vis-agent: %s\n", termtext.Text(ev.Message))
 		case asJSON:
 			if ev.Ev == protocol.EvOut {
 				printed.WriteString(ev.Data)
@@ -412,7 +412,7 @@ func runBlock(s *client.Session, src string, opts client.RunOptions, asJSON bool
 		}
 	} else {
 		for _, a := range res.Attachments {
-			fmt.Fprintf(stderr, "[attached %s version %d: %s, %s, id %s]\n", a.Filename, a.Version, a.MediaType, sizeText(a.Size), a.ID)
+			fmt.Fprintf(stderr, "[attached %s version %d: %s, %s, id %s]\n", termtext.Line(a.Filename), a.Version, termtext.Line(a.MediaType), sizeText(a.Size), termtext.Line(a.ID))
 		}
 		if res.Error != nil {
 			io.WriteString(stderr, res.Error.Traceback)
@@ -447,8 +447,14 @@ func newSandboxDefsCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(s.Out, strings.TrimRight(text, "\n"))
-			return nil
+			// Names and docstrings are the session's; JSON as JSON.
+			text = strings.TrimRight(text, "\n") + "\n"
+			if o.JSON {
+				_, err = s.Out.Write(termtext.JSON([]byte(text)))
+				return err
+			}
+			_, err = io.WriteString(s.Out, termtext.Text(text))
+			return err
 		}),
 	}
 	sf.add(cmd)
@@ -512,15 +518,15 @@ restart (helpers, classes, imports and variables).`,
 			}
 			w := s.Out
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return printJSON(w, rows, "  ")
 			}
+			// The rows of --host are a remote peer's to say: every
+			// string one line of text.
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", r.Name, r.State, pidText(r.HostPID), pidText(r.ChildPID),
-					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), r.Workspace)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), pidText(r.HostPID), pidText(r.ChildPID),
+					idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), termtext.Line(r.Workspace))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -554,7 +560,7 @@ restart (helpers, classes, imports and variables).`,
 				}
 			}
 			for _, n := range notes {
-				fmt.Fprintf(w, "%s (%s)\n", n, strings.Join(concerns[n], ", "))
+				fmt.Fprintf(w, "%s (%s)\n", termtext.Line(n), termtext.Line(strings.Join(concerns[n], ", ")))
 			}
 			return nil
 		}),
@@ -686,7 +692,7 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 				c.Client = protocol.Client{Kind: "run"}
 				var msg string
 				if msg, err = c.Interrupt(anyBlock); err == nil {
-					fmt.Fprintln(sf.s.Out, capitalize(msg)+".")
+					fmt.Fprintln(sf.s.Out, termtext.Line(capitalize(msg))+".")
 				}
 			}
 			if errors.Is(err, client.ErrNotRunning) {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/transfer"
@@ -59,19 +59,14 @@ never overwritten without --force; -o - writes to standard output.`,
 			if dest == "" {
 				dest = c.Meta.Name + ".vis-session.zip"
 			}
-			if !filepath.IsAbs(dest) {
-				dest = filepath.Join(s.Dir, dest)
-			}
 			pr, pw := io.Pipe()
 			go func() { pw.CloseWithError(transfer.Export(src, pw)) }()
-			err = writeOut(dest, pr, force)
+			wrote, size, err := writeOut(s, dest, pr, force)
 			pr.CloseWithError(err)
 			if err != nil {
 				return err
 			}
-			if st, err := os.Stat(dest); err == nil {
-				fmt.Fprintf(s.Err, "vis-agent: wrote %s (session %s, %s)\n", dest, c.Meta.Name, sizeText(st.Size()))
-			}
+			fmt.Fprintf(s.Err, "vis-agent: wrote %s (session %s, %s)\n", termtext.Line(wrote), termtext.Line(c.Meta.Name), sizeText(size))
 			return nil
 		}),
 	}
@@ -108,20 +103,21 @@ the new session's jailed Python.`,
 			if !cmd.Flags().Changed("session") {
 				m.Name = "" // the archive's
 			}
-			file := args[0]
-			if !filepath.IsAbs(file) {
-				file = filepath.Join(s.Dir, file)
-			}
-			l := s.Layout()
-			man, got, err := transfer.Import(file, transfer.Target{Sessions: l.Sessions(), Meta: m, Attachments: l.Attachments(), Limits: transferLimits(s)})
+			archive, err := openNamed(s, args[0])
 			if errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("no archive %s", args[0])
 			}
 			if err != nil {
 				return err
 			}
+			defer archive.Close()
+			l := s.Layout()
+			man, got, err := transfer.Import(archive.f, args[0], transfer.Target{Sessions: l.Sessions(), Meta: m, Attachments: l.Attachments(), Limits: transferLimits(s)})
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(s.Err, "vis-agent: imported session %s (workspace %s) from %s: %d files, %d attachment versions; its next block restores the snapshot\n",
-				got.Name, got.Workspace, args[0], len(man.Files), len(man.Attachments))
+				termtext.Line(got.Name), termtext.Line(got.Workspace), termtext.Line(args[0]), len(man.Files), len(man.Attachments))
 			return nil
 		}),
 	}

@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/vis-agent/vis-agent/pyrun"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/pyembed/compilecheck"
+	"github.com/vis-agent/vis-agent/pyrun"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
@@ -66,13 +62,11 @@ Python would both run, as in f(a + b: the error says why.`,
 			}
 			res := repair.Repair(src, repair.Options{Minor: lib.Version.Minor, Compile: compile})
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), res, "  "); err != nil {
 					return err
 				}
 			} else {
-				writeRepair(cmd.OutOrStdout(), cmd.ErrOrStderr(), res)
+				writeRepair(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, s.OutTerminal)
 			}
 			if res.PythonError != nil && !res.Repaired {
 				return exitError{1}
@@ -91,19 +85,13 @@ func readBlock(s Streams, args []string) (string, error) {
 	name := "standard input"
 	if len(args) == 1 && args[0] != "-" {
 		name = args[0]
-		file := name
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(s.Dir, file)
+		var file namedFile
+		file, data, err = readNamed(s, name, maxCheckBytes)
+		if err != nil {
+			return "", fmt.Errorf("read the block: %w", err)
 		}
-		data, err = os.ReadFile(file)
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			pe.Path = name // as the user named it
-		}
-	} else {
-		data, err = io.ReadAll(s.In)
-	}
-	if err != nil {
+		file.Close()
+	} else if data, err = io.ReadAll(s.In); err != nil {
 		return "", fmt.Errorf("read the block: %w", err)
 	}
 	if !utf8.Valid(data) {
@@ -112,17 +100,22 @@ func readBlock(s Streams, args []string) (string, error) {
 	return string(data), nil
 }
 
-// writeRepair prints a result for people: the source to run on stdout, what
-// was done on stderr.
-func writeRepair(stdout, stderr io.Writer, res repair.Result) {
+// writeRepair prints a result for people: the source to run on stdout (as
+// it is for a program, as text on a terminal), what was done on stderr
+// (as text: it quotes the source).
+func writeRepair(stdout, stderr io.Writer, res repair.Result, terminal bool) {
+	source := res.Source
+	if terminal {
+		source = termtext.Text(source)
+	}
 	switch {
 	case res.Repaired:
-		io.WriteString(stdout, res.Source)
-		fmt.Fprintln(stderr, res.Note())
+		io.WriteString(stdout, source)
+		fmt.Fprintln(stderr, termtext.Text(res.Note()))
 	case res.PythonError == nil:
-		io.WriteString(stdout, res.Source)
+		io.WriteString(stdout, source)
 		fmt.Fprintln(stderr, "The block parses; nothing to repair.")
 	default:
-		fmt.Fprintln(stderr, res.Error())
+		fmt.Fprintln(stderr, termtext.Text(res.Error()))
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // maxViewBytes is how much of an attachment the viewer reads: the store
@@ -76,7 +78,7 @@ func attachmentLines(th *theme, atts []Descriptor, errText string, sel int, focu
 		if focus && i == sel {
 			mark, name, chosen = "▶ ", name.Reverse(true), len(out)
 		}
-		add(mark + name.Render(d.Filename) + " v" + fmt.Sprint(d.Version))
+		add(mark + name.Render(termtext.Line(d.Filename)) + " v" + fmt.Sprint(d.Version))
 		add("    " + th.panelDim.Render(attachmentSummary(d)))
 	}
 	return out, chosen
@@ -86,7 +88,7 @@ func attachmentLines(th *theme, atts []Descriptor, errText string, sel int, focu
 func attachmentSummary(d Descriptor) string {
 	parts := []string{}
 	if d.Kind != "" {
-		parts = append(parts, d.Kind)
+		parts = append(parts, termtext.Line(d.Kind))
 	}
 	parts = append(parts, sizeText(d.Size))
 	switch {
@@ -109,8 +111,8 @@ func attachmentTable(atts []Descriptor) string {
 	}
 	rows := []string{fmt.Sprintf("Attachments (%d, newest first; F3 opens the list, Enter views one):", len(atts))}
 	for _, d := range atts {
-		rows = append(rows, fmt.Sprintf("  %s v%d  %s  %s  block %d  %s", d.Filename, d.Version, attachmentSummary(d),
-			d.MediaType, d.Block, d.ID))
+		rows = append(rows, fmt.Sprintf("  %s v%d  %s  %s  block %d  %s", termtext.Line(d.Filename), d.Version, attachmentSummary(d),
+			termtext.Line(d.MediaType), d.Block, termtext.Line(d.ID)))
 	}
 	return strings.Join(rows, "\n")
 }

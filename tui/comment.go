@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // commentBox is a comment being written on one version, in place of the
@@ -25,7 +27,7 @@ func newCommentBox(s *shared) *commentBox { return &commentBox{s: s} }
 // no comment; it reports whether it opened.
 func (c *commentBox) start(d Descriptor) bool {
 	if !d.Commentable {
-		c.s.hint = fmt.Sprintf("%s v%d is read-only: only versions attached with commentable=True take comments", d.Filename, d.Version)
+		c.s.hint = fmt.Sprintf("%s v%d is read-only: only versions attached with commentable=True take comments", termtext.Line(d.Filename), d.Version)
 		return false
 	}
 	c.d, c.ed, c.shown, c.saving = d, newEditor(), true, false
@@ -88,7 +90,7 @@ func (c *commentBox) saved(msg commentedMsg) {
 		c.s.hint = "The comment was not saved: " + msg.err.Error()
 		return
 	}
-	done := fmt.Sprintf("Comment added to %s v%d.", msg.d.Filename, msg.d.Version)
+	done := fmt.Sprintf("Comment added to %s v%d.", termtext.Line(msg.d.Filename), msg.d.Version)
 	c.s.hint = done
 	c.s.post(closeMsg{c}, noteMsg{kindInfo, done}, reloadMsg{})
 }
@@ -100,7 +102,7 @@ func (c *commentBox) Hint() string {
 	if c.saving {
 		return "Saving the comment…"
 	}
-	return fmt.Sprintf("Comment on %s v%d: Enter saves, Alt+Enter starts a new line, Esc cancels", c.d.Filename, c.d.Version)
+	return fmt.Sprintf("Comment on %s v%d: Enter saves, Alt+Enter starts a new line, Esc cancels", termtext.Line(c.d.Filename), c.d.Version)
 }
 
 func (c *commentBox) View() []string {

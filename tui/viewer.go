@@ -16,6 +16,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // maxViewLines is how many lines of a text the viewer shows.
@@ -100,7 +102,7 @@ func (v *viewer) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if i < 0 || i >= len(vs) {
 			if len(vs) > 0 {
-				v.s.hint = fmt.Sprintf("%s has versions %d to %d", v.d.Filename, vs[0].Version, vs[len(vs)-1].Version)
+				v.s.hint = fmt.Sprintf("%s has versions %d to %d", termtext.Line(v.d.Filename), vs[0].Version, vs[len(vs)-1].Version)
 			}
 			return nil
 		}
@@ -178,7 +180,7 @@ func (v *viewer) follow(msg attachmentsMsg, hold bool) tea.Cmd {
 	case newest && i < len(vs)-1 && !hold:
 		latest, was := vs[len(vs)-1], v.d.Version
 		v.s.post(chooseMsg{latest.ID})
-		v.s.hint = fmt.Sprintf("%s v%d is new: it replaced v%d here ([ shows v%d)", latest.Filename, latest.Version, was, was)
+		v.s.hint = fmt.Sprintf("%s v%d is new: it replaced v%d here ([ shows v%d)", termtext.Line(latest.Filename), latest.Version, was, was)
 		return v.open(latest)
 	}
 	return v.read(v.d)
@@ -199,16 +201,16 @@ func (v *viewer) render(th *theme, width int) []string {
 	d, vs := v.d, versions(v.atts, v.d.Filename)
 	var raw []string
 	prose := func(s string) { raw = append(raw, strings.Split(ansi.Wrap(s, width, ""), "\n")...) }
-	title := fmt.Sprintf("%s  v%d", d.Filename, d.Version)
+	title := fmt.Sprintf("%s  v%d", termtext.Line(d.Filename), d.Version)
 	if n := len(vs); n > 1 {
 		title += fmt.Sprintf(" (versions %d–%d: [ and ] switch)", vs[0].Version, vs[n-1].Version)
 	}
 	prose(th.panelTitle.Render(title))
 	facts := []string{}
 	if d.Kind != "" {
-		facts = append(facts, d.Kind)
+		facts = append(facts, termtext.Line(d.Kind))
 	}
-	facts = append(facts, d.MediaType, sizeText(d.Size))
+	facts = append(facts, termtext.Line(d.MediaType), sizeText(d.Size))
 	if d.Commentable {
 		facts = append(facts, "commentable (c)")
 	} else {
@@ -231,7 +233,7 @@ func (v *viewer) render(th *theme, width int) []string {
 	case len(d.Comments) > 0:
 		prose(th.panelTitle.Render(fmt.Sprintf("Comments (%d)", len(d.Comments))))
 		for _, c := range d.Comments {
-			who := c.Author
+			who := termtext.Line(c.Author)
 			if who == "" {
 				who = "someone"
 			}
@@ -284,7 +286,7 @@ func content(th *theme, d Descriptor, data []byte, img image.Image, width int) [
 	}
 	if !isText(d, data) {
 		head := data[:min(len(data), 256)]
-		lines := []string{fmt.Sprintf("binary data (%s), %s; its first %d bytes:", d.MediaType, sizeText(d.Size), len(head))}
+		lines := []string{fmt.Sprintf("binary data (%s), %s; its first %d bytes:", termtext.Line(d.MediaType), sizeText(d.Size), len(head))}
 		for _, l := range strings.Split(strings.TrimRight(hex.Dump(head), "\n"), "\n") {
 			lines = append(lines, ansi.Truncate(th.info.Render(l), width, "…"))
 		}
@@ -315,7 +317,7 @@ func content(th *theme, d Descriptor, data []byte, img image.Image, width int) [
 		out = hardwrap(plain, width)
 	}
 	if more > 0 {
-		out = append(out, th.fold.Render(fmt.Sprintf("… %s more lines (vis-agent sandbox attachment get %s writes it all)", thousands(more), d.Filename)))
+		out = append(out, th.fold.Render(fmt.Sprintf("… %s more lines (vis-agent sandbox attachment get %s writes it all)", thousands(more), termtext.Line(d.Filename))))
 	}
 	return out
 }

@@ -62,15 +62,7 @@ func OpenRegular(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return regularOnly(f, path)
 }
 
 // ReadRegular reads a regular file of at most max bytes (OpenRegular's
@@ -81,7 +73,13 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	return ReadMax(f, path, max)
+}
+
+// ReadMax reads r (the file path names) to its end when that is at most
+// max bytes; a longer one is ErrTooLarge, read no further than max+1.
+func ReadMax(r io.Reader, path string, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}

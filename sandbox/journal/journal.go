@@ -380,34 +380,42 @@ func (o *Output) Text() (string, int64) {
 
 // Text is the block as people read it: a header line (id, client, start,
 // duration, status), the code with python's prompts, the notes, the
-// output and how it ended. The code and output are the session's: a
-// terminal shows them through internal/termtext.
+// output and how it ended.
 func (e Entry) Text() string {
+	same := func(s string) string { return s }
+	return e.Render(same, same)
+}
+
+// Render is Text with every part but the output passed through text and
+// the output through output: all of it is the session's, and a terminal
+// shows it through internal/termtext (the code as text a person reviews,
+// the output as the block's output).
+func (e Entry) Render(text, output func(string) string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "── #%d %s · %s · %s · %s\n", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
-		durationText(e.DurationMS), e.Status)
+	b.WriteString(text(fmt.Sprintf("── #%d %s · %s · %s · %s", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
+		durationText(e.DurationMS), e.Status)) + "\n")
 	for i, line := range strings.Split(strings.TrimRight(e.Code, "\n"), "\n") {
 		prompt := "... "
 		if i == 0 {
 			prompt = ">>> "
 		}
-		b.WriteString(prompt + line + "\n")
+		b.WriteString(prompt + text(line) + "\n")
 	}
 	if e.Notice != "" {
-		b.WriteString(strings.TrimRight(e.Notice, "\n") + "\n")
+		b.WriteString(text(strings.TrimRight(e.Notice, "\n")) + "\n")
 	}
 	if e.RepairNote != "" {
-		b.WriteString(strings.TrimRight(e.RepairNote, "\n") + "\n")
+		b.WriteString(text(strings.TrimRight(e.RepairNote, "\n")) + "\n")
 	}
-	b.WriteString(e.Output)
+	b.WriteString(output(e.Output))
 	if e.Output != "" && !strings.HasSuffix(e.Output, "\n") {
 		b.WriteString("\n")
 	}
 	if e.Error != nil && e.Status != "ok" {
-		fmt.Fprintf(&b, "%s: %s\n", e.Error.Type, e.Error.Message)
+		b.WriteString(text(fmt.Sprintf("%s: %s", e.Error.Type, e.Error.Message)) + "\n")
 	}
 	for _, a := range e.Attachments {
-		fmt.Fprintf(&b, "attached %s (version %d, %s, id %s)\n", a.Filename, a.Version, sizeText(a.Size), a.ID)
+		b.WriteString(text(fmt.Sprintf("attached %s (version %d, %s, id %s)", a.Filename, a.Version, sizeText(a.Size), a.ID)) + "\n")
 	}
 	return b.String()
 }

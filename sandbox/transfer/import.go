@@ -23,20 +23,17 @@ type Target struct {
 	Limits      Limits
 }
 
-// Import restores the archive at archivePath as the session t names (its
-// Name "": the archive's), which must not exist: whole, or nothing is left
-// (see the package doc). It returns the manifest and the session's name and workspace.
-func Import(archivePath string, t Target) (Manifest, session.Meta, error) {
-	m, err := importArchive(archivePath, &t)
+// Import restores the archive f (named archivePath in messages; the
+// caller opened it, a regular file) as the session t names (its Name "":
+// the archive's), which must not exist: whole, or nothing is left (see the
+// package doc). It returns the manifest and the session's name and
+// workspace.
+func Import(f *os.File, archivePath string, t Target) (Manifest, session.Meta, error) {
+	m, err := importArchive(f, archivePath, &t)
 	return m, t.Meta, err
 }
 
-func importArchive(archivePath string, t *Target) (Manifest, error) {
-	f, err := os.Open(archivePath)
-	if err != nil {
-		return Manifest{}, fmt.Errorf("open the archive: %w", err)
-	}
-	defer f.Close()
+func importArchive(f *os.File, archivePath string, t *Target) (Manifest, error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return Manifest{}, fmt.Errorf("%s is not a regular file", archivePath)

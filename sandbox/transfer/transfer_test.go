@@ -59,8 +59,19 @@ func importBytes(t *testing.T, data []byte, sessions string) (session.Meta, erro
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, got, err := Import(p, Target{Sessions: sessions, Meta: session.Meta{Name: "new", Workspace: "/w"}, Attachments: filepath.Join(t.TempDir(), "att"), Limits: testLimits})
+	_, got, err := importFile(t, p, Target{Sessions: sessions, Meta: session.Meta{Name: "new", Workspace: "/w"}, Attachments: filepath.Join(t.TempDir(), "att"), Limits: testLimits})
 	return got, err
+}
+
+// importFile imports the archive at p.
+func importFile(t *testing.T, p string, target Target) (Manifest, session.Meta, error) {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Import(f, p, target)
 }
 
 func TestExportImport(t *testing.T) {
@@ -207,7 +218,7 @@ func TestImportRefuses(t *testing.T) {
 			if c.name == "a bad session name" {
 				meta.Name = ""
 			}
-			_, _, err := Import(p, Target{Sessions: sessions, Meta: meta, Attachments: filepath.Join(sessions, "att"), Limits: testLimits})
+			_, _, err := importFile(t, p, Target{Sessions: sessions, Meta: meta, Attachments: filepath.Join(sessions, "att"), Limits: testLimits})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Import = %v, want an error with %q", err, c.want)
 			}
