@@ -316,6 +316,31 @@ fig = plt.figure(); plt.plot([1, 2]); print("fig", type(fig).__name__, numpy.__v
 	}
 }
 
+// TestSandboxInstallRequirementsFile: install(requirements=...) installs
+// a project's requirements file, read in the block (the host receives
+// requirements only), with the files its -r lines name; an option in it is
+// refused naming its line.
+func TestSandboxInstallRequirementsFile(t *testing.T) {
+	t.Parallel()
+	index := installIndex(t)
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := installSandbox(t, py, "file://"+index)
+			testenv.WriteTree(t, sb.ws, map[string]string{
+				"requirements.txt":     "# the project's\n-r requirements/dev.txt\n",
+				"requirements/dev.txt": "vis-tiny  # and its dependency\n",
+				"bad.txt":              "vis-dep\n--index-url https://example.invalid/simple\n",
+			})
+			r := sb.block("rq", `print(install(requirements="requirements.txt"))
+import vis_tiny; print(vis_tiny.VALUE)`, 0)
+			contains(t, "install(requirements=)", r.stdout, "vis-tiny 1.0", "tiny dep")
+			r = sb.block("rq", `install(requirements="bad.txt")`, 1)
+			contains(t, "an option in the file", r.stderr, "bad.txt:2: --index-url is not taken by install()")
+		})
+	}
+}
+
 // TestSandboxInstallBehindACompanyCA: install() trusts the system's
 // certificate store, where a company that inspects TLS puts its authority
 // (an MCP client starts the server without SSL_CERT_FILE): uv's own roots

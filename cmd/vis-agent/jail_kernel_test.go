@@ -81,8 +81,8 @@ VICTIM_SOCK = %q
 // hook: without it, the attempt is not run (importing ctypes is no escape
 // in itself; what ctypes would do is the kernel's to refuse).
 type kernelAttack struct {
-	name, code, want    string
-	noNetwork bool
+	name, code, want string
+	noNetwork        bool
 }
 
 // rawSyscalls calls, through ctypes, the system calls that reach past the

@@ -97,3 +97,24 @@ class HintTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RequirementsFileTest(unittest.TestCase):
+    def test_lines_includes_hashes_and_refusals(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "requirements.txt"), "w") as f:
+            f.write("# the project's\nsix==1.17.0  # pinned\n-r dev/more.txt\n-c constraints.txt\n"
+                    "attrs>=24 \\\n    ; python_version >= '3.8'\nrich --hash=sha256:abc\n\n")
+        os.mkdir(os.path.join(d, "dev"))
+        with open(os.path.join(d, "dev", "more.txt"), "w") as f:
+            f.write("pytest\n")
+        self.assertEqual(packages.requirements_file(os.path.join(d, "requirements.txt")),
+                         ["six==1.17.0", "pytest", "attrs>=24      ; python_version >= '3.8'", "rich"])
+        with open(os.path.join(d, "bad.txt"), "w") as f:
+            f.write("six\n-e .\n")
+        with self.assertRaisesRegex(ValueError, r"bad.txt:2: -e is not taken by install\(\)"):
+            packages.requirements_file(os.path.join(d, "bad.txt"))
+        with open(os.path.join(d, "loop.txt"), "w") as f:
+            f.write("-r loop.txt\n")
+        with self.assertRaisesRegex(ValueError, "in a circle"):
+            packages.requirements_file(os.path.join(d, "loop.txt"))

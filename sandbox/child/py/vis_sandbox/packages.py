@@ -108,24 +108,30 @@ def base_pins():
     return sorted(pins.values())
 
 
-def install(*specs):
+def install(*specs, requirements=None):
     """Install packages into this session: install("pandas", "numpy>=2").
 
     Each argument is one requirement (a name, extras, version specifiers,
-    markers); paths, URLs and options are refused. The session's host runs
-    the pinned uv outside the jail, from the user's index, wheels only
+    markers); paths, URLs and options are refused. requirements= names a
+    requirements file (requirements.txt) whose requirement lines (and those
+    of the files its -r lines name) are installed too. The session's host
+    runs the pinned uv outside the jail, from the user's index, wheels only
     unless the user's config allows builds; the packages go into the
     session's own folder, after the environment's (which is never changed
     and whose versions are kept), and stay across restarts. Import them
     right away. Returns what was installed, and how long it took."""
     import importlib
 
-    if not specs:
-        raise TypeError('install() takes one or more requirements, such as install("pandas", "numpy>=2")')
     for s in specs:
         if not isinstance(s, str):
             raise TypeError(f"install() takes requirements as str, not {type(s).__name__}")
-    args = {"specs": list(specs), "base": base_pins()}
+    specs = list(specs)
+    if requirements is not None:
+        specs += requirements_file(requirements)
+    if not specs:
+        raise TypeError('install() takes one or more requirements, such as install("pandas", "numpy>=2"), '
+                        'or requirements="requirements.txt"')
+    args = {"specs": specs, "base": base_pins()}
     try:
         result, _ = call("install", args)
     except KeyboardInterrupt:
@@ -141,6 +147,57 @@ def install(*specs):
     if notes:
         dict.__setitem__(r, "pth_output", notes)
     return r
+
+
+# How deep -r lines nest, and how many requirements one file may bring.
+MAX_INCLUDES = 8
+MAX_FILE_SPECS = 500
+
+
+def requirements_file(path, _depth=0, _seen=None):
+    """The requirements of a pip requirements file, read here (in the
+    jail): its requirement lines, without comments, hashes and line
+    continuations, and those of the files its -r lines name (relative to
+    it). Other options (an index, -e, a path) are refused naming the line:
+    the index is the user's to choose, and the host installs requirements
+    only."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"requirements= names a file, not {type(path).__name__}")
+    path = os.fspath(path)
+    seen = set() if _seen is None else _seen
+    real = os.path.realpath(path)
+    if real in seen or _depth > MAX_INCLUDES:
+        raise ValueError(f"{path}: -r lines nest more than {MAX_INCLUDES} deep or in a circle")
+    seen.add(real)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    specs = []
+    logical, first = "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not logical:
+            first = number
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        line, logical = (logical + line), ""
+        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if not line:
+            continue
+        where = f"{path}:{first}"
+        option, _, rest = line.partition(" ")
+        if option in ("-r", "--requirement") or option.startswith("--requirement="):
+            name = rest.strip() or option.partition("=")[2]
+            specs += requirements_file(os.path.join(os.path.dirname(path), name), _depth + 1, seen)
+        elif option in ("-c", "--constraint") or option.startswith("--constraint="):
+            continue  # versions to keep if needed, not packages to install
+        elif line.startswith("-"):
+            raise ValueError(f"{where}: {option} is not taken by install(): requirements only "
+                             "(the index is the user's setting; a path or -e is not installed from the index)")
+        else:
+            specs.append(re.sub(r"\s--hash[=\s]\S+", "", line).strip())
+        if len(specs) > MAX_FILE_SPECS:
+            raise ValueError(f"{path}: more than {MAX_FILE_SPECS} requirements")
+    return specs
 
 
 class Installed(Record):

@@ -373,10 +373,12 @@ class Functions:
 
     # Packages.
 
-    def install(self, *specs):
-        """Install packages into this session: install("pandas", "numpy>=2").
+    def install(self, *specs, requirements=None):
+        """Install packages into this session: install("pandas", "numpy>=2"),
+        or a project's: install(requirements="requirements.txt").
 
-        Requirements only (a name, extras, versions, markers). The host runs
+        Requirements only (a name, extras, versions, markers; a file's
+        requirement lines, read in the block). The host runs
         the pinned uv outside the jail, from the user's index, wheels only
         unless the user's config allows builds, into the session's own
         folder, after the environment's packages (never changed); they stay
@@ -384,7 +386,7 @@ class Functions:
         how long it took."""
         from vis_sandbox import packages
 
-        return packages.install(*specs)
+        return packages.install(*specs, requirements=requirements)
 
     def reload(self, name):
         """Import a package (or module) of this session afresh after its
