@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -449,4 +450,55 @@ func (sb *sandbox) attachmentCount(name string) *int {
 		sb.t.Fatalf("status of %s: %v %+v", name, err, ev)
 	}
 	return ev.Status.Attachments
+}
+
+// TestSandboxPropose: in a workspace under git, propose() attaches the
+// block's change against HEAD (a changed file and a new one) as a
+// commentable patch, led by its message, that `attachment get` writes and
+// `git apply` takes in a clone at HEAD; with nothing changed it is None.
+func TestSandboxPropose(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			testenv.WriteTree(t, sb.ws, map[string]string{"greet.py": "print('hello')\n", "data.bin": "\x00\x01"})
+			gitIn := func(dir string, args ...string) string {
+				t.Helper()
+				cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			gitIn(sb.ws, "init", "-q")
+			gitIn(sb.ws, "add", ".")
+			gitIn(sb.ws, "commit", "-qm", "start")
+			r := sb.block("pr", `print(propose())
+open("greet.py", "w").write("print('hello, world')\n")
+open("new.txt", "w").write("a new file\n")
+p = propose("greet the world")
+print(p.filename, p.kind, p.commentable)`, 0)
+			contains(t, "propose()", r.stdout, "None\n", "proposal.patch patch True")
+			patch := filepath.Join(t.TempDir(), "proposal.patch")
+			sb.ok("attachment", "get", "--session", "pr", "proposal.patch", "-o", patch)
+			clone := filepath.Join(t.TempDir(), "clone")
+			gitIn(sb.ws, "clone", "-q", sb.ws, clone)
+			gitIn(clone, "apply", patch)
+			for name, want := range map[string]string{"greet.py": "print('hello, world')\n", "new.txt": "a new file\n"} {
+				if got, _ := os.ReadFile(filepath.Join(clone, name)); string(got) != want {
+					t.Errorf("%s after git apply: %q", name, got)
+				}
+			}
+			if text, _ := os.ReadFile(patch); !strings.HasPrefix(string(text), "# greet the world\n") {
+				t.Errorf("the patch does not start with its message:\n%s", text)
+			}
+		})
+	}
 }

@@ -17,6 +17,7 @@ var sessionFunctions = []string{
 	"list_attachments(), get_attachment(id_or_filename), read_attachment(id_or_filename), show_attachment(id_or_filename)",
 	"shell(cmd, timeout=300, wait=10) runs a command outside Python and returns its handle (status, exit, out, err) when it ends or after wait seconds, still running (handle.wait() waits on)",
 	"cat(path), grep(pattern, path), patch(path, old, new)",
+	"propose(message) attaches your change to the workspace against git's HEAD as proposal.patch for the user to review and apply (the workspace's .git is read-only: leave commits to the user)",
 	"install(\"pandas\", \"numpy>=2\") adds packages, kept across restarts (the install tool does the same)",
 	"reload(\"pkg\") imports a package afresh after you edited its files (a block's output says when an imported module changed on disk)",
 	"apropos(pattern), doc(name_or_obj)",

@@ -371,6 +371,44 @@ class Functions:
             raise ValueError(refused)
         return Diff(result)
 
+    def propose(self, message=""):
+        """Attach the workspace's change against git's HEAD (tracked files
+        changed and new files not ignored) as a commentable patch
+        (proposal.patch, kind "patch") for the user to review and apply:
+        `vis-agent sandbox attachment get proposal.patch`, then
+        `git apply proposal.patch`. The workspace's .git is read-only in
+        the jail: commits are the user's. Returns the attachment, or None
+        when nothing changed."""
+        if not isinstance(message, str):
+            raise TypeError(f"message must be a str, not {type(message).__name__}")
+        out = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"propose-{os.getpid()}-{os.urandom(4).hex()}.patch")
+        import shlex
+
+        q = shlex.quote(out)
+        # Read-only git: no index refresh, no lock (.git cannot be written).
+        script = (f"export GIT_OPTIONAL_LOCKS=0; git rev-parse --verify -q HEAD >/dev/null || {{ echo 'no commit to compare with' >&2; exit 3; }}; "
+                  f"git diff --binary HEAD -- . > {q} || exit 4; "
+                  f"git ls-files --others --exclude-standard -z -- . | while IFS= read -r -d '' f; do "
+                  f"git diff --binary --no-index -- /dev/null \"$f\" >> {q}; [ $? -le 1 ] || exit 5; done")
+        try:
+            h = self.shell("bash -c " + shlex.quote(script), timeout=300, wait=0).wait()
+            if h["status"] != "exited" or h["exit"] != 0:
+                why = (h["err"] or "").strip().splitlines()
+                raise RuntimeError(f"propose: git could not make the diff ({why[-1] if why else h['status']}): "
+                                   "the workspace must be a git repository with a commit, and git installed")
+            with open(out, "rb") as f:
+                diff = f.read()
+        finally:
+            try:
+                os.remove(out)
+            except OSError:
+                pass
+        if not diff.strip():
+            return None
+        head = "".join(f"# {line}\n" for line in message.splitlines()) if message else ""
+        return self.attach(head.encode() + diff, filename="proposal.patch", kind="patch",
+                           media_type="text/x-diff", commentable=True)
+
     # Packages.
 
     def install(self, *specs, requirements=None):
@@ -467,7 +505,7 @@ class Functions:
 
 
 NAMES = ("attach", "list_attachments", "get_attachment", "read_attachment", "show_attachment",
-         "shell", "cat", "grep", "patch", "install", "reload", "apropos", "doc", "read_session")
+         "shell", "cat", "grep", "patch", "propose", "install", "reload", "apropos", "doc", "read_session")
 
 
 def textwrap_indent(text):
