@@ -22,9 +22,18 @@ import (
 // installIndex writes a simple index of small wheels: vis-tiny 1.0 (a
 // module, a .pth path line, a console script) needing vis-dep, and
 // vis-dep 1.0; it returns the index folder.
-func installIndex(t *testing.T) string {
+func installIndex(t *testing.T, more ...string) string {
 	t.Helper()
 	wheels := t.TempDir()
+	for _, w := range more {
+		data, err := os.ReadFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(wheels, filepath.Base(w)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	testwheel.Build(t, wheels, testwheel.Spec{Name: "vis-tiny", Version: "1.0", Requires: []string{"vis-dep>=1"},
 		Files: map[string]string{
 			"vis_tiny/__init__.py":               "import vis_dep\nVALUE = 'tiny ' + vis_dep.VALUE\n",
@@ -337,6 +346,43 @@ import vis_tiny; print(vis_tiny.VALUE)`, 0)
 			contains(t, "install(requirements=)", r.stdout, "vis-tiny 1.0", "tiny dep")
 			r = sb.block("rq", `install(requirements="bad.txt")`, 1)
 			contains(t, "an option in the file", r.stderr, "bad.txt:2: --index-url is not taken by install()")
+		})
+	}
+}
+
+// TestSandboxInstallProject: install(project=".", extras=[...]) installs
+// what the workspace's pyproject.toml declares, read in the block, the
+// extras that name the project itself followed; on a CPython without
+// tomllib it names tomli, which install() then brings.
+func TestSandboxInstallProject(t *testing.T) {
+	t.Parallel()
+	tomli, _ := filepath.Glob(filepath.Join(testwheel.Wheelhouse(t), "tomli-*.whl"))
+	if len(tomli) == 0 {
+		t.Fatal("no tomli wheel in the wheelhouse: run make test-wheels")
+	}
+	index := installIndex(t, tomli...)
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := installSandbox(t, py, "file://"+index)
+			testenv.WriteTree(t, sb.ws, map[string]string{"pyproject.toml": `[project]
+name = "my-proj"
+version = "1"
+dependencies = ["vis-dep>=1"]
+[project.optional-dependencies]
+tests = ["my_proj[more]"]
+more = ["vis-tiny"]
+`})
+			if py.Version.Minor < 11 {
+				r := sb.block("pj", `install(project=".", extras=["tests"])`, 1)
+				contains(t, "without tomllib", r.stderr, `install("tomli") first`)
+				sb.block("pj", `install("tomli")`, 0)
+			}
+			r := sb.block("pj", `print(install(project=".", extras=["tests"]))
+import vis_tiny; print(vis_tiny.VALUE)`, 0)
+			contains(t, "install(project=)", r.stdout, "vis-dep 1.0", "vis-tiny 1.0", "tiny dep")
+			r = sb.block("pj", `install(project=".", extras=["docs"])`, 1)
+			contains(t, "an unknown extra", r.stderr, "no optional dependencies or dependency group 'docs' (it has: more, tests)")
 		})
 	}
 }

@@ -24,8 +24,9 @@ aarch64 | arm64) arch=aarch64 ;;
 esac
 
 # The scientific stack, for the oldest and newest CPython only (about 100
-# MB): the data-science tests run there.
-science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0"
+# MB): the data-science tests run there; and tomli, which reads a
+# project's pyproject.toml where tomllib is missing (3.10).
+science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1"
 
 # 3.10 and 3.13 always (the oldest and newest the tests run on), then the
 # other 3.1x whose shared library is on this machine.

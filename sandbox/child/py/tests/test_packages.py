@@ -118,3 +118,37 @@ class RequirementsFileTest(unittest.TestCase):
             f.write("-r loop.txt\n")
         with self.assertRaisesRegex(ValueError, "in a circle"):
             packages.requirements_file(os.path.join(d, "loop.txt"))
+
+
+class ProjectRequirementsTest(unittest.TestCase):
+    def project(self, text):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "pyproject.toml"), "w") as f:
+            f.write(text)
+        return d
+
+    def test_dependencies_extras_groups_and_the_project_itself(self):
+        try:
+            import tomllib  # noqa: F401
+        except ImportError:
+            with self.assertRaisesRegex(ImportError, 'install\\("tomli"\\) first'):
+                packages.project_requirements(self.project("[project]\nname = 'x'\n"))
+            return
+        d = self.project("""[project]
+name = "My_Proj"
+dependencies = ["six>=1", "attrs"]
+[project.optional-dependencies]
+tests = ["pytest", "my-proj[cov]"]
+cov = ["coverage"]
+[dependency-groups]
+lint = ["ruff", {include-group = "types"}]
+types = ["mypy"]
+""")
+        self.assertEqual(packages.project_requirements(d, ["tests", "lint"]),
+                         ["six>=1", "attrs", "pytest", "coverage", "ruff", "mypy"])
+        self.assertEqual(packages.project_requirements(os.path.join(d, "pyproject.toml")), ["six>=1", "attrs"])
+        with self.assertRaisesRegex(ValueError, r"no optional dependencies or dependency group 'docs' \(it has: cov, lint, tests, types\)"):
+            packages.project_requirements(d, "docs")
+        dynamic = self.project("[project]\nname = 'x'\ndynamic = ['dependencies']\n")
+        with self.assertRaisesRegex(ValueError, "dynamic"):
+            packages.project_requirements(dynamic)

@@ -108,13 +108,18 @@ def base_pins():
     return sorted(pins.values())
 
 
-def install(*specs, requirements=None):
+def install(*specs, requirements=None, project=None, extras=()):
     """Install packages into this session: install("pandas", "numpy>=2").
 
     Each argument is one requirement (a name, extras, version specifiers,
     markers); paths, URLs and options are refused. requirements= names a
     requirements file (requirements.txt) whose requirement lines (and those
-    of the files its -r lines name) are installed too. The session's host
+    of the files its -r lines name) are installed too; project= a project
+    folder (or its pyproject.toml) whose [project] dependencies are, with
+    those of extras= (optional dependencies or dependency groups). The
+    files are read here, in the jail; the host gets requirements only.
+    The project itself is not installed (import it from the workspace).
+    The session's host
     runs the pinned uv outside the jail, from the user's index, wheels only
     unless the user's config allows builds; the packages go into the
     session's own folder, after the environment's (which is never changed
@@ -128,6 +133,10 @@ def install(*specs, requirements=None):
     specs = list(specs)
     if requirements is not None:
         specs += requirements_file(requirements)
+    if project is not None:
+        specs += project_requirements(project, extras)
+    elif extras:
+        raise TypeError('extras= goes with project=, as in install(project=".", extras=["tests"])')
     if not specs:
         raise TypeError('install() takes one or more requirements, such as install("pandas", "numpy>=2"), '
                         'or requirements="requirements.txt"')
@@ -198,6 +207,88 @@ def requirements_file(path, _depth=0, _seen=None):
         if len(specs) > MAX_FILE_SPECS:
             raise ValueError(f"{path}: more than {MAX_FILE_SPECS} requirements")
     return specs
+
+
+# How deep a project's extras may name its own other extras.
+MAX_EXTRA_DEPTH = 10
+
+
+def _toml_loads():
+    try:
+        import tomllib
+    except ImportError:
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise ImportError("install(project=...) reads pyproject.toml with tomllib (CPython 3.11+) or tomli: "
+                              'install("tomli") first') from None
+    return tomllib.loads
+
+
+def project_requirements(path, extras=()):
+    """The requirements a project declares in its pyproject.toml (path: its
+    folder or the file): [project] dependencies, and for each of extras its
+    optional dependencies or dependency group (PEP 735), an extra that
+    names the project itself followed; never the project itself."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"project= names a folder or its pyproject.toml, not {type(path).__name__}")
+    if isinstance(extras, str):
+        extras = [extras]
+    path = os.fspath(path)
+    file = path if os.path.basename(path) == "pyproject.toml" else os.path.join(path, "pyproject.toml")
+    with open(file, "rb") as f:
+        data = f.read((1 << 20) + 1)
+    if len(data) > 1 << 20:
+        raise ValueError(f"{file}: over 1 MiB, not read")
+    doc = _toml_loads()(data.decode("utf-8"))
+    proj = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+    if "dependencies" in (proj.get("dynamic") or []):
+        raise ValueError(f"{file}: the project's dependencies are dynamic (its build backend computes them): "
+                         "name them in install(...)")
+    own = _normal(str(proj.get("name") or ""))
+    optional = {_normal(k): v for k, v in (proj.get("optional-dependencies") or {}).items()}
+    groups = {_normal(k): v for k, v in (doc.get("dependency-groups") or {}).items()}
+    specs, done = [], set()
+
+    def take(reqs, depth):
+        for req in reqs if isinstance(reqs, list) else []:
+            if isinstance(req, dict) and isinstance(req.get("include-group"), str):
+                extra(req["include-group"], depth + 1)
+            elif isinstance(req, str):
+                m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", req)
+                if m and own and _normal(m.group(1)) == own:
+                    for e in (m.group(2) or "").split(","):
+                        if e.strip():
+                            extra(e.strip(), depth + 1)
+                else:
+                    specs.append(req)
+
+    def extra(name, depth):
+        key = _normal(name)
+        if key in done:
+            return
+        if depth > MAX_EXTRA_DEPTH:
+            raise ValueError(f"{file}: extras name each other more than {MAX_EXTRA_DEPTH} deep")
+        done.add(key)
+        if key in optional:
+            take(optional[key], depth)
+        elif key in groups:
+            take(groups[key], depth)
+        else:
+            known = sorted(set(optional) | set(groups))
+            raise ValueError(f"{file}: no optional dependencies or dependency group {name!r}"
+                             + (f" (it has: {', '.join(known)})" if known else ""))
+
+    take(proj.get("dependencies") or [], 0)
+    for e in extras:
+        if not isinstance(e, str):
+            raise TypeError(f"extras are names (str), not {type(e).__name__}")
+        extra(e, 0)
+    return specs
+
+
+def _normal(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class Installed(Record):

@@ -411,9 +411,10 @@ class Functions:
 
     # Packages.
 
-    def install(self, *specs, requirements=None):
+    def install(self, *specs, requirements=None, project=None, extras=()):
         """Install packages into this session: install("pandas", "numpy>=2"),
-        or a project's: install(requirements="requirements.txt").
+        or a project's: install(requirements="requirements.txt"),
+        install(project=".", extras=["tests"]).
 
         Requirements only (a name, extras, versions, markers; a file's
         requirement lines, read in the block). The host runs
@@ -424,7 +425,7 @@ class Functions:
         how long it took."""
         from vis_sandbox import packages
 
-        return packages.install(*specs, requirements=requirements)
+        return packages.install(*specs, requirements=requirements, project=project, extras=extras)
 
     def reload(self, name):
         """Import a package (or module) of this session afresh after its
