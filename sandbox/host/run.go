@@ -225,7 +225,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		// it changed are checked.
 		stopTimers()
 		processHint(&res)
+		gitNoted := takeGitNotes(&res)
 		h.checkBlock(c, &res, started, out)
+		h.noteGit(c, &res, started, gitNoted, out)
 		return res
 	}
 }
