@@ -208,7 +208,7 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	if err == nil && m.halts != halts {
 		// Halted while it started: its mounts may be older than the
 		// change that halted the others.
-		s.kill()
+		waitGone(s.kill())
 		s.cmd.Wait()
 		if s.proxyListener != nil {
 			s.proxyListener.Close()
@@ -752,40 +752,65 @@ func (m *Shells) Halt() {
 		}
 	}
 	m.mu.Unlock()
-	for _, s := range running {
-		s.killGroup()
-	}
 	var trees []int
 	for _, s := range running {
 		trees = append(trees, s.kill()...)
 	}
-	// Processes that are not the host's children die a moment after
-	// their signal: Halt returns once they have (or after stopGrace).
-	for deadline := time.Now().Add(stopGrace); anyRunning(trees) && time.Now().Before(deadline); {
+	waitGone(trees)
+}
+
+// waitGone waits until none of pids runs, at most stopGrace: processes
+// that are not the host's children die a moment after their signal.
+func waitGone(pids []int) {
+	for deadline := time.Now().Add(stopGrace); anyRunning(pids) && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// killGroup kills the command's process group, as stopped: bubblewrap's,
-// which holds the first process of its pid namespace, whose end ends
-// every process in it.
-func (s *shell) killGroup() {
+// kill ends the command's processes at once, as stopped, and returns
+// them. They are found before any is signalled: bubblewrap's first
+// process in its pid namespace has a session of its own, and once
+// bubblewrap is gone it is no longer found under it (it ends a moment
+// later, by --die-with-parent, and the namespace with it).
+func (s *shell) kill() []int {
 	s.mu.Lock()
 	if s.reason == "" && s.exit == nil {
 		s.reason = StatusStopped
 	}
 	s.mu.Unlock()
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-}
-
-// kill ends the command's processes at once, as stopped, and returns
-// them.
-func (s *shell) kill() []int {
-	s.killGroup()
 	pid := s.cmd.Process.Pid
-	tree := descendants(pid)
+	tree := childTree(pid)
 	signal(pid, tree, true, syscall.SIGKILL)
 	return append(tree, pid)
+}
+
+// childTree lists the processes under pid from the kernel's lists of
+// each task's children (a few small reads), all of /proc where the
+// kernel keeps none.
+func childTree(pid int) []int {
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			data, cerr := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
+			if errors.Is(cerr, os.ErrNotExist) && p == pid {
+				return descendants(pid)
+			}
+			for _, f := range strings.Fields(string(data)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
+		}
+		if err != nil && p == pid {
+			return descendants(pid)
+		}
+	}
+	return out
 }
 
 // stop ends the command and waits until it has.
