@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +54,9 @@ type gitState struct {
 	// starts); changes counts what it saw. Both under Host.mu.
 	watch   *gitWatch
 	changes int
+	// told are the changes the next block's restart notice tells, until
+	// a block runs (Host.mu).
+	told []gitEvent
 	// seen are the times (ctime) of the files under the .git folders of
 	// the workspace at the last look after a block (gitnotice.go), under
 	// the turn.
@@ -241,6 +245,10 @@ func (h *Host) gitChanged(path, what string) {
 	seen := time.Now()
 	h.mu.Lock()
 	h.git.changes++
+	// A name that appears before the notice of an earlier one was shown
+	// (the child started for it has run no block) is told with it.
+	h.git.told = append(h.git.told, gitEvent{path, what})
+	told := slices.Clone(h.git.told)
 	c, sb := h.child, h.warm
 	h.warm = nil
 	h.mu.Unlock()
@@ -267,13 +275,31 @@ func (h *Host) gitChanged(path, what string) {
 		waitEnd(sb.c, unwindGrace)
 		sb.mu.Unlock()
 	}
-	c.retired = what + " while the session ran: git's files at the top of a root are kept read-only to the session, so its Python process was replaced (restored from the snapshot) and its running shell() commands were stopped"
-	if s := gitSuspects(path); s != "" {
-		c.retired += "; before you run git there, look at " + s
+	whats, suspects := make([]string, 0, len(told)), []string{}
+	for _, e := range told {
+		whats = append(whats, e.what)
+		if s := gitSuspects(e.path); s != "" {
+			suspects = append(suspects, s)
+		}
+	}
+	c.retired = strings.Join(whats, " and ") + " while the session ran: git's files at the top of a root are kept read-only to the session, so its Python process was replaced (restored from the snapshot) and its running shell() commands were stopped"
+	if len(suspects) > 0 {
+		c.retired += "; before you run git there, look at " + strings.Join(suspects, ", ")
 	}
 	fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %s (its processes were killed %s after the host saw it)\n", c.retired, killed.Round(time.Microsecond))
 	go h.restartAfterGit()
 }
+
+// shown forgets the changes told so far: a block ran, after the notice
+// that tells them.
+func (g *gitState) shown(mu *sync.Mutex) {
+	mu.Lock()
+	g.told = nil
+	mu.Unlock()
+}
+
+// gitEvent is a change the watch saw: its path, and a sentence naming it.
+type gitEvent struct{ path, what string }
 
 // waitEnd waits, at most d, until c (nil: none) has ended.
 func waitEnd(c *proc, d time.Duration) {
