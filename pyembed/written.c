@@ -233,7 +233,7 @@ static void *written_take_read(void *self, void *unused) {
 
 static vis_methoddef written_methods[] = {
 	{"take", (void *)written_take, VIS_METH_NOARGS,
-	 "take() -> (paths, more): the checked files opened for writing or renamed onto since the last take()."},
+	 "take() -> (paths, more): the checked files opened for writing or renamed onto, and the paths in a .git written or linked to, since the last take()."},
 	{"take_read", (void *)written_take_read, VIS_METH_NOARGS,
 	 "take_read() -> paths: the Python files opened for reading since the last take_read() (at most 32)."},
 	{NULL, NULL, 0, NULL},

@@ -501,7 +501,8 @@ class Driver:
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         flush_outputs()
-        # The checked files written, for the host to check.
+        # The checked files written, for the host to check (and paths in a
+        # .git, after which it looks there).
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more
