@@ -210,28 +210,23 @@ func (w *gitWatch) dirOf(wd int) string {
 	return ""
 }
 
-// watchRoots watches the top of each writable root of a child started
-// under policy (none without the jail), before the child computes its
-// shield: a git name made after that is seen. The caller holds the turn.
+// watchRoots watches the top of each writable root of a child (or
+// standby) started under policy (none without the jail), before it
+// computes its shield: a git name made after that is seen.
 func (h *Host) watchRoots(policy protocol.Policy) error {
 	var dirs []string
 	if policy.Jail {
 		dirs = h.access(policy).Shield.Writable
 	}
 	h.mu.Lock()
+	var err error
+	if h.git.watch == nil && len(dirs) > 0 {
+		h.git.watch, err = newGitWatch(h.gitChanged)
+	}
 	w := h.git.watch
 	h.mu.Unlock()
-	if w == nil && len(dirs) == 0 {
-		return nil
-	}
-	if w == nil {
-		var err error
-		if w, err = newGitWatch(h.gitChanged); err != nil {
-			return err
-		}
-		h.mu.Lock()
-		h.git.watch = w
-		h.mu.Unlock()
+	if w == nil || err != nil {
+		return err
 	}
 	return w.watch(dirs)
 }
