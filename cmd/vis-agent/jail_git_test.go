@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
 )
 
 // Issue 31's second hole: a .git the user makes while a session lives
@@ -225,5 +227,27 @@ os.link("sub/.git/description", "description-link")`)
 		if r := sb.block("own", `print(shell("true", wait=60).exit)`, 0); strings.Contains(r.stdout+r.stderr, "[.git]") {
 			t.Errorf("a notice for nothing:\n%s%s", r.stdout, r.stderr)
 		}
+	})
+}
+
+// TestSandboxJailGitWithAStandby: a standby Python process, started (and
+// its shield computed) before the user's git init, is ended with the
+// child, never swapped in: the restart after it finds .git read-only.
+func TestSandboxJailGitWithAStandby(t *testing.T) {
+	t.Parallel()
+	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
+		sb := hookSandbox(t, py, hook)
+		sb.block("w", "print(1)", 0)
+		pkg := filepath.Join(sb.folder("w"), "packages", py.Version.Short(), "vistp")
+		testenv.WriteTree(t, pkg, map[string]string{"__init__.py": "class Thing:\n    pass\n"})
+		sb.block("w", "import vistp\nthing = vistp.Thing()", 0)
+		warm := sb.standby("w")
+		gitInit(t, sb.ws)
+		gone(t, "the standby", warm)
+		sb.ok("restart", "--session", "w")
+		if child := sb.record(sb.folder("w")).ChildPID; child == warm {
+			t.Errorf("the standby started before git init became the child")
+		}
+		checkGitAttack(t, sb, "w", sb.ws)
 	})
 }
