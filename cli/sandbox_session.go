@@ -276,7 +276,7 @@ Python first, with the notice.`,
 	jf.add(cmd)
 	cmd.Flags().StringVarP(&code, "code", "c", "", "the block to run")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "interrupt the block after DUR (e.g. 30s, 2m; default 300s)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments, checks")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: session, workspace, stdout, error, repaired, repair_note, restarted, notice, timed_out, duration_ms, attachments, checks, git")
 	cmd.Flags().BoolVar(&echo, "echo", false, "show the repr of a trailing expression even when sandbox.echo = false")
 	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a trailing expression")
 	cmd.Flags().BoolVar(&raw, "raw", false, "on a terminal, pass the block's escape sequences through (by default only colours are; others are shown escaped)")

@@ -115,7 +115,14 @@ static void note_in(void *path, int (*keep)(const char *), char **list, int *n, 
 	list[(*n)++] = copy;
 }
 
-static void note(void *path) { note_in(path, checked, noted, &n_noted, MAX_NOTED, &more); }
+// in_git: a path through a folder named .git, a repository's hooks and
+// settings, which git runs as the user: the host looks there after the
+// block and names what changed (sandbox/host's gitnotice.go).
+static int in_git(const char *path) { return strncmp(path, ".git/", 5) == 0 || strstr(path, "/.git/") != NULL; }
+
+static int written(const char *path) { return checked(path) || in_git(path); }
+
+static void note(void *path) { note_in(path, written, noted, &n_noted, MAX_NOTED, &more); }
 
 static void note_read(void *path) {
 	int dropped = 0;
@@ -123,9 +130,10 @@ static void note_read(void *path) {
 }
 
 // hook notes "open" for writing (path, mode, flags; mode None for os.open),
-// and for reading, and the destination of "os.rename" (os.rename, os.replace: src, dst,
-// src_dir_fd, dst_dir_fd) when it is not relative to a descriptor. Other
-// events cost a comparison; it never refuses one.
+// and for reading, the destination of "os.rename" (os.rename, os.replace: src, dst,
+// src_dir_fd, dst_dir_fd) when it is not relative to a descriptor, and
+// what "os.link" and "os.symlink" (src, dst, …) make a second way to
+// inside a .git. Other events cost a comparison; it never refuses one.
 static int hook(const char *event, void *args, void *data) {
 	(void)data;
 	if (event[0] != 'o') {
@@ -154,6 +162,8 @@ static int hook(const char *event, void *args, void *data) {
 			note(arg(args, 1));
 		}
 		p_PyErr_Clear();
+	} else if (strcmp(event, "os.link") == 0 || strcmp(event, "os.symlink") == 0) {
+		note_in(arg(args, 0), in_git, noted, &n_noted, MAX_NOTED, &more);
 	}
 	return 0;
 }
@@ -223,7 +233,7 @@ static void *written_take_read(void *self, void *unused) {
 
 static vis_methoddef written_methods[] = {
 	{"take", (void *)written_take, VIS_METH_NOARGS,
-	 "take() -> (paths, more): the checked files opened for writing or renamed onto since the last take()."},
+	 "take() -> (paths, more): the checked files opened for writing or renamed onto, and the paths in a .git written or linked to, since the last take()."},
 	{"take_read", (void *)written_take_read, VIS_METH_NOARGS,
 	 "take_read() -> paths: the Python files opened for reading since the last take_read() (at most 32)."},
 	{NULL, NULL, 0, NULL},

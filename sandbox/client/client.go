@@ -371,6 +371,10 @@ type Report struct {
 	// Checks are the files the block left not parsing (the lines its
 	// output ends with).
 	Checks []protocol.FileCheck `json:"checks,omitempty"`
+	// Git are the files under a .git of the workspace, not kept read-only
+	// by the jail, that changed while the block ran (a line its output
+	// ends with names them).
+	Git []string `json:"git,omitempty"`
 }
 
 // ReportError is a Report's error: where and why, without the traceback.
@@ -387,7 +391,7 @@ type ReportError struct {
 func (s *Session) Report(stdout string, res protocol.Result) Report {
 	r := Report{Session: s.Meta.Name, Workspace: s.Meta.Workspace, Stdout: stdout, Repaired: res.Repaired,
 		RepairNote: res.RepairNote, Restarted: res.Restarted, Notice: res.Notice, TimedOut: res.TimedOut, DurationMS: res.DurationMS,
-		Attachments: res.Attachments, Checks: res.Checks}
+		Attachments: res.Attachments, Checks: res.Checks, Git: res.Git}
 	if r.Attachments == nil {
 		r.Attachments = []protocol.Attached{}
 	}

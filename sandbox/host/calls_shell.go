@@ -134,7 +134,7 @@ func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
 		if wait > 0 {
 			st, err = waitShell(ctx, m, st.ID, wait)
 		}
-		return reply{result: st}, toolError(err)
+		return reply{result: gitHint(st)}, toolError(err)
 	}
 	id := func(args json.RawMessage) (string, error) {
 		var in struct {
@@ -149,7 +149,7 @@ func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
 			return reply{}, err
 		}
 		st, err := h.shellsFor(policy).State(sid)
-		return reply{result: st}, toolError(err)
+		return reply{result: gitHint(st)}, toolError(err)
 	}
 	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		sid, err := id(args)
@@ -157,7 +157,7 @@ func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
 			return reply{}, err
 		}
 		st, err := h.shellsFor(policy).Stop(sid)
-		return reply{result: st}, toolError(err)
+		return reply{result: gitHint(st)}, toolError(err)
 	}
 	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {
@@ -172,7 +172,7 @@ func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
 			return reply{}, err
 		}
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
-		return reply{result: st}, toolError(err)
+		return reply{result: gitHint(st)}, toolError(err)
 	}
 	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (reply, error) {
 		var in struct {

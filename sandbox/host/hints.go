@@ -1,10 +1,13 @@
 package host
 
 import (
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // magicHint is one line for a block line written for a shell or IPython
@@ -59,4 +62,29 @@ func refusalHint(res *protocol.Result) {
 			return
 		}
 	}
+}
+
+// gitReadOnly is the hint of a shell() command that failed on the .git
+// the jail keeps read-only.
+const gitReadOnly = "the workspace's .git is read-only in the jail: leave commits to the user; propose() attaches your change as a patch"
+
+// gitCommand finds git run by a command line.
+var gitCommand = regexp.MustCompile(`(^|[\s;&|(])git(\s|$)`)
+
+// gitHint adds gitReadOnly to the state of a command that ended with an
+// error where a .git was read-only to it, when it ran git or its errors
+// name a read-only file in a .git (git add's index.lock; git stash
+// fails with no message at all).
+func gitHint(st tools.ShellState) tools.ShellState {
+	if st.Exit == nil || *st.Exit == 0 || st.Kernel == nil {
+		return st
+	}
+	for _, p := range st.Kernel.ReadOnly {
+		if filepath.Base(p) == ".git" && (gitCommand.MatchString(st.Command) ||
+			strings.Contains(st.Err, ".git") && strings.Contains(st.Err, "Read-only file system")) {
+			st.Hint = gitReadOnly
+			break
+		}
+	}
+	return st
 }

@@ -147,6 +147,9 @@ type Host struct {
 	warm      *standby
 	preload   []string
 	warmTimer *time.Timer
+	// git is what the host knows of the session's .git folders
+	// (gitwatch.go, gitnotice.go).
+	git gitState
 }
 
 // serve listens on the session's socket, reports readiness with ready (nil
@@ -216,6 +219,7 @@ func serve(cfg Config, ready func(error)) error {
 				h.journal.close()
 				h.closeShells()
 				h.closeProxies()
+				h.git.close(&h.mu)
 				// No record write is cut in half by the exit; later
 				// ones wait for it.
 				h.recordMu.Lock()
@@ -475,12 +479,44 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 	reason, policy, opts := h.reason, h.policy, h.next
 	h.mu.Unlock()
+	for {
+		// The roots are watched before the child computes its shield, and
+		// a child that started while a git name appeared is replaced
+		// (gitwatch.go).
+		if err := h.watchRoots(policy); err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		changes := h.git.changes
+		h.mu.Unlock()
+		c, err := h.startFor(policy, reason, opts)
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		if h.git.changes == changes {
+			h.child, h.reason, h.next = c, "", startOptions{}
+			h.fresh, h.freshReady = c, time.Now()
+			h.mu.Unlock()
+			// Not in the way of the block waiting for this child: the
+			// record is written after the block too, and each write reads
+			// the latest state.
+			go h.writeRecord()
+			return c, nil
+		}
+		h.mu.Unlock()
+		c.end()
+	}
+}
+
+// startFor starts a child under policy: the standby, else a new one.
+func (h *Host) startFor(policy protocol.Policy, reason string, opts startOptions) (*proc, error) {
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
 	np, err := h.proxyFor(policy)
 	if err != nil {
 		return nil, err
 	}
-	c, err = h.wakeStandby(policy, reason, opts)
+	c, err := h.wakeStandby(policy, reason, opts)
 	if c == nil && err == nil {
 		c, err = startChild(h.cfg, policy, reason, opts, calls, np)
 	}
@@ -491,17 +527,7 @@ func (h *Host) ensureChild() (*proc, error) {
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
 		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
 	}
-	if err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	h.child, h.reason, h.next = c, "", startOptions{}
-	h.fresh, h.freshReady = c, time.Now()
-	h.mu.Unlock()
-	// Not in the way of the block waiting for this child: the record is
-	// written after the block too, and each write reads the latest state.
-	go h.writeRecord()
-	return c, nil
+	return c, err
 }
 
 // usePolicy makes p the policy of the next block: a child started with

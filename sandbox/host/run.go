@@ -116,6 +116,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.
 	out.Send(protocol.Event{Ev: protocol.EvStarted})
+	h.git.shown(&h.mu)
 	c.setSink(out)
 	defer func() {
 		// The block's host calls end with it.
@@ -233,7 +234,9 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		stopTimers()
 		processHint(&res)
 		refusalHint(&res)
+		gitNoted := takeGitNotes(&res)
 		h.checkBlock(c, &res, started, out)
+		h.noteGit(c, &res, started, gitNoted, out)
 		return res
 	}
 }

@@ -118,7 +118,14 @@ func (h *Host) makeStandby() {
 	h.warm = sb
 	h.mu.Unlock()
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, sb.policy) }
-	np, err := h.proxyFor(sb.policy)
+	// Its shield is computed when it starts, which may be long before it
+	// serves: the roots as they are then are watched first (a home
+	// folder's new folder is one).
+	err := h.watchRoots(sb.policy)
+	var np *netProxy
+	if err == nil {
+		np, err = h.proxyFor(sb.policy)
+	}
 	var s *spawned
 	if err == nil {
 		s, err = spawnChild(h.cfg, sb.policy)

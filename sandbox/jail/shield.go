@@ -23,10 +23,10 @@ type Shield struct {
 	Writable []string `json:",omitempty"`
 	// ReadOnly are kept read-only, whatever root holds them: vis-agent's
 	// own folders ($VIS_HOME: the settings, the shared packages, the run
-	// plans, the sessions), the .git (folder or file) at the top of
-	// each writable root, whose hooks and settings git runs at the user's
-	// next commit, and the user's home folder when a writable root holds
-	// it (see homeFolders).
+	// plans, the sessions), the .git (folder or file) and .gitmodules at
+	// the top of each writable root, whose hooks and settings git runs at
+	// the user's next commit (see gitNames), and the user's home folder
+	// when a writable root holds it (see homeFolders).
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
 	// (vis-agent's sandbox folder: every session's key, socket and
@@ -125,7 +125,6 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
 			}
 		}
-		addGit(root, add)
 	}
 	for _, h := range homeFolders() {
 		if !s.holds(h) {
@@ -137,16 +136,14 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 		// ~/.config): the whole top level is read-only, new names too,
 		// and its folders but the dot-folders are writable again, but
 		// for the .git at the top of each (~/proj/.git: a project
-		// checked out in the home). A symbolic link stays as it is (the
-		// link cannot be replaced; what it points at is the roots' to
-		// allow).
+		// checked out in the home; see Now). A symbolic link stays as it
+		// is (the link cannot be replaced; what it points at is the
+		// roots' to allow).
 		add(h)
 		entries, _ := os.ReadDir(h)
 		for _, e := range entries {
 			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				dir := filepath.Join(h, e.Name())
-				s.Writable = append(s.Writable, dir)
-				addGit(dir, add)
+				s.Writable = append(s.Writable, filepath.Join(h, e.Name()))
 			}
 		}
 	}
@@ -162,19 +159,72 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 			}
 		}
 	}
-	// Outer first: a read-only folder inside another is mounted after it.
-	sort.SliceStable(s.ReadOnly, func(i, j int) bool { return depth(s.ReadOnly[i]) < depth(s.ReadOnly[j]) })
-	return s, nil
+	return s.Now(), nil
 }
 
-// addGit adds the .git (folder or file) at the top of dir. A .git that
-// is a symbolic link is left: the jail could replace the link itself,
-// which no mount can hold (README, Limits).
-func addGit(dir string, add func(string)) {
-	git := filepath.Join(dir, ".git")
-	if st, err := os.Lstat(git); err == nil && st.Mode()&os.ModeSymlink == 0 {
-		add(git)
+// gitNames are what git reads at the top of a work tree and runs as the
+// user at the next commit, fetch or checkout there: .git (its hooks and
+// settings; a folder, or a file naming one) and .gitmodules (the
+// submodules' addresses and paths).
+var gitNames = []string{".git", ".gitmodules"}
+
+// IsGitName reports whether name is one of gitNames.
+func IsGitName(name string) bool { return slices.Contains(gitNames, name) }
+
+// GitNamesAt are the git names at the top of dir now, as paths.
+func GitNamesAt(dir string) []string {
+	var paths []string
+	for _, name := range gitNames {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			paths = append(paths, filepath.Join(dir, name))
+		}
 	}
+	return paths
+}
+
+// Now is s with the git names at the top of each writable root kept
+// read-only as the roots hold them now: a process started now gets this
+// shield. The user may run git init or git clone in a root while a
+// session lives, so a shield computed earlier is stale: the session's
+// host makes a new child and computes its commands' shields anew (see
+// sandbox/host's gitwatch.go). A name that is a symbolic link is left:
+// the jail could replace the link itself, which no mount can hold
+// (README, Limits); one that is missing cannot be mounted over.
+func (s Shield) Now() Shield {
+	writable := map[string]bool{}
+	for _, w := range s.Writable {
+		writable[w] = true
+	}
+	readOnly := make([]string, 0, len(s.ReadOnly))
+	for _, p := range s.ReadOnly {
+		if !writable[filepath.Dir(p)] || !IsGitName(filepath.Base(p)) {
+			readOnly = append(readOnly, p)
+		}
+	}
+	for _, w := range s.Writable {
+		for _, name := range gitNames {
+			p := filepath.Join(w, name)
+			if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink == 0 && !slices.Contains(readOnly, p) {
+				readOnly = append(readOnly, p)
+			}
+		}
+	}
+	// Outer first: a read-only folder inside another is mounted after it.
+	sort.SliceStable(readOnly, func(i, j int) bool { return depth(readOnly[i]) < depth(readOnly[j]) })
+	s.ReadOnly = readOnly
+	return s
+}
+
+// GitAt reports whether path is a git name at the top of a writable root
+// of s, or inside one, whether it exists or not.
+func (s Shield) GitAt(path string) bool {
+	for _, w := range s.Writable {
+		rel, ok := strings.CutPrefix(path, strings.TrimSuffix(w, "/")+"/")
+		if first, _, _ := strings.Cut(rel, "/"); ok && IsGitName(first) {
+			return true
+		}
+	}
+	return false
 }
 
 // holds reports whether a writable root holds p.
@@ -208,10 +258,16 @@ func homeFolders() []string {
 	return homes
 }
 
-// ReadOnlyAt reports whether s keeps path read-only: the deepest of its
-// read-only and writable folders holding path is a read-only one (at one
-// depth, read-only wins: it is mounted over the writable clone).
+// ReadOnlyAt reports whether s keeps path read-only: a git name at the
+// top of a writable root or inside one (GitAt: also one made after s was
+// computed, for the host's own tools, which write outside the jail), or
+// the deepest of its read-only and writable folders holding path is a
+// read-only one (at one depth, read-only wins: it is mounted over the
+// writable clone).
 func (s Shield) ReadOnlyAt(path string) bool {
+	if s.GitAt(path) {
+		return true
+	}
 	best, readOnly := -1, false
 	for _, p := range s.ReadOnly {
 		if within(path, p) && depth(p) > best {

@@ -175,3 +175,43 @@ print("sessions", sorted(os.listdir(WS + "/.vis/sandbox/sessions")), glob.glob(W
 		t.Errorf("outside the roots: mode %v\n%s", st.Mode(), out)
 	}
 }
+
+// TestShieldNow: a .git or .gitmodules made at the top of a writable
+// root after the shield was computed is kept by the shield of a process
+// started now, one removed is dropped, a symbolic link is left; the
+// host's tools refuse a write to a git name at the top of a root before
+// it exists.
+func TestShieldNow(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, extra, home := filepath.Join(base, "ws"), filepath.Join(base, "extra"), filepath.Join(base, "ws", ".vis")
+	testenv.WriteTree(t, ws, map[string]string{"a.py": "", ".vis/config.toml": "", "sub/x": ""})
+	testenv.WriteTree(t, extra, map[string]string{".git": "gitdir: /x\n"})
+	s, err := NewShield([]string{ws, extra}, []string{home}, nil, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{home, filepath.Join(extra, ".git")}; !reflect.DeepEqual(s.ReadOnly, want) {
+		t.Errorf("at the start: %v, want %v", s.ReadOnly, want)
+	}
+	for path, readOnly := range map[string]bool{
+		filepath.Join(ws, ".git"): true, filepath.Join(ws, ".git", "hooks", "pre-commit"): true, filepath.Join(ws, ".gitmodules"): true,
+		filepath.Join(ws, "sub", ".git", "config"): false, filepath.Join(ws, ".github", "x"): false, filepath.Join(ws, "a.py"): false,
+	} {
+		if got := s.ReadOnlyAt(path); got != readOnly {
+			t.Errorf("ReadOnlyAt(%s) = %v, want %v", path, got, readOnly)
+		}
+	}
+	testenv.WriteTree(t, ws, map[string]string{".git/config": "", ".gitmodules": ""})
+	os.Remove(filepath.Join(extra, ".git"))
+	os.Symlink(ws, filepath.Join(extra, ".gitmodules"))
+	now := s.Now()
+	if want := []string{home, filepath.Join(ws, ".git"), filepath.Join(ws, ".gitmodules")}; !reflect.DeepEqual(now.ReadOnly, want) {
+		t.Errorf("now: %v, want %v", now.ReadOnly, want)
+	}
+	if !reflect.DeepEqual(now.Writable, s.Writable) || len(s.ReadOnly) != 2 {
+		t.Errorf("Now changed what it was given or the writable roots: %+v %+v", s, now)
+	}
+}

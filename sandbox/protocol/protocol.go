@@ -565,8 +565,9 @@ type Result struct {
 	// when unknown).
 	Saved int `json:"saved,omitempty"`
 	// Written are the checked files the session's code opened for
-	// writing or renamed onto (absolute paths), WrittenMore that there
-	// were more than the child keeps (child to host only).
+	// writing or renamed onto, and the paths inside a .git it wrote or
+	// linked to (absolute paths), WrittenMore that there were more than
+	// the child keeps (child to host only).
 	Written     []string `json:"written,omitempty"`
 	WrittenMore bool     `json:"written_more,omitempty"`
 	// Preload are the top-level modules from outside the workspace and the
@@ -579,6 +580,11 @@ type Result struct {
 	// Attachments are what the block attached (attach(), and the figures
 	// it left open or showed), in order; the host fills them in.
 	Attachments []Attached `json:"attachments,omitempty"`
+	// Git are the files under a .git of the workspace that the jail does
+	// not keep read-only, changed while the block ran (relative to the
+	// workspace; host to client), also named at the end of its output:
+	// git runs its hooks and settings as the user.
+	Git []string `json:"git,omitempty"`
 }
 
 // FileCheck is a file a block left not parsing.

@@ -75,6 +75,9 @@ type ShellState struct {
 	// it before running anything (with what this kernel lacks); nil when
 	// none was asked.
 	Kernel *jail.Status `json:"kernel,omitempty"`
+	// Hint is one line on what to do instead, when the command failed on
+	// what the jail keeps read-only (the host words it).
+	Hint string `json:"hint,omitempty"`
 }
 
 // Limits are what the kernel bounds a session's commands by, beyond
@@ -114,6 +117,9 @@ type Shells struct {
 	// starting counts the commands reserved but not yet in shells.
 	starting int
 	closed   bool
+	// halts counts the calls of Halt: a command reserved before the last
+	// one is ended as soon as it started.
+	halts int
 }
 
 // shell is one command.
@@ -191,7 +197,7 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	if err := os.MkdirAll(m.dir, 0o700); err != nil {
 		return ShellState{}, fmt.Errorf("shell: output folder: %w", err)
 	}
-	s, n, err := m.reserve(cmd, dir.Real, timeout)
+	s, n, halts, err := m.reserve(cmd, dir.Real, timeout)
 	if err != nil {
 		return ShellState{}, err
 	}
@@ -199,6 +205,16 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.starting--
+	if err == nil && m.halts != halts {
+		// Halted while it started: its mounts may be older than the
+		// change that halted the others.
+		waitGone(s.kill())
+		s.cmd.Wait()
+		if s.proxyListener != nil {
+			s.proxyListener.Close()
+		}
+		err = failure(errRefused, "shell: the workspace changed while the command started (a .git appeared), so it was stopped; run it again")
+	}
 	if err != nil {
 		s.closeSpools()
 		s.closeGroup()
@@ -212,12 +228,13 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 }
 
 // reserve numbers a new command, within MaxRunning, and makes its output
-// files; the caller launches it and decrements m.starting.
-func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (*shell, int, error) {
+// files; the caller launches it and decrements m.starting. halts is
+// m.halts now.
+func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (s *shell, n, halts int, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return nil, 0, errors.New("shell: the session is closing")
+		return nil, 0, 0, errors.New("shell: the session is closing")
 	}
 	running := m.starting
 	for _, s := range m.shells {
@@ -226,16 +243,16 @@ func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (*shell, int, e
 		}
 	}
 	if running >= MaxRunning {
-		return nil, 0, fmt.Errorf("shell: %d commands are running, the most a session may run at once; stop one first", running)
+		return nil, 0, 0, fmt.Errorf("shell: %d commands are running, the most a session may run at once; stop one first", running)
 	}
 	m.next++
-	s := &shell{id: "sh" + strconv.Itoa(m.next), command: cmd, cwd: cwd, confined: "none",
+	s = &shell{id: "sh" + strconv.Itoa(m.next), command: cmd, cwd: cwd, confined: "none",
 		timeout: timeout, done: make(chan struct{})}
 	if err := s.spool(filepath.Join(m.dir, s.id)); err != nil {
-		return nil, 0, fmt.Errorf("shell: output folder: %w", err)
+		return nil, 0, 0, fmt.Errorf("shell: output folder: %w", err)
 	}
 	m.starting++
-	return s, m.next, nil
+	return s, m.next, m.halts, nil
 }
 
 // launch starts command number n: under bubblewrap when the session is
@@ -244,13 +261,17 @@ func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (*shell, int, e
 func (m *Shells) launch(s *shell, n int) error {
 	argv, env := []string{"/bin/sh", "-c", s.command}, os.Environ()
 	var prefix []string
-	if !m.access.Unconfined {
+	// The shield as the roots are now, for each command: a .git the user
+	// made since the last one is kept read-only (jail.Shield.Now).
+	a := m.access
+	a.Shield = a.Shield.Now()
+	if !a.Unconfined {
 		bwrap, err := bwrapPath()
 		if err != nil {
 			return err
 		}
-		hidden := append([]string{m.dir}, m.access.Hidden...)
-		prefix = append(append([]string{bwrap}, bwrapArgs(m.access, s.cwd, hidden, m.limits.Exe)...), confineHelper)
+		hidden := append([]string{m.dir}, a.Hidden...)
+		prefix = append(append([]string{bwrap}, bwrapArgs(a, s.cwd, hidden, m.limits.Exe)...), confineHelper)
 		env, s.confined = confinedEnv(s.cwd), "bubblewrap"
 	}
 	policy, bounded := m.policy()
@@ -361,7 +382,7 @@ func (m *Shells) launch(s *shell, n int) error {
 	if s.confined == "bubblewrap" {
 		// bubblewrap's mounts: nothing writable but the roots, the
 		// shield's paths read-only, the sessions folder covered.
-		kernel.ReadOnlyMounts, kernel.ReadOnly, kernel.HiddenSessions = true, m.access.Shield.ReadOnly, m.access.Shield.Sessions
+		kernel.ReadOnlyMounts, kernel.ReadOnly, kernel.HiddenSessions = true, a.Shield.ReadOnly, a.Shield.Sessions
 	}
 	kernel.Missing = append(kernel.Missing, missing...)
 	s.kernel = kernel
@@ -713,6 +734,83 @@ func (m *Shells) Stop(id string) (ShellState, error) {
 	}
 	s.stop()
 	return s.state(), nil
+}
+
+// Halt ends every running command at once (SIGKILL, no grace) and
+// waits until its processes are gone, and ends a command still starting
+// as soon as it has started. The host calls it when the roots changed
+// under the commands' mounts (a .git appeared): a running command's
+// namespace cannot be given the new mount, and a descriptor it opened in
+// the new .git would outlive any mount put there.
+func (m *Shells) Halt() {
+	m.mu.Lock()
+	m.halts++
+	var running []*shell
+	for _, s := range m.shells {
+		if !s.ended() {
+			running = append(running, s)
+		}
+	}
+	m.mu.Unlock()
+	var trees []int
+	for _, s := range running {
+		trees = append(trees, s.kill()...)
+	}
+	waitGone(trees)
+}
+
+// waitGone waits until none of pids runs, at most stopGrace: processes
+// that are not the host's children die a moment after their signal.
+func waitGone(pids []int) {
+	for deadline := time.Now().Add(stopGrace); anyRunning(pids) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// kill ends the command's processes at once, as stopped, and returns
+// them. They are found before any is signalled: bubblewrap's first
+// process in its pid namespace has a session of its own, and once
+// bubblewrap is gone it is no longer found under it (it ends a moment
+// later, by --die-with-parent, and the namespace with it).
+func (s *shell) kill() []int {
+	s.mu.Lock()
+	if s.reason == "" && s.exit == nil {
+		s.reason = StatusStopped
+	}
+	s.mu.Unlock()
+	pid := s.cmd.Process.Pid
+	tree := childTree(pid)
+	signal(pid, tree, true, syscall.SIGKILL)
+	return append(tree, pid)
+}
+
+// childTree lists the processes under pid from the kernel's lists of
+// each task's children (a few small reads), all of /proc where the
+// kernel keeps none.
+func childTree(pid int) []int {
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			data, cerr := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
+			if errors.Is(cerr, os.ErrNotExist) && p == pid {
+				return descendants(pid)
+			}
+			for _, f := range strings.Fields(string(data)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
+		}
+		if err != nil && p == pid {
+			return descendants(pid)
+		}
+	}
+	return out
 }
 
 // stop ends the command and waits until it has.

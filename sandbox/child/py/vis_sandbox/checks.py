@@ -1,7 +1,9 @@
 """File checks in the sandbox child (see sandbox/check): compiling a
 file's bytes as Python reads files, for patch() and for the host's check
 of the files a block changed, and the notes of which checked files the
-session's code wrote, so that the host reads those and no others.
+session's code wrote, so that the host reads those and no others (and of
+the paths inside a .git it wrote or linked, after which the host looks
+at what changed there: sandbox/host's gitnotice.go).
 
 The notes are taken in C (pyembed/written.c), by an audit hook: the
 "open" events of files opened for writing (open(), os.open(), and what

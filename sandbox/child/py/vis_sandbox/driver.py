@@ -527,7 +527,8 @@ class Driver:
         if stale:
             sys.stderr.write(stale)
         flush_outputs()
-        # The checked files written, for the host to check.
+        # The checked files written, for the host to check (and paths in a
+        # .git, after which it looks there).
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more

@@ -303,7 +303,9 @@ class Functions:
     def shell(self, cmd, timeout=300, cwd=None, wait=10):
         """Run a shell command through the host (confined by the session's
         jail) and return its handle: status ("running", "exited", "timed
-        out", "stopped"), exit, out, err; methods wait(), logs(n), stop().
+        out", "stopped"), exit, out, err, hint (what to do instead, when it
+        failed on what the jail keeps read-only, such as the workspace's
+        .git); methods wait(), logs(n), stop().
 
         The call returns when the command ends or after wait seconds
         (wait=0: at once), whichever comes first; `await shell(...)` and
@@ -699,6 +701,8 @@ class Shell(Record):
             lines = str(g(stream) or "").rstrip("\n").splitlines()[-SHOWN_LINES:]
             if lines:
                 head += f"\n{stream} (last {len(lines)} lines):\n" + "\n".join("  " + _cut_line(ln) for ln in lines)
+        if g("hint"):
+            head += f"\nhint: {g('hint')}"
         return head
 
 

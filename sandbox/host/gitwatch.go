@@ -1,0 +1,424 @@
+package host
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
+)
+
+// The user may run git init or git clone in a root while a session
+// lives: the .git it makes is in no mount of the session's processes,
+// whose shields were computed when each started (jail.Shield.Now). The
+// host watches the top of each writable root (inotify, those folders
+// only) and, when a git name appears there, ends every process of the
+// session at once — the child, its standby, the running shell()
+// commands — then starts a new child, restored from the snapshot, whose
+// mounts keep the name read-only; each later shell() command computes
+// its shield as it starts, and the host's own tools refuse the name
+// whether it exists or not (jail.Shield.GitAt).
+//
+// The processes are ended, not frozen and given a new mount: a
+// descriptor one of them opened in the new .git before the host saw it
+// would outlive any mount put over it. What stays is the moment between
+// the name's creation and the kill (the event's way to the host), in
+// which a process of the session already running can write there: the
+// notice names what in it could run code (gitSuspects).
+
+// gitWatchMask: a name made or moved in, and the folder itself moved or
+// removed (see read).
+const gitWatchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// movedKey marks, in gitWatch.dirs, a watched folder that was moved
+// away: the watch follows it, and it is named where it was.
+const movedKey = "\x00moved:"
+
+// gitState is what a host knows of its session's .git folders.
+type gitState struct {
+	// watch watches the tops of the roots (nil until a jailed child
+	// starts); changes counts what it saw. Both under Host.mu.
+	watch   *gitWatch
+	changes int
+	// told are the changes the next block's restart notice tells, until
+	// a block runs (Host.mu).
+	told []gitEvent
+	// seen are the times (ctime) of the files under the .git folders of
+	// the workspace at the last look after a block (gitnotice.go), under
+	// the turn.
+	seen map[string]time.Time
+}
+
+// close ends the watch; mu guards it.
+func (g *gitState) close(mu *sync.Mutex) {
+	mu.Lock()
+	w := g.watch
+	mu.Unlock()
+	if w != nil {
+		w.close()
+	}
+}
+
+// gitWatch is the host's inotify instance on the tops of the roots.
+type gitWatch struct {
+	f *os.File // non-blocking, on the runtime's poller
+	// changed is called, from the watch's goroutine, with what changed
+	// (see read).
+	changed func(path, what string)
+
+	mu   sync.Mutex
+	dirs map[string]int // folder → watch descriptor
+}
+
+// newGitWatch starts a watch that calls changed when something changed.
+func newGitWatch(changed func(path, what string)) (*gitWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, gitWatchError(err)
+	}
+	w := &gitWatch{f: os.NewFile(uintptr(fd), "inotify"), changed: changed, dirs: map[string]int{}}
+	go w.loop()
+	return w, nil
+}
+
+// gitWatchError says why the roots cannot be watched and what to do: a
+// jailed session does not start without the watch.
+func gitWatchError(err error) error {
+	return fmt.Errorf("the session cannot watch its writable roots for a new .git (inotify: %w): raise fs.inotify.max_user_instances and fs.inotify.max_user_watches (sysctl), or run with --no-jail", err)
+}
+
+// watch makes dirs the folders watched.
+func (w *gitWatch) watch(dirs []string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	want := map[string]bool{}
+	var err error
+	ctl := w.control(func(fd int) {
+		for _, d := range dirs {
+			want[d] = true
+			if _, ok := w.dirs[d]; ok || err != nil {
+				continue
+			}
+			wd, aerr := unix.InotifyAddWatch(fd, d, gitWatchMask)
+			switch {
+			case aerr == nil:
+				w.dirs[d] = wd
+			case aerr != unix.ENOENT: // a missing folder (the child makes its own) holds nothing yet
+				err = gitWatchError(fmt.Errorf("%s: %w", d, aerr))
+				return
+			}
+		}
+		for d, wd := range w.dirs {
+			if !want[d] {
+				unix.InotifyRmWatch(fd, uint32(wd))
+				delete(w.dirs, d)
+			}
+		}
+	})
+	return errors.Join(ctl, err)
+}
+
+// control runs f on the instance's descriptor.
+func (w *gitWatch) control(f func(fd int)) error {
+	rc, err := w.f.SyscallConn()
+	if err == nil {
+		err = rc.Control(func(fd uintptr) { f(int(fd)) })
+	}
+	return err
+}
+
+// close ends the watch.
+func (w *gitWatch) close() { w.f.Close() }
+
+// loop reads the events until the watch is closed.
+func (w *gitWatch) loop() {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			return
+		}
+		if path, what := w.read(buf[:n]); what != "" {
+			w.changed(path, what)
+		}
+	}
+}
+
+// read is what the events in buf say changed, as a path and a sentence
+// naming it (what "" for nothing that matters): the first git name made
+// at the top of a root, or, when events were lost, a git name at the top
+// of a root.
+func (w *gitWatch) read(buf []byte) (path, what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		wd := int(int32(binary.NativeEndian.Uint32(buf[off:])))
+		mask := binary.NativeEndian.Uint32(buf[off+4:])
+		size := int(binary.NativeEndian.Uint32(buf[off+12:]))
+		name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:min(len(buf), off+unix.SizeofInotifyEvent+size)], "\x00"))
+		off += unix.SizeofInotifyEvent + size
+		key := w.dirOf(wd)
+		dir := strings.TrimPrefix(key, movedKey)
+		if mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 && key != "" {
+			// A folder made in its place is watched when the next child
+			// starts; until then the child, whose mount follows the old
+			// folder, finds the new one read-only, and each shell()
+			// command mounts it with the shield of its start. A moved
+			// folder is the child's still: watched until then.
+			delete(w.dirs, key)
+			if mask&unix.IN_MOVE_SELF != 0 {
+				w.dirs[movedKey+dir] = wd
+			}
+		}
+		switch {
+		case what != "":
+		case mask&unix.IN_Q_OVERFLOW != 0:
+			for d := range w.dirs {
+				if git := jail.GitNamesAt(d); len(git) > 0 {
+					path, what = git[0], git[0]+" may have appeared (the watch lost events)"
+				}
+			}
+		case key != "" && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && jail.IsGitName(name):
+			path = filepath.Join(dir, name)
+			what = path + " appeared"
+		}
+	}
+	return path, what
+}
+
+// dirOf is the folder of watch descriptor wd, "" when none.
+func (w *gitWatch) dirOf(wd int) string {
+	for d, x := range w.dirs {
+		if x == wd {
+			return d
+		}
+	}
+	return ""
+}
+
+// watchRoots watches the top of each writable root of a child (or
+// standby) started under policy (none without the jail), before it
+// computes its shield: a git name made after that is seen.
+func (h *Host) watchRoots(policy protocol.Policy) error {
+	var dirs []string
+	if policy.Jail {
+		dirs = h.access(policy).Shield.Writable
+	}
+	h.mu.Lock()
+	var err error
+	if h.git.watch == nil && len(dirs) > 0 {
+		h.git.watch, err = newGitWatch(h.gitChanged)
+	}
+	w := h.git.watch
+	h.mu.Unlock()
+	if w == nil || err != nil {
+		return err
+	}
+	return w.watch(dirs)
+}
+
+// gitChanged ends every process of the session at once (the child, the
+// standby, the running shell() commands), so that none runs with mounts
+// older than the change at path, and has a new child started. A block
+// that ran ends with the reason; the next one gets it as its restart
+// notice.
+func (h *Host) gitChanged(path, what string) {
+	seen := time.Now()
+	h.mu.Lock()
+	h.git.changes++
+	// A name that appears before the notice of an earlier one was shown
+	// (the child started for it has run no block) is told with it.
+	h.git.told = append(h.git.told, gitEvent{path, what})
+	told := slices.Clone(h.git.told)
+	c, sb := h.child, h.warm
+	h.warm = nil
+	h.mu.Unlock()
+	if c == nil {
+		c = &proc{} // nothing to kill or to tell
+	}
+	// The reason is read once the child has ended (exitReason): held
+	// until it is written.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.process != nil && c.alive() {
+		c.kill()
+	}
+	sb.discard()
+	h.haltShells()
+	killed := time.Since(seen)
+	// What they wrote is looked at once they have ended: a system call
+	// under way when the signal came still completes.
+	if c.process != nil {
+		waitEnd(c, unwindGrace)
+	}
+	if sb != nil {
+		sb.mu.Lock()
+		waitEnd(sb.c, unwindGrace)
+		sb.mu.Unlock()
+	}
+	whats, suspects := make([]string, 0, len(told)), []string{}
+	for _, e := range told {
+		whats = append(whats, e.what)
+		if s := gitSuspects(e.path); s != "" {
+			suspects = append(suspects, s)
+		}
+	}
+	c.retired = strings.Join(whats, " and ") + " while the session ran: git's files at the top of a root are kept read-only to the session, so its Python process was replaced (restored from the snapshot) and its running shell() commands were stopped"
+	if len(suspects) > 0 {
+		c.retired += "; before you run git there, look at " + strings.Join(suspects, ", ")
+	}
+	fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %s (its processes were killed %s after the host saw it)\n", c.retired, killed.Round(time.Microsecond))
+	go h.restartAfterGit()
+}
+
+// shown forgets the changes told so far: a block ran, after the notice
+// that tells them.
+func (g *gitState) shown(mu *sync.Mutex) {
+	mu.Lock()
+	g.told = nil
+	mu.Unlock()
+}
+
+// gitEvent is a change the watch saw: its path, and a sentence naming it.
+type gitEvent struct{ path, what string }
+
+// waitEnd waits, at most d, until c (nil: none) has ended.
+func waitEnd(c *proc, d time.Duration) {
+	if c == nil {
+		return
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(d):
+	}
+}
+
+// haltShells ends every running shell() command of the session at once.
+func (h *Host) haltShells() {
+	h.shells.mu.Lock()
+	sets := make([]*tools.Shells, 0, len(h.shells.sets))
+	for _, m := range h.shells.sets {
+		sets = append(sets, m)
+	}
+	h.shells.mu.Unlock()
+	for _, m := range sets {
+		m.Halt()
+	}
+}
+
+// restartAfterGit starts the session's next child, once the block that
+// ran (if one did) has ended, so that the next block finds it ready.
+func (h *Host) restartAfterGit() {
+	select {
+	case h.turn <- struct{}{}:
+	case <-h.done:
+		return
+	}
+	defer h.release()
+	h.mu.Lock()
+	had := h.child != nil && !h.stopping
+	h.mu.Unlock()
+	if !had {
+		return
+	}
+	if _, err := h.ensureChild(); err != nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
+	}
+}
+
+// maxSuspects bounds the names gitSuspects reads in one folder.
+const maxSuspects = 256
+
+// gitSuspects names, in the .git folder at git, what could run code and
+// is not what git init or git clone makes: a hook that is not a sample, a
+// setting of the config they do not write, and a file of its top, hooks
+// or info folder with a second name (a hard link, through which the
+// session would still write it); "" for none. Every process of the
+// session has ended: nothing of its changes it under the look.
+func gitSuspects(git string) string {
+	if filepath.Base(git) != ".git" {
+		return ""
+	}
+	root, err := os.OpenRoot(git)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	var found []string
+	for _, dir := range []string{".", "hooks", "info"} {
+		f, err := openDir(root, dir)
+		if err != nil {
+			continue
+		}
+		entries, _ := f.ReadDir(maxSuspects)
+		f.Close()
+		for _, e := range entries {
+			rel := filepath.Join(dir, e.Name())
+			st, err := root.Lstat(rel)
+			if err != nil || st.IsDir() {
+				continue
+			}
+			links := uint64(1)
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+				links = uint64(sys.Nlink)
+			}
+			switch {
+			case dir == "hooks" && !strings.HasSuffix(e.Name(), ".sample"):
+				found = append(found, filepath.Join(git, rel)+" (not a sample)")
+			case links > 1:
+				found = append(found, fmt.Sprintf("%s (%d names: a hard link)", filepath.Join(git, rel), links))
+			case rel == "config" && st.Mode().IsRegular() && !initConfig(root):
+				found = append(found, filepath.Join(git, rel)+" (a setting git init does not write)")
+			}
+		}
+	}
+	return strings.Join(found, ", ")
+}
+
+// gitInitLine matches a line of the config git init and git clone write:
+// their sections and settings, comments and blank lines.
+var gitInitLine = regexp.MustCompile(`^\s*(\[(core|extensions|remote "[^"\\]*"|branch "[^"\\]*")\]|(repositoryformatversion|filemode|bare|logallrefupdates|symlinks|ignorecase|precomposeunicode|objectformat|url|fetch|remote|merge)\s*=[^\n]*|[#;][^\n]*)?\s*$`)
+
+// maxConfig bounds the config initConfig reads.
+const maxConfig = 64 << 10
+
+// initConfig reports whether the config of the .git held by root holds
+// only what git init and git clone write.
+func initConfig(root *os.Root) bool {
+	// Never a blocking open: the session may have made it a FIFO.
+	f, err := root.OpenFile("config", os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err != nil || len(data) > maxConfig {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if !gitInitLine.MatchString(line) {
+			return false
+		}
+	}
+	return true
+}
+
+// openDir opens the folder rel beneath root, never blocking: the session
+// may have put a FIFO in its place.
+func openDir(root *os.Root, rel string) (*os.File, error) {
+	return root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}

@@ -1,0 +1,148 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
+)
+
+// TestGitWatch: a .git or .gitmodules made or moved in at the top of a
+// watched folder is reported with its path, other names and deeper ones
+// are not, a folder no longer watched is not, and a missing folder is
+// no error.
+func TestGitWatch(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	got := make(chan string, 16)
+	w, err := newGitWatch(func(path, what string) { got <- path + "|" + what })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.watch([]string{a, b, filepath.Join(a, "missing")}); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case g := <-got:
+			if g != want {
+				t.Errorf("reported %q, want %q", g, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("nothing reported, want %q", want)
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		select {
+		case g := <-got:
+			t.Errorf("reported %q", g)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	testenv.WriteTree(t, a, map[string]string{"notes.txt": "", "sub/.git/config": "", ".github/x": ""})
+	quiet()
+	os.Mkdir(filepath.Join(a, ".git"), 0o755)
+	expect(filepath.Join(a, ".git") + "|" + filepath.Join(a, ".git") + " appeared")
+	os.WriteFile(filepath.Join(b, "m"), nil, 0o644)
+	os.Rename(filepath.Join(b, "m"), filepath.Join(b, ".gitmodules"))
+	expect(filepath.Join(b, ".gitmodules") + "|" + filepath.Join(b, ".gitmodules") + " appeared")
+	if err := w.watch([]string{a}); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(b, ".git"), 0o755)
+	quiet()
+}
+
+// TestGitSuspects: in a .git that appeared, what could run code and git
+// init does not make is named: a hook that is not a sample, a setting of
+// the config it does not write, a hard link; a FIFO is never opened.
+func TestGitSuspects(t *testing.T) {
+	git := filepath.Join(t.TempDir(), ".git")
+	testenv.WriteTree(t, git, map[string]string{
+		"config":                  "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://x/y\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+		"hooks/pre-commit.sample": "", "description": "", "info/exclude": "",
+	})
+	if s := gitSuspects(git); s != "" {
+		t.Errorf("what git init and clone make: %q", s)
+	}
+	testenv.WriteTree(t, git, map[string]string{"hooks/pre-commit": "#!/bin/sh\n", "config": "[core]\n\tfsmonitor = evil\n"})
+	os.Link(filepath.Join(git, "description"), filepath.Join(filepath.Dir(git), "description-link"))
+	s := gitSuspects(git)
+	for _, want := range []string{"hooks/pre-commit (not a sample)", "config (a setting git init does not write)", "description (2 names: a hard link)"} {
+		if !strings.Contains(s, filepath.Join(git, want)) {
+			t.Errorf("%q lacks %q", s, want)
+		}
+	}
+	os.Remove(filepath.Join(git, "config"))
+	if err := syscall.Mkfifo(filepath.Join(git, "config"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- gitSuspects(git) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a FIFO for the config hung the look")
+	}
+	if s := gitSuspects(filepath.Join(t.TempDir(), ".gitmodules")); s != "" {
+		t.Errorf("a .gitmodules: %q", s)
+	}
+}
+
+// TestGitChanged: the files under a .git of the workspace changed since
+// the time given are found, at any depth, but not those of a protected
+// .git, of the folders a .git's objects live in, or of what the last look
+// saw as it is.
+func TestGitChanged(t *testing.T) {
+	ws := t.TempDir()
+	testenv.WriteTree(t, ws, map[string]string{
+		".git/config": "", "sub/.git/config": "", "sub/.git/hooks/pre-commit": "", "sub/.git/objects/ab/cd": "",
+		"deep/er/.git": "gitdir: x\n", "node_modules/m/.git/config": "", "a.py": "",
+	})
+	protected := func(rel string) bool { return rel == ".git" }
+	files, complete, seen := gitChanged(ws, time.Now().Add(-time.Minute), nil, protected)
+	slices.Sort(files)
+	if want := []string{"deep/er/.git", "sub/.git/config", "sub/.git/hooks/pre-commit"}; !complete || !slices.Equal(files, want) {
+		t.Errorf("changed %v (complete %v), want %v", files, complete, want)
+	}
+	files, _, _ = gitChanged(ws, time.Now().Add(-time.Minute), seen, protected)
+	if len(files) != 0 {
+		t.Errorf("what the last look saw as it is: %v", files)
+	}
+	if files, _, _ := gitChanged(ws, time.Now().Add(time.Minute), nil, protected); len(files) != 0 {
+		t.Errorf("nothing changed since: %v", files)
+	}
+}
+
+// TestGitHint: a failed command that ran git, or failed on a read-only
+// file in .git, where a .git is read-only, gets the hint; a command that
+// succeeded, or ran where no .git is read-only, does not.
+func TestGitHint(t *testing.T) {
+	exit := func(n int) *int { return &n }
+	kept := func(paths ...string) *jail.Status { return &jail.Status{ReadOnly: paths} }
+	for _, c := range []struct {
+		st   tools.ShellState
+		want bool
+	}{
+		{tools.ShellState{Command: "git commit -m x", Exit: exit(128), Kernel: kept("/ws/.git")}, true},
+		{tools.ShellState{Command: "cd sub && git stash", Exit: exit(1), Kernel: kept("/ws/.git")}, true},
+		{tools.ShellState{Command: "make", Exit: exit(2), Err: "touch .git/x: Read-only file system", Kernel: kept("/ws/.git")}, true},
+		{tools.ShellState{Command: "git status", Exit: exit(0), Kernel: kept("/ws/.git")}, false},
+		{tools.ShellState{Command: "git commit", Exit: exit(1), Kernel: kept("/home/me")}, false},
+		{tools.ShellState{Command: "digit 1", Exit: exit(1), Kernel: kept("/ws/.git")}, false},
+		{tools.ShellState{Command: "git commit", Kernel: kept("/ws/.git")}, false},
+	} {
+		if got := gitHint(c.st).Hint != ""; got != c.want {
+			t.Errorf("%q exit %v: hint %v, want %v", c.st.Command, c.st.Exit, got, c.want)
+		}
+	}
+}
