@@ -24,6 +24,10 @@ import (
 // host with it. Only the user sets the host's environment.
 const testResolveEnv = "VIS_TEST_PROXY_RESOLVE"
 
+// allowSetting is the user's setting that allows hosts, which a refusal
+// names beside --allow-host.
+const allowSetting = "sandbox.allow_hosts"
+
 // proxies are the host's proxies, one per policy with an allow list
 // (the commands of a policy keep theirs across children); all end with
 // the host.
@@ -93,6 +97,7 @@ func newNetProxy(policy protocol.Policy, log io.Writer) (*netProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the session's allow list: %w", err)
 	}
+	rules.Setting = allowSetting
 	fixed, err := testResolve(os.Getenv(testResolveEnv))
 	if err != nil {
 		return nil, err
