@@ -224,7 +224,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		// The block has ended: its timeout no longer runs while the files
 		// it changed are checked.
 		stopTimers()
-		processHint(&res)
+		resultHints(&res, c.policy)
 		h.checkBlock(c, &res, started, out)
 		return res
 	}
