@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testwheel"
+)
+
+// TestSandboxNetworkDefault: a session the user asked nothing of reaches
+// the package index their config names (python.index_url, a loopback
+// index standing in for PyPI) and nothing else: the block fetches the
+// index, install() and a shell() `pip download` get packages from it, and
+// another loopback server, a named host and every way around the proxy
+// are refused, the refusal naming the host and --allow-host (and
+// sandbox.allow_hosts), the block's error a hint line saying what the
+// list allows. session.access, sandbox list and the MCP server's
+// instructions say the list; network = "on" (and --network on) opens the
+// network, --no-network closes it. With the audit hook and without it, on
+// the oldest and newest CPython.
+func TestSandboxNetworkDefault(t *testing.T) {
+	t.Parallel()
+	index := testwheel.Serve(t, installIndex(t))
+	u, err := url.Parse(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexHost := u.Host // 127.0.0.1:PORT
+	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
+		w := newNetWorld(t, "")
+		other := w.plain.URL + "/" // another loopback server
+		sb := hookSandbox(t, py, hook, "HOME="+t.TempDir(), w.resolveEnv)
+		config := "[python]\nindex_url = \"" + index + "\"\n"
+		writeUserConfig(t, sb, config)
+		code := `print("access", session.access.network, session.access.hosts)` +
+			fetches("index:", index+"/vis-dep/") +
+			fetches("other:", other) +
+			fetches("named:", "http://www.example.test:"+w.plainPort+"/") +
+			w.attempts() + `
+r = install("vis-tiny")
+import vis_tiny
+print("installed:", vis_tiny.VALUE)
+h = shell("python3 -m pip download -q --no-deps --disable-pip-version-check --no-cache-dir -d /tmp/dl --index-url ` + index + ` vis-dep && ls /tmp/dl", timeout=120)
+h.wait()
+print("pip:", h.out, h.err)
+import urllib.request
+urllib.request.urlopen(` + "\"" + other + "\"" + `, timeout=20)`
+		r := sb.block("def", code, 1)
+		out := r.stdout + r.stderr
+		contains(t, "the default session", out,
+			"access True {'allow': ['"+indexHost+"', 'files.pythonhosted.org']}",
+			"Links for vis-dep",
+			"other: HTTPError 403 vis-agent: host 127.0.0.1 is not in the session's allow list (to allow it: --allow-host 127.0.0.1 or sandbox.allow_hosts)",
+			"named: HTTPError 403 vis-agent: host www.example.test is not in the session's allow list (to allow it: --allow-host www.example.test or sandbox.allow_hosts)",
+			"installed: tiny dep",
+			"pip: vis_dep-1.0-py3-none-any.whl",
+			"Hint: this session's network reaches only "+indexHost+", files.pythonhosted.org, through the proxy at HTTP_PROXY",
+			"--allow-host HOST or sandbox.allow_hosts")
+		w.checkNothingArrived(t, "the default session", out)
+		if strings.Contains(out, "served 127.0.0.1") {
+			t.Errorf("the default session reached another loopback server:\n%s", out)
+		}
+
+		l := sb.run("list")
+		contains(t, "sandbox list", l.stdout, " allow ", "network allow "+indexHost+", files.pythonhosted.org (def)")
+		var rows []struct {
+			Name  string
+			Hosts struct{ Allow []string }
+		}
+		if err := json.Unmarshal([]byte(sb.run("list", "--json").stdout), &rows); err != nil || len(rows) != 1 ||
+			strings.Join(rows[0].Hosts.Allow, " ") != indexHost+" files.pythonhosted.org" {
+			t.Errorf("sandbox list --json: %+v %v", rows, err)
+		}
+
+		// network = "on": every host, directly.
+		writeUserConfig(t, sb, config+"[sandbox]\nnetwork = \"on\"\n")
+		r = sb.block("on", `print("access", session.access.network, session.access.hosts)`+fetches("other:", other), 0)
+		contains(t, `network = "on"`, r.stdout, "access True None", "other: served 127.0.0.1:"+w.plainPort)
+		if l := sb.run("list"); !strings.Contains(l.stdout, "network allow "+indexHost+", files.pythonhosted.org (def)\n") ||
+			strings.Contains(l.stdout, "(def, on)") {
+			t.Errorf("sandbox list with a session on:\n%s", l.stdout)
+		}
+		writeUserConfig(t, sb, config)
+		r = sb.block("flag", fetches("other:", other), 0, "--network", "on")
+		contains(t, "--network on", r.stdout, "other: served 127.0.0.1:"+w.plainPort)
+
+		// --no-network: nothing, not the index either.
+		r = sb.block("off", `print("access", session.access.network, session.access.hosts)`+fetches("index:", index+"/vis-dep/"), 0, "--no-network")
+		contains(t, "--no-network", r.stdout, "access False None", "index: error")
+		if strings.Contains(r.stdout, "Links for vis-dep") {
+			t.Errorf("--no-network reached the index:\n%s", r.stdout)
+		}
+
+		// The MCP server's instructions (once: they are the client's).
+		if hook && py.Version == oldestAndNewest(t)[0].Version {
+			c := connectMCP(t, sb, "--session", "mcp")
+			contains(t, "the MCP server's instructions", c.cs.InitializeResult().Instructions,
+				"Network: only "+indexHost+", files.pythonhosted.org, through a proxy", "--allow-host HOST or sandbox.allow_hosts")
+			text, _ := c.python(fetches("other:", other), false)
+			contains(t, "the MCP block", text, "to allow it: --allow-host 127.0.0.1 or sandbox.allow_hosts")
+		}
+	})
+}
