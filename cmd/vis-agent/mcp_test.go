@@ -495,7 +495,7 @@ func TestMCPNoNetwork(t *testing.T) {
 	}
 
 	// --no-jail: blocks run unconfined, and the description says so
-	free := connectMCP(t, sb, "--session", "free", "--no-jail")
+	free := connectMCP(t, sb, "--session", "free", "--no-jail", "--network", "on")
 	if tools, err = free.cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
