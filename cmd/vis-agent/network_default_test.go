@@ -104,3 +104,53 @@ urllib.request.urlopen(` + "\"" + other + "\"" + `, timeout=20)`
 		}
 	})
 }
+
+// TestSandboxNetworkWithoutNamespace: where the child can make no network
+// namespace (every vis-agent process under a filter that refuses
+// namespaces, as without user namespaces or in a container), a default
+// session still starts, its code with no network at all (kernel.missing
+// says why and how to open it), and install() still gets packages from
+// the index, through the host's proxy. With the audit hook and without
+// it, on the oldest and newest CPython.
+func TestSandboxNetworkWithoutNamespace(t *testing.T) {
+	t.Parallel()
+	// A named index: the host's uv reaches it through the proxy.
+	index := strings.Replace(testwheel.Serve(t, installIndex(t)), "127.0.0.1", "pypi.example.test", 1)
+	u, err := url.Parse(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
+		w := newNetWorld(t, "")
+		sb := hookSandbox(t, py, hook, "HOME="+t.TempDir(), w.resolveEnv)
+		writeUserConfig(t, sb, "[python]\nindex_url = \""+index+"\"\n")
+		withoutNamespaces(t, sb)
+		r := sb.block("nons", `E = "ESC" + "APED"
+print("network:", session.access.network, session.access.hosts, *[m for m in session.access.kernel["missing"] if m.startswith("network:")])`+
+			fetches("fetch:", index+"/vis-dep/")+`
+import socket
+for addr in [("127.0.0.1", `+w.plainPort+`), ("127.0.0.1", `+w.outsidePort+`)]:
+    try:
+        print(E, socket.create_connection(addr, timeout=5).recv(100))
+    except OSError as e:
+        print("connect refused", e)
+print(install("vis-tiny"))
+import vis_tiny
+print(vis_tiny.VALUE)`, 0)
+		contains(t, "a default session without a network namespace", r.stdout,
+			"network: False {'allow': ['"+u.Host+"', 'files.pythonhosted.org']} network: the allow list needs a network namespace, which could not be made",
+			"so the session's code has no network; install() still reaches the allow list's hosts, through the host",
+			"fetch: error", "connect refused", "installed 2 packages", "tiny dep")
+		w.checkNothingArrived(t, "without a network namespace", r.stdout)
+		// Without the jail, a command gets no namespace either: it does
+		// not run, rather than run with the whole network.
+		r = sb.block("nons-free", `r = shell("curl -sS --noproxy '*' http://127.0.0.1:`+w.outsidePort+`/ && echo ESC''APED", wait=60)
+print(r.status, r.exit, r.out, r.err)`, 1, "--no-jail")
+		contains(t, "a command without a network namespace", r.stderr, "PermissionError: shell: the command's kernel layer",
+			"the allow list needs a network namespace", "nothing ran")
+		if escaped(r.stdout + r.stderr) {
+			t.Errorf("--no-jail without a network namespace: a command reached out:\n%s%s", r.stdout, r.stderr)
+		}
+		w.checkNothingArrived(t, "a command without a network namespace", r.stdout)
+	})
+}

@@ -206,7 +206,7 @@ func (c *proc) introduce(s *spawned, info child.Info, np *netProxy) error {
 	err := c.conn.Send(info)
 	if err == nil && np != nil {
 		var l net.Listener
-		if l, err = np.receive(s.calls); err == nil {
+		if l, err = np.receive(s.calls); err == nil && l != nil {
 			go func() {
 				<-c.exited
 				l.Close()

@@ -55,7 +55,7 @@ func resultHints(res *protocol.Result, policy protocol.Policy) {
 // connection that the proxy refused or that went around it (the
 // namespace has no route, no resolver).
 var networkFailures = []string{
-	"allow list", "Tunnel connection failed", "Cannot connect to proxy", "not allowed by ruleset",
+	"is not in the session's allow list", "a local or private address", "Tunnel connection failed", "Cannot connect to proxy", "not allowed by ruleset",
 	"Network is unreachable", "Temporary failure in name resolution", "Name or service not known",
 	"No address associated with hostname", "Connection refused",
 }

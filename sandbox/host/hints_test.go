@@ -27,6 +27,7 @@ func TestResultHints(t *testing.T) {
 		{"GeneralProxyError", "Socket error: 0x02: Connection not allowed by ruleset", list, "Hint: this session's network"},
 		{"OSError", "[Errno 101] Network is unreachable", on, ""},
 		{"ValueError", "bad value", list, ""},
+		{"PermissionError", "shell: the allow list needs a network namespace …; nothing ran", list, ""},
 	} {
 		res := protocol.Result{Error: &protocol.BlockError{Type: c.typ, Message: c.msg, Traceback: "Traceback …\n"}}
 		resultHints(&res, c.policy)
