@@ -33,7 +33,7 @@ func connectCmd(s Streams, stream bool) *cobra.Command {
 		mux     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "connect [--session S] [--workspace D] [--no-start] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--allow-host P]... [--deny-host P]... | connect --mux",
+		Use:   "connect [--session S] [--workspace D] [--no-start] [--no-jail] [--no-network] [--network on|off|allow] [--root DIR]... [--read-only-root DIR]... [--allow-host P]... [--deny-host P]... | connect --mux",
 		Short: "Serve one request of a session on this machine over standard input and output (what --host runs here)",
 		Long: `Read one request of the session protocol on standard input and serve it
 as a client of this machine: the session's host is started as run starts it

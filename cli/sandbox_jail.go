@@ -15,21 +15,23 @@ import (
 // jailFlags are `sandbox run`'s choices of jail, over the settings.
 type jailFlags struct {
 	noJail, noNetwork     bool
+	network               string
 	roots, readOnlyRoots  []string
 	allowHosts, denyHosts []string
 }
 
 func (jf *jailFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&jf.noJail, "no-jail", false, "run without the jail: files, processes and foreign code unconfined (the thread and memory caps stay)")
-	cmd.Flags().BoolVar(&jf.noNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel)")
+	cmd.Flags().BoolVar(&jf.noNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel); as --network off")
 	cmd.Flags().StringArrayVar(&jf.roots, "root", nil, "a folder the jailed code may also read and write (repeatable)")
 	cmd.Flags().StringArrayVar(&jf.readOnlyRoots, "read-only-root", nil, "a folder the jailed code may also read (repeatable)")
-	addHostFlags(cmd, &jf.allowHosts, &jf.denyHosts)
+	addNetworkFlags(cmd, &jf.network, &jf.allowHosts, &jf.denyHosts)
 }
 
-// addHostFlags adds --allow-host and --deny-host.
-func addHostFlags(cmd *cobra.Command, allow, deny *[]string) {
-	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "reach only these hosts, through a proxy of the session's host (repeatable: NAME, *.DOMAIN, NAME:PORT, IP, CIDR, @pypi, @github)")
+// addNetworkFlags adds --network, --allow-host and --deny-host.
+func addNetworkFlags(cmd *cobra.Command, network *string, allow, deny *[]string) {
+	cmd.Flags().StringVar(network, "network", "", "on (every host), off, or allow: the allow list of the package index, sandbox.allow_hosts and --allow-host (default: sandbox.network, else allow)")
+	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "also reach these hosts, through a proxy of the session's host (repeatable: NAME, *.DOMAIN, NAME:PORT, IP, CIDR, @pypi, @github)")
 	cmd.Flags().StringArrayVar(deny, "deny-host", nil, "never reach these hosts, even when allowed (repeatable, same patterns)")
 }
 
@@ -42,6 +44,9 @@ func (jf *jailFlags) args() []string {
 	}
 	if jf.noNetwork {
 		out = append(out, "--no-network")
+	}
+	if jf.network != "" {
+		out = append(out, "--network", jf.network)
 	}
 	for _, r := range jf.roots {
 		out = append(out, "--root", r)
@@ -64,7 +69,7 @@ func (jf *jailFlags) asked(dir string) *grant.Asked {
 		return nil
 	}
 	return &grant.Asked{
-		NoJail: jf.noJail, NoNetwork: jf.noNetwork,
+		NoJail: jf.noJail, NoNetwork: jf.noNetwork, Network: jf.network,
 		Roots: jf.roots, ReadOnlyRoots: jf.readOnlyRoots,
 		AllowHosts: jf.allowHosts, DenyHosts: jf.denyHosts,
 		Dir: dir,

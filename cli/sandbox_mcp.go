@@ -22,7 +22,7 @@ func newSandboxMCPCmd(s Streams) *cobra.Command {
 		noEcho    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--root DIR]... [--read-only-root DIR]... [--max-output N] [--no-echo]",
+		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--network on|off|allow] [--root DIR]... [--read-only-root DIR]... [--max-output N] [--no-echo]",
 		Short: "Serve a persistent sandbox session to coding agents (Model Context Protocol over stdio)",
 		Long: `Serve one sandbox session over the Model Context Protocol on standard input
 and output, for coding agents: tools python (run a block), defs, restart_session,

@@ -15,9 +15,10 @@ import (
 func addReplCmd(sandbox *cobra.Command, s Streams) {
 	sf := sessionFlags{s: s}
 	var allow, deny []string
+	var network string
 	var noEcho bool
 	cmd := &cobra.Command{
-		Use:   "repl [--session S] [--workspace D] [--no-echo] [--allow-host PATTERN]... [--deny-host PATTERN]...",
+		Use:   "repl [--session S] [--workspace D] [--no-echo] [--network on|off|allow] [--allow-host PATTERN]... [--deny-host PATTERN]...",
 		Short: "Work in a persistent sandbox session interactively",
 		Long: `Open the sandbox REPL on a session (started when none runs): type blocks,
 see their output, repair notes and restart notices, and the session's helpers
@@ -28,14 +29,14 @@ commands. A trailing expression's repr follows a block's output unless
 programs use vis-agent sandbox run.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			if len(allow)+len(deny) == 0 {
+			if len(allow)+len(deny) == 0 && network == "" {
 				return runRepl(sf, nil, noEcho)
 			}
-			return runRepl(sf, &jailFlags{allowHosts: allow, denyHosts: deny}, noEcho)
+			return runRepl(sf, &jailFlags{network: network, allowHosts: allow, denyHosts: deny}, noEcho)
 		}),
 	}
 	sf.add(cmd)
-	addHostFlags(cmd, &allow, &deny)
+	addNetworkFlags(cmd, &network, &allow, &deny)
 	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a block's trailing expression")
 	sandbox.AddCommand(cmd)
 	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL

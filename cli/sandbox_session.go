@@ -236,11 +236,13 @@ process retired (hang record under $VIS_HOME/logs).
 The session's Python is jailed: files only in the workspace, the session's
 folder and its temp folder (read-only: Python's own), no new processes, no
 ctypes, no signals to other processes, at most sandbox.max_threads threads
-and sandbox.memory_mb of address space; session.access says what is in
-force. --no-jail lifts the jail (not the thread and memory caps),
---no-network refuses the network, --root/--read-only-root add folders; a
-block asking for another policy than the running one restarts the session's
-Python first, with the notice.`,
+and sandbox.memory_mb of address space, and the network only to the package
+index (python.index_url, else PyPI) through a proxy; session.access says
+what is in force. --no-jail lifts the jail (not the thread and memory caps),
+--allow-host adds hosts, --network on opens the network, --no-network
+refuses it, --root/--read-only-root add folders; a block asking for another
+policy than the running one restarts the session's Python first, with the
+notice.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			d, err := parseTimeout(timeout, s.Err)
@@ -496,8 +498,10 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
 		Long: `List the sandbox sessions: state, host and child processes, idle time,
-snapshot size, and NAMES, how many names the snapshot brings back after a
-restart (helpers, classes, imports and variables).`,
+snapshot size, NAMES, how many names the snapshot brings back after a
+restart (helpers, classes, imports and variables), and the jail and network
+in force (on, off, or allow: each allow list is under the table, with the
+sessions it holds for).`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			t, err := hostTarget(s, host)
@@ -531,8 +535,8 @@ restart (helpers, classes, imports and variables).`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			// What this machine lacks, once each, with the sessions it
-			// concerns.
+			// Each allow list, and what this machine lacks, once each,
+			// with the sessions it concerns.
 			var notes []string
 			concerns := map[string][]string{}
 			note := func(text, session string) {
@@ -546,6 +550,9 @@ restart (helpers, classes, imports and variables).`,
 				probed  bool
 			)
 			for _, r := range rows {
+				if r.Hosts != nil {
+					note("network "+protocol.Policy{Network: true, Hosts: r.Hosts}.NetworkText(), r.Name)
+				}
 				if r.KernelMissing != "" {
 					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}

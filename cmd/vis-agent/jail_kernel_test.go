@@ -166,7 +166,7 @@ func TestSandboxJailKernelAttacks(t *testing.T) {
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		w := newKernelWorld(t, sb)
 		for _, a := range kernelAttacks {
-			session, flags := "attacker", []string(nil)
+			session, flags := "attacker", []string{"--network", "on"}
 			if a.noNetwork {
 				session, flags = "attacker-nonet", []string{"--no-network"}
 			}
@@ -255,7 +255,7 @@ func runShellAttacks(t *testing.T, sb *sandbox) {
 	for _, a := range shellAttacks {
 		cmd := strings.NewReplacer("{S}", w.secret, "{OUT}", w.out, "{TCP}", strconv.Itoa(w.tcp), "{DGRAM}", w.dgram,
 			"{STREAM}", w.stream, "{ABSTRACT}", w.abstract).Replace(a.cmd)
-		session, flags := "sh", []string(nil)
+		session, flags := "sh", []string{"--network", "on"}
 		if a.noNetwork {
 			session, flags = "sh-nonet", []string{"--no-network"}
 		}
@@ -309,11 +309,11 @@ print(r.status, r.exit, r.out, r.err)`, tcp), 0, "--no-jail", "--no-network")
 		t.Errorf("--no-jail --no-network: the shell reached loopback:\n%s", r.stdout)
 	}
 	// With the network on it does (the attempt works).
-	r = sb.block("free", fmt.Sprintf(`print(shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3'", wait=60).out)`, tcp), 0, "--no-jail")
+	r = sb.block("free", fmt.Sprintf(`print(shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3'", wait=60).out)`, tcp), 0, "--no-jail", "--network", "on")
 	contains(t, "with the network", r.stdout, escapeAnswer)
 
 	marker := fmt.Sprintf("sleep %d.%d", 3000+os.Getpid()%1000, time.Now().UnixNano()%1000)
-	r = sb.block("free", fmt.Sprintf(`print(shell("setsid %s > /dev/null 2>&1 < /dev/null & echo started", wait=60).status)`, marker), 0, "--no-jail")
+	r = sb.block("free", fmt.Sprintf(`print(shell("setsid %s > /dev/null 2>&1 < /dev/null & echo started", wait=60).status)`, marker), 0, "--no-jail", "--network", "on")
 	contains(t, "a background command", r.stdout, "exited")
 	for deadline := time.Now().Add(5 * time.Second); alive(marker) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
@@ -546,13 +546,7 @@ func TestSandboxJailWithoutMountNamespace(t *testing.T) {
 	t.Parallel()
 	py := testenv.First(t)
 	sb := newSandbox(t, py)
-	wrapper := filepath.Join(t.TempDir(), "vis-agent")
-	script := fmt.Sprintf("#!/bin/sh\nexec %q sandbox confine --policy '{\"DropPrivileges\":true}' -- %q \"$@\"\n", sb.bin, sb.bin)
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	real := sb.bin
-	sb.bin = wrapper
+	real := withoutNamespaces(t, sb)
 	r := sb.block("plain", `print("missing:", [m for m in session.access.kernel["missing"] if m.startswith("files:")])`, 0)
 	contains(t, "no .git", r.stdout, "missing: ['files: no mount namespace")
 	os.Mkdir(filepath.Join(sb.ws, ".git"), 0o755)
@@ -564,6 +558,22 @@ func TestSandboxJailWithoutMountNamespace(t *testing.T) {
 		t.Errorf("a .git without a mount namespace: status %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	sb.bin = real
+}
+
+// withoutNamespaces has sb run every vis-agent process (client, host,
+// child) under a seccomp filter that refuses namespaces (`sandbox
+// confine` with privileges dropped), as a machine without user namespaces
+// or a container's filter would; it returns the binary it wraps.
+func withoutNamespaces(t *testing.T, sb *sandbox) string {
+	t.Helper()
+	wrapper := filepath.Join(t.TempDir(), "vis-agent")
+	script := fmt.Sprintf("#!/bin/sh\nexec %q sandbox confine --policy '{\"DropPrivileges\":true}' -- %q \"$@\"\n", sb.bin, sb.bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := sb.bin
+	sb.bin = wrapper
+	return real
 }
 
 // TestSandboxJailDescriptorPassing is issue 20's second escape: a block

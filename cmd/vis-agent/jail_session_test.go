@@ -228,7 +228,7 @@ func runEscapes(t *testing.T, sb *sandbox, hook bool) {
 		if !hook && e.jailedOnly {
 			continue
 		}
-		session, flags := "jailed", []string(nil)
+		session, flags := "jailed", []string{"--network", "on"}
 		if e.noNetwork {
 			session, flags = "nonet", []string{"--no-network"}
 		}
@@ -271,7 +271,7 @@ func runEscapes(t *testing.T, sb *sandbox, hook bool) {
 		if e.jailedOnly || e.noNetwork {
 			continue
 		}
-		r := run("free", e.code, "60s", "--no-jail")
+		r := run("free", e.code, "60s", "--no-jail", "--network", "on")
 		if e.jailStops && !escaped(r.stdout+r.stderr) {
 			t.Errorf("without the jail, %s did not get through, so the corpus does not show the jail stops it:\n%s%s", e.name, r.stdout, r.stderr)
 		}

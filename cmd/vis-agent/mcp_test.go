@@ -177,7 +177,7 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 		if tl.Name == "python" {
-			contains(t, "python's description", tl.Description, "stay for the next call", "[Sandbox restarted]", "Jailed by the kernel", "Network on",
+			contains(t, "python's description", tl.Description, "stay for the next call", "[Sandbox restarted]", "Jailed by the kernel", "Network: only pypi.org, files.pythonhosted.org, through a proxy",
 				"repr of a last-line expression", "MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
 				"attach(data", "matplotlib figure", "show_attachment", "shell(cmd", "wait=10", "still running", "patch(path", "apropos(", "doc(",
 				"vis-attachment://m/FILENAME", `install("pandas", "numpy>=2")`, "use shell()")
@@ -495,7 +495,7 @@ func TestMCPNoNetwork(t *testing.T) {
 	}
 
 	// --no-jail: blocks run unconfined, and the description says so
-	free := connectMCP(t, sb, "--session", "free", "--no-jail")
+	free := connectMCP(t, sb, "--session", "free", "--no-jail", "--network", "on")
 	if tools, err = free.cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ print("uid", os.getuid(), session.access.network)` +
 	contains(t, "as nobody", out, "uid 65534 True",
 		"https: served files.example.test:"+w.tlsPort,
 		"http: served www.example.test:"+w.plainPort,
-		"other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
+		"other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test or sandbox.allow_hosts)",
 		"dns refused", "raw refused")
 	w.checkNothingArrived(t, "as nobody", out)
 }
@@ -162,11 +162,13 @@ func TestSandboxNetworkInstall(t *testing.T) {
 	// the user's own); under a name it goes through the proxy.
 	index := strings.Replace(testwheel.Serve(t, installIndex(t)), "127.0.0.1", "pypi.example.test", 1)
 	sb := installSandbox(t, py, index, w.resolveEnv)
+	// The user's list replaces the default one (@pypi, which is the index).
+	writeUserConfig(t, sb, "[python]\nindex_url = \""+index+"\"\n[sandbox]\nallow_hosts = []\n")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(index, "/simple"), "http://"))
 	// First, while uv's cache is empty.
 	r := sb.block("refused", `install("vis-tiny")`, 1, "--allow-host", "www.example.test")
 	contains(t, "install() to a host not listed", r.stderr, "pypi.example.test:"+port+"/simple) returned a 403 Forbidden",
-		"(the session's proxy: vis-agent: host pypi.example.test is not in the session's allow list (--allow-host))")
+		"(the session's proxy: vis-agent: host pypi.example.test is not in the session's allow list (to allow it: --allow-host pypi.example.test or sandbox.allow_hosts))")
 	sb.hostLog("refused", "network: GET pypi.example.test:"+port+" refused")
 
 	r = sb.block("ok", `r = install("vis-tiny")

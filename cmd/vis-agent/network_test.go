@@ -193,11 +193,11 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 		r := sb.block("net", code, 0, allowFlags...)
 		out := r.stdout + r.stderr
 		contains(t, "the block's output", out,
-			"access True {'allow': ['*.example.test', 'localhost'], 'deny': ['evil.example.test']}",
+			"access True {'allow': ['pypi.org', 'files.pythonhosted.org', '*.example.test', 'localhost'], 'deny': ['evil.example.test']}",
 			"https: served files.example.test:"+w.tlsPort,
 			"http: served www.example.test:"+w.plainPort,
-			"other: error <urlopen error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
-			"plain other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (--allow-host)",
+			"other: error <urlopen error Tunnel connection failed: 403 vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test or sandbox.allow_hosts)",
+			"plain other: HTTPError 403 vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test or sandbox.allow_hosts)",
 			"denied: error <urlopen error Tunnel connection failed: 403 vis-agent: host evil.example.test is denied (--deny-host evil.example.test)",
 			"private: HTTPError 403 vis-agent: host localhost resolves to 127.0.0.1, a local or private address",
 			"metadata: HTTPError 403 vis-agent: host 169.254.169.254 is not in the session's allow list",
@@ -254,7 +254,7 @@ print(r.out); print(r.err); print("kernel", r.kernel.get("proxy_port"))`, cmd)
 	out := r.stdout + r.stderr
 	contains(t, "the commands' output", out,
 		"served www.example.test:"+w.plainPort, "served files.example.test:"+w.tlsPort,
-		"vis-agent: host other.test is not in the session's allow list (--allow-host)",
+		"vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test or sandbox.allow_hosts)",
 		"refs/heads/main", "through the proxy", "Permission denied")
 	w.checkNothingArrived(t, "shell()", out)
 }
@@ -269,7 +269,8 @@ func TestSandboxNetworkPolicyChange(t *testing.T) {
 	sb := newSandbox(t, py, w.resolveEnv)
 	sb.block("chg", `x = 1`, 0, "--allow-host", "www.example.test")
 	r := sb.block("chg", fetches("now:", "http://www.example.test:"+w.plainPort+"/"), 0, "--allow-host", "files.example.test")
-	contains(t, "the block's output", r.stdout+r.stderr, "[Sandbox restarted]", "network allow files.example.test", "network allow www.example.test",
+	contains(t, "the block's output", r.stdout+r.stderr, "[Sandbox restarted]", "network allow pypi.org, files.pythonhosted.org, files.example.test",
+		"network allow pypi.org, files.pythonhosted.org, www.example.test",
 		"now: HTTPError 403 vis-agent: host www.example.test is not in the session's allow list")
 	if l := sb.run("list"); !strings.Contains(l.stdout, " allow ") {
 		t.Errorf("sandbox list does not say allow:\n%s", l.stdout)
@@ -300,7 +301,7 @@ print(subprocess.run(["curl", "-sS", "http://127.0.0.1:%s/"], capture_output=Tru
 				t.Fatalf("vis-agent python --allow-host: %v\n%s", err, out)
 			}
 			contains(t, "the program's output", out, "https: served 127.0.0.1:"+w.tlsPort,
-				"other: HTTPError 403 vis-agent: host 127.0.0.2 is not in the session's allow list (--allow-host)",
+				"other: HTTPError 403 vis-agent: host 127.0.0.2 is not in the session's allow list (to allow it: --allow-host 127.0.0.2)",
 				"Couldn't connect to server", "served 127.0.0.1:"+w.plainPort, "dns refused")
 			w.checkNothingArrived(t, "vis-agent python", out)
 		})

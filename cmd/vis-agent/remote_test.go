@@ -558,7 +558,7 @@ func TestRemoteSSH(t *testing.T) {
 	t.Run("the host flags reach the remote side", func(t *testing.T) {
 		r := lb.ok("run", "--host", host, "--session", "hosts", "--workspace", rb.ws, "--allow-host", "*.example.test",
 			"--deny-host", "evil.example.test", "-c", "print(session.access.network, session.access.hosts)")
-		if r.stdout != "True {'allow': ['*.example.test'], 'deny': ['evil.example.test']}\n" {
+		if r.stdout != "True {'allow': ['pypi.org', 'files.pythonhosted.org', '*.example.test'], 'deny': ['evil.example.test']}\n" {
 			t.Errorf("the remote session's network: %q", r.stdout)
 		}
 		lb.ok("stop", "--host", host, "--session", "hosts", "--workspace", rb.ws)
@@ -745,7 +745,9 @@ func TestRemoteBadURL(t *testing.T) {
 // the test machines; TestRemotePodman runs the real podman): each checks
 // the arguments it was given as the engine would take them, then runs the
 // command part here, so the connection itself is real. What kubectl and
-// docker do with them is not tested (docs/kubernetes.md says so).
+// docker do with them is not tested (docs/kubernetes.md says so). The
+// remote session's network is the remote side's default, or what the
+// flags ask.
 func TestRemoteEngines(t *testing.T) {
 	t.Parallel()
 	py := testenv.First(t)
@@ -795,6 +797,25 @@ exec "$@"
 	for _, engine := range []string{"kubectl", "docker"} {
 		if b, _ := os.ReadFile(filepath.Join(bin, engine+".runs")); string(b) != "run\n" {
 			t.Errorf("%s ran %d times for 2 requests", engine, strings.Count(string(b), "run"))
+		}
+	}
+	// The network is the remote side's to decide, as a local run's: its
+	// user's settings (by default the allow list of the package index),
+	// then the flags run passes on.
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "True {'allow': ['pypi.org', 'files.pythonhosted.org']}"},
+		{[]string{"--network", "on"}, "True None"},
+		{[]string{"--allow-host", "x.test"}, "True {'allow': ['pypi.org', 'files.pythonhosted.org', 'x.test']}"},
+		{[]string{"--no-network"}, "False None"},
+		{[]string{"--network", "allow"}, "True {'allow': ['pypi.org', 'files.pythonhosted.org']}"},
+	} {
+		r := sb.ok(append([]string{"run", "--host", "docker://box", "--session", "net", "--workspace", sb.ws, "-c",
+			"print(session.access.network, session.access.hosts)"}, c.flags...)...)
+		if !strings.HasSuffix(r.stdout, c.want+"\n") {
+			t.Errorf("the remote session's network under %q: %q, want %q", c.flags, r.stdout, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,7 +104,8 @@ func startedBeforeGo(t *testing.T, host, child int) bool {
 // started by the host's C constructor, before the host's Go runtime, and
 // with VIS_SANDBOX_EARLY_CHILD=0 from Go, like every later child; a
 // session without the jail gets an early child without the jail's
-// privilege drop.
+// privilege drop. The default network (an allow list) and the network on
+// both get one, each with its network.
 func TestSandboxEarlyChild(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -113,15 +115,16 @@ func TestSandboxEarlyChild(t *testing.T) {
 		early bool
 	}{
 		{"jailed", nil, nil, true},
+		{"network on", nil, []string{"--network", "on"}, true},
 		{"unjailed", nil, []string{"--no-jail"}, true},
 		{"off", []string{"VIS_SANDBOX_EARLY_CHILD=0"}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, testenv.First(t), tc.env...)
-			v := sb.jsonBlock("e", "import os\nprint(os.getpid(), os.getppid(), session.access[\"kernel\"][\"no_caps\"])", tc.flags...)
+			v := sb.jsonBlock("e", "import os\nprint(os.getpid(), os.getppid(), session.access[\"kernel\"][\"no_caps\"], session.access.hosts is None)", tc.flags...)
 			var pid, ppid int
-			var noCaps string
-			if _, err := fmt.Sscan(v["stdout"].(string), &pid, &ppid, &noCaps); err != nil || v["restarted"] != false {
+			var noCaps, noHosts string
+			if _, err := fmt.Sscan(v["stdout"].(string), &pid, &ppid, &noCaps, &noHosts); err != nil || v["restarted"] != false {
 				t.Fatalf("first block: %v %v", v, err)
 			}
 			rec := sb.record(sb.folder("e"))
@@ -134,8 +137,11 @@ func TestSandboxEarlyChild(t *testing.T) {
 			if early := startedBeforeGo(t, ppid, pid); early != tc.early {
 				t.Errorf("the child started before the host's Go runtime: %t, want %t", early, tc.early)
 			}
-			if want := fmt.Sprint(tc.flags == nil); noCaps != map[string]string{"true": "True", "false": "False"}[want] {
+			if want := pyBool(!slices.Contains(tc.flags, "--no-jail")); noCaps != want {
 				t.Errorf("session.access.no_caps = %s under %v", noCaps, tc.flags)
+			}
+			if want := pyBool(slices.Contains(tc.flags, "on")); noHosts != want {
+				t.Errorf("session.access.hosts is None: %s under %v", noHosts, tc.flags)
 			}
 		})
 	}
@@ -187,4 +193,12 @@ func TestSandboxEarlyChildDies(t *testing.T) {
 	}
 	log, _ := os.ReadFile(filepath.Join(folder, "host.log"))
 	contains(t, "host log", string(log), "the Python process did not start")
+}
+
+// pyBool is b as Python prints it.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }

@@ -109,7 +109,7 @@ func TestSandboxTrust(t *testing.T) {
 print(urllib.request.urlopen(`+pyQuote(url+"/hello")+`).read().decode())
 print(urllib.request.urlopen("http://vis-agent-test.invalid/x").read().decode())
 print("key:", "OPENAI_API_KEY" in os.environ, os.environ.get("SSL_CERT_FILE") == `+pyQuote(caFile)+`)
-print(install("vis-tiny"))`, 0)
+print(install("vis-tiny"))`, 0, "--network", "on")
 	contains(t, "the block with the CA", r.stdout, "hello over TLS", "via the proxy for http://vis-agent-test.invalid/x",
 		"key: False True", "installed 2 packages")
 

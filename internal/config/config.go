@@ -44,7 +44,8 @@ type Settings struct {
 	SandboxJail    Setting[bool]
 	SandboxNetwork Setting[bool]
 	// SandboxNetworkAllow: network = "allow", the network through the
-	// host's proxy to SandboxAllowHosts only (SandboxDenyHosts refused).
+	// host's proxy to SandboxAllowHosts only (SandboxDenyHosts refused);
+	// the default, with the package index alone (@pypi).
 	SandboxNetworkAllow  Setting[bool]
 	SandboxAllowHosts    Setting[[]string]
 	SandboxDenyHosts     Setting[[]string]
@@ -108,8 +109,8 @@ func defaultSettings() Settings {
 
 		SandboxJail:          Setting[bool]{Value: true, From: "default"},
 		SandboxNetwork:       Setting[bool]{Value: true, From: "default"},
-		SandboxNetworkAllow:  Setting[bool]{From: "default"},
-		SandboxAllowHosts:    Setting[[]string]{From: "default"},
+		SandboxNetworkAllow:  Setting[bool]{Value: true, From: "default"},
+		SandboxAllowHosts:    Setting[[]string]{Value: []string{"@pypi"}, From: "default"},
 		SandboxDenyHosts:     Setting[[]string]{From: "default"},
 		SandboxMaxThreads:    Setting[int]{Value: 64, From: "default"},
 		SandboxMemoryMB:      Setting[int]{Value: 4096, From: "default"},

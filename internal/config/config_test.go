@@ -173,6 +173,10 @@ journal_mb = 3
 	if d.SandboxMaxValueMB.Value != 256 || d.SandboxMaxSnapshotMB.Value != 1024 || !d.SandboxAttachFigures.Value {
 		t.Errorf("snapshot and figure defaults: %+v", d)
 	}
+	// The network's default is the allow list of the package index.
+	if !d.SandboxNetworkAllow.Value || !reflect.DeepEqual(d.SandboxAllowHosts.Value, []string{"@pypi"}) || d.SandboxAllowHosts.File() != "" {
+		t.Errorf("network defaults: %+v %+v", d.SandboxNetworkAllow, d.SandboxAllowHosts)
+	}
 
 	bad := writeFile(t, filepath.Join(dir, "bad", "config.toml"), `
 [sandbox]
@@ -213,5 +217,32 @@ journal_mb = 0
 	}
 	if !b.SandboxJail.Value || b.SandboxMaxThreads.Value != 64 || b.SandboxMemoryMB.Value != 4096 || b.SandboxMaxAttachmentMB.Value != 64 {
 		t.Errorf("bad entries were not ignored: %+v", b)
+	}
+}
+
+// TestSandboxNetworkModes: the allow list of the package index unless
+// the user's file says otherwise; "on" and true open the network, "off"
+// and false close it, "allow" keeps the list (allow_hosts replaces it).
+func TestSandboxNetworkModes(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct {
+		text          string
+		network, list bool
+		hosts         []string
+	}{
+		{"", true, true, []string{"@pypi"}},
+		{`network = "on"`, true, false, []string{"@pypi"}},
+		{`network = true`, true, false, []string{"@pypi"}},
+		{`network = "off"`, false, false, []string{"@pypi"}},
+		{`network = false`, false, false, []string{"@pypi"}},
+		{`network = "allow"`, true, true, []string{"@pypi"}},
+		{"allow_hosts = [\"@pypi\", \"api.example.com\"]", true, true, []string{"@pypi", "api.example.com"}},
+		{"allow_hosts = []", true, true, []string{}},
+	} {
+		s := Load(writeFile(t, filepath.Join(dir, string(rune('a'+i)), "config.toml"), "[sandbox]\n"+c.text+"\n"))
+		if len(s.Problems) != 0 || s.SandboxNetwork.Value != c.network || s.SandboxNetworkAllow.Value != c.list ||
+			!reflect.DeepEqual(s.SandboxAllowHosts.Value, c.hosts) {
+			t.Errorf("%q: network %v, allow list %v %q, problems %q", c.text, s.SandboxNetwork.Value, s.SandboxNetworkAllow.Value, s.SandboxAllowHosts.Value, s.Problems)
+		}
 	}
 }

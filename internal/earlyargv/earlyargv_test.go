@@ -11,12 +11,15 @@ import (
 const exe = "/opt/vis agent/vis-agent"
 
 // TestHostCommandLine: the host's constructor finds, in the command line
-// protocol.HostArgs builds, the session folder and whether the policy has
-// the jail (it reads only the JSON's prefix: a reordered Policy fails here).
+// protocol.HostArgs builds, the session folder, whether the policy has
+// the jail (it reads only the JSON's prefix: a reordered Policy fails here)
+// and whether its network is an allow list.
 func TestHostCommandLine(t *testing.T) {
 	dir := "/home/u/.vis/sandbox/sessions/default-0123 x"
 	for _, p := range []protocol.Policy{
 		{Jail: true, Network: true, MaxThreads: 64, MemoryMB: 4096, Roots: []string{"/data"}},
+		{Jail: true, Network: true, Hosts: &protocol.Hosts{Allow: []string{"pypi.org"}, Deny: []string{"x.test"}}, MaxThreads: 64},
+		{Jail: false, Network: true, Hosts: &protocol.Hosts{Allow: []string{}}},
 		{Jail: true},
 		{Jail: false, Network: true},
 		{},
@@ -35,6 +38,9 @@ func TestHostCommandLine(t *testing.T) {
 		if got := earlyargv.PolicyJailed(policy); got != p.Jail {
 			t.Errorf("policy %s: the constructor reads jail %v, Go wrote %v", policy, got, p.Jail)
 		}
+		if got := earlyargv.PolicyProxied(policy); got != p.Proxied() {
+			t.Errorf("policy %s: the constructor reads an allow list %v, Go wrote %v", policy, got, p.Proxied())
+		}
 		if earlyargv.LoadsPython(argv) || earlyargv.PythonCommand(argv) || earlyargv.DropPrivilegesWanted(argv) {
 			t.Errorf("%q: a host's command line read as one that loads Python or drops privileges", argv)
 		}
@@ -52,7 +58,7 @@ func TestChildCommandLine(t *testing.T) {
 	dir := "/s/default-0123"
 	for _, drop := range []bool{true, false} {
 		want := append([]string{exe}, protocol.ChildArgs(dir, drop, false)...)
-		if got := earlyargv.ChildArgs(exe, dir, drop); !slices.Equal(got, want) {
+		if got := earlyargv.ChildArgs(exe, dir, drop, false); !slices.Equal(got, want) {
 			t.Errorf("drop privileges %v: the host's constructor starts %q, Go starts %q", drop, got, want)
 		}
 		if !earlyargv.SandboxCommand(want, "child") {
@@ -71,6 +77,9 @@ func TestChildCommandLine(t *testing.T) {
 			t.Errorf("%q: the jail's constructor makes a network namespace", want)
 		}
 		proxied := append([]string{exe}, protocol.ChildArgs(dir, drop, true)...)
+		if got := earlyargv.ChildArgs(exe, dir, drop, true); !slices.Equal(got, proxied) {
+			t.Errorf("drop privileges %v, an allow list: the host's constructor starts %q, Go starts %q", drop, got, proxied)
+		}
 		if !earlyargv.OwnNetworkWanted(proxied) || earlyargv.DropPrivilegesWanted(proxied) != drop {
 			t.Errorf("%q: the jail's constructor makes no network namespace, or drops privileges: %v", proxied, !drop)
 		}

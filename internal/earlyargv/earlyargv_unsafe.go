@@ -86,18 +86,22 @@ func PolicyJailed(policy string) bool {
 	return C.vis_policy_jailed(p) != 0
 }
 
+// PolicyProxied is the host constructor's reading of a --policy value:
+// an allow list.
+func PolicyProxied(policy string) bool {
+	p := C.CString(policy)
+	defer C.free(unsafe.Pointer(p))
+	return C.vis_policy_proxied(p) != 0
+}
+
 // ChildArgs is the command line the host's constructor starts its early
 // child with.
-func ChildArgs(argv0, dir string, dropPrivileges bool) []string {
+func ChildArgs(argv0, dir string, dropPrivileges, ownNetwork bool) []string {
 	a0, d := C.CString(argv0), C.CString(dir)
 	defer C.free(unsafe.Pointer(a0))
 	defer C.free(unsafe.Pointer(d))
-	var args [7]*C.char
-	drop := C.int(0)
-	if dropPrivileges {
-		drop = 1
-	}
-	C.vis_child_args(&args[0], a0, d, drop)
+	var args [8]*C.char
+	C.vis_child_args(&args[0], a0, d, cBool(dropPrivileges), cBool(ownNetwork))
 	var out []string
 	for _, p := range args {
 		if p == nil {
@@ -106,6 +110,13 @@ func ChildArgs(argv0, dir string, dropPrivileges bool) []string {
 		out = append(out, C.GoString(p))
 	}
 	return out
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // DropPrivilegesWanted is the jail constructor's test of its command line.

@@ -109,9 +109,20 @@ func Serve(o Options) (int, error) {
 	}
 	// An allow list: the proxy's listener in this process's own
 	// network namespace goes to the host, its address to every
-	// client here and in shell().
+	// client here and in shell(). Where the machine let the C
+	// constructor make no namespace (no user namespaces, a container's
+	// seccomp), the session's code gets no network at all rather than
+	// none of its sessions starting, the allow list being the default:
+	// the host is told, and install() still reaches the list through it.
+	policy, noNetNS := ci.Policy, jail.NetworkNamespaceErr()
 	proxyPort := 0
-	if ci.Policy.Proxied() {
+	switch {
+	case policy.Proxied() && noNetNS != nil:
+		if err := sendNoNamespace(protocol.CallsFD); err != nil {
+			return 0, err
+		}
+		policy.Network = false
+	case policy.Proxied():
 		if proxyPort, err = jail.HandListener(protocol.CallsFD, 0); err != nil {
 			return 0, err
 		}
@@ -141,7 +152,7 @@ func Serve(o Options) (int, error) {
 		rw, ro = jr.Roots(jail.SessionFiles{
 			Runtime: []string{inst.Prefix, filepath.Dir(lib.Path), inst.Home, inst.Executable}, EnvDir: plan.EnvDir,
 			Own:           append([]string{pkgDir, l.Startup(), ci.Packages}, trustRoots(s.Getenv)...),
-			ReadOnlyRoots: ci.Policy.ReadOnlyRoots, Network: ci.Policy.Network,
+			ReadOnlyRoots: ci.Policy.ReadOnlyRoots, Network: policy.Network,
 		})
 	}
 	var shield jail.Shield
@@ -152,8 +163,13 @@ func Serve(o Options) (int, error) {
 		}
 	}
 	host := ci.Session.Access.Host
-	if ci.Session.Access, err = applyChildPolicy(lib, ci.Policy, rw, ro, shield, proxyPort); err != nil {
+	if ci.Session.Access, err = applyChildPolicy(lib, policy, rw, ro, shield, proxyPort); err != nil {
 		return 0, err
+	}
+	if policy.Network != ci.Policy.Network {
+		ci.Session.Access.Kernel.Missing = append(ci.Session.Access.Kernel.Missing, fmt.Sprintf(
+			"network: the allow list needs a network namespace, which could not be made (%v), so the session's code has no network; "+
+				"install() still reaches the allow list's hosts, through the host (sandbox.network = \"on\" or --network on opens the network)", noNetNS))
 	}
 	ci.Session.Access.Host = host
 	boot, err := Bootstrap(pkgDir, state, ci)
@@ -327,4 +343,18 @@ func trustRoots(getenv func(string) string) []string {
 		}
 	}
 	return roots
+}
+
+// NoNetworkNamespace is what a child under an allow list sends its host
+// on the host-call link in place of its proxy's listener when it could
+// make no network namespace (it then runs without the network).
+const NoNetworkNamespace = 'N'
+
+// sendNoNamespace tells the host, on link, that this child has no
+// network namespace, so no listener comes.
+func sendNoNamespace(link int) error {
+	if _, err := syscall.Write(link, []byte{NoNetworkNamespace}); err != nil {
+		return fmt.Errorf("tell the host the allow list has no network namespace: %w", err)
+	}
+	return nil
 }

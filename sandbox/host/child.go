@@ -161,8 +161,8 @@ func (e *restoreError) Error() string {
 // listener for the proxy on its host-call link first; np serves it until
 // the child ends.
 func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer, np *netProxy) (*proc, error) {
-	s, dropsPrivileges := takeEarlyChild()
-	if s != nil && (dropsPrivileges != policy.Jail || np != nil) {
+	s, dropsPrivileges, ownNetwork := takeEarlyChild()
+	if s != nil && (dropsPrivileges != policy.Jail || ownNetwork != policy.Proxied()) {
 		s.discard()
 		s = nil
 	}
@@ -206,7 +206,7 @@ func (c *proc) introduce(s *spawned, info child.Info, np *netProxy) error {
 	err := c.conn.Send(info)
 	if err == nil && np != nil {
 		var l net.Listener
-		if l, err = np.receive(s.calls); err == nil {
+		if l, err = np.receive(s.calls); err == nil && l != nil {
 			go func() {
 				<-c.exited
 				l.Close()

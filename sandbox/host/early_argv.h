@@ -38,16 +38,29 @@ static inline int vis_policy_jailed(const char *policy) {
 	return policy != NULL && strncmp(policy, "{\"jail\":true,", 13) == 0;
 }
 
-// vis_child_args fills args (7 slots) with the command line of an
+// vis_policy_proxied reports whether a host's --policy is an allow list
+// (protocol.Policy.Proxied: the network on, with hosts). The Go side
+// marshals "hosts" right after "network".
+static inline int vis_policy_proxied(const char *policy) {
+	return policy != NULL && strstr(policy, "\"network\":true,\"hosts\":{") != NULL;
+}
+
+// vis_child_args fills args (8 slots) with the command line of an
 // interpreter child of the session in dir, as protocol.ChildArgs writes it.
-static inline void vis_child_args(char **args, char *argv0, const char *dir, int drop_privileges) {
-	args[0] = argv0;
-	args[1] = "sandbox";
-	args[2] = "child";
-	args[3] = "--dir";
-	args[4] = (char *)dir;
-	args[5] = drop_privileges ? "--drop-privileges" : NULL;
-	args[6] = NULL;
+static inline void vis_child_args(char **args, char *argv0, const char *dir, int drop_privileges, int own_network) {
+	int n = 0;
+	args[n++] = argv0;
+	args[n++] = "sandbox";
+	args[n++] = "child";
+	args[n++] = "--dir";
+	args[n++] = (char *)dir;
+	if (drop_privileges) {
+		args[n++] = "--drop-privileges";
+	}
+	if (own_network) {
+		args[n++] = "--own-network";
+	}
+	args[n] = NULL;
 }
 
 #endif

@@ -13,7 +13,9 @@
 // host-call link; its own process group; SIGKILL when the host dies; the
 // host's environment; the command line of the Go side's Config.ChildArgs
 // (`sandbox child --dir DIR`), with jail.EarlyFlag when the host's
-// --policy drops privileges (a jailed one). A host started without
+// --policy drops privileges (a jailed one) and protocol.NetworkFlag when
+// its network is an allow list (the child makes its namespace and hands
+// the host its listener, as one started from Go). A host started without
 // --policy (it then reads the user's settings) starts none.
 //
 // Descriptors: whatever the process that started a host or a child left
@@ -121,14 +123,13 @@ __attribute__((constructor)) static void vis_host_early(int argc, char **argv, c
 	const char *dir = vis_arg(argc, argv, "--dir");
 	const char *policy = vis_arg(argc, argv, "--policy");
 	const char *off = getenv("VIS_SANDBOX_EARLY_CHILD");
-	// A child whose network is an allow list is started from Go, which
-	// gives it its network namespace's flag and takes its listener.
-	if (dir == NULL || policy == NULL || (off != NULL && strcmp(off, "0") == 0) || strstr(policy, "\"hosts\":{") != NULL) {
+	if (dir == NULL || policy == NULL || (off != NULL && strcmp(off, "0") == 0)) {
 		return;
 	}
 	early.drops_privileges = vis_policy_jailed(policy);
-	char *args[7];
-	vis_child_args(args, argv[0], dir, early.drops_privileges);
+	early.own_network = vis_policy_proxied(policy);
+	char *args[8];
+	vis_child_args(args, argv[0], dir, early.drops_privileges, early.own_network);
 	int link[2] = {-1, -1}, calls[2] = {-1, -1}, stacks[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0 ||
 		socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, calls) != 0 || pipe2(stacks, O_CLOEXEC) != 0 ||

@@ -13,11 +13,12 @@ import (
 
 // takeEarlyChild returns the interpreter child the host's C constructor
 // started before Go (early_linux.c), once; nil when there is none.
-// dropsPrivileges: it was started with protocol.DropPrivilegesFlag.
-func takeEarlyChild() (s *spawned, dropsPrivileges bool) {
+// dropsPrivileges: it was started with protocol.DropPrivilegesFlag;
+// ownNetwork: with protocol.NetworkFlag.
+func takeEarlyChild() (s *spawned, dropsPrivileges, ownNetwork bool) {
 	var e C.struct_vis_early
 	if C.vis_host_take_early(&e) == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	files := []*os.File{os.NewFile(uintptr(e.link), "link"), os.NewFile(uintptr(e.calls), "calls"),
 		os.NewFile(uintptr(e.stacks), "stacks"), os.NewFile(uintptr(e.out), "stdout"), os.NewFile(uintptr(e.err), "stderr")}
@@ -45,8 +46,8 @@ func takeEarlyChild() (s *spawned, dropsPrivileges bool) {
 			process.Kill()
 			process.Wait()
 		}
-		return nil, false
+		return nil, false, false
 	}
 	return &spawned{process: process, link: link, calls: calls, stacks: files[2], stdout: files[3], stderr: files[4]},
-		e.drops_privileges != 0
+		e.drops_privileges != 0, e.own_network != 0
 }

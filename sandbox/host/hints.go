@@ -38,11 +38,19 @@ func magicHint(line string) string {
 	return "Hint: this is Python, not a shell: shell(" + strconv.Quote(cmd) + ") runs the command and returns its output."
 }
 
-// processHint adds to the error of a block the jail refused a new process
-// to the function that runs commands.
-func processHint(res *protocol.Result) {
-	if e := res.Error; e != nil && e.Type == "PermissionError" && strings.Contains(e.Message, "(no new processes)") {
+// resultHints add to the error of a block run under policy a line that
+// names the way on: shell() for a refused process, the allow list and
+// how the user widens it for a refused or failed connection.
+func resultHints(res *protocol.Result, policy protocol.Policy) {
+	e := res.Error
+	if e == nil {
+		return
+	}
+	switch {
+	case e.Type == "PermissionError" && strings.Contains(e.Message, "(no new processes)"):
 		e.Traceback += "Hint: shell(\"cmd\") runs a command for the session (confined like it) and returns its output.\n"
+	case policy.Proxied() && networkFailure(e.Message+"\n"+e.Traceback):
+		e.Traceback += networkHint(policy) + "\n"
 	}
 }
 
@@ -87,4 +95,33 @@ func gitHint(st tools.ShellState) tools.ShellState {
 		}
 	}
 	return st
+}
+
+// networkFailures are what Python, requests, pip and PySocks say of a
+// connection that the proxy refused or that went around it (the
+// namespace has no route, no resolver).
+var networkFailures = []string{
+	"is not in the session's allow list", "a local or private address", "Tunnel connection failed", "Cannot connect to proxy", "not allowed by ruleset",
+	"Network is unreachable", "Temporary failure in name resolution", "Name or service not known",
+	"No address associated with hostname", "Connection refused",
+}
+
+func networkFailure(text string) bool {
+	for _, f := range networkFailures {
+		if strings.Contains(text, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// networkHint says what an allow list lets through, how, and how the
+// user adds a host.
+func networkHint(policy protocol.Policy) string {
+	reach := "no host"
+	if len(policy.Hosts.Allow) > 0 {
+		reach = "only " + strings.Join(policy.Hosts.Allow, ", ")
+	}
+	return "Hint: this session's network reaches " + reach + ", through the proxy at HTTP_PROXY (urllib, requests, pip, curl and git use it); " +
+		"the user allows another host with --allow-host HOST or " + allowSetting + " in ~/.vis/config.toml (or opens the network with --network on)."
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -23,6 +26,10 @@ import (
 // "name=address,name=address": tests stand a local server in for a named
 // host with it. Only the user sets the host's environment.
 const testResolveEnv = "VIS_TEST_PROXY_RESOLVE"
+
+// allowSetting is the user's setting that allows hosts, which a refusal
+// names beside --allow-host.
+const allowSetting = "sandbox.allow_hosts"
 
 // proxies are the host's proxies, one per policy with an allow list
 // (the commands of a policy keep theirs across children); all end with
@@ -93,6 +100,7 @@ func newNetProxy(policy protocol.Policy, log io.Writer) (*netProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the session's allow list: %w", err)
 	}
+	rules.Setting = allowSetting
 	fixed, err := testResolve(os.Getenv(testResolveEnv))
 	if err != nil {
 		return nil, err
@@ -131,9 +139,17 @@ func testResolve(v string) (map[string][]netip.Addr, error) {
 	return m, nil
 }
 
+// commandsPort is where the proxy listens in each command's namespace
+// when the child has none to take its port from: any port is free in a
+// new namespace.
+const commandsPort = 3128
+
 // receive takes a child's listener from its host-call link (the child
 // sends it before it runs any Python) and serves it; the caller closes
-// it when the child ends, which ends its namespace.
+// it when the child ends, which ends its namespace. A child that could
+// make no namespace says so instead (it runs without the network): nil,
+// and commands still get the proxy, each in a namespace of its own, or
+// fail to start where none can be made.
 func (n *netProxy) receive(conn net.Conn) (net.Listener, error) {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
@@ -141,6 +157,17 @@ func (n *netProxy) receive(conn net.Conn) (net.Listener, error) {
 	}
 	uc.SetReadDeadline(time.Now().Add(readyTimeout))
 	defer uc.SetReadDeadline(time.Time{})
+	if first, err := peekByte(uc); err != nil {
+		return nil, fmt.Errorf("receive the proxy's listener: %w", err)
+	} else if first == child.NoNetworkNamespace {
+		if _, err := uc.Read(make([]byte, 1)); err != nil {
+			return nil, fmt.Errorf("receive the proxy's listener: %w", err)
+		}
+		n.mu.Lock()
+		n.port = commandsPort
+		n.mu.Unlock()
+		return nil, nil
+	}
 	l, err := jail.ReceiveListener(uc)
 	if err != nil {
 		return nil, err
@@ -240,4 +267,29 @@ func (n *netProxy) takeRefused() string {
 	r := n.refused
 	n.refused = ""
 	return r
+}
+
+// peekByte waits for the first byte on uc and returns it, leaving it to
+// be read (with whatever descriptor came with it).
+func peekByte(uc *net.UnixConn) (byte, error) {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var b [1]byte
+	var n int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, _, rerr = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return b[0], nil
 }

@@ -232,7 +232,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		// The block has ended: its timeout no longer runs while the files
 		// it changed are checked.
 		stopTimers()
-		processHint(&res)
+		resultHints(&res, c.policy)
 		refusalHint(&res)
 		gitNoted := takeGitNotes(&res)
 		h.checkBlock(c, &res, started, out)

@@ -55,9 +55,13 @@ func Serve(o Options) error {
 		say(err)
 		return err
 	}
-	p, err := o.DefaultPolicy(m, f)
-	if err == nil && o.Policy != "" {
+	// The given policy whole: decoded over the default one, a field it
+	// leaves out (an allow list's hosts) would come from the settings.
+	var p protocol.Policy
+	if o.Policy != "" {
 		err = json.Unmarshal([]byte(o.Policy), &p)
+	} else {
+		p, err = o.DefaultPolicy(m, f)
 	}
 	if err != nil {
 		err = fmt.Errorf("read --policy: %w", err)

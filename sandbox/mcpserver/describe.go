@@ -28,8 +28,8 @@ var sessionFunctions = []string{
 func (sv *server) instructions() string {
 	return fmt.Sprintf("A persistent Python session (%q, workspace %s): what one python call defines is there in the next, "+
 		"and survives restarts through a snapshot. Use python to run code, defs to see what the session holds, "+
-		"list_attachments and read_attachment (or the vis-attachment:// resources) for the files its blocks attached.",
-		sv.s.Meta.Name, sv.s.Meta.Workspace)
+		"list_attachments and read_attachment (or the vis-attachment:// resources) for the files its blocks attached. %s",
+		sv.s.Meta.Name, sv.s.Meta.Workspace, sv.networkDescription())
 }
 
 // accessDescription says, for a model, what the session's jail allows.
@@ -49,14 +49,7 @@ func (sv *server) accessDescription() string {
 	} else {
 		b.WriteString("Not jailed: blocks have the user's permissions. ")
 	}
-	if p.Proxied() {
-		fmt.Fprintf(&b, "Network only to %s, through a proxy (HTTP_PROXY is set; pip, requests, curl and git use it); others get HTTP 403.",
-			strings.TrimPrefix(p.NetworkText(), "allow "))
-	} else if p.Network {
-		b.WriteString("Network on.")
-	} else {
-		b.WriteString("Network off.")
-	}
+	b.WriteString(sv.networkDescription())
 	if p.MaxThreads > 0 {
 		fmt.Fprintf(&b, " At most %d threads.", p.MaxThreads)
 	}
@@ -64,6 +57,27 @@ func (sv *server) accessDescription() string {
 		fmt.Fprintf(&b, " Memory cap %d MB.", p.MemoryMB)
 	}
 	return b.String()
+}
+
+// networkDescription says, for a model, what the session's network
+// reaches, and under an allow list how the user widens it.
+func (sv *server) networkDescription() string {
+	p := sv.policy
+	switch {
+	case !p.Network:
+		return "Network off."
+	case !p.Proxied():
+		return "Network on."
+	}
+	reach := "no host"
+	if len(p.Hosts.Allow) > 0 {
+		reach = "only " + strings.Join(p.Hosts.Allow, ", ")
+	}
+	if len(p.Hosts.Deny) > 0 {
+		reach += " (never " + strings.Join(p.Hosts.Deny, ", ") + ")"
+	}
+	return "Network: " + reach + ", through a proxy (HTTP_PROXY is set; pip, requests, curl and git use it); others get HTTP 403. " +
+		"Only the user can allow another host (--allow-host HOST or sandbox.allow_hosts in ~/.vis/config.toml): ask them."
 }
 
 // echoText says what a block's output is, with or without the echo of

@@ -18,7 +18,8 @@ import (
 const DefaultIndex = "https://pypi.org/simple"
 
 // Set expands a named set (@pypi, @github) into its patterns; indexURL is
-// the package index in use ("" for PyPI's).
+// the package index in use ("" for PyPI's). A local index (file://) is
+// no host: @pypi is then empty.
 func Set(name, indexURL string) ([]string, error) {
 	switch name {
 	case "@pypi":
@@ -26,6 +27,9 @@ func Set(name, indexURL string) ([]string, error) {
 			return []string{"pypi.org", "files.pythonhosted.org"}, nil
 		}
 		u, err := url.Parse(indexURL)
+		if err == nil && u.Scheme == "file" {
+			return []string{}, nil
+		}
 		if err != nil || u.Hostname() == "" {
 			return nil, fmt.Errorf("@pypi: the package index %q has no host", indexURL)
 		}
@@ -51,6 +55,9 @@ type pattern struct {
 // Rules are a session's allow and deny lists, parsed.
 type Rules struct {
 	allow, deny []pattern
+	// Setting is the user's setting that lists allowed hosts besides
+	// --allow-host ("": none), which a refusal names as a way to allow.
+	Setting string
 }
 
 // Parse checks and parses the lists; sets are expanded with indexURL.
@@ -225,9 +232,18 @@ type Refusal struct{ Message string }
 
 func (e *Refusal) Error() string { return e.Message }
 
-// NotListed is the refusal of a host the allow list does not name.
-func NotListed(host string) *Refusal {
-	return &Refusal{fmt.Sprintf("vis-agent: host %s is not in the session's allow list (--allow-host)", host)}
+// notListed is the refusal of a host the allow list does not name.
+func (r Rules) notListed(host string) *Refusal {
+	return &Refusal{fmt.Sprintf("vis-agent: host %s is not in the session's allow list (%s)", host, r.wayIn(host))}
+}
+
+// wayIn says how the user allows pattern: the flag, and the setting.
+func (r Rules) wayIn(pattern string) string {
+	way := "to allow it: --allow-host " + pattern
+	if r.Setting != "" {
+		way += " or " + r.Setting
+	}
+	return way
 }
 
 // CheckName decides on the host a client asked for (a name or an IP
@@ -238,6 +254,7 @@ func (r Rules) CheckName(host string, port int) error {
 	var match func(pattern) bool
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ip = ip.Unmap()
+		host = ip.String()
 		match = func(p pattern) bool { return p.matchAddr(ip, port) }
 	} else {
 		name, err := canonicalName(host)
@@ -256,7 +273,7 @@ func (r Rules) CheckName(host string, port int) error {
 			return nil
 		}
 	}
-	return NotListed(host)
+	return r.notListed(host)
 }
 
 // CheckAddr decides on one address host resolved to: a deny entry
@@ -277,7 +294,8 @@ func (r Rules) CheckAddr(host string, ip netip.Addr, port int) error {
 			return nil
 		}
 	}
-	return &Refusal{fmt.Sprintf("vis-agent: host %s resolves to %s, a local or private address, which the session reaches only when --allow-host lists the address", host, ip)}
+	return &Refusal{fmt.Sprintf("vis-agent: host %s resolves to %s, a local or private address, which the session reaches only when the allow list names the address (%s)",
+		host, ip, r.wayIn(netip.AddrPortFrom(ip, uint16(port)).String()))}
 }
 
 // CheckDenied refuses an address host resolved to that a deny entry

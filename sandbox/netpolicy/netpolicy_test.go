@@ -29,7 +29,7 @@ func TestCheckName(t *testing.T) {
 	}{
 		{"pypi.org", 443, true, ""},
 		{"PYPI.org.", 80, true, ""},
-		{"evil.pypi.org", 443, false, "not in the session's allow list (--allow-host)"},
+		{"evil.pypi.org", 443, false, "not in the session's allow list (to allow it: --allow-host evil.pypi.org)"},
 		{"pypi.org.evil.com", 443, false, "not in the session's allow list"},
 		{"raw.githubusercontent.com", 443, true, ""},
 		{"a.b.githubusercontent.com", 443, true, ""},
@@ -45,7 +45,7 @@ func TestCheckName(t *testing.T) {
 		{"198.51.100.9", 443, false, "denied (--deny-host 198.51.100.9)"},
 		{"::ffff:198.51.100.3", 443, true, ""},
 		{"[2001:db8::1]", 443, true, ""},
-		{"2001:db8::1", 80, false, "allow list"},
+		{"2001:db8::1", 80, false, "host 2001:db8::1 is not in the session's allow list (to allow it: --allow-host 2001:db8::1)"},
 		{"bad host", 443, false, "is not a host name"},
 	}
 	for _, c := range cases {
@@ -108,5 +108,43 @@ func TestSets(t *testing.T) {
 	r, err := Parse([]string{"@pypi"}, nil, "")
 	if err != nil || r.CheckName("files.pythonhosted.org", 443) != nil || r.Empty() {
 		t.Errorf("@pypi does not allow PyPI's files host: %v", err)
+	}
+	got, err = Expand([]string{"@pypi"}, "http://127.0.0.1:8080/simple")
+	if err != nil || strings.Join(got, " ") != "127.0.0.1:8080 files.pythonhosted.org" {
+		t.Errorf("Expand with a loopback index = %q, %v", got, err)
+	}
+	// A local index needs no host.
+	got, err = Expand([]string{"@pypi", "@github"}, "file:///srv/wheels/simple")
+	if err != nil || strings.Join(got, " ") != "github.com *.github.com *.githubusercontent.com" {
+		t.Errorf("Expand with a file:// index = %q, %v", got, err)
+	}
+}
+
+// TestRefusalsNameTheWayIn: a refusal names the host and how the user
+// allows it: the flag, and the setting when the rules have one.
+func TestRefusalsNameTheWayIn(t *testing.T) {
+	r, err := Parse([]string{"pypi.org"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Setting = "sandbox.allow_hosts"
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{r.CheckName("other.test", 443), "vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test or sandbox.allow_hosts)"},
+		{r.CheckName("::ffff:10.0.0.1", 80), "vis-agent: host 10.0.0.1 is not in the session's allow list (to allow it: --allow-host 10.0.0.1 or sandbox.allow_hosts)"},
+		{r.CheckAddr("pypi.org", netip.MustParseAddr("127.0.0.1"), 8080), "vis-agent: host pypi.org resolves to 127.0.0.1, a local or private address, which the session reaches only when the allow list names the address (to allow it: --allow-host 127.0.0.1:8080 or sandbox.allow_hosts)"},
+		{r.CheckAddr("pypi.org", netip.MustParseAddr("fd00::1"), 443), "(to allow it: --allow-host [fd00::1]:443 or sandbox.allow_hosts)"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("got %v, want %q", c.err, c.want)
+		}
+	}
+	// What the message says to give is a pattern that allows it.
+	for _, way := range []string{"127.0.0.1:8080", "[fd00::1]:443"} {
+		if _, err := Parse([]string{way}, nil, ""); err != nil {
+			t.Errorf("the way in %q is not a pattern: %v", way, err)
+		}
 	}
 }

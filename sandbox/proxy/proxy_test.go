@@ -121,8 +121,8 @@ func TestRefusals(t *testing.T) {
 		map[string][]netip.Addr{"allowed.test": loopback("127.0.0.1")})
 	c := client(proxy)
 	cases := map[string]string{
-		"https://other.test/":      "vis-agent: host other.test is not in the session's allow list (--allow-host)",
-		"http://other.test/":       "vis-agent: host other.test is not in the session's allow list (--allow-host)",
+		"https://other.test/":      "vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test)",
+		"http://other.test/":       "vis-agent: host other.test is not in the session's allow list (to allow it: --allow-host other.test)",
 		"https://bad.example.org/": "denied (--deny-host bad.example.org)",
 		"https://localhost:1/":     "resolves to 127.0.0.1, a local or private address",
 		"http://169.254.169.254/":  "host 169.254.169.254 is not in the session's allow list",

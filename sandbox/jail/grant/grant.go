@@ -23,11 +23,21 @@ import (
 
 // Asked is what the user asked on a command line, over the settings.
 type Asked struct {
-	NoJail, NoNetwork     bool
+	NoJail, NoNetwork bool
+	// Network is --network: "on", "off", "allow" (the allow list), or ""
+	// (the settings').
+	Network               string
 	Roots, ReadOnlyRoots  []string // as given; relative ones are from Dir
 	AllowHosts, DenyHosts []string
 	Dir                   string
 }
+
+// The network modes of --network and sandbox.network.
+const (
+	NetworkOn    = "on"
+	NetworkOff   = "off"
+	NetworkAllow = "allow"
+)
 
 // AskedError is a refusal of something the command line asked (a usage
 // error); a refusal of the settings is a plain error.
@@ -54,9 +64,13 @@ func (g given) refuse(err error) error {
 // workspace and sessionDir: st, then asked (nil: nothing asked).
 func Decide(st config.Settings, asked *Asked, workspace, sessionDir string) (protocol.Policy, error) {
 	p := protocol.Policy{
-		Jail: st.SandboxJail.Value, Network: st.SandboxNetwork.Value,
-		MaxThreads: st.SandboxMaxThreads.Value, MemoryMB: st.SandboxMemoryMB.Value,
+		Jail: st.SandboxJail.Value, MaxThreads: st.SandboxMaxThreads.Value, MemoryMB: st.SandboxMemoryMB.Value,
 	}
+	mode, err := networkMode(st, asked)
+	if err != nil {
+		return p, err
+	}
+	p.Network = mode != NetworkOff
 	var rw, ro []given
 	for _, r := range st.SandboxRoots.Value {
 		rw = append(rw, given{r, st.SandboxRoots.From + ": sandbox.roots", false})
@@ -67,11 +81,6 @@ func Decide(st config.Settings, asked *Asked, workspace, sessionDir string) (pro
 	var allow, deny []string
 	if asked != nil {
 		p.Jail = p.Jail && !asked.NoJail
-		if asked.NoNetwork && len(asked.AllowHosts) > 0 {
-			return p, AskedError{errors.New("--no-network and --allow-host contradict each other: choose one")}
-		}
-		// --allow-host turns the network on, through the proxy.
-		p.Network = p.Network && !asked.NoNetwork || len(asked.AllowHosts) > 0
 		allow, deny = asked.AllowHosts, asked.DenyHosts
 		for _, r := range asked.Roots {
 			rw = append(rw, given{absFrom(asked.Dir, r), "--root " + r, true})
@@ -80,11 +89,11 @@ func Decide(st config.Settings, asked *Asked, workspace, sessionDir string) (pro
 			ro = append(ro, given{absFrom(asked.Dir, r), "--read-only-root " + r, true})
 		}
 	}
-	hosts, err := hostLists(st, p.Network, allow, deny)
-	if err != nil {
-		return p, err
+	if mode == NetworkAllow {
+		if p.Hosts, err = hostLists(st, allow, deny); err != nil {
+			return p, err
+		}
 	}
-	p.Hosts = hosts
 	base := []roots.Writable{{Path: workspace, Name: "the workspace"}, {Path: sessionDir, Name: "the session's folder"}}
 	if real, _, err := roots.Walk(sessionDir); err == nil {
 		base[1].Path = real
@@ -132,13 +141,53 @@ func Decide(st config.Settings, asked *Asked, workspace, sessionDir string) (pro
 	return p, nil
 }
 
+// networkMode is the session's network: the settings' (the allow list
+// of the package index unless the user's file says otherwise), then
+// asked's --network or --no-network; --allow-host makes it an allow list
+// (adding to the settings' one), which contradicts a network asked on or
+// off.
+func networkMode(st config.Settings, asked *Asked) (string, error) {
+	mode := NetworkOff
+	switch {
+	case st.SandboxNetworkAllow.Value:
+		mode = NetworkAllow
+	case st.SandboxNetwork.Value:
+		mode = NetworkOn
+	}
+	if asked == nil {
+		return mode, nil
+	}
+	flag := asked.Network
+	switch flag {
+	case "", NetworkOn, NetworkOff, NetworkAllow:
+	default:
+		return "", AskedError{fmt.Errorf("--network %q: give on, off or allow (the allow list)", flag)}
+	}
+	if asked.NoNetwork {
+		if flag != "" && flag != NetworkOff {
+			return "", AskedError{fmt.Errorf("--no-network and --network %s contradict each other: choose one", flag)}
+		}
+		flag = NetworkOff
+	}
+	if len(asked.AllowHosts) > 0 {
+		switch flag {
+		case NetworkOff:
+			return "", AskedError{errors.New("--no-network (or --network off) and --allow-host contradict each other: choose one")}
+		case NetworkOn:
+			return "", AskedError{errors.New("--network on reaches every host, --allow-host only those listed: choose one")}
+		}
+		flag = NetworkAllow
+	}
+	if flag != "" {
+		mode = flag
+	}
+	return mode, nil
+}
+
 // hostLists are the allow and deny lists of a network by name: the
 // user's settings, then the asked ones, sets expanded with the index in
-// use; nil when the network is not an allow list.
-func hostLists(st config.Settings, network bool, allow, deny []string) (*protocol.Hosts, error) {
-	if !st.SandboxNetworkAllow.Value && len(allow) == 0 || !network {
-		return nil, nil
-	}
+// use.
+func hostLists(st config.Settings, allow, deny []string) (*protocol.Hosts, error) {
 	var h protocol.Hosts
 	for _, l := range []struct {
 		list []string
