@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/internal/headbuf"
+	"github.com/vis-agent/vis-agent/sandbox/check"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
+)
+
+// The host parses no data file (JSON, TOML, YAML) a block wrote: a
+// parser's cost on a crafted text is the writer's to choose (a 50 KB
+// dotted TOML key took the host past 2 GiB). A short-lived worker process
+// (`vis-agent sandbox check-worker`, ServeParseWorker) parses them,
+// bounded by the kernel, and is killed at the check's deadline; a text
+// that ends it is a line in the block's result.
+const (
+	// parseWorkerMemory is how much the worker's address space may grow
+	// past what it holds when it starts (RLIMIT_AS): the Go runtime and
+	// the C library reserve about 1.4 GiB of it before any parse, most of
+	// it never backed by memory.
+	parseWorkerMemory = 512 << 20
+	// parseWorkerCPU caps its CPU time in seconds (RLIMIT_CPU; SIGKILL
+	// when it is spent).
+	parseWorkerCPU = 2
+	// parseTimeout bounds a patch's parse, as maxCheckTime bounds the
+	// check after a block.
+	parseTimeout = maxCheckTime
+)
+
+// ServeParseWorker is the worker's process body: its bounds and jail
+// first (no file, no network, no process, no privilege), then the texts
+// of its standard input, answered on its standard output.
+func ServeParseWorker(in io.Reader, out io.Writer) error {
+	for _, l := range []struct {
+		resource int
+		max      uint64
+	}{{unix.RLIMIT_CPU, parseWorkerCPU}, {unix.RLIMIT_FSIZE, 0}} {
+		if err := unix.Setrlimit(l.resource, &unix.Rlimit{Cur: l.max, Max: l.max}); err != nil {
+			return fmt.Errorf("check-worker: set its limits: %w", err)
+		}
+	}
+	start, err := addressSpace()
+	if err != nil {
+		return fmt.Errorf("check-worker: %w", err)
+	}
+	// The collector works harder before the address space runs out.
+	debug.SetMemoryLimit(parseWorkerMemory / 2)
+	if _, err := jail.Apply(jail.Policy{ConfineFiles: true, NoNetwork: true, NoNewProcesses: true,
+		NoOtherProcesses: true, DropPrivileges: true, ScopeIPC: true, MemoryBytes: start + parseWorkerMemory}); err != nil {
+		return fmt.Errorf("check-worker: %w", err)
+	}
+	return check.ServeTexts(in, out)
+}
+
+// addressSpace is the size of the process's address space.
+func addressSpace() (uint64, error) {
+	statm, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, fmt.Errorf("read the address space's size: %w", err)
+	}
+	var pages uint64
+	if _, err := fmt.Sscan(string(statm), &pages); err != nil {
+		return 0, fmt.Errorf("read the address space's size: %w", err)
+	}
+	return pages * uint64(os.Getpagesize()), nil
+}
+
+// dataText is one text for the worker.
+type dataText struct {
+	kind check.Kind
+	src  string
+}
+
+// parseTexts parses texts in worker processes, until deadline: their
+// answers in order. A text whose parse ends a worker (its memory or CPU
+// bound, the deadline) is unchecked, saying so; the texts after it go to
+// a new worker while time is left. A text past check.OverBounds is not
+// sent, and no worker starts when none is left.
+func (h *Host) parseTexts(deadline time.Time, texts []dataText) []check.Parsed {
+	answers := make([]check.Parsed, len(texts))
+	var send []int // indexes of the texts to parse
+	for i, t := range texts {
+		if why := check.OverBounds(t.kind, t.src); why != "" {
+			answers[i].Unchecked = why
+		} else {
+			send = append(send, i)
+		}
+	}
+	for len(send) > 0 {
+		if !time.Now().Before(deadline) {
+			for _, i := range send {
+				answers[i].Unchecked = "the check's time ran out"
+			}
+			break
+		}
+		n, err := h.runParseWorker(deadline, texts, send, answers)
+		send = send[n:]
+		if err != nil && len(send) > 0 {
+			answers[send[0]].Unchecked = err.Error()
+			send = send[1:]
+		}
+	}
+	return answers
+}
+
+// runParseWorker parses texts[i] for each i of send in one worker, until
+// deadline, into answers: how many it answered, and why it stopped
+// before the last.
+func (h *Host) runParseWorker(deadline time.Time, texts []dataText, send []int, answers []check.Parsed) (int, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.cfg.Exe, "sandbox", "check-worker")
+	// A built environment: one thread for Go's work, nothing of the host's.
+	cmd.Env = []string{"GOMAXPROCS=1"}
+	stderr := &headbuf.Writer{Max: 4096}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, fmt.Errorf("the checker: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, fmt.Errorf("the checker: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("the checker did not start: %w", err)
+	}
+	go func() {
+		defer stdin.Close()
+		for _, i := range send {
+			if check.WriteText(stdin, texts[i].kind, texts[i].src) != nil {
+				return
+			}
+		}
+	}()
+	r := check.NewAnswerReader(stdout)
+	n := 0
+	for ; n < len(send); n++ {
+		a, err := check.ReadParsed(r)
+		if err != nil {
+			break
+		}
+		answers[send[n]] = a
+	}
+	if n < len(send) {
+		cmd.Process.Kill()
+	}
+	err = cmd.Wait()
+	if n == len(send) {
+		return n, nil
+	}
+	return n, workerFailure(ctx, err, stderr.Bytes)
+}
+
+// workerFailure says why a worker ended before its last answer.
+func workerFailure(ctx context.Context, err error, stderr []byte) error {
+	var ee *exec.ExitError
+	cpu := time.Duration(0)
+	if errors.As(err, &ee) {
+		cpu = ee.UserTime() + ee.SystemTime()
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("its parse passed the check's time (%s)", humanDuration(maxCheckTime))
+	case ee != nil && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL && cpu >= parseWorkerCPU*time.Second-100*time.Millisecond:
+		return fmt.Errorf("its parse passed the checker's bound of %d s of CPU", parseWorkerCPU)
+	case strings.Contains(string(stderr), "out of memory") || strings.Contains(string(stderr), "cannot allocate memory"):
+		return fmt.Errorf("its parse passed the checker's bound of %d MiB of memory", parseWorkerMemory>>20)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(string(stderr), "vis-agent: ")), "\n")
+	if line == "" {
+		line = fmt.Sprint(err)
+	}
+	return fmt.Errorf("the checker stopped: %s", line)
+}
+
+// parseOne is a check.Parse of one text in a worker, within parseTimeout.
+func (h *Host) parseOne(kind check.Kind, src string) (*check.Problem, string) {
+	a := h.parseTexts(time.Now().Add(parseTimeout), []dataText{{kind, src}})[0]
+	return a.Problem, a.Unchecked
+}
