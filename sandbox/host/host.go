@@ -121,6 +121,9 @@ type Host struct {
 	waiting []*ticket
 	// disk is the last measure of the session's folder (disk.go).
 	disk disk
+	// workers keeps a spare worker for the data files' parses
+	// (parseworker.go).
+	workers parseWorkers
 	// memoryChecked is when relieveMemory last ran for a block.
 	memoryChecked time.Time
 	// recorded is the last record written, without its last use

@@ -1,7 +1,7 @@
 package host
 
 import (
-	"context"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -119,60 +121,140 @@ func (h *Host) parseTexts(deadline time.Time, texts []dataText) []check.Parsed {
 // deadline, into answers: how many it answered, and why it stopped
 // before the last.
 func (h *Host) runParseWorker(deadline time.Time, texts []dataText, send []int, answers []check.Parsed) (int, error) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.cfg.Exe, "sandbox", "check-worker")
-	// A built environment: one thread for Go's work, nothing of the host's.
-	cmd.Env = []string{"GOMAXPROCS=1"}
-	stderr := &headbuf.Writer{Max: 4096}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	w, err := h.takeParseWorker()
 	if err != nil {
-		return 0, fmt.Errorf("the checker: %w", err)
+		return 0, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, fmt.Errorf("the checker: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("the checker did not start: %w", err)
-	}
+	var late atomic.Bool
+	timer := time.AfterFunc(time.Until(deadline), func() {
+		late.Store(true)
+		w.cmd.Process.Kill()
+	})
+	defer timer.Stop()
 	go func() {
-		defer stdin.Close()
+		defer w.stdin.Close()
 		for _, i := range send {
-			if check.WriteText(stdin, texts[i].kind, texts[i].src) != nil {
+			if check.WriteText(w.stdin, texts[i].kind, texts[i].src) != nil {
 				return
 			}
 		}
 	}()
-	r := check.NewAnswerReader(stdout)
 	n := 0
 	for ; n < len(send); n++ {
-		a, err := check.ReadParsed(r)
+		a, err := check.ReadParsed(w.stdout)
 		if err != nil {
 			break
 		}
 		answers[send[n]] = a
 	}
-	if n < len(send) {
-		cmd.Process.Kill()
-	}
-	err = cmd.Wait()
+	// The next block's worker starts now, off its path.
+	go h.spareParseWorker()
 	if n == len(send) {
+		go w.cmd.Wait() // it exits at the end of its input
 		return n, nil
 	}
-	return n, workerFailure(ctx, err, stderr.Bytes)
+	w.cmd.Process.Kill()
+	return n, workerFailure(late.Load(), w.cmd.Wait(), w.stderr.Bytes)
 }
 
-// workerFailure says why a worker ended before its last answer.
-func workerFailure(ctx context.Context, err error, stderr []byte) error {
+// parseWorker is a worker process, started and waiting for texts.
+type parseWorker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *headbuf.Writer
+}
+
+// spareIdle is how long a spare worker waits for a block's texts.
+const spareIdle = time.Minute
+
+// parseWorkers keeps a spare worker once one was used, so that the
+// next block that changed data files does not wait for a process to
+// start (about 7 ms); each worker still parses one block's texts only.
+type parseWorkers struct {
+	mu    sync.Mutex
+	spare *parseWorker
+}
+
+// takeParseWorker is the spare worker, or a new one.
+func (h *Host) takeParseWorker() (*parseWorker, error) {
+	h.workers.mu.Lock()
+	w := h.workers.spare
+	h.workers.spare = nil
+	h.workers.mu.Unlock()
+	if w != nil {
+		return w, nil
+	}
+	return h.startParseWorker()
+}
+
+// spareParseWorker starts a spare worker, ended after spareIdle unused.
+func (h *Host) spareParseWorker() {
+	w, err := h.startParseWorker()
+	if err != nil {
+		return
+	}
+	h.workers.mu.Lock()
+	if h.workers.spare != nil {
+		h.workers.mu.Unlock()
+		w.end()
+		return
+	}
+	h.workers.spare = w
+	h.workers.mu.Unlock()
+	time.AfterFunc(spareIdle, func() {
+		h.workers.mu.Lock()
+		idle := h.workers.spare == w
+		if idle {
+			h.workers.spare = nil
+		}
+		h.workers.mu.Unlock()
+		if idle {
+			w.end()
+		}
+	})
+}
+
+// startParseWorker starts `vis-agent sandbox check-worker`. Its standard
+// input is the host's only: when the host ends, the worker reads its end
+// and exits.
+func (h *Host) startParseWorker() (*parseWorker, error) {
+	cmd := exec.Command(h.cfg.Exe, "sandbox", "check-worker")
+	// A built environment: one thread for Go's work, nothing of the host's.
+	cmd.Env = []string{"GOMAXPROCS=1"}
+	w := &parseWorker{cmd: cmd, stderr: &headbuf.Writer{Max: 4096}}
+	cmd.Stderr = w.stderr
+	var err error
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("the checker: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("the checker: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("the checker did not start: %w", err)
+	}
+	w.stdout = check.NewAnswerReader(stdout)
+	return w, nil
+}
+
+// end ends a worker that was given no text.
+func (w *parseWorker) end() {
+	w.stdin.Close()
+	w.cmd.Wait()
+}
+
+// workerFailure says why a worker ended before its last answer: late
+// when it was killed at the deadline.
+func workerFailure(late bool, err error, stderr []byte) error {
 	var ee *exec.ExitError
 	cpu := time.Duration(0)
 	if errors.As(err, &ee) {
 		cpu = ee.UserTime() + ee.SystemTime()
 	}
 	switch {
-	case ctx.Err() != nil:
+	case late:
 		return fmt.Errorf("its parse passed the check's time (%s)", humanDuration(maxCheckTime))
 	case ee != nil && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL && cpu >= parseWorkerCPU*time.Second-100*time.Millisecond:
 		return fmt.Errorf("its parse passed the checker's bound of %d s of CPU", parseWorkerCPU)
