@@ -21,8 +21,10 @@ import (
 // fails with an OSError saying what holds the space and what to do.
 const (
 	// diskMeasureAge is how long a measure is trusted: shell() commands
-	// started in a burst walk the folder once.
-	diskMeasureAge = 2 * time.Second
+	// started in a burst walk the folder once. packagesMeasureAge is the
+	// package folder's, unless an install() ran.
+	diskMeasureAge     = 2 * time.Second
+	packagesMeasureAge = time.Minute
 	// maxDiskEntries bounds the walk: a folder of more files is over the
 	// budget.
 	maxDiskEntries = 200_000
@@ -35,7 +37,15 @@ type disk struct {
 	parts    map[string]int64 // bytes under each name of the folder
 	total    int64
 	tooMany  bool
+	// packages is when the package folder was last walked: it holds
+	// thousands of files, and only install() and the bytecode compile
+	// after it change it.
+	packages time.Time
 }
+
+// packagesDir is the name of the session's package folder in its
+// folder (session.Folder.PackagesDir).
+const packagesDir = "packages"
 
 // errTooMany stops the walk of a folder of more than maxDiskEntries.
 var errTooMany = errors.New("too many files")
@@ -46,11 +56,23 @@ func (d *disk) measure(dir string) {
 	if time.Since(d.measured) < diskMeasureAge {
 		return
 	}
-	d.parts, d.total, d.tooMany = map[string]int64{}, 0, false
+	parts := map[string]int64{}
+	walkPackages := time.Since(d.packages) >= packagesMeasureAge
+	if !walkPackages {
+		parts[packagesDir] = d.parts[packagesDir]
+	}
+	d.parts, d.total, d.tooMany = parts, parts[packagesDir], false
 	entries := 0
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return nil // gone or not readable: not the session's to fill
+		}
+		top, _, _ := strings.Cut(strings.TrimPrefix(p, dir+string(filepath.Separator)), string(filepath.Separator))
+		if top == packagesDir && !walkPackages {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if entries++; entries > maxDiskEntries {
 			return errTooMany
@@ -59,23 +81,23 @@ func (d *disk) measure(dir string) {
 		if err != nil {
 			return nil
 		}
-		st, ok := info.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			d.parts[top] += st.Blocks * 512
+			d.total += st.Blocks * 512
 		}
-		top, _, _ := strings.Cut(strings.TrimPrefix(p, dir+string(filepath.Separator)), string(filepath.Separator))
-		d.parts[top] += st.Blocks * 512
-		d.total += st.Blocks * 512
 		return nil
 	})
 	d.tooMany = errors.Is(err, errTooMany)
 	d.measured = time.Now()
+	if walkPackages && !d.tooMany {
+		d.packages = d.measured
+	}
 }
 
-// forget drops the measure: the host just wrote much (an install).
+// forget drops the measure: install() changed the package folder.
 func (d *disk) forget() {
 	d.mu.Lock()
-	d.measured = time.Time{}
+	d.measured, d.packages = time.Time{}, time.Time{}
 	d.mu.Unlock()
 }
 
