@@ -63,8 +63,14 @@ func ServeParseWorker(in io.Reader, out io.Writer) error {
 		NoOtherProcesses: true, DropPrivileges: true, ScopeIPC: true, MemoryBytes: start + parseWorkerMemory}); err != nil {
 		return fmt.Errorf("check-worker: %w", err)
 	}
+	if _, err := io.WriteString(out, workerReady); err != nil {
+		return fmt.Errorf("check-worker: %w", err)
+	}
 	return check.ServeTexts(in, out)
 }
+
+// workerReady is the worker's first line: its bounds are in force.
+const workerReady = "ready\n"
 
 // addressSpace is the size of the process's address space.
 func addressSpace() (uint64, error) {
@@ -147,8 +153,8 @@ func (h *Host) runParseWorker(deadline time.Time, texts []dataText, send []int, 
 		}
 		answers[send[n]] = a
 	}
-	// The next block's worker starts now, off its path.
-	go h.spareParseWorker()
+	// The next block's worker starts in a moment, off this one's path.
+	time.AfterFunc(spareDelay, h.spareParseWorker)
 	if n == len(send) {
 		go w.cmd.Wait() // it exits at the end of its input
 		return n, nil
@@ -165,8 +171,14 @@ type parseWorker struct {
 	stderr *headbuf.Writer
 }
 
-// spareIdle is how long a spare worker waits for a block's texts.
-const spareIdle = time.Minute
+// spareIdle is how long a spare worker waits for a block's texts;
+// spareDelay, how long after a worker was used the next one starts, so
+// that its start does not take the CPU from the answer of the block (or
+// the patch) that used it.
+const (
+	spareIdle  = time.Minute
+	spareDelay = 50 * time.Millisecond
+)
 
 // parseWorkers keeps a spare worker once one was used, so that the
 // next block that changed data files does not wait for a process to
@@ -236,6 +248,14 @@ func (h *Host) startParseWorker() (*parseWorker, error) {
 		return nil, fmt.Errorf("the checker did not start: %w", err)
 	}
 	w.stdout = check.NewAnswerReader(stdout)
+	// Ready when its bounds are in force, within the time of a check.
+	timer := time.AfterFunc(parseTimeout, func() { cmd.Process.Kill() })
+	line, _ := w.stdout.ReadString('\n')
+	timer.Stop()
+	if line != workerReady {
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("the checker did not start: %s", workerSaid(cmd.Wait(), w.stderr.Bytes))
+	}
 	return w, nil
 }
 
@@ -261,11 +281,17 @@ func workerFailure(late bool, err error, stderr []byte) error {
 	case strings.Contains(string(stderr), "out of memory") || strings.Contains(string(stderr), "cannot allocate memory"):
 		return fmt.Errorf("its parse passed the checker's bound of %d MiB of memory", parseWorkerMemory>>20)
 	}
+	return fmt.Errorf("the checker stopped: %s", workerSaid(err, stderr))
+}
+
+// workerSaid is the first line a worker wrote on its stderr, else how it
+// ended.
+func workerSaid(err error, stderr []byte) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(string(stderr), "vis-agent: ")), "\n")
 	if line == "" {
 		line = fmt.Sprint(err)
 	}
-	return fmt.Errorf("the checker stopped: %s", line)
+	return line
 }
 
 // parseOne is a check.Parse of one text in a worker, within parseTimeout.

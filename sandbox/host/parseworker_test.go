@@ -46,3 +46,51 @@ func TestParseTexts(t *testing.T) {
 		t.Errorf("the spare's answer: %+v %q", p, unchecked)
 	}
 }
+
+// BenchmarkParseOne is a small JSON text's parse as a block's check or a
+// patch() has it: by a spare worker (started, waiting; its start is not
+// timed), by a worker started for it, and in the host's own process, as
+// before the worker.
+func BenchmarkParseOne(b *testing.B) {
+	h := &Host{cfg: Config{Exe: testenv.Binary(b)}}
+	const text = `{"name": "x", "list": [1, 2, 3], "nested": {"a": true}}`
+	spare := func() {
+		for range 10000 {
+			h.workers.mu.Lock()
+			ready := h.workers.spare != nil
+			h.workers.mu.Unlock()
+			if ready {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		b.Fatal("no spare worker")
+	}
+	h.parseOne(check.JSON, text) // a worker used: the next waits ready
+	b.Run("spare", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			spare()
+			b.StartTimer()
+			h.parseOne(check.JSON, text)
+		}
+	})
+	b.Run("started", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			spare()
+			h.workers.mu.Lock()
+			w := h.workers.spare
+			h.workers.spare = nil
+			h.workers.mu.Unlock()
+			w.end()
+			b.StartTimer()
+			h.parseOne(check.JSON, text)
+		}
+	})
+	b.Run("in-process", func(b *testing.B) {
+		for range b.N {
+			check.ParseData(check.JSON, text)
+		}
+	})
+}
