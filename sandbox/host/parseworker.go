@@ -115,6 +115,12 @@ func (h *Host) parseTexts(deadline time.Time, texts []dataText) []check.Parsed {
 		}
 		n, err := h.runParseWorker(deadline, texts, send, answers)
 		send = send[n:]
+		if errors.Is(err, errNoWorker) {
+			for _, i := range send {
+				answers[i].Unchecked = err.Error()
+			}
+			break
+		}
 		if err != nil && len(send) > 0 {
 			answers[send[0]].Unchecked = err.Error()
 			send = send[1:]
@@ -127,7 +133,7 @@ func (h *Host) parseTexts(deadline time.Time, texts []dataText) []check.Parsed {
 // deadline, into answers: how many it answered, and why it stopped
 // before the last.
 func (h *Host) runParseWorker(deadline time.Time, texts []dataText, send []int, answers []check.Parsed) (int, error) {
-	w, err := h.takeParseWorker()
+	w, err := h.takeParseWorker(deadline)
 	if err != nil {
 		return 0, err
 	}
@@ -188,8 +194,8 @@ type parseWorkers struct {
 	spare *parseWorker
 }
 
-// takeParseWorker is the spare worker, or a new one.
-func (h *Host) takeParseWorker() (*parseWorker, error) {
+// takeParseWorker is the spare worker, or a new one ready by deadline.
+func (h *Host) takeParseWorker(deadline time.Time) (*parseWorker, error) {
 	h.workers.mu.Lock()
 	w := h.workers.spare
 	h.workers.spare = nil
@@ -197,12 +203,12 @@ func (h *Host) takeParseWorker() (*parseWorker, error) {
 	if w != nil {
 		return w, nil
 	}
-	return h.startParseWorker()
+	return h.startParseWorker(deadline)
 }
 
 // spareParseWorker starts a spare worker, ended after spareIdle unused.
 func (h *Host) spareParseWorker() {
-	w, err := h.startParseWorker()
+	w, err := h.startParseWorker(time.Now().Add(parseTimeout))
 	if err != nil {
 		return
 	}
@@ -227,10 +233,14 @@ func (h *Host) spareParseWorker() {
 	})
 }
 
-// startParseWorker starts `vis-agent sandbox check-worker`. Its standard
-// input is the host's only: when the host ends, the worker reads its end
-// and exits.
-func (h *Host) startParseWorker() (*parseWorker, error) {
+// errNoWorker is a worker that did not start: no text is parsed.
+var errNoWorker = errors.New("the checker did not start")
+
+// startParseWorker starts `vis-agent sandbox check-worker` and waits
+// until it is ready (its bounds in force), at most until deadline. Its
+// standard input is the host's only: when the host ends, the worker reads
+// its end and exits.
+func (h *Host) startParseWorker(deadline time.Time) (*parseWorker, error) {
 	cmd := exec.Command(h.cfg.Exe, "sandbox", "check-worker")
 	// A built environment: one thread for Go's work, nothing of the host's.
 	cmd.Env = []string{"GOMAXPROCS=1"}
@@ -238,23 +248,22 @@ func (h *Host) startParseWorker() (*parseWorker, error) {
 	cmd.Stderr = w.stderr
 	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("the checker: %w", err)
+		return nil, fmt.Errorf("%w: %w", errNoWorker, err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("the checker: %w", err)
+		return nil, fmt.Errorf("%w: %w", errNoWorker, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("the checker did not start: %w", err)
+		return nil, fmt.Errorf("%w: %w", errNoWorker, err)
 	}
 	w.stdout = check.NewAnswerReader(stdout)
-	// Ready when its bounds are in force, within the time of a check.
-	timer := time.AfterFunc(parseTimeout, func() { cmd.Process.Kill() })
+	timer := time.AfterFunc(time.Until(deadline), func() { cmd.Process.Kill() })
 	line, _ := w.stdout.ReadString('\n')
 	timer.Stop()
 	if line != workerReady {
 		cmd.Process.Kill()
-		return nil, fmt.Errorf("the checker did not start: %s", workerSaid(cmd.Wait(), w.stderr.Bytes))
+		return nil, fmt.Errorf("%w: %s", errNoWorker, workerSaid(cmd.Wait(), w.stderr.Bytes))
 	}
 	return w, nil
 }

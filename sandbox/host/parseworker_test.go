@@ -94,3 +94,15 @@ func BenchmarkParseOne(b *testing.B) {
 		}
 	})
 }
+
+// TestParseTextsNoWorker: a worker that does not start leaves every text
+// unchecked, saying why.
+func TestParseTextsNoWorker(t *testing.T) {
+	h := &Host{cfg: Config{Exe: "/nonexistent/vis-agent"}}
+	got := h.parseTexts(time.Now().Add(2*time.Second), []dataText{{check.JSON, "{}"}, {check.YAML, "a: 1"}})
+	for _, a := range got {
+		if !strings.HasPrefix(a.Unchecked, "the checker did not start: ") {
+			t.Errorf("answers: %+v", got)
+		}
+	}
+}
