@@ -30,21 +30,28 @@ func TestParseTexts(t *testing.T) {
 		got[4].Problem != nil || got[4].Unchecked != "" {
 		t.Fatalf("answers: %+v", got)
 	}
-	for range 50 {
-		h.workers.mu.Lock()
-		ready := h.workers.spare != nil
-		h.workers.mu.Unlock()
-		if ready {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitSpare(t, h)
 	start := time.Now()
 	p, unchecked := h.parseOne(check.JSON, "[1,")
 	t.Logf("a parse by the spare worker: %s", time.Since(start))
 	if p == nil || p.Column != 3 || unchecked != "" {
 		t.Errorf("the spare's answer: %+v %q", p, unchecked)
 	}
+}
+
+// waitSpare waits (10 s at most) until h's spare worker is ready.
+func waitSpare(tb testing.TB, h *Host) {
+	tb.Helper()
+	for range 10000 {
+		h.workers.mu.Lock()
+		ready := h.workers.spare != nil
+		h.workers.mu.Unlock()
+		if ready {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tb.Fatal("no spare worker")
 }
 
 // BenchmarkParseOne is a small JSON text's parse as a block's check or a
@@ -54,18 +61,7 @@ func TestParseTexts(t *testing.T) {
 func BenchmarkParseOne(b *testing.B) {
 	h := &Host{cfg: Config{Exe: testenv.Binary(b)}}
 	const text = `{"name": "x", "list": [1, 2, 3], "nested": {"a": true}}`
-	spare := func() {
-		for range 10000 {
-			h.workers.mu.Lock()
-			ready := h.workers.spare != nil
-			h.workers.mu.Unlock()
-			if ready {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-		b.Fatal("no spare worker")
-	}
+	spare := func() { waitSpare(b, h) }
 	h.parseOne(check.JSON, text) // a worker used: the next waits ready
 	b.Run("spare", func(b *testing.B) {
 		for range b.N {
