@@ -52,6 +52,7 @@ then 1.`,
 			fmt.Fprintf(&w, "sandbox.max_attachment_mb = %d  # %s\n", settings.SandboxMaxAttachmentMB.Value, settings.SandboxMaxAttachmentMB.From)
 			fmt.Fprintf(&w, "sandbox.max_value_mb = %d  # %s\n", settings.SandboxMaxValueMB.Value, settings.SandboxMaxValueMB.From)
 			fmt.Fprintf(&w, "sandbox.max_snapshot_mb = %d  # %s\n", settings.SandboxMaxSnapshotMB.Value, settings.SandboxMaxSnapshotMB.From)
+			fmt.Fprintf(&w, "sandbox.max_disk_mb = %d  # %s\n", settings.SandboxMaxDiskMB.Value, settings.SandboxMaxDiskMB.From)
 			fmt.Fprintf(&w, "sandbox.attach_figures = %t  # %s\n", settings.SandboxAttachFigures.Value, settings.SandboxAttachFigures.From)
 			fmt.Fprintf(&w, "sandbox.allow_builds = %t  # %s\n", settings.SandboxAllowBuilds.Value, settings.SandboxAllowBuilds.From)
 			fmt.Fprintf(&w, "sandbox.fix_files = %t  # %s\n", settings.SandboxFixFiles.Value, settings.SandboxFixFiles.From)

@@ -713,7 +713,6 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	free(req.s);
 	buf in = {0};
 	int answered = 0, cancelled = 0;
-	size_t from = 0;
 	while (sent) {
 		if (interrupts > 1) {
 			outs(2, "vis-agent: left the block running in the session\n");
@@ -739,16 +738,24 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 		if (r <= 0) {
 			break;
 		}
+		// in holds the message under way, of which the first scanned bytes
+		// hold no newline.
+		size_t scanned = in.n, from = 0;
 		buf_add(&in, chunk, (size_t)r);
 		char *nl;
-		while ((nl = memchr(in.s + from, '\n', in.n - from)) != NULL) {
+		while ((nl = memchr(in.s + scanned, '\n', in.n - scanned)) != NULL) {
 			answered = 1;
 			event(in.s + from, (size_t)(nl - (in.s + from)));
-			from = (size_t)(nl - in.s) + 1;
+			from = scanned = (size_t)(nl - in.s) + 1;
 		}
-		if (from == in.n) {
-			in.n = from = 0;
-		} else if (in.n - from > VIS_RUNPATH_MAX_LINE) {
+		// Only the message under way stays: a read ends anywhere in one
+		// (a remote session's multiplexer cuts the stream as it likes),
+		// and the messages handled before it must not pile up.
+		if (from > 0) {
+			memmove(in.s, in.s + from, in.n - from);
+			in.n -= from;
+		}
+		if (in.n > VIS_RUNPATH_MAX_LINE) {
 			fail("read from the session's host: a message longer than " VIS_RUNPATH_MAX_LINE_TEXT " bytes", "");
 		}
 	}

@@ -80,6 +80,10 @@ type Settings struct {
 	// SandboxJournalMB bounds a session's journal (the record of its
 	// blocks), in MiB: past it the oldest blocks go first.
 	SandboxJournalMB Setting[int]
+	// SandboxMaxDiskMB bounds, in MiB, what a session's host keeps in the
+	// session's folder (shell output, installed packages, journal,
+	// snapshot, temp files).
+	SandboxMaxDiskMB Setting[int]
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
@@ -127,6 +131,7 @@ func defaultSettings() Settings {
 		SandboxWarmRestart:      Setting[bool]{Value: true, From: "default"},
 		SandboxEcho:             Setting[bool]{Value: true, From: "default"},
 		SandboxJournalMB:        Setting[int]{Value: 64, From: "default"},
+		SandboxMaxDiskMB:        Setting[int]{Value: 2048, From: "default"},
 	}
 }
 
@@ -147,6 +152,10 @@ const MaxAttachmentsMB = 1 << 20
 // sandbox.max_snapshot_mb: a session's snapshot lives on the user's disk
 // and comes back into the session's memory.
 const MaxSnapshotMB = 1 << 20
+
+// MinDiskMB is the smallest sandbox.max_disk_mb: a session's folder holds
+// its journal and snapshot too.
+const MinDiskMB = 64
 
 // Load reads the configuration files that exist among files, in
 // order of increasing precedence. Problems never stop loading: a broken
@@ -360,6 +369,15 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		s.SandboxJournalMB = Setting[int]{n, at}
+	case "max_disk_mb":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < MinDiskMB || n > MaxSnapshotMB {
+			problem("must be between %d and %d, not %d", MinDiskMB, MaxSnapshotMB, n)
+			return
+		}
+		s.SandboxMaxDiskMB = Setting[int]{n, at}
 	case "max_value_mb", "max_snapshot_mb":
 		if !decode(&n, "an integer") {
 			return

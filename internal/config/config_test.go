@@ -128,6 +128,7 @@ max_value_mb = 32
 max_snapshot_mb = 64
 attach_figures = false
 journal_mb = 3
+max_disk_mb = 512
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -162,9 +163,13 @@ journal_mb = 3
 		t.Errorf("journal_mb %+v", s.SandboxJournalMB)
 	}
 
+	if s.SandboxMaxDiskMB.Value != 512 || s.SandboxMaxDiskMB.From != user+":17" {
+		t.Errorf("max_disk_mb %+v", s.SandboxMaxDiskMB)
+	}
+
 	d := Load()
-	if d.SandboxJournalMB.Value != 64 {
-		t.Errorf("journal_mb default %+v", d.SandboxJournalMB)
+	if d.SandboxJournalMB.Value != 64 || d.SandboxMaxDiskMB.Value != 2048 {
+		t.Errorf("journal_mb and max_disk_mb defaults %+v %+v", d.SandboxJournalMB, d.SandboxMaxDiskMB)
 	}
 	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
 		d.SandboxMaxAttachmentsMB.Value != 1024 || d.SandboxMaxAttachmentsMB.File() != "" {
@@ -190,6 +195,7 @@ max_attachments_mb = -1
 max_value_mb = 0
 attach_figures = "yes"
 journal_mb = 0
+max_disk_mb = 10
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -204,6 +210,7 @@ journal_mb = 0
 		bad + ":10: sandbox.max_value_mb: must be between 1 and 1048576, not 0",
 		bad + ":11: sandbox.attach_figures: must be true or false, not a string",
 		bad + ":12: sandbox.journal_mb: must be between 1 and 1048576, not 0",
+		bad + ":13: sandbox.max_disk_mb: must be between 64 and 1048576, not 10",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

@@ -24,18 +24,63 @@ type Problem struct {
 // file and JSON, TOML and YAML files sometimes carry.
 const bom = "\ufeff"
 
-// parseData parses src as kind (JSON, TOML or YAML): nil when it parses.
-func parseData(kind Kind, src string) *Problem {
+// Bounds of the texts ParseData parses. A parser's cost on a crafted
+// text is the writer's to choose, and a block writes the files the host
+// checks: past a bound the text is not parsed, and the check says why.
+const (
+	// maxJSONBytes: JSON's parser is linear (and stops at a depth of
+	// 10,000); the after-block check reads no more in all.
+	maxJSONBytes = 5 << 20
+	// maxTOMLBytes and maxYAMLBytes: their parsers build a tree of the
+	// whole text, and cost more per byte.
+	maxTOMLBytes = 1 << 20
+	maxYAMLBytes = 1 << 20
+	// maxTOMLDepth bounds how deep a TOML key is (tomlDepth): the parser
+	// keeps every prefix of a key's path, so its time and memory grow
+	// with the square of that depth (a 16 KB dotted key took 3 s and
+	// 940 MiB, 50 KB passed 2 GiB).
+	maxTOMLDepth = 32
+	// maxYAMLKeys bounds one YAML mapping's keys: the parser compares each
+	// key with every other one for duplicates (32,000 keys took 1.2 s).
+	maxYAMLKeys = 4096
+	// maxMessage bounds a parser's message, which may quote the text.
+	maxMessage = 1024
+)
+
+// ParseData parses src as kind (JSON, TOML or YAML) within the bounds
+// above: nil when it parses, else why not; unchecked says why the text
+// was not parsed ("" when it was).
+func ParseData(kind Kind, src string) (p *Problem, unchecked string) {
+	if why := OverBounds(kind, src); why != "" {
+		return nil, why
+	}
 	src = strings.TrimPrefix(src, bom)
 	switch kind {
 	case JSON:
-		return parseJSON(src)
+		p = parseJSON(src)
 	case TOML:
-		return parseTOML(src)
+		p = parseTOML(src)
 	case YAML:
-		return parseYAML(src)
+		p, unchecked = parseYAML(src)
 	}
-	return nil
+	if p != nil && len(p.Message) > maxMessage {
+		p.Message = strings.ToValidUTF8(p.Message[:maxMessage], "") + "…"
+	}
+	return p, unchecked
+}
+
+// OverBounds says why ParseData would not parse src as kind, when a look
+// at its bytes tells (too large, a TOML key too deep): "" when it would.
+func OverBounds(kind Kind, src string) string {
+	src = strings.TrimPrefix(src, bom)
+	limit := map[Kind]int{JSON: maxJSONBytes, TOML: maxTOMLBytes, YAML: maxYAMLBytes}[kind]
+	if len(src) > limit {
+		return fmt.Sprintf("%s over %d MiB", strings.ToUpper(string(kind)), limit>>20)
+	}
+	if kind == TOML && tomlDepth(src) > maxTOMLDepth {
+		return fmt.Sprintf("TOML keys, arrays or inline tables nested more than %d deep", maxTOMLDepth)
+	}
+	return ""
 }
 
 func parseJSON(src string) *Problem {
@@ -56,16 +101,7 @@ func parseJSON(src string) *Problem {
 	return &Problem{Message: err.Error()}
 }
 
-// maxTOMLDepth bounds the nesting of arrays and inline tables the TOML
-// parser is given: it recurses per level and takes seconds on a file
-// nested a million deep, which a block can write.
-const maxTOMLDepth = 1000
-
 func parseTOML(src string) *Problem {
-	if tomlDepth(src) > maxTOMLDepth {
-		line, _ := position(src, len(src))
-		return &Problem{Line: line, Message: fmt.Sprintf("arrays or inline tables nested more than %d deep", maxTOMLDepth)}
-	}
 	var v map[string]any
 	_, err := toml.Decode(src, &v)
 	if err == nil {
@@ -78,72 +114,146 @@ func parseTOML(src string) *Problem {
 	return &Problem{Message: err.Error()}
 }
 
-// tomlDepth is the deepest nesting of brackets and braces in src outside
-// strings and comments (strings read roughly: the bound only needs to
-// hold for files that do parse).
+// tomlDepth is the depth of src's deepest key, outside strings and
+// comments: the parts of its table's header, its own dotted parts and the
+// arrays and inline tables around it. It is read roughly (a float counts
+// as two parts): the bound only needs to hold for the texts that parse.
 func tomlDepth(src string) int {
-	depth, deepest := 0, 0
+	nest, table, run, deepest := 0, 0, 0, 0
+	header, headerParts := false, 0 // in a [table] or [[table]] header
+	dot, lineStart := false, true
 	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
-		case '#':
-			for i < len(src) && src[i] != '\n' {
+		c := src[i]
+		switch {
+		case c == '\n':
+			run, dot, lineStart = 0, false, true
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			continue
+		case c == '#':
+			for i+1 < len(src) && src[i+1] != '\n' {
 				i++
 			}
-		case '"', '\'':
-			q := string(c)
-			if strings.HasPrefix(src[i:], q+q+q) {
-				end := strings.Index(src[i+3:], q+q+q)
-				if end < 0 {
-					return deepest
-				}
-				i += 3 + end + 2
-				continue
-			}
-			for i++; i < len(src) && src[i] != c && src[i] != '\n'; i++ {
-				if c == '"' && src[i] == '\\' {
+			continue
+		case c == '.':
+			dot = true
+		case c == '"' || c == '\'' || bareKey(c):
+			if c == '"' || c == '\'' {
+				i = stringEnd(src, i)
+			} else {
+				for i+1 < len(src) && bareKey(src[i+1]) {
 					i++
 				}
 			}
-		case '[', '{':
-			depth++
-			deepest = max(deepest, depth)
-		case ']', '}':
-			depth = max(depth-1, 0)
+			if !dot {
+				run = 0
+			}
+			run, dot = run+1, false
+			if header {
+				headerParts = run
+			}
+			deepest = max(deepest, nest+table+run)
+		case c == '[' || c == '{':
+			if c == '[' && lineStart && nest == 0 {
+				header, table = true, 0
+			}
+			nest++
+			run, dot = 0, false
+			deepest = max(deepest, nest+table)
+		case c == ']' || c == '}':
+			nest = max(nest-1, 0)
+			if header && nest == 0 {
+				header, table = false, headerParts
+			}
+			run, dot = 0, false
+		default:
+			run, dot = 0, false
 		}
+		lineStart = false
 	}
 	return deepest
 }
 
+// bareKey reports whether c may be part of a bare TOML key (or a number).
+func bareKey(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// stringEnd is the offset of the last byte of the TOML string that starts
+// at src[i] (its quote), or of src's last byte when it does not end.
+func stringEnd(src string, i int) int {
+	q := src[i : i+1]
+	if strings.HasPrefix(src[i:], q+q+q) {
+		end := strings.Index(src[i+3:], q+q+q)
+		if end < 0 {
+			return len(src) - 1
+		}
+		return i + 3 + end + 2
+	}
+	for i++; i < len(src) && src[i] != q[0] && src[i] != '\n'; i++ {
+		if q == `"` && src[i] == '\\' {
+			i++
+		}
+	}
+	return min(i, len(src)-1)
+}
+
 // parseYAML parses every document of src. Values are decoded (into an
 // interface), so duplicate keys count as errors, as YAML says, and
-// go-yaml's limits on aliases and depth hold.
-func parseYAML(src string) *Problem {
+// go-yaml's limits on aliases and depth hold; a document with a mapping
+// of more than maxYAMLKeys keys is not decoded (unchecked says so).
+func parseYAML(src string) (p *Problem, unchecked string) {
 	d := yaml.NewDecoder(strings.NewReader(src))
 	for {
-		var v any
-		err := d.Decode(&v)
+		var doc yaml.Node
+		err := d.Decode(&doc)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return nil, ""
+		}
+		if err == nil {
+			if mostKeys(&doc) > maxYAMLKeys {
+				return nil, fmt.Sprintf("a YAML mapping of more than %d keys", maxYAMLKeys)
+			}
+			var v any
+			err = doc.Decode(&v)
 		}
 		if err == nil {
 			continue
 		}
-		msg := err.Error()
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
-		}
-		// The parser's messages read "yaml: line 3: ...".
-		msg = strings.TrimPrefix(msg, "yaml: ")
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if n, text, ok := strings.Cut(rest, ": "); ok {
-				if line, err := strconv.Atoi(n); err == nil {
-					return &Problem{Line: line, Message: text}
-				}
+		return yamlProblem(err), ""
+	}
+}
+
+// mostKeys is the largest number of keys of one mapping under n (aliases
+// are not followed: what they name is under n too).
+func mostKeys(n *yaml.Node) int {
+	most := 0
+	if n.Kind == yaml.MappingNode {
+		most = len(n.Content) / 2
+	}
+	for _, c := range n.Content {
+		most = max(most, mostKeys(c))
+	}
+	return most
+}
+
+// yamlProblem is a go-yaml error as a Problem.
+func yamlProblem(err error) *Problem {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	// The parser's messages read "yaml: line 3: ...".
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, text, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(n); err == nil {
+				return &Problem{Line: line, Message: text}
 			}
 		}
-		return &Problem{Message: msg}
 	}
+	return &Problem{Message: msg}
 }
 
 // position is the 1-based line and character column of byte offset off.

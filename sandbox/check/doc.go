@@ -9,7 +9,11 @@
 // not compile (sandbox/repair); JSON; TOML (github.com/BurntSushi/toml,
 // the parser of vis-agent's own settings); YAML (go.yaml.in/yaml/v3, the
 // YAML organisation's continuation of go-yaml v3, every document of a
-// stream). Other files are not checked.
+// stream). Other files are not checked. A data text past a bound of size
+// or depth (OverBounds) is not parsed, and the check says why: a parser's
+// cost on a crafted text is the writer's to choose. A session's host has
+// the data texts parsed in a worker process the kernel bounds (ServeTexts,
+// Checker.Parse), never in its own.
 //
 // The Python compiler may not have an answer at hand: patch() asks the
 // session's interpreter, which is busy running the block that called

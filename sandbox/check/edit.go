@@ -56,11 +56,13 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 	}
 	d.Checked = c.Label(kind)
 	if kind != Python {
-		p := parseData(kind, e.After)
+		p, unchecked := c.parse(kind, e.After)
 		switch {
+		case unchecked != "":
+			d.Refused = fmt.Sprintf("the edit cannot be checked (%s); nothing was written (check=False writes it unchecked)", unchecked)
 		case p == nil:
 			d.Write, d.Text, d.Valid = true, e.After, true
-		case !e.BeforeValid && parseData(kind, e.Before) != nil:
+		case !e.BeforeValid && !c.parsed(kind, e.Before):
 			d.Write, d.Text, d.Invalid = true, e.After, caretError(e.After, p)
 		default:
 			d.Refused = fmt.Sprintf("the edit would make the file invalid %s (it parsed before); nothing was written:\n%s",
@@ -129,4 +131,10 @@ func (c Checker) Decide(e Edit) (d Decision, need string) {
 	d.Refused = fmt.Sprintf("the edit would make the file invalid Python (it compiled before), and the repair engine has no exact fix; nothing was written:\n%s",
 		rep.Error())
 	return d, ""
+}
+
+// parsed reports whether the data text src is known to parse.
+func (c Checker) parsed(kind Kind, src string) bool {
+	p, unchecked := c.parse(kind, src)
+	return p == nil && unchecked == ""
 }

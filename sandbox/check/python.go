@@ -13,10 +13,16 @@ import (
 // yet: the check then stops and returns that source as the one it needs.
 type Compile func(name, src string) (err *repair.SyntaxError, known bool)
 
+// Parse parses src as the data kind (JSON, TOML or YAML), as ParseData
+// does: nil when it parses; unchecked says why it was not parsed.
+type Parse func(kind Kind, src string) (p *Problem, unchecked string)
+
 // Checker checks texts by their file's kind. Python files need Compile;
-// without it they are not checked.
+// without it they are not checked. Data files are parsed by Parse, or
+// ParseData in this process when it is nil.
 type Checker struct {
 	Compile Compile
+	Parse   Parse
 	Minor   int    // the CPython's 3.minor: the repair engine's grammar
 	Version string // "3.13", for Checked
 }
@@ -27,6 +33,9 @@ type Verdict struct {
 	// "" when the file is not checked.
 	Checked string
 	Problem *Problem // nil: it parses
+	// Unchecked says why the text was not parsed (too large, nested too
+	// deep, past the parse's bounds); Problem is then nil.
+	Unchecked string
 	// Error is Problem for people, as for a block: the message, the
 	// place (for Python, the first wrong quote or bracket the repair
 	// engine found) and the line with a caret.
@@ -56,7 +65,7 @@ func (c Checker) Text(name, src string, fix bool) (v Verdict, need string) {
 	}
 	v.Checked = c.Label(kind)
 	if kind != Python {
-		if v.Problem = parseData(kind, src); v.Problem != nil {
+		if v.Problem, v.Unchecked = c.parse(kind, src); v.Problem != nil {
 			v.Error = caretError(src, v.Problem)
 		}
 		return v, ""
@@ -84,6 +93,14 @@ func (c Checker) Text(name, src string, fix bool) (v Verdict, need string) {
 	}
 	v.Fixed, v.Fixes = fixed, fixNotes(rep)
 	return v, ""
+}
+
+// parse parses a data text with c.Parse, else ParseData.
+func (c Checker) parse(kind Kind, src string) (*Problem, string) {
+	if c.Parse != nil {
+		return c.Parse(kind, src)
+	}
+	return ParseData(kind, src)
 }
 
 // pyRun is one Python check: the compiles it asks for, and the first one

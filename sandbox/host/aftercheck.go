@@ -82,9 +82,9 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		real = r
 	}
-	checks, skipped := h.checkFiles(c, tree, real, rels)
+	checks, unchecked, skipped := h.checkFiles(c, tree, real, rels)
 	res.Checks = checks
-	if text := checkLines(checks, skipped); text != "" {
+	if text := checkLines(checks, unchecked, skipped); text != "" {
 		out.Send(protocol.Event{Ev: protocol.EvOut, Stream: protocol.StreamStderr, Data: text})
 	}
 }
@@ -112,15 +112,23 @@ func workspaceFiles(ws string, written []string) []string {
 
 // checkFiles checks the files rels of the workspace tree (whose
 // canonical path is root), within the bounds: the ones that do not
-// parse, and how many were left unchecked.
-func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string) (found []protocol.FileCheck, skipped int) {
+// parse, a line for each one not parsed, saying why, and how many were
+// left unchecked. The data files are parsed together in a worker process
+// (parseTexts), Python files compiled by the child.
+func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string) (found []protocol.FileCheck, unchecked []string, skipped int) {
 	deadline := time.Now().Add(maxCheckTime)
-	compile, lost := c.fileCompiler(deadline)
-	checker := h.checker(compile)
-	budget, files := int64(maxCheckedBytes), 0
+	type file struct {
+		rel  string
+		data []byte
+		st   unix.Stat_t
+	}
+	var files []file
+	var texts []dataText
+	budget := int64(maxCheckedBytes)
 	for i, rel := range rels {
-		if *lost || files >= maxCheckedFiles || time.Now().After(deadline) {
-			return found, len(rels) - i
+		if len(files) >= maxCheckedFiles {
+			skipped += len(rels) - i
+			break
 		}
 		st, err := tree.Stat(rel)
 		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || h.checks.unchanged(rel, st) {
@@ -134,35 +142,66 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 		if err != nil {
 			continue
 		}
-		files++
 		budget -= int64(len(data))
-		v, _ := checker.Text(rel, string(data), true)
-		if *lost {
-			return found, len(rels) - i
+		files = append(files, file{rel, data, st})
+		if kind := check.KindOf(rel); kind != check.Python {
+			texts = append(texts, dataText{kind, string(data)})
 		}
-		h.checks.checked(rel, st)
-		real := filepath.Join(root, rel)
+	}
+	// The worker parses while the child compiles.
+	parsing := make(chan []check.Parsed, 1)
+	if len(texts) > 0 {
+		go func() { parsing <- h.parseTexts(deadline, texts) }()
+	}
+	var parsed []check.Parsed // the worker's answers not used yet
+	compile, lost := c.fileCompiler(deadline)
+	checker := h.checker(compile)
+	var next check.Parsed // the answer for the data file being checked
+	checker.Parse = func(check.Kind, string) (*check.Problem, string) { return next.Problem, next.Unchecked }
+	for _, f := range files {
+		python := check.KindOf(f.rel) == check.Python
+		if python && (*lost || time.Now().After(deadline)) {
+			skipped++
+			continue
+		}
+		if !python {
+			if parsed == nil {
+				parsed = <-parsing
+			}
+			next, parsed = parsed[0], parsed[1:]
+		}
+		v, _ := checker.Text(f.rel, string(f.data), true)
+		if python && *lost {
+			skipped++
+			continue
+		}
+		h.checks.checked(f.rel, f.st)
+		real := filepath.Join(root, f.rel)
+		if v.Unchecked != "" {
+			unchecked = append(unchecked, fmt.Sprintf("%s: not checked (%s): %s", f.rel, v.Checked, v.Unchecked))
+			continue
+		}
 		if v.Problem == nil {
 			if strings.HasPrefix(v.Checked, string(check.Python)) {
-				h.checks.compiles(real, string(data), nil)
+				h.checks.compiles(real, string(f.data), nil)
 			}
 			continue
 		}
-		fc := protocol.FileCheck{Path: rel, Checked: v.Checked, Line: v.Problem.Line, Column: v.Problem.Column, Message: v.Problem.Message}
+		fc := protocol.FileCheck{Path: f.rel, Checked: v.Checked, Line: v.Problem.Line, Column: v.Problem.Column, Message: v.Problem.Message}
 		if v.Fixed != "" {
 			fc.Fix = strings.Join(v.Fixes, "; ")
-			if h.cfg.FixFiles && tree.Replace(rel, v.Fixed, st) == nil {
+			if h.cfg.FixFiles && tree.Replace(f.rel, v.Fixed, f.st) == nil {
 				fc.Fixed = true
 				h.checks.compiles(real, v.Fixed, nil)
 				h.checks.bump(h.versionsFile(), real)
-				if now, err := tree.Stat(rel); err == nil {
-					h.checks.checked(rel, now)
+				if now, err := tree.Stat(f.rel); err == nil {
+					h.checks.checked(f.rel, now)
 				}
 			}
 		}
 		found = append(found, fc)
 	}
-	return found, skipped
+	return found, unchecked, skipped
 }
 
 // fileCompiler compiles files with the child, between blocks, until
@@ -212,8 +251,8 @@ func (h *Host) shellsRanSince(t time.Time) bool {
 }
 
 // checkLines are the lines a block's output ends with: one per file that
-// does not parse.
-func checkLines(checks []protocol.FileCheck, skipped int) string {
+// does not parse, and those of unchecked (files not parsed).
+func checkLines(checks []protocol.FileCheck, unchecked []string, skipped int) string {
 	var b strings.Builder
 	for _, fc := range checks {
 		fmt.Fprintf(&b, "[file check] %s", fc.Path)
@@ -231,6 +270,9 @@ func checkLines(checks []protocol.FileCheck, skipped int) string {
 			fmt.Fprintf(&b, "; exact fix, not applied (sandbox.fix_files = true applies it): %s", fc.Fix)
 		}
 		b.WriteByte('\n')
+	}
+	for _, u := range unchecked {
+		fmt.Fprintf(&b, "[file check] %s\n", oneLine(u))
 	}
 	if skipped > 0 {
 		fmt.Fprintf(&b, "[file check] %d more changed files not checked (a block's check reads at most %d files, %d MiB, for %s)\n",

@@ -25,10 +25,11 @@ func TestCheckLines(t *testing.T) {
 		{Path: "a.py", Checked: "python 3.13", Line: 3, Column: 5, Message: "'(' was never\nclosed", Fix: "line 3: added ')'"},
 		{Path: "b.py", Checked: "python 3.13", Line: 1, Message: "invalid syntax", Fix: "line 1: x", Fixed: true},
 		{Path: "c.yaml", Checked: "yaml", Message: "exceeded max depth of 10000"},
-	}, 2)
+	}, []string{"d.toml: not checked (toml): TOML over 1 MiB"}, 2)
 	want := "[file check] a.py:3:5: '(' was never closed (python 3.13); exact fix, not applied (sandbox.fix_files = true applies it): line 3: added ')'\n" +
 		"[file check] b.py:1: invalid syntax (python 3.13); fixed (sandbox.fix_files): line 1: x\n" +
 		"[file check] c.yaml: exceeded max depth of 10000 (yaml)\n" +
+		"[file check] d.toml: not checked (toml): TOML over 1 MiB\n" +
 		"[file check] 2 more changed files not checked (a block's check reads at most 200 files, 5 MiB, for 2 seconds)\n"
 	if got != want {
 		t.Errorf("checkLines:\n%s\nwant:\n%s", got, want)

@@ -120,19 +120,20 @@ func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError, known string,
 }
 
 // checker is a Checker of the session's Python (the running child's
-// version) compiling with compile.
+// version) compiling with compile, and parsing data texts in a worker
+// process (parseOne).
 func (h *Host) checker(compile check.Compile) check.Checker {
 	h.mu.Lock()
 	c := h.child
 	h.mu.Unlock()
 	if c == nil {
-		return check.Checker{}
+		return check.Checker{Parse: h.parseOne}
 	}
 	version := c.version
 	if parts := strings.SplitN(version, ".", 3); len(parts) >= 2 {
 		version = parts[0] + "." + parts[1]
 	}
-	return check.Checker{Compile: compile, Minor: c.minor, Version: version}
+	return check.Checker{Compile: compile, Parse: h.parseOne, Minor: c.minor, Version: version}
 }
 
 // patchNote sums up a patch's check for people.

@@ -74,6 +74,10 @@ func (h *Host) installOp(policy protocol.Policy) op {
 				}
 			}
 		}
+		if err := h.checkDisk("install"); err != nil {
+			return reply{}, err
+		}
+		defer h.disk.forget()
 		// A standby imported from the environment install() changes.
 		h.discardStandby()
 		if opts.Proxy != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ const (
 type shells struct {
 	mu   sync.Mutex
 	sets map[string]*tools.Shells
+	// spools bound the output all of them keep on disk together.
+	spools *tools.Spools
 }
 
 // shellsFor returns the commands of children started under policy.
@@ -38,6 +41,9 @@ func (h *Host) shellsFor(policy protocol.Policy) *tools.Shells {
 	defer h.shells.mu.Unlock()
 	if h.shells.sets == nil {
 		h.shells.sets = map[string]*tools.Shells{}
+		// A previous host's output: its commands are gone.
+		os.RemoveAll(filepath.Join(h.cfg.Folder.Dir, "shells"))
+		h.shells.spools = tools.NewSpools(h.cfg.DiskBytes / 4)
 	}
 	m := h.shells.sets[string(key)]
 	if m == nil {
@@ -45,7 +51,7 @@ func (h *Host) shellsFor(policy protocol.Policy) *tools.Shells {
 		// The caps of the session's child bound each command too: its
 		// processes' address space, and its processes and threads together.
 		m = tools.NewShells(dir, h.access(policy), tools.Limits{Exe: h.cfg.Exe,
-			MemoryBytes: uint64(max(policy.MemoryMB, 0)) << 20, MaxTasks: max(policy.MaxThreads, 0)})
+			MemoryBytes: uint64(max(policy.MemoryMB, 0)) << 20, MaxTasks: max(policy.MaxThreads, 0)}, h.shells.spools)
 		h.shells.sets[string(key)] = m
 	}
 	return m
@@ -124,6 +130,9 @@ func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
 		timeout = min(timeout, protocol.MaxTimeout)
 		wait, err := millis("wait", in.WaitMS, maxShellWait)
 		if err != nil {
+			return reply{}, err
+		}
+		if err := h.checkDisk("shell"); err != nil {
 			return reply{}, err
 		}
 		m := h.shellsFor(policy)

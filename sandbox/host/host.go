@@ -75,6 +75,10 @@ type Config struct {
 	JournalMaxBytes int64
 	// WarmRestart keeps a standby child for restarts (standby.go).
 	WarmRestart bool
+	// DiskBytes bounds what the session's folder holds
+	// (sandbox.max_disk_mb, disk.go); a quarter of it, up to
+	// tools.MaxSpoolsBytes, is for shell() output.
+	DiskBytes int64
 }
 
 // limits are the bounds the host keeps, for session.access.host.
@@ -115,6 +119,11 @@ type Host struct {
 	// for it, oldest first (see ticket).
 	current *ticket
 	waiting []*ticket
+	// disk is the last measure of the session's folder (disk.go).
+	disk disk
+	// workers keeps a spare worker for the data files' parses
+	// (parseworker.go).
+	workers parseWorkers
 	// memoryChecked is when relieveMemory last ran for a block.
 	memoryChecked time.Time
 	// recorded is the last record written, without its last use

@@ -76,7 +76,7 @@ func Serve(o Options) error {
 		FixFiles: st.SandboxFixFiles.Value, WarmRestart: st.SandboxWarmRestart.Value,
 		Journal: f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
 		Install: installOptions(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
-		Folder: f, Meta: m, Exe: exe,
+		Folder: f, Meta: m, Exe: exe, DiskBytes: int64(st.SandboxMaxDiskMB.Value) << 20,
 		Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 		IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
 		Memory: MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),

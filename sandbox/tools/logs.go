@@ -17,8 +17,9 @@ const MaxLogLines = 10000
 // came): the first n when n > 0, the last -n when n < 0, all of them
 // when n is 0. At most MaxLogLines are returned, each cut at
 // MaxLineBytes; when n is 0 and more are left, a last line says so. Memory stays
-// bounded whatever the size of the log.
-func logLines(log *spool, path string, n int) ([]string, error) {
+// bounded whatever the size of the log. A log deleted to make room for
+// newer ones gives its last lines, kept in memory, with a line saying so.
+func logLines(log *spool, n int) ([]string, error) {
 	want := min(max(n, -n), MaxLogLines)
 	if n == 0 {
 		want = MaxLogLines
@@ -26,17 +27,27 @@ func logLines(log *spool, path string, n int) ([]string, error) {
 	log.mu.Lock()
 	total, tail := log.total, log.tailBytes()
 	log.mu.Unlock()
-	if n < 0 && total > log.limit {
+	size, dropped := log.budget.kept(log.disk)
+	if dropped {
+		lines, _ := tailLines(tail, want)
+		note := fmt.Sprintf("… [its output was deleted from disk to make room for newer commands'; its last %d lines, kept in memory:]", len(lines))
+		return append([]string{note}, lines...), nil
+	}
+	if n < 0 && total > size {
 		// The end of the output is past the spool file: the lines come
 		// from the tail kept in memory.
-		return tailLines(tail, total, want), nil
+		lines, kept := tailLines(tail, want)
+		if len(lines) < want {
+			note := fmt.Sprintf("… [%d bytes before these lines are not kept: only the first %d are on disk]", total-kept, size)
+			lines = append([]string{note}, lines...)
+		}
+		return lines, nil
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(log.disk.path)
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
 	defer f.Close()
-	size := min(total, log.limit)
 	from := int64(0)
 	if n < 0 {
 		if from, err = lastLinesStart(f, size, want); err != nil {
@@ -98,10 +109,9 @@ func lastLinesStart(f *os.File, size int64, want int) (int64, error) {
 	return 0, nil
 }
 
-// tailLines returns the last want lines of the tail of an output of
-// total bytes, its first (partial) line dropped, after a line saying
-// how much came before.
-func tailLines(tail []byte, total int64, want int) []string {
+// tailLines returns the last want lines of tail, the end of an output
+// (its first, partial line dropped), and how many bytes they hold.
+func tailLines(tail []byte, want int) ([]string, int64) {
 	if i := bytes.IndexByte(tail, '\n'); i >= 0 {
 		tail = tail[i+1:]
 	}
@@ -112,9 +122,5 @@ func tailLines(tail []byte, total int64, want int) []string {
 			lines[i] = around(l, 0, MaxLineBytes) + fmt.Sprintf(" [%d bytes cut]", len(l)-MaxLineBytes)
 		}
 	}
-	if len(lines) >= want {
-		return lines[len(lines)-want:]
-	}
-	note := fmt.Sprintf("… [%d bytes before these lines are not kept: output past %d MiB is only counted]", total-int64(len(tail)), MaxSpoolBytes>>20)
-	return append([]string{note}, lines...)
+	return lines[max(len(lines)-want, 0):], int64(len(tail))
 }

@@ -63,6 +63,10 @@ type ShellState struct {
 	// OutBytes and ErrBytes count every byte written.
 	OutBytes int64 `json:"out_bytes"`
 	ErrBytes int64 `json:"err_bytes"`
+	// Spool says what of the command's output is not kept on disk for
+	// logs(), and whose output was deleted to make room for it ("" when
+	// all of it is there and none was): see Spools.
+	Spool string `json:"spool,omitempty"`
 	// Seconds is how long the command ran, or has run so far.
 	Seconds float64 `json:"seconds"`
 	// Timeout is the timeout in seconds, 0 for none.
@@ -110,6 +114,7 @@ type Shells struct {
 	dir    string
 	access Access
 	limits Limits
+	spools *Spools
 	mu     sync.Mutex
 	shells map[string]*shell
 	order  []string // the ids in m.shells, oldest first
@@ -134,7 +139,6 @@ type shell struct {
 	started       time.Time
 	cmd           *exec.Cmd
 	out, err, log *spool
-	logPath       string
 	done          chan struct{} // closed when the command ended
 
 	mu      sync.Mutex
@@ -144,10 +148,10 @@ type shell struct {
 }
 
 // NewShells returns the commands of a session whose output is spooled
-// under dir (created when missing), confined by a unless it is
-// Unconfined, and bounded by lim. A confined command never sees dir.
-func NewShells(dir string, a Access, lim Limits) *Shells {
-	return &Shells{dir: dir, access: a, limits: lim, shells: map[string]*shell{}}
+// under dir (created when missing) within spools, confined by a unless it
+// is Unconfined, and bounded by lim. A confined command never sees dir.
+func NewShells(dir string, a Access, lim Limits, spools *Spools) *Shells {
+	return &Shells{dir: dir, access: a, limits: lim, spools: spools, shells: map[string]*shell{}}
 }
 
 // policy is the kernel layer of the session's commands; ok is false when
@@ -217,6 +221,8 @@ func (m *Shells) Start(cmd, cwd string, timeout time.Duration) (ShellState, erro
 	}
 	if err != nil {
 		s.closeSpools()
+		m.spools.release(s.log.disk)
+		os.RemoveAll(filepath.Join(m.dir, s.id))
 		s.closeGroup()
 		return ShellState{}, err
 	}
@@ -248,7 +254,7 @@ func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (s *shell, n, h
 	m.next++
 	s = &shell{id: "sh" + strconv.Itoa(m.next), command: cmd, cwd: cwd, confined: "none",
 		timeout: timeout, done: make(chan struct{})}
-	if err := s.spool(filepath.Join(m.dir, s.id)); err != nil {
+	if err := s.spool(filepath.Join(m.dir, s.id), m.spools); err != nil {
 		return nil, 0, 0, fmt.Errorf("shell: output folder: %w", err)
 	}
 	m.starting++
@@ -414,6 +420,7 @@ func (m *Shells) prune() {
 	for _, id := range m.order {
 		if s := m.shells[id]; extra > 0 && s.ended() {
 			delete(m.shells, id)
+			m.spools.release(s.log.disk)
 			os.RemoveAll(filepath.Join(m.dir, id))
 			extra--
 			continue
@@ -465,9 +472,9 @@ func (s *shell) ended() bool {
 	}
 }
 
-// spool creates the command's output files in dir: out, err and log
-// (both streams as they came).
-func (s *shell) spool(dir string) error {
+// spool creates the command's output in dir: its log (both streams as
+// they came) on disk within spools, out and err in memory.
+func (s *shell) spool(dir string, spools *Spools) error {
 	// A folder of the same name is a previous host's: its states are gone.
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -476,19 +483,10 @@ func (s *shell) spool(dir string) error {
 		return err
 	}
 	var err error
-	s.logPath = filepath.Join(dir, "log")
-	if s.log, err = newSpool(s.logPath, nil); err != nil {
+	if s.log, err = newLog(s.id, filepath.Join(dir, "log"), spools); err != nil {
 		return err
 	}
-	if s.out, err = newSpool(filepath.Join(dir, "out"), s.log); err != nil {
-		s.log.close()
-		return err
-	}
-	if s.err, err = newSpool(filepath.Join(dir, "err"), s.log); err != nil {
-		s.out.close()
-		s.log.close()
-		return err
-	}
+	s.out, s.err = &spool{also: s.log}, &spool{also: s.log}
 	return nil
 }
 
@@ -654,6 +652,7 @@ func (s *shell) state() ShellState {
 	st.Out, st.OutCut = s.out.text()
 	st.Err, st.ErrCut = s.err.text()
 	st.OutBytes, st.ErrBytes = s.out.written(), s.err.written()
+	st.Spool = s.log.budget.note(s.log.disk, s.log.written())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	end := time.Now()
@@ -721,7 +720,7 @@ func (m *Shells) Logs(id string, n int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logLines(s.log, s.logPath, n)
+	return logLines(s.log, n)
 }
 
 // Stop ends a running command (SIGTERM to its processes, then SIGKILL

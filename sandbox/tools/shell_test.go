@@ -38,7 +38,7 @@ func shells(t *testing.T, a Access) *Shells {
 
 func shellsIn(t *testing.T, dir string, a Access, lim Limits) *Shells {
 	t.Helper()
-	m := NewShells(dir, a, lim)
+	m := NewShells(dir, a, lim, NewSpools(MaxSpoolsBytes))
 	t.Cleanup(m.Close)
 	return m
 }
@@ -213,11 +213,13 @@ func TestShellHugeOutput(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 20<<20 {
 		t.Fatalf("100 MB of output allocated %d MiB in the host", grew>>20)
 	}
-	for _, name := range []string{"out", "log"} {
-		info, err := os.Stat(filepath.Join(m.dir, st.ID, name))
-		if err != nil || info.Size() != MaxSpoolBytes {
-			t.Fatalf("spool %s: %v %v", name, info, err)
-		}
+	// The log alone is on disk, up to its cap, which the state tells.
+	entries, _ := os.ReadDir(filepath.Join(m.dir, st.ID))
+	if info, err := os.Stat(filepath.Join(m.dir, st.ID, "log")); err != nil || info.Size() != MaxSpoolBytes || len(entries) != 1 {
+		t.Fatalf("spool: %v %v, %d files", info, err, len(entries))
+	}
+	if st.Spool != "its output past 64 MiB was not kept on disk (a session keeps 256 MiB of shell output, 64 MiB of one command's); logs(-n) reads its last lines" {
+		t.Errorf("spool note: %q", st.Spool)
 	}
 	last, err := m.Logs(st.ID, -20)
 	if err != nil {
@@ -242,6 +244,71 @@ func TestShellHugeOutput(t *testing.T) {
 	if err != nil || len(all) != MaxLogLines+1 || !strings.Contains(all[MaxLogLines], "more lines") {
 		t.Fatalf("logs(0): %d lines, last %q, %v", len(all), all[len(all)-1], err)
 	}
+}
+
+// TestShellSpools: the logs of a session's commands together stay within
+// their budget: the oldest ended commands' go first, saying so in the
+// state of the command that took their place and in their own logs(),
+// which then give their last lines; a command that finds no room (the
+// others still run) keeps its first bytes and says why.
+func TestShellSpools(t *testing.T) {
+	f := newFixture(t)
+	f.a.Unconfined = true
+	m := shells(t, f.a)
+	m.spools = NewSpools(5 << 20)
+	const twoMiB = "yes | head -c 2097152; echo end"
+	var states []ShellState
+	for range 3 {
+		states = append(states, run(t, m, twoMiB))
+	}
+	if states[0].Spool != "" || states[1].Spool != "" || !strings.Contains(states[2].Spool, "the output of sh1 was deleted from disk to make room (a session keeps 5 MiB") {
+		t.Errorf("spool notes: %q %q %q", states[0].Spool, states[1].Spool, states[2].Spool)
+	}
+	if du := spoolBytes(t, m.dir); du > 5<<20 {
+		t.Errorf("the logs hold %d bytes, past the budget", du)
+	}
+	st, _ := m.State("sh1")
+	lines, err := m.Logs("sh1", 2)
+	if err != nil || !strings.Contains(st.Spool, "its output was deleted from disk") || len(lines) != 3 ||
+		!strings.Contains(lines[0], "deleted from disk") || lines[2] != "end" {
+		t.Errorf("the deleted log: %q; logs(2): %q %v", st.Spool, lines, err)
+	}
+	// Two that run hold the budget: the third keeps what fits.
+	slow := "yes | head -c 2097152; sleep 30"
+	for range 2 {
+		if _, err := m.Start(slow, "", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	st = run(t, m, twoMiB)
+	if !strings.Contains(st.Spool, "its output past 1 MiB was not kept on disk (a session keeps 5 MiB of shell output") {
+		t.Errorf("no room: %q", st.Spool)
+	}
+	if lines, err := m.Logs(st.ID, -1); err != nil || strings.Join(lines, ",") != "end" {
+		t.Errorf("logs(-1) past the room: %q %v", lines, err)
+	}
+	if lines, err := m.Logs(st.ID, 2); err != nil || strings.Join(lines, ",") != "y,y" {
+		t.Errorf("logs(2) past the room: %q %v", lines, err)
+	}
+	if du := spoolBytes(t, m.dir); du > 5<<20 {
+		t.Errorf("the logs hold %d bytes, past the budget", du)
+	}
+}
+
+// spoolBytes is what the files under dir hold.
+func spoolBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 func TestShellLogs(t *testing.T) {
@@ -455,7 +522,7 @@ func BenchmarkShellRun(b *testing.B) {
 		b.Run(map[bool]string{false: "unconfined", true: "confined"}[confined], func(b *testing.B) {
 			ws := b.TempDir()
 			a := Access{Workspace: ws, ReadWrite: []string{ws}, Unconfined: !confined}
-			m := NewShells(filepath.Join(b.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(b)})
+			m := NewShells(filepath.Join(b.TempDir(), "shells"), a, Limits{Exe: testenv.Binary(b)}, NewSpools(MaxSpoolsBytes))
 			defer m.Close()
 			if confined {
 				if err := CanConfine(); err != nil {

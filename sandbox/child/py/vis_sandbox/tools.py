@@ -697,6 +697,8 @@ class Shell(Record):
                     text += f" ({_size(cut)} cut from r.{stream}; r.logs(n) reads lines)"
                 parts.append(text)
         head = f"<shell {g('id')} {g('command')!r}: " + ", ".join(parts) + ">"
+        if g("spool"):
+            head += f"\nspool: {g('spool')}"
         for stream in ("out", "err"):
             lines = str(g(stream) or "").rstrip("\n").splitlines()[-SHOWN_LINES:]
             if lines:
