@@ -8,6 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/internal/tomlbound"
 )
 
 // Project is a uv project found from a working folder.
@@ -84,6 +85,11 @@ func ReadPyproject(file string) (Pyproject, error) {
 	data, err := fsutil.ReadRegular(file, fsutil.MaxConfigBytes)
 	if err != nil {
 		return p, fmt.Errorf("read %s: %w", file, fsutil.Cause(err))
+	}
+	// A session may have written it: a crafted key's parse is the
+	// writer's to choose (tomlbound).
+	if err := tomlbound.Check(string(data)); err != nil {
+		return p, fmt.Errorf("read %s: %w", file, err)
 	}
 	md, err := toml.Decode(string(data), &p)
 	if err != nil {

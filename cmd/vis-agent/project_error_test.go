@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 )
@@ -44,5 +46,50 @@ func TestSandboxBrokenProject(t *testing.T) {
 	contains(t, "config's settings", out.String(), "sandbox.jail = true  # default", "sandbox.allow_builds = false  # default")
 	if e := errb.String(); !strings.HasPrefix(e, "vis-agent config: "+file+":3: not valid TOML: ") || strings.Contains(e, "--shared") {
 		t.Errorf("config's problem: %q", e)
+	}
+}
+
+// TestCraftedTOMLIsNotParsed: a pyproject.toml or vis.toml a session may
+// have written with one 50 KB dotted key (whose parse grows with the
+// square of its depth: minutes and gigabytes) is refused before any parse
+// by vis-agent python and vis-agent config, at once and in one line each,
+// with the process far from swollen.
+func TestCraftedTOMLIsNotParsed(t *testing.T) {
+	t.Parallel()
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
+	key := strings.Repeat("x.", 25000) + "x = 1\n"
+	for _, c := range []struct{ file, text string }{
+		{"pyproject.toml", "[project]\nname = \"p\"\n[tool.vis]\n" + key},
+		{"vis.toml", key},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, c.file), []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"python", "-c", "print('ran')"}, {"config"}} {
+			cmd := exec.Command(sb.bin, args...)
+			cmd.Env, cmd.Dir = sb.env, dir
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			done := make(chan error, 1)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("%s with a crafted %s hung", args[0], c.file)
+			}
+			if !strings.Contains(out.String(), "nested more than 32 deep") {
+				t.Errorf("%s with a crafted %s does not say it was not read:\n%s", args[0], c.file, out.String())
+			}
+			if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss; rss > 256<<10 {
+				t.Errorf("%s with a crafted %s peaked at %d MiB", args[0], c.file, rss>>10)
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/paths"
+	"github.com/vis-agent/vis-agent/internal/tomlbound"
 )
 
 // Files are the configuration files of a run in the folder cwd, in order
@@ -195,6 +196,11 @@ func (s *Settings) merge(file string, data []byte) {
 			s.Problems = append(s.Problems, p.text)
 		}
 	}()
+	// A project's vis.toml may be a session's writing (tomlbound).
+	if err := tomlbound.Check(text); err != nil {
+		s.Problems = append(s.Problems, fmt.Sprintf("%s: %v (the file is ignored)", file, err))
+		return
+	}
 	var top map[string]toml.Primitive
 	md, err := toml.Decode(text, &top)
 	if err != nil {

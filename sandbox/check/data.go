@@ -11,6 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vis-agent/vis-agent/internal/tomlbound"
 )
 
 // Problem is why a text does not parse, and where.
@@ -31,15 +33,9 @@ const (
 	// maxJSONBytes: JSON's parser is linear (and stops at a depth of
 	// 10,000); the after-block check reads no more in all.
 	maxJSONBytes = 5 << 20
-	// maxTOMLBytes and maxYAMLBytes: their parsers build a tree of the
-	// whole text, and cost more per byte.
-	maxTOMLBytes = 1 << 20
+	// maxYAMLBytes: its parser builds a tree of the whole text, and costs
+	// more per byte (TOML's bounds are tomlbound's).
 	maxYAMLBytes = 1 << 20
-	// maxTOMLDepth bounds how deep a TOML key is (tomlDepth): the parser
-	// keeps every prefix of a key's path, so its time and memory grow
-	// with the square of that depth (a 16 KB dotted key took 3 s and
-	// 940 MiB, 50 KB passed 2 GiB).
-	maxTOMLDepth = 32
 	// maxYAMLKeys bounds one YAML mapping's keys: the parser compares each
 	// key with every other one for duplicates (32,000 keys took 1.2 s).
 	maxYAMLKeys = 4096
@@ -73,12 +69,12 @@ func ParseData(kind Kind, src string) (p *Problem, unchecked string) {
 // at its bytes tells (too large, a TOML key too deep): "" when it would.
 func OverBounds(kind Kind, src string) string {
 	src = strings.TrimPrefix(src, bom)
-	limit := map[Kind]int{JSON: maxJSONBytes, TOML: maxTOMLBytes, YAML: maxYAMLBytes}[kind]
+	limit := map[Kind]int{JSON: maxJSONBytes, TOML: tomlbound.MaxBytes, YAML: maxYAMLBytes}[kind]
 	if len(src) > limit {
 		return fmt.Sprintf("%s over %d MiB", strings.ToUpper(string(kind)), limit>>20)
 	}
-	if kind == TOML && tomlDepth(src) > maxTOMLDepth {
-		return fmt.Sprintf("TOML keys, arrays or inline tables nested more than %d deep", maxTOMLDepth)
+	if kind == TOML && tomlbound.Depth(src) > tomlbound.MaxDepth {
+		return fmt.Sprintf("TOML keys, arrays or inline tables nested more than %d deep", tomlbound.MaxDepth)
 	}
 	return ""
 }
@@ -112,90 +108,6 @@ func parseTOML(src string) *Problem {
 		return &Problem{Line: pe.Position.Line, Column: pe.Position.Col, Message: pe.Message}
 	}
 	return &Problem{Message: err.Error()}
-}
-
-// tomlDepth is the depth of src's deepest key, outside strings and
-// comments: the parts of its table's header, its own dotted parts and the
-// arrays and inline tables around it. It is read roughly (a float counts
-// as two parts): the bound only needs to hold for the texts that parse.
-func tomlDepth(src string) int {
-	nest, table, run, deepest := 0, 0, 0, 0
-	header, headerParts := false, 0 // in a [table] or [[table]] header
-	dot, lineStart := false, true
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '\n':
-			run, dot, lineStart = 0, false, true
-			continue
-		case c == ' ' || c == '\t' || c == '\r':
-			continue
-		case c == '#':
-			for i+1 < len(src) && src[i+1] != '\n' {
-				i++
-			}
-			continue
-		case c == '.':
-			dot = true
-		case c == '"' || c == '\'' || bareKey(c):
-			if c == '"' || c == '\'' {
-				i = stringEnd(src, i)
-			} else {
-				for i+1 < len(src) && bareKey(src[i+1]) {
-					i++
-				}
-			}
-			if !dot {
-				run = 0
-			}
-			run, dot = run+1, false
-			if header {
-				headerParts = run
-			}
-			deepest = max(deepest, nest+table+run)
-		case c == '[' || c == '{':
-			if c == '[' && lineStart && nest == 0 {
-				header, table = true, 0
-			}
-			nest++
-			run, dot = 0, false
-			deepest = max(deepest, nest+table)
-		case c == ']' || c == '}':
-			nest = max(nest-1, 0)
-			if header && nest == 0 {
-				header, table = false, headerParts
-			}
-			run, dot = 0, false
-		default:
-			run, dot = 0, false
-		}
-		lineStart = false
-	}
-	return deepest
-}
-
-// bareKey reports whether c may be part of a bare TOML key (or a number).
-func bareKey(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
-// stringEnd is the offset of the last byte of the TOML string that starts
-// at src[i] (its quote), or of src's last byte when it does not end.
-func stringEnd(src string, i int) int {
-	q := src[i : i+1]
-	if strings.HasPrefix(src[i:], q+q+q) {
-		end := strings.Index(src[i+3:], q+q+q)
-		if end < 0 {
-			return len(src) - 1
-		}
-		return i + 3 + end + 2
-	}
-	for i++; i < len(src) && src[i] != q[0] && src[i] != '\n'; i++ {
-		if q == `"` && src[i] == '\\' {
-			i++
-		}
-	}
-	return min(i, len(src)-1)
 }
 
 // parseYAML parses every document of src. Values are decoded (into an
