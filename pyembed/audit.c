@@ -37,7 +37,10 @@ static void **p_PermissionError, **p_RuntimeError, **p_ImportError;
 
 // The policy: set before the interpreter starts, never changed after.
 static int installed;
-static int jail_on, network_on = 1, thread_cap = -1;
+static int jail_on, processes_on, network_on = 1, thread_cap = -1;
+// installed_pid is the process the hook was installed in: the session's
+// interpreter, not a process it forked.
+static pid_t installed_pid;
 static char policy_name[256];
 static char **roots_rw, **roots_ro;
 static int n_rw, n_ro;
@@ -473,6 +476,16 @@ static int hook(const char *event, void *args, void *data) {
 	if (strcmp(event, "sqlite3.connect") == 0) {
 		return check_sqlite(args);
 	}
+	// With processes, what they reach (and whom they signal) is the
+	// kernel's to refuse: the jail holds them all. An exec in the
+	// session's own interpreter would end the session: a clear error
+	// (a process it forked may exec).
+	if (processes_on) {
+		if (strcmp(event, "os.exec") == 0 && getpid() == installed_pid) {
+			return refuse(p_PermissionError, "%s%s: refused by %s (it would replace the session's own Python process: run the program with subprocess)", event, "");
+		}
+		return 0;
+	}
 	if (in_list(event, process_events, COUNT(process_events))) {
 		return refuse(p_PermissionError, "%s%s: refused by %s (no new processes)", event, "");
 	}
@@ -511,7 +524,7 @@ const char *vis_audit_add_root(const char *path, int writable) {
 }
 
 
-const char *vis_audit_install(int jail, int network, int max_threads, const char *policy) {
+const char *vis_audit_install(int jail, int processes, int network, int max_threads, const char *policy) {
 	if (installed) {
 		return "the audit hook is already installed";
 	}
@@ -539,6 +552,8 @@ const char *vis_audit_install(int jail, int network, int max_threads, const char
 	VIS_FIND(p_RuntimeError, "PyExc_RuntimeError");
 	VIS_FIND(p_ImportError, "PyExc_ImportError");
 	jail_on = jail;
+	processes_on = processes;
+	installed_pid = getpid();
 	network_on = network;
 	thread_cap = max_threads;
 	snprintf(policy_name, sizeof policy_name, "%s", policy);

@@ -12,11 +12,12 @@
 const char *vis_audit_add_root(const char *path, int writable);
 
 // vis_audit_install fixes the policy and installs the hook; the library
-// must be loaded, and the interpreter not yet started. jail confines files,
-// processes, signals and foreign code to the roots; network 0 refuses
+// must be loaded, and the interpreter not yet started. jail confines files
+// to the roots and refuses CPython's test modules, and new processes and
+// signals to others unless processes; network 0 refuses
 // sockets but AF_UNIX and name lookups; max_threads caps the Python threads
 // (-1: no cap), also without the jail; policy names the policy in every
 // refusal. It returns NULL or what went wrong; a second call is refused.
-const char *vis_audit_install(int jail, int network, int max_threads, const char *policy);
+const char *vis_audit_install(int jail, int processes, int network, int max_threads, const char *policy);
 
 #endif

@@ -22,7 +22,10 @@ type AuditPolicy struct {
 	// Jail confines files to the roots (reads to ReadWrite and ReadOnly,
 	// writes to ReadWrite), and refuses new processes, signals to other
 	// processes and CPython's test modules.
-	Jail      bool
+	Jail bool
+	// Processes lets the jail start processes and signal any (the kernel
+	// layer holds them: jail.Status.Processes).
+	Processes bool
 	ReadWrite []string
 	ReadOnly  []string
 	// NoNetwork refuses sockets but AF_UNIX, internet addresses and name
@@ -81,7 +84,11 @@ func (l *Library) InstallAuditHook(p AuditPolicy) error {
 	}
 	name := C.CString(p.Name)
 	defer C.free(unsafe.Pointer(name))
-	if msg := C.vis_audit_install(jail, network, maxThreads, name); msg != nil {
+	processes := C.int(0)
+	if p.Processes {
+		processes = 1
+	}
+	if msg := C.vis_audit_install(jail, processes, network, maxThreads, name); msg != nil {
 		return fmt.Errorf("audit hook: %s", C.GoString(msg))
 	}
 	return nil

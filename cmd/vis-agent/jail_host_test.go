@@ -356,7 +356,7 @@ func TestJailHostHostileSessionFiles(t *testing.T) {
 	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
 		for _, plant := range []string{"os.mkfifo(c)", `os.symlink("/dev/zero", c)`} {
 			sb.block("h", fmt.Sprintf(`import os
-c = os.path.join(os.path.dirname(os.path.dirname(os.environ["TMPDIR"])), "state", "blocks")
+c = os.path.join(session.access.roots[1], "blocks")
 if os.path.lexists(c): os.remove(c)
 %s
 print("planted")`, plant), 0)

@@ -103,7 +103,7 @@ r = shell("grep -rl VICTIM-ATTACHMENT %%s 2>/dev/null; ls %%s/attachments 2>/dev
 print("shell store:", r.out.replace("\n", " | "))
 r = shell("cat %%s/key %%s/key %%s/state/* 2>/dev/null | head -c 200; ls %%s 2>/dev/null" %% (OWN, VICTIM, VICTIM, VICTIM), wait=60)
 print("shell:", r.out.replace("\n", " | "), "::", r.err)
-print("own state", os.listdir(os.environ["TMPDIR"] + "/../../state") is not None)
+print("own state", os.listdir(session.access.roots[1]) is not None)
 `, victim, own, filepath.Dir(filepath.Dir(own)))
 		r := sb.block("attacker", code, 0, "--read-only-root", parent)
 		all := r.stdout + r.stderr

@@ -85,7 +85,7 @@ print("other processes", [p for p in (os.getppid(), 1) if os.path.lexists("/proc
 for ns in ("ipc", "uts", "cgroup", "mnt"):
     print("ns", ns, os.readlink("/proc/self/ns/" + ns))
 k = session.access["kernel"]
-print("only roots", k["only_roots"], "namespaces", " ".join(k.get("namespaces", [])), "sysv", k["no_sysv_ipc"])
+print("only roots", k["only_roots"], "namespaces", " ".join(sorted(k.get("namespaces", []))), "sysv", k["no_sysv_ipc"])
 `, key, shmID, msgID, out)
 		r := sb.block("ns", code, 0)
 		all := r.stdout + r.stderr
@@ -94,7 +94,7 @@ print("only roots", k["only_roots"], "namespaces", " ".join(k.get("namespaces", 
 		}
 		contains(t, "the block", r.stdout, "shmget by key refused 1", "msgget by key refused 1", "semget by key refused 1",
 			"shmat by id refused 1", "inotify outside refused 2", "stat outside refused 2\nstat outside refused 2",
-			"access outside False", "other processes [] True", "only roots True namespaces mount ipc uts cgroup", "sysv True")
+			"access outside False", "other processes [] True", "only roots True namespaces cgroup ipc mount network uts", "sysv True")
 		host := sb.record(sb.folder("ns")).HostPID
 		for _, ns := range []string{"ipc", "uts", "cgroup", "mnt"} {
 			hostNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", host, ns))

@@ -180,7 +180,7 @@ func TestMCPServer(t *testing.T) {
 			contains(t, "python's description", tl.Description, "stay for the next call", "[Sandbox restarted]", "Jailed by the kernel", "Network: only pypi.org, files.pythonhosted.org, through a proxy",
 				"repr of a last-line expression", "MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
 				"attach(data", "matplotlib figure", "show_attachment", "shell(cmd", "wait=10", "still running", "patch(path", "apropos(", "doc(",
-				"vis-attachment://m/FILENAME", `install("pandas", "numpy>=2")`, "use shell()")
+				"vis-attachment://m/FILENAME", `install("pandas", "numpy>=2")`, "run inside the same jail")
 		}
 		readOnly := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
 		if want := tl.Name == "defs" || tl.Name == "list_attachments" || tl.Name == "read_attachment"; readOnly != want {

@@ -163,7 +163,7 @@ func Serve(o Options) (int, error) {
 		}
 	}
 	host := ci.Session.Access.Host
-	if ci.Session.Access, err = applyChildPolicy(lib, policy, rw, ro, shield, proxyPort); err != nil {
+	if ci.Session.Access, err = applyChildPolicy(lib, policy, rw, ro, shield, proxyPort, tmp); err != nil {
 		return 0, err
 	}
 	if policy.Network != ci.Policy.Network {
@@ -197,19 +197,19 @@ func PackageLayer(f session.Folder, version string) (string, error) {
 }
 
 // applyChildPolicy puts the session's policy in force in this process,
-// the child, before CPython runs any code: the C audit hook (installed
-// once, before Main), then the kernel layer, with shield kept read-only
+// the child, before CPython runs any code: the kernel layer, then the C
+// audit hook (installed once, before Main), with shield kept read-only
 // inside the writable roots. Without the jail the thread cap, the memory
 // cap and --no-network (or the allow list, whose proxy listens at
 // proxyPort) still hold. It returns what is in force, for session.access.
-func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int) (Access, error) {
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int, tmp string) (Access, error) {
 	acc := Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
 		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
 	memory := uint64(p.MemoryMB) << 20
 	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
 	if p.Jail {
 		kernel = jail.Session(rw, ro, p.Network, memory)
-		kernel.Shield = shield
+		kernel.Shield, kernel.TmpAt = shield, tmp
 		acc.Roots, acc.ReadOnlyRoots = rw, ro
 	}
 	kernel.MaxThreads = p.MaxThreads
@@ -217,16 +217,29 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 		kernel.ProxyPort = proxyPort
 		acc.Proxy = fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
 	}
-	hook := pyembed.AuditPolicy{Jail: p.Jail, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
+	st, err := jail.Apply(kernel)
+	if err != nil {
+		return acc, fmt.Errorf("the sandbox's jail: %w", err)
+	}
+	// The hook after the kernel layer (both before any Python runs): it
+	// follows what the kernel put in force (processes, a /dev/shm of the
+	// jail's own).
+	hook := pyembed.AuditPolicy{Jail: p.Jail, Processes: st.Processes, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
 		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
+	if st.OwnShm {
+		hook.ReadWrite = append(slices.Clip(hook.ReadWrite), "/dev/shm")
+	}
+	if st.TmpAlias != "" {
+		// The temp folder under its short name, for every process.
+		hook.ReadWrite = append(slices.Clip(hook.ReadWrite), st.TmpAlias)
+		for _, name := range []string{"TMPDIR", "TEMP", "TMP"} {
+			os.Setenv(name, st.TmpAlias)
+		}
+	}
 	if !p.Jail {
 		hook.Name = "the sandbox session's policy"
 	}
 	if err := lib.InstallAuditHook(hook); err != nil {
-		return acc, fmt.Errorf("the sandbox's jail: %w", err)
-	}
-	st, err := jail.Apply(kernel)
-	if err != nil {
 		return acc, fmt.Errorf("the sandbox's jail: %w", err)
 	}
 	if p.MaxThreads > 0 && !lib.ThreadCapHeld() && st.MaxTasks == 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"golang.org/x/sys/unix"
@@ -194,6 +195,9 @@ func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *callServer) *proc 
 		calls: newCalls(s.calls)}
 	go func() {
 		c.state, _ = s.process.Wait()
+		// What its code started ends with it (and lets go of the output
+		// pipes it inherited).
+		jail.EndTaskGroup(s.process.Pid)
 		close(c.exited)
 	}()
 	return c

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -49,6 +50,8 @@ func resultHints(res *protocol.Result, policy protocol.Policy) {
 	switch {
 	case e.Type == "PermissionError" && strings.Contains(e.Message, "(no new processes)"):
 		e.Traceback += "Hint: shell(\"cmd\") runs a command for the session (confined like it) and returns its output.\n"
+	case e.Type == "BlockingIOError" && strings.Contains(e.Message, "Resource temporarily unavailable") && policy.MaxThreads > 0:
+		e.Traceback += fmt.Sprintf("Hint: the session's processes and threads reached its cap (%d, sandbox.max_threads): end some, or raise the setting.\n", policy.MaxThreads)
 	case policy.Proxied() && networkFailure(e.Message+"\n"+e.Traceback):
 		e.Traceback += networkHint(policy) + "\n"
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,13 @@ func Apply(p Policy) (Status, error) {
 			st.MaxTasks = max
 		}
 	}
+	if p.ProcessesInTaskGroup {
+		if st.MaxTasks > 0 {
+			p.NoNewProcesses, st.Processes = false, true
+		} else {
+			st.Missing = append(st.Missing, "processes: no pids cgroup holds them (it needs root or a delegated cgroup), so the jailed code starts none; shell() runs commands")
+		}
+	}
 	// Before the capabilities go: a cgroup namespace needs them, and
 	// after the cgroup is joined, rooted at it; per thread, hence psx.
 	if p.DropPrivileges && ownNamespaces() {
@@ -58,7 +66,7 @@ func Apply(p Policy) (Status, error) {
 	// Before the capabilities go: mounting needs them; after the cgroup,
 	// which is out of the tree after it.
 	if !p.Shield.Empty() {
-		switch res, err := applyTree(p.Shield, p.ReadWrite, p.ReadOnly); {
+		switch res, err := applyTree(p.Shield, p.ReadWrite, p.ReadOnly, treeExtras{privateShm: p.PrivateShm, tmpAt: p.TmpAt}); {
 		case errors.Is(err, errNoNamespace):
 			st.Missing = append(st.Missing, fmt.Sprintf("files: %v, so the kernel shows the names, sizes and times of files outside the roots (Landlock refuses opening them only) and does not refuse changing their mode, times or extended attributes; the audit hook does", err))
 		case err != nil:
@@ -72,6 +80,11 @@ func Apply(p Policy) (Status, error) {
 			for _, s := range res.skipped {
 				st.Missing = append(st.Missing, "roots: left out of the jail's tree: "+s)
 			}
+			if res.ownShm {
+				p.ReadWrite = append(slices.Clip(p.ReadWrite), shmDir)
+				st.OwnShm = true
+			}
+			st.TmpAlias = res.tmpAt
 		}
 	}
 	// Before the capabilities go (and Landlock hides /proc): the
@@ -98,7 +111,7 @@ func Apply(p Policy) (Status, error) {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); needsSeccomp(p) && err != nil {
 		st.Missing = append(st.Missing, "seccomp: this kernel has no seccomp filters, so socket families, new processes and administrative calls are not refused by the kernel")
 	} else if needsSeccomp(p) {
-		noUnix := p.ConfineFiles && st.LandlockABI < abiUnixSockets
+		noUnix := p.ConfineFiles && st.LandlockABI < abiUnixSockets && !unixInTree(p, st)
 		raw, err := filter(p, noUnix)
 		if err != nil {
 			return st, err
@@ -276,7 +289,7 @@ func applyLandlock(p Policy, st *Status) error {
 	if proxied(p) && !st.TCP {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d has no TCP rules (4+), so only the network namespace keeps TCP to the proxy", st.LandlockABI))
 	}
-	if p.ConfineFiles && st.LandlockABI < abiUnixSockets && !st.NoUnixSockets {
+	if p.ConfineFiles && st.LandlockABI < abiUnixSockets && !st.NoUnixSockets && !unixInTree(p, *st) {
 		st.Missing = append(st.Missing, fmt.Sprintf("landlock: ABI %d does not confine unix socket files (%d+) and seccomp could not refuse unix sockets, so the kernel lets the jail reach local services; the audit hook refuses those outside the roots", st.LandlockABI, abiUnixSockets))
 	}
 	if p.ScopeIPC && !st.ScopedIPC {
@@ -288,8 +301,18 @@ func applyLandlock(p Policy, st *Status) error {
 // Landlock ABI versions that matter here.
 const (
 	abiRefer       = 2 // renames and links across folders
+	abiScoped      = 6 // signals and abstract unix sockets scoped
 	abiUnixSockets = 9 // connecting to unix socket files
 )
+
+// unixInTree reports whether unix sockets reach nothing outside the jail
+// without Landlock's socket-file rules: the process's tree holds only its
+// roots (no service's socket file, no session host's, outside them), and
+// abstract sockets are scoped. Then a process may make them (a
+// multiprocessing forkserver, a test's own server).
+func unixInTree(p Policy, st Status) bool {
+	return st.OnlyRoots && p.ScopeIPC && st.LandlockABI >= abiScoped
+}
 
 // rootRules are the Landlock rules for the roots: directories with their
 // trees, single files alone; a root that does not exist is skipped.

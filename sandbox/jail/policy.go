@@ -15,7 +15,9 @@ type Policy struct {
 	// also refuses new unix sockets (seccomp): socket(AF_UNIX, ...), and
 	// socketpair but of stream sockets, which reach nothing but their
 	// pair; otherwise a socket file outside the roots (a local service,
-	// a session's own host) would be one connect or sendmsg away.
+	// a session's own host) would be one connect or sendmsg away. Not
+	// where the process's tree holds only its roots and abstract sockets
+	// are scoped (Shield, ScopeIPC): no such file is there to reach.
 	ConfineFiles bool
 	ReadWrite    []string
 	ReadOnly     []string
@@ -39,6 +41,22 @@ type Policy struct {
 	// NoNewProcesses refuses fork, vfork and clone without CLONE_THREAD:
 	// threads still start, processes do not.
 	NoNewProcesses bool
+	// ProcessesInTaskGroup lifts NoNewProcesses once the pids cgroup of
+	// MaxThreads holds the process: every process the jailed code starts,
+	// and theirs, counts against its cap and inherits the whole kernel
+	// layer, and the host ends them all with the process (EndTaskGroup),
+	// whatever session or process group they made. Without the cgroup no
+	// process starts.
+	ProcessesInTaskGroup bool
+	// PrivateShm gives the process's tree (Shield) an empty tmpfs of its
+	// own at /dev/shm, writable (multiprocessing's semaphores live there),
+	// never the machine's.
+	PrivateShm bool
+	// TmpAt, when not "", is a writable root the tree (Shield) shows at
+	// a short path too, /tmp (or /var/tmp where a root is in /tmp): the
+	// interpreter's temp folder (a unix socket's path is at most 107
+	// bytes; multiprocessing's forkserver binds one in the temp folder).
+	TmpAt string
 	// NoOtherProcesses refuses (seccomp) the calls that change another
 	// process named by its pid, its process group or its user: limits
 	// (prlimit), priority, CPUs and scheduling, I/O priority, memory
@@ -89,25 +107,55 @@ var SystemReadOnly = []string{
 // SystemReadWrite are the files every program may write: /dev/null.
 var SystemReadWrite = []string{"/dev/null"}
 
+// SystemDirs are the folders of the system's programs and libraries,
+// read-only in every jailed process's tree (where one is a symlink,
+// Debian's merged /usr, the same symlink is made inside).
+var SystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// SystemEtc are the files of /etc a program needs: the loader's cache,
+// users and groups (no passwords: /etc/shadow stays out), time zone and
+// Debian's alternatives (the targets of /usr/bin/awk and friends). The
+// rest of /etc stays out; NetworkEtc comes with the network.
+var SystemEtc = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/passwd", "/etc/group", "/etc/localtime", "/etc/timezone",
+	"/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+}
+
+// NetworkEtc are what name lookups and TLS read: the resolver's files
+// and the certificates.
+var NetworkEtc = []string{
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
+	"/etc/services", "/etc/protocols", "/etc/ssl", "/usr/share/ca-certificates", "/etc/ca-certificates",
+}
+
+// shmDir is where PrivateShm mounts its tmpfs.
+const shmDir = "/dev/shm"
+
 // Session is the policy of a jailed sandbox session's child: files
-// confined to the writable and read-only roots (the system's own files
-// added), no new processes, other processes untouchable, no System V
-// IPC, no privileges,
-// IPC scoped, the network as asked, the address space capped at
-// memoryBytes (0: no cap).
+// confined to the writable and read-only roots (the system's own files,
+// programs and libraries added, not NetworkEtc: the caller adds it with
+// the network; and a /dev/shm of its own), new processes
+// only inside its pids cgroup, other processes untouchable, no System V
+// IPC, no privileges, IPC scoped, the network as asked, the address
+// space of each process capped at memoryBytes (0: no cap).
 // A proxied network is set on the result (ProxyPort).
 func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
+	ro := append(append([]string(nil), readOnly...), SystemReadOnly...)
+	ro = append(append(ro, SystemDirs...), SystemEtc...)
 	return Policy{
-		ConfineFiles:     true,
-		ReadWrite:        append(append([]string(nil), readWrite...), SystemReadWrite...),
-		ReadOnly:         append(append([]string(nil), readOnly...), SystemReadOnly...),
-		NoNetwork:        !network,
-		NoNewProcesses:   true,
-		NoOtherProcesses: true,
-		NoSysVIPC:        true,
-		DropPrivileges:   true,
-		ScopeIPC:         true,
-		MemoryBytes:      memoryBytes,
+		ConfineFiles:         true,
+		ReadWrite:            append(append([]string(nil), readWrite...), SystemReadWrite...),
+		ReadOnly:             ro,
+		NoNetwork:            !network,
+		NoNewProcesses:       true,
+		ProcessesInTaskGroup: true,
+		PrivateShm:           true,
+		NoOtherProcesses:     true,
+		NoSysVIPC:            true,
+		DropPrivileges:       true,
+		ScopeIPC:             true,
+		MemoryBytes:          memoryBytes,
 	}
 }
 
@@ -120,7 +168,7 @@ func Session(readWrite, readOnly []string, network bool, memoryBytes uint64) Pol
 // process capped at memoryBytes (0: no cap).
 func Command(readWrite, readOnly []string, network bool, memoryBytes uint64) Policy {
 	p := Session(readWrite, readOnly, network, memoryBytes)
-	p.NoNewProcesses = false
+	p.NoNewProcesses, p.ProcessesInTaskGroup, p.PrivateShm, p.TmpAt = false, false, false, ""
 	return p
 }
 
@@ -164,6 +212,13 @@ type Status struct {
 	// Namespaces are the kernel namespaces the process has of its own
 	// rather than the user's: mount, ipc, uts, cgroup, network.
 	Namespaces []string `json:"namespaces,omitempty"`
+	// Processes: the process may start others, all inside its pids
+	// cgroup (ProcessesInTaskGroup).
+	Processes bool `json:"processes"`
+	// OwnShm: /dev/shm is an empty tmpfs of the process's own.
+	OwnShm bool `json:"own_shm"`
+	// TmpAlias is where the tree shows TmpAt too, "" nowhere.
+	TmpAlias string `json:"tmp_alias,omitempty"`
 	// MaxTasks is the pids.max of the process's cgroup, 0 when none.
 	MaxTasks int `json:"max_tasks,omitempty"`
 	// Missing names, one sentence each, what the policy asked for and the
@@ -197,6 +252,7 @@ func (s Status) String() string {
 	if s.MaxTasks > 0 {
 		on = append(on, fmt.Sprintf("%d tasks", s.MaxTasks))
 	}
+	add(s.Processes, "processes in the pids cgroup")
 	add(s.ReadOnlyMounts, "read-only mounts")
 	add(s.OnlyRoots, "only the roots in sight")
 	if len(s.Namespaces) > 0 {

@@ -203,6 +203,14 @@ func filter(p Policy, noUnix bool) ([]bpf.RawInstruction, error) {
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipFalse: 1},
 			bpf.RetConstant{Val: retEPERM},
 			bpf.RetConstant{Val: retAllow})
+	case !p.NoNetwork && p.ConfineFiles:
+		// The same with unix sockets allowed: any family but AF_VSOCK.
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: 4},
+			bpf.LoadAbsolute{Off: argOffset(0), Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM},
+			bpf.RetConstant{Val: retAllow})
 	}
 	if noUnix {
 		// socketpair(domain, type, ...): stream sockets only.

@@ -64,6 +64,8 @@ func TestFilterDecisions(t *testing.T) {
 		{"netlink socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_NETLINK}, retAllow},
 		{"vsock socket, no unix, network on", online, true, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_VSOCK}, retEPERM},
 		{"unix socket, network on", online, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_UNIX}, retAllow},
+		{"vsock socket, network on", online, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_VSOCK}, retEPERM},
+		{"inet socket, network on, unix allowed", online, false, auditArch, unix.SYS_SOCKET, []uint32{unix.AF_INET}, retAllow},
 		{"stream socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, retAllow},
 		{"datagram socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_DGRAM}, retEPERM},
 		{"seqpacket socketpair, no unix", session, true, auditArch, unix.SYS_SOCKETPAIR, []uint32{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_NONBLOCK}, retEPERM},

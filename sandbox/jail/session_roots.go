@@ -74,10 +74,6 @@ type SessionFiles struct {
 	Network bool
 }
 
-// networkFiles are what name lookups and TLS need.
-var networkFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
-	"/etc/services", "/etc/protocols", "/etc/ssl", "/usr/share/ca-certificates", "/etc/ca-certificates"}
-
 // Roots are the child's writable and read-only roots, symlinks resolved.
 func (j *SessionRoots) Roots(f SessionFiles) (rw, ro []string) {
 	for _, r := range f.Runtime {
@@ -94,7 +90,7 @@ func (j *SessionRoots) Roots(f SessionFiles) (rw, ro []string) {
 	}
 	ro = append(append(append(ro, j.importRO...), f.Own...), f.ReadOnlyRoots...)
 	if f.Network {
-		ro = append(ro, networkFiles...)
+		ro = append(ro, NetworkEtc...)
 	}
 	return j.rw, resolved(ro)
 }

@@ -165,8 +165,26 @@ func (g *TaskGroup) Join() *os.File { return g.join }
 // left to a later sweep.
 func (g *TaskGroup) Close() {
 	g.join.Close()
+	endGroup(g.dir)
+}
+
+// EndTaskGroup ends every process left in the pids cgroup of the jailed
+// process pid (limitTasks made it, in this process's own cgroup, which a
+// child it started shares): what that process started, in whatever
+// session or process group, once it has ended. The caller has reaped pid.
+func EndTaskGroup(pid int) {
+	base, _, err := ownPidsCgroup()
+	if err != nil {
+		return
+	}
+	endGroup(filepath.Join(base, taskGroupDir, strconv.Itoa(pid)))
+}
+
+// endGroup kills the processes of the cgroup at dir until none is left
+// (a fork under way may add one), then removes it.
+func endGroup(dir string) {
 	for try := 0; try < 20; try++ {
-		data, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		pids := strings.Fields(string(data))
 		if err != nil || len(pids) == 0 {
 			break
@@ -178,7 +196,7 @@ func (g *TaskGroup) Close() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	os.Remove(g.dir)
+	os.Remove(dir)
 }
 
 // ownPidsCgroup is the folder of the current process's cgroup in the

@@ -344,6 +344,23 @@ func (s *stage) mount(m treeMount) error {
 	return nil
 }
 
+// alias shows the tree's own path (a root mounted in it) at another
+// place, made on the tree's tmpfs.
+func (s *stage) alias(path, at string) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, s.at(path), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("show %s at %s: %w", path, at, err)
+	}
+	defer unix.Close(fd)
+	if err := s.mkdirAll(at); err != nil {
+		return fmt.Errorf("show %s at %s: %w", path, at, err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, s.at(at), unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("show %s at %s: %w", path, at, err)
+	}
+	return nil
+}
+
 // procOptions show a process of the new /proc only the processes it may
 // trace (ptrace's read check, which a process without capabilities in
 // its own Landlock domain passes for itself and its own children only)
@@ -413,20 +430,54 @@ func (s *stage) enter(wd string) error {
 	return nil
 }
 
-// treeResult says what applyTree made.
-type treeResult struct {
-	ownProc bool
-	skipped []string
+// treeExtras are what the tree holds besides the roots and the shield:
+// a /dev/shm of its own, and a writable root shown at /tmp too.
+type treeExtras struct {
+	privateShm bool
+	tmpAt      string
 }
 
+// treeResult says what applyTree made: tmpAt is where the temp folder
+// shows too ("" nowhere).
+type treeResult struct {
+	ownProc, ownShm bool
+	tmpAt           string
+	skipped         []string
+}
+
+// tmpAliases are the short places the temp folder may show at, the first
+// that holds no root and is in none.
+var tmpAliases = []string{"/tmp", "/var/tmp"}
+
+// tmpAlias is the first of tmpAliases free in plan's tree, "" for none.
+func tmpAlias(plan *treePlan) string {
+	for _, at := range tmpAliases {
+		free := true
+		for _, m := range plan.mounts {
+			free = free && !within(m.path, at) && !within(at, m.path)
+		}
+		for _, l := range plan.links {
+			free = free && !within(l[0], at) && !within(at, l[0])
+		}
+		if free {
+			return at
+		}
+	}
+	return ""
+}
+
+// shmOptions bound the private /dev/shm: its pages are the machine's
+// memory, outside the address-space cap.
+const shmOptions = "mode=1777,size=64m,nr_inodes=4096"
+
 // applyTree makes this process's root a tree of only its roots (see
-// above), in the mount namespace of its own the C constructor made
+// above), with extras, in the mount namespace of its own the C constructor made
 // (early_linux.c). It needs the capability to mount, so it runs before
 // dropCapabilities; the jailed code can then neither unmount nor mount
 // (no capabilities, and seccomp refuses the mount calls). Without a
 // namespace, a shield that protects something inside the roots is an
 // error saying how to do without; one that does not is errNoNamespace.
-func applyTree(s Shield, readWrite, readOnly []string) (treeResult, error) {
+func applyTree(s Shield, readWrite, readOnly []string, extras treeExtras) (treeResult, error) {
 	var res treeResult
 	roots := append(append([]string(nil), readWrite...), readOnly...)
 	if err := mountNamespace(); err != nil {
@@ -478,6 +529,23 @@ func applyTree(s Shield, readWrite, readOnly []string) (treeResult, error) {
 	}
 	if res.ownProc, err = st.mountProc(); err != nil {
 		return res, err
+	}
+	if extras.tmpAt != "" {
+		if at := tmpAlias(plan); at != "" {
+			if err := st.alias(extras.tmpAt, at); err != nil {
+				return res, err
+			}
+			res.tmpAt = at
+		}
+	}
+	if extras.privateShm {
+		if err := st.mkdirAll(shmDir); err != nil {
+			return res, fmt.Errorf("the jail's %s: %w", shmDir, err)
+		}
+		if err := unix.Mount("tmpfs", st.at(shmDir), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
+			return res, fmt.Errorf("the jail's %s: %w", shmDir, err)
+		}
+		res.ownShm = true
 	}
 	if err := st.enter(wd); err != nil {
 		return res, err

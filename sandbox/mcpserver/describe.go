@@ -45,13 +45,14 @@ func (sv *server) accessDescription() string {
 		if len(p.ReadOnlyRoots) > 0 {
 			b.WriteString(" and " + strings.Join(p.ReadOnlyRoots, ", "))
 		}
-		b.WriteString(" read-only; subprocess, os.system, ctypes and signals are refused (use shell()). ")
+		b.WriteString(" and the system's programs read-only; subprocess, multiprocessing and ctypes run inside the same jail " +
+			"(the workspace's .git is read-only: leave commits to the user, propose() hands your change over). ")
 	} else {
 		b.WriteString("Not jailed: blocks have the user's permissions. ")
 	}
 	b.WriteString(sv.networkDescription())
 	if p.MaxThreads > 0 {
-		fmt.Fprintf(&b, " At most %d threads.", p.MaxThreads)
+		fmt.Fprintf(&b, " At most %d threads and processes.", p.MaxThreads)
 	}
 	if p.MemoryMB > 0 {
 		fmt.Fprintf(&b, " Memory cap %d MB.", p.MemoryMB)

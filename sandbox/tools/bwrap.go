@@ -10,27 +10,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/jail"
 )
 
 // bwrapName is the program that confines commands; tests point it
 // elsewhere to see the refusal.
 var bwrapName = "bwrap"
-
-// systemDirs are mounted read-only in every confined command: the
-// programs and libraries of the system. Where one is a symlink (Debian's
-// merged /usr), the same symlink is made inside.
-var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
-
-// systemEtc are the files of /etc a command needs: the loader's cache,
-// users and groups (no passwords: /etc/shadow stays out), the resolver's
-// files, certificates, time zone and Debian's alternatives (the targets
-// of /usr/bin/awk and friends). The rest of /etc stays out.
-var systemEtc = []string{
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone",
-	"/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
-}
 
 // confinedPath is the PATH of a confined command.
 const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -52,7 +38,7 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 	if !a.Network || a.Proxy != nil {
 		args = append(args, "--unshare-net")
 	}
-	for _, d := range systemDirs {
+	for _, d := range jail.SystemDirs {
 		st, err := os.Lstat(d)
 		switch {
 		case err != nil:
@@ -64,7 +50,7 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	for _, p := range systemEtc {
+	for _, p := range append(append([]string(nil), jail.SystemEtc...), jail.NetworkEtc...) {
 		args = append(args, "--ro-bind-try", p, p)
 	}
 	// The CPUs' topology, which nproc, psutil and loky read.

@@ -518,6 +518,13 @@ class Driver:
         finally:
             self.interrupts.in_block = False
             self.interrupts.install()
+        if os.getpid() != _SESSION_PID:
+            # A forked process that came back here from the block: it
+            # ends, as a forked process should, without the session's
+            # result or snapshot.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1 if error is not None else 0)
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
         try:
@@ -765,6 +772,36 @@ _outputs = ()
 _os_write = os.write
 
 
+# The session's interpreter process; a process its code forks is not it.
+_SESSION_PID = 0
+
+# The descriptors that are the session interpreter's own (sandbox/protocol:
+# LinkFD, StacksFD, CallsFD).
+_OWN_FDS = (3, 4, 5)
+
+
+def _forked():
+    """In a process the session's code forked (multiprocessing's workers,
+    os.fork): it is not the session's interpreter. Its output goes to the
+    descriptors 1 and 2 it inherited (the host forwards them as the block's
+    output), and the link, the stacks and the host calls are the parent's
+    alone: their descriptors become /dev/null, so that no later file takes
+    their numbers for a message meant for the host."""
+    global _outputs
+    _outputs = ()
+    os.write = _os_write
+    try:
+        faulthandler.unregister(signal.SIGUSR1)
+    except (RuntimeError, ValueError):
+        pass
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    for fd in _OWN_FDS:
+        os.dup2(null, fd, inheritable=False)
+    os.close(null)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+
+
 def session_write(fd, data):
     """os.write as the session sees it: what Python code writes to file
     descriptor 1 or 2 goes the way print's output goes (the link), after
@@ -794,6 +831,9 @@ def serve(fd, stacks_fd, folder, info_json):
     global _outputs
     info = wire.loads(info_json)
     _sources.install()
+    global _SESSION_PID
+    _SESSION_PID = os.getpid()
+    os.register_at_fork(after_in_child=_forked)
     faulthandler.register(signal.SIGUSR1, file=stacks_fd, all_threads=True, chain=False)
     interrupts = Interrupts()
     interrupts.install()

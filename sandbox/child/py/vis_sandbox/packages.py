@@ -54,6 +54,15 @@ def start(layer):
     LAYER = layer
     if layer not in sys.path:
         sys.path.append(layer)
+    # The processes the session starts (subprocess.run([sys.executable,
+    # ...]), multiprocessing's spawn) import what install() added too.
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if layer not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join(paths + [layer])
+    # And find its python and the scripts of what it installed first.
+    bins = [os.path.dirname(sys.executable), os.path.join(layer, "bin")] if sys.executable else []
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in bins]
+    os.environ["PATH"] = os.pathsep.join(bins + path)
     _read_new_pth()
 
 

@@ -381,30 +381,29 @@ class Functions:
         `git apply proposal.patch`. The workspace's .git is read-only in
         the jail: commits are the user's. Returns the attachment, or None
         when nothing changed."""
+        import subprocess
+
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
-        out = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"propose-{os.getpid()}-{os.urandom(4).hex()}.patch")
-        import shlex
-
-        q = shlex.quote(out)
         # Read-only git: no index refresh, no lock (.git cannot be written).
-        script = (f"export GIT_OPTIONAL_LOCKS=0; git rev-parse --verify -q HEAD >/dev/null || {{ echo 'no commit to compare with' >&2; exit 3; }}; "
-                  f"git diff --binary HEAD -- . > {q} || exit 4; "
-                  f"git ls-files --others --exclude-standard -z -- . | while IFS= read -r -d '' f; do "
-                  f"git diff --binary --no-index -- /dev/null \"$f\" >> {q}; [ $? -le 1 ] || exit 5; done")
-        try:
-            h = self.shell("bash -c " + shlex.quote(script), timeout=300, wait=0).wait()
-            if h["status"] != "exited" or h["exit"] != 0:
-                why = (h["err"] or "").strip().splitlines()
-                raise RuntimeError(f"propose: git could not make the diff ({why[-1] if why else h['status']}): "
-                                   "the workspace must be a git repository with a commit, and git installed")
-            with open(out, "rb") as f:
-                diff = f.read()
-        finally:
+        env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+
+        def git(*args, ok=(0,)):
             try:
-                os.remove(out)
-            except OSError:
-                pass
+                r = subprocess.run(["git", *args], capture_output=True, env=env, timeout=300)
+            except (OSError, subprocess.SubprocessError) as e:
+                raise RuntimeError(f"propose: git could not run ({e})") from None
+            if r.returncode not in ok:
+                why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+                raise RuntimeError(f"propose: git {args[0]} failed ({why[-1] if why else r.returncode}): "
+                                   "the workspace must be a git repository with a commit")
+            return r.stdout
+
+        git("rev-parse", "--verify", "-q", "HEAD")
+        diff = git("diff", "--binary", "HEAD", "--", ".")
+        for name in git("ls-files", "--others", "--exclude-standard", "-z", "--", ".").split(b"\0"):
+            if name:
+                diff += git("diff", "--binary", "--no-index", "--", "/dev/null", os.fsdecode(name), ok=(0, 1))
         if not diff.strip():
             return None
         head = "".join(f"# {line}\n" for line in message.splitlines()) if message else ""
