@@ -66,6 +66,15 @@ class ModulesTest(unittest.TestCase):
         self.assertIsNot(type(ns["old"]), ns["Thing"])
         self.assertEqual(sorted(r.rebound), ["Thing", "vistestpkg"])
         self.assertIn("reloaded vistestpkg: 2 modules imported afresh", repr(r))
+        # what was imported afresh is watched again
+        watch = modules.watch = modules.Watch([self.dir])
+        self.addCleanup(setattr, modules, "watch", None)
+        watch.changed()
+        modules.reload("vistestpkg", ns)
+        watch.changed()
+        core = sys.modules["vistestpkg.core"].__file__
+        self.write("vistestpkg/core.py", "VALUE = 33\nclass Thing:\n    pass\n", os.stat(core).st_mtime_ns + 1)
+        self.assertEqual(watch.changed(), [("vistestpkg.core", core)])
 
     def test_a_reload_that_fails_keeps_the_old_package(self):
         import vistestpkg

@@ -32,38 +32,60 @@ class Watch:
     def __init__(self, roots):
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
         self.seen = {}  # module name -> (file, (mtime_ns, size))
+        self.count = -1  # len(sys.modules) at the last look for new modules
 
     def _under(self, path):
         return path.startswith(self.roots)
 
-    def changed(self):
-        """Modules whose source changed since last seen, as (name, file),
-        each once per change; their cached bytecode is removed."""
-        out = []
+    def _discover(self):
+        """Adds the modules loaded from under the roots not seen yet: only
+        when sys.modules grew or shrank (a block that imports nothing pays
+        for the modules of the roots alone)."""
+        self.count = len(sys.modules)
         n = 0
         for name, module in list(sys.modules.items()):
+            if name in self.seen:
+                continue
             path = getattr(module, "__file__", None)
             if not isinstance(path, str) or not path.endswith(".py") or not self._under(path):
                 continue
             n += 1
-            if n > MAX_MODULES:
+            if len(self.seen) + n > MAX_MODULES:
                 break
             try:
                 st = os.stat(path)
             except OSError:
                 continue
-            key = (st.st_mtime_ns, st.st_size)
-            old = self.seen.get(name)
-            self.seen[name] = (path, key)
-            if old is None or old[0] != path or old[1] == key:
+            self.seen[name] = (path, (st.st_mtime_ns, st.st_size))
+
+    def changed(self):
+        """Modules whose source changed since last seen, as (name, file),
+        each once per change; their cached bytecode is removed."""
+        if len(sys.modules) != self.count:
+            self._discover()
+        out = []
+        for name, (path, key) in list(self.seen.items()):
+            module = sys.modules.get(name)
+            if module is None or getattr(module, "__file__", None) != path:
+                del self.seen[name]
                 continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            now = (st.st_mtime_ns, st.st_size)
+            if now == key:
+                continue
+            self.seen[name] = (path, now)
             drop_bytecode(path)
             out.append((name, path))
         return out
 
     def forget(self, names):
+        """Forgets names (imported afresh): the next look finds them again."""
         for name in names:
             self.seen.pop(name, None)
+        self.count = -1
 
 
 def drop_bytecode(path):
