@@ -36,11 +36,9 @@ type live struct {
 	running string
 	since   time.Time
 	// ended counts the other clients' blocks that ended, and the follows
-	// taken up again after a gap in which blocks may have ended unseen,
-	// for the REPL to refresh its panel.
+	// that started (blocks may have ended unseen before each), for the
+	// REPL to refresh its panel.
 	ended int
-	// follows counts the follows of this session that started.
-	follows int
 }
 
 func newLive(s *shared, tr *transcript) *live { return &live{s: s, tr: tr} }
@@ -58,7 +56,7 @@ func (l *live) follow() tea.Cmd {
 		l.cancel()
 	}
 	l.gen++
-	l.running, l.follows = "", 0
+	l.running = ""
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	events := make(chan tea.Msg, 256)
@@ -116,10 +114,10 @@ func (l *live) Update(msg tea.Msg) tea.Cmd {
 func (l *live) event(ev protocol.Event) {
 	switch ev.Ev {
 	case "ok":
-		// the first follow starts with the REPL's own read of the session
-		if l.follows++; l.follows > 1 {
-			l.ended++
-		}
+		// Every follow, the first too, reads the session once it holds:
+		// a block another client ran between the REPL's own first read
+		// and the host's ok would be seen by neither.
+		l.ended++
 	case "block":
 		switch ev.Kind {
 		case "start":

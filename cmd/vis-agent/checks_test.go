@@ -199,10 +199,10 @@ func TestSandboxBlockChecks(t *testing.T) {
 			sb := newSandbox(t, py)
 			minor := strings.Join(strings.Split(py.Version.String(), ".")[:2], ".")
 			// Broken files outside the workspace, reachable through
-			// symlinks in it: a file and a folder in the session's temp
-			// folder, which the block may write.
+			// symlinks in it: a file and a folder in the interpreter's
+			// temp folder, which the block may write.
 			sb.block("b", `print("started")`, 0)
-			tmp := filepath.Join(sb.folder("b"), "tmp")
+			tmp := filepath.Join(sb.folder("b"), "tmp", "p"+strconv.Itoa(sb.record(sb.folder("b")).ChildPID))
 			os.MkdirAll(filepath.Join(tmp, "dir"), 0o755)
 			for link, target := range map[string]string{"link.py": filepath.Join(tmp, "target.py"), "linkdir": filepath.Join(tmp, "dir")} {
 				if err := os.Symlink(target, filepath.Join(sb.ws, link)); err != nil {

@@ -391,7 +391,9 @@ func gitSuspects(git string) string {
 
 // gitInitLine matches a line of the config git init and git clone write:
 // their sections and settings, comments and blank lines.
-var gitInitLine = regexp.MustCompile(`^\s*(\[(core|extensions|remote "[^"\\]*"|branch "[^"\\]*")\]|(repositoryformatversion|filemode|bare|logallrefupdates|symlinks|ignorecase|precomposeunicode|objectformat|url|fetch|remote|merge)\s*=[^\n]*|[#;][^\n]*)?\s*$`)
+var gitInitLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(\[(core|extensions|remote "[^"\\]*"|branch "[^"\\]*")\]|(repositoryformatversion|filemode|bare|logallrefupdates|symlinks|ignorecase|precomposeunicode|objectformat|url|fetch|remote|merge)\s*=[^\n]*|[#;][^\n]*)?\s*$`)
+})
 
 // maxConfig bounds the config initConfig reads.
 const maxConfig = 64 << 10
@@ -410,7 +412,7 @@ func initConfig(root *os.Root) bool {
 		return false
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if !gitInitLine.MatchString(line) {
+		if !gitInitLine().MatchString(line) {
 			return false
 		}
 	}

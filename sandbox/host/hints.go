@@ -3,7 +3,7 @@ package host
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,8 +79,13 @@ func refusalHint(res *protocol.Result) {
 // the jail keeps read-only.
 const gitReadOnly = "the workspace's .git is read-only in the jail: leave commits to the user; propose() attaches your change as a patch"
 
-// gitCommand finds git run by a command line.
-var gitCommand = regexp.MustCompile(`(^|[\s;&|(])git(\s|$)`)
+// runsGit reports whether a command line runs git: the word git between
+// blanks or the shell's separators. (No regexp: a package variable's
+// compile would run in every vis-agent python start, which links this
+// package.)
+func runsGit(cmd string) bool {
+	return slices.Contains(strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()", r) }), "git")
+}
 
 // gitHint adds gitReadOnly to the state of a command that ended with an
 // error where a .git was read-only to it, when it ran git or its errors
@@ -91,7 +96,7 @@ func gitHint(st tools.ShellState) tools.ShellState {
 		return st
 	}
 	for _, p := range st.Kernel.ReadOnly {
-		if filepath.Base(p) == ".git" && (gitCommand.MatchString(st.Command) ||
+		if filepath.Base(p) == ".git" && (runsGit(st.Command) ||
 			strings.Contains(st.Err, ".git") && strings.Contains(st.Err, "Read-only file system")) {
 			st.Hint = gitReadOnly
 			break
