@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,8 @@ func TestSandboxOutputOrder(t *testing.T) {
 // another environment sees the same one, and no client's secrets.
 func TestSandboxEnvironment(t *testing.T) {
 	t.Parallel()
-	sb := newSandbox(t, testenv.First(t))
+	py := testenv.First(t)
+	sb := newSandbox(t, py)
 	show := "import os\nprint(sorted((k, v) for k, v in os.environ.items() if k in ('PATH', 'LANG', 'TZ', 'LC_ALL', 'SECRET_TOKEN', 'PYTHONWARNINGS', 'VIS_ENV_IDLE_TTL_MS')))"
 	base := sb.env
 	sb.env = append(append([]string(nil), base...), "TZ=Asia/Tokyo", "LC_ALL=C", "LANG=de_DE.UTF-8", "SECRET_TOKEN=first",
@@ -146,7 +148,11 @@ func TestSandboxEnvironment(t *testing.T) {
 	first := sb.block("env", show, 0).stdout
 	sb.env = append(append([]string(nil), base...), "TZ=UTC", "SECRET_TOKEN=second", "PATH=/opt/second/bin:"+os.Getenv("PATH"))
 	second := sb.block("env", show, 0).stdout
-	want := "[('LANG', 'C.UTF-8'), ('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'), ('VIS_ENV_IDLE_TTL_MS', '120000')]\n"
+	// PATH: the session's python and its package folder's scripts first.
+	v := py.Version.Short()
+	path := filepath.Join(sb.home, "python", "packages", v, "bin") + ":" + filepath.Join(sb.folder("env"), "packages", v, "bin") +
+		":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	want := "[('LANG', 'C.UTF-8'), ('PATH', '" + path + "'), ('VIS_ENV_IDLE_TTL_MS', '120000')]\n"
 	if first != want || second != want {
 		t.Errorf("the session's environment:\nfirst client  %s\nsecond client %s\nwant          %s", first, second, want)
 	}

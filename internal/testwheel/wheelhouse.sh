@@ -3,8 +3,8 @@
 # install from: numpy, pandas and matplotlib with their dependencies, six
 # (a small pure-Python package) and cffi (a way to C besides ctypes, for
 # the jail's escape tests), for CPython 3.10 and 3.13 and every other 3.1x
-# found on this machine, and scipy and scikit-learn for 3.10 and 3.13
-# only, for this machine's platform. pip
+# found on this machine, and scipy, scikit-learn, pytest, ruff and black
+# for 3.10 and 3.13 only, for this machine's platform. pip
 # downloads them from the index pip is configured with (PyPI by default).
 # Idempotent: a version whose wheels were fetched for the same
 # requirements is skipped without a network request.
@@ -27,6 +27,10 @@ esac
 # MB): the data-science tests run there; and tomli, which reads a
 # project's pyproject.toml where tomllib is missing (3.10).
 science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1"
+# A coding agent's tools, for the same two (about 16 MB): pytest with
+# xdist, ruff and black, with their dependencies.
+devtools="pytest==8.3.5 pluggy==1.5.0 iniconfig==2.1.0 exceptiongroup==1.2.2 pytest-xdist==3.6.1 execnet==2.1.1
+ruff==0.11.13 black==25.1.0 click==8.1.8 mypy_extensions==1.1.0 pathspec==0.12.1 platformdirs==4.3.7 typing_extensions==4.13.2"
 
 # 3.10 and 3.13 always (the oldest and newest the tests run on), then the
 # other 3.1x whose shared library is on this machine.
@@ -43,7 +47,7 @@ mkdir -p "$dir"
 for v in $versions; do
 	stamp="$dir/.fetched-$v"
 	these=$requirements what="numpy, pandas, matplotlib (with their dependencies), six, cffi"
-	case "$v" in 3.10 | 3.13) these="$these $science" what="$what, scipy, scikit-learn" ;; esac
+	case "$v" in 3.10 | 3.13) these="$these $science $devtools" what="$what, scipy, scikit-learn, pytest, ruff, black" ;; esac
 	want=$(echo $these manylinux "$arch")
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		continue

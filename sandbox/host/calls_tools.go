@@ -27,6 +27,11 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 		// cannot be made, the child does not start, and no call comes.
 		a.Shield, _ = jail.NewShield(a.ReadWrite, h.cfg.Own, h.cfg.OwnInner, h.cfg.Sessions,
 			[]string{h.cfg.Folder.StateDir(), h.cfg.Folder.TempDir()})
+		if h.cfg.CommandPython != nil {
+			var dirs []string
+			a.Python, dirs = h.cfg.CommandPython()
+			a.ReadOnly = append(a.ReadOnly, dirs...)
+		}
 	}
 	return a
 }

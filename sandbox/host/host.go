@@ -63,6 +63,10 @@ type Config struct {
 	// Install says how install() runs uv for this session (nil: it is not
 	// available); the op adds the child's network policy.
 	Install func() (install.Options, error)
+	// CommandPython says what shell() commands of a jailed session get
+	// of its python (nil: nothing): the PATH and PYTHONPATH, and the
+	// folders to show them read-only.
+	CommandPython func() (tools.CommandPython, []string)
 	// FixFiles applies the repair engine's exact fix to a Python file a
 	// block left not compiling (sandbox.fix_files); else it is only shown.
 	FixFiles bool

@@ -13,6 +13,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/tools"
 	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
@@ -87,4 +88,43 @@ func userUVConfig(s iostreams.Streams) string {
 		return ""
 	}
 	return p
+}
+
+// pipStandIn is the pip a session's shell() commands find first on PATH:
+// packages go into the session through install(), which the host runs.
+const pipStandIn = `#!/bin/sh
+echo "pip does not install from a session's shell(): call install(\"NAME\") in a block, or install(requirements=\"requirements.txt\"); the host puts packages into the session's own folder" >&2
+exit 1
+`
+
+// commandPython says what the shell() commands of the session in folder
+// f get of its python: PATH starts with the shared environment's python
+// (the environment a session uses outside a project), the scripts of the
+// session's package folder and a pip that names install(); PYTHONPATH is
+// the package folder. The folders are the user's and the host's, never
+// one a block named; nothing when the CPython is not found.
+func commandPython(s iostreams.Streams, f session.Folder) func() (tools.CommandPython, []string) {
+	return func() (tools.CommandPython, []string) {
+		choice, inst, err := pyrun.LocateRuntime(s)
+		if err != nil || inst.Executable == "" {
+			return tools.CommandPython{}, nil
+		}
+		v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
+		if !ok {
+			return tools.CommandPython{}, nil
+		}
+		layer, err := child.PackageLayer(f, v.Short())
+		if err != nil {
+			return tools.CommandPython{}, nil
+		}
+		stand := filepath.Join(f.Dir, "bin")
+		if err := os.MkdirAll(stand, 0o755); err == nil {
+			for _, name := range []string{"pip", "pip3"} {
+				os.WriteFile(filepath.Join(stand, name), []byte(pipStandIn), 0o755)
+			}
+		}
+		env := s.Layout().SharedEnvironment(v.Short())
+		py := tools.CommandPython{Bin: []string{filepath.Join(env, "bin"), filepath.Join(layer, "bin"), stand}, PythonPath: layer}
+		return py, []string{inst.Prefix, filepath.Dir(inst.Executable), env, layer, stand}
+	}
 }

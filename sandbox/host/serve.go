@@ -75,7 +75,7 @@ func Serve(o Options) error {
 		Policy: p, Attachments: l.Attachments(), AttachMaxBytes: int64(st.SandboxMaxAttachmentMB.Value) << 20,
 		FixFiles: st.SandboxFixFiles.Value, WarmRestart: st.SandboxWarmRestart.Value,
 		Journal: f.JournalFile(), JournalMaxBytes: int64(st.SandboxJournalMB.Value) << 20,
-		Install: installOptions(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
+		Install: installOptions(s, f), CommandPython: commandPython(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 		Folder: f, Meta: m, Exe: exe, DiskBytes: int64(st.SandboxMaxDiskMB.Value) << 20,
 		Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err,
 		IdleTTL: time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,

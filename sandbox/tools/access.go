@@ -40,6 +40,18 @@ type Access struct {
 	// sessions): the file tools refuse to write the one and to read the
 	// other, and confined commands get the same mounts.
 	Shield jail.Shield
+	// Python is the session's python as confined commands find it first
+	// on PATH; its folders are read-only roots (in ReadOnly already).
+	Python CommandPython
+}
+
+// CommandPython is what a confined command is given of the session's
+// python: Bin, the folders put first on PATH (the session's environment's
+// python, its package folder's scripts, pip's stand-in); PythonPath, the
+// session's package folder, which python imports from.
+type CommandPython struct {
+	Bin        []string
+	PythonPath string
 }
 
 // Proxy is the session host's proxy, as commands need it.

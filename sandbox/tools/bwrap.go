@@ -132,9 +132,13 @@ func rootPath(p string) string {
 func depth(p string) int { return strings.Count(p, "/") }
 
 // confinedEnv is the whole environment of a confined command: nothing of
-// the host's but the language.
-func confinedEnv(cwd string) []string {
-	env := []string{"PATH=" + confinedPath, "HOME=/tmp", "TMPDIR=/tmp", "TERM=dumb", "PWD=" + cwd}
+// the host's but the language, and the session's python first on PATH.
+func confinedEnv(cwd string, py CommandPython) []string {
+	path := strings.Join(append(append([]string(nil), py.Bin...), confinedPath), ":")
+	env := []string{"PATH=" + path, "HOME=/tmp", "TMPDIR=/tmp", "TERM=dumb", "PWD=" + cwd}
+	if py.PythonPath != "" {
+		env = append(env, "PYTHONPATH="+py.PythonPath)
+	}
 	for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "TZ"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

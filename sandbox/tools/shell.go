@@ -278,7 +278,7 @@ func (m *Shells) launch(s *shell, n int) error {
 		}
 		hidden := append([]string{m.dir}, a.Hidden...)
 		prefix = append(append([]string{bwrap}, bwrapArgs(a, s.cwd, hidden, m.limits.Exe)...), confineHelper)
-		env, s.confined = confinedEnv(s.cwd), "bubblewrap"
+		env, s.confined = confinedEnv(s.cwd, m.access.Python), "bubblewrap"
 	}
 	policy, bounded := m.policy()
 	var extra []*os.File
