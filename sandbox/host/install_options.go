@@ -98,9 +98,9 @@ exit 1
 `
 
 // commandPython says what the shell() commands of the session in folder
-// f get of its python: PATH starts with the shared environment's python
-// (the environment a session uses outside a project), the scripts of the
-// session's package folder and a pip that names install(); PYTHONPATH is
+// f get of its python: PATH starts with a pip that names install(), the
+// shared environment's python (the environment a session uses outside a
+// project) and the scripts of the session's package folder; PYTHONPATH is
 // the package folder. The folders are the user's and the host's, never
 // one a block named; nothing when the CPython is not found.
 func commandPython(s iostreams.Streams, f session.Folder) func() (tools.CommandPython, []string) {
@@ -124,7 +124,8 @@ func commandPython(s iostreams.Streams, f session.Folder) func() (tools.CommandP
 			}
 		}
 		env := s.Layout().SharedEnvironment(v.Short())
-		py := tools.CommandPython{Bin: []string{filepath.Join(env, "bin"), filepath.Join(layer, "bin"), stand}, PythonPath: layer}
+		// The stand-in first: the environment has a pip of its own.
+		py := tools.CommandPython{Bin: []string{stand, filepath.Join(env, "bin"), filepath.Join(layer, "bin")}, PythonPath: layer}
 		return py, []string{inst.Prefix, filepath.Dir(inst.Executable), env, layer, stand}
 	}
 }

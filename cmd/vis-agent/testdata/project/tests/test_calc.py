@@ -23,7 +23,14 @@ def test_tmp_path(tmp_path):
 
 def test_a_subprocess_imports_the_project():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
-    out = subprocess.run([sys.executable, "-c", "import calc; print(calc.add(1, 1))"],
-                         capture_output=True, text=True, check=True, env=env)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(SRC), env.get("PYTHONPATH")) if p
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import calc; print(calc.add(1, 1))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     assert out.stdout.strip() == "2"
