@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testenv"
+)
+
+// The third red team's part of the escape corpus (issue 31, after the
+// jail let the child start processes): attacks on the child's processes,
+// its tree and its sockets, each run with the C audit hook and without it
+// (the test-only binary), on the oldest and newest CPython.
+
+// forkFromEveryThread is a block that makes every thread of the child but
+// the one running it fork: a C signal handler (ctypes) that forks, sent
+// to each thread (tgkill: a process may signal its own threads). The
+// child's threads that are not Python's are the Go runtime's; a process
+// forked by one starts in that thread's pids cgroup. Each forked process
+// leaves the child's session and process group and writes its pid to
+// pids.txt, then waits.
+const forkFromEveryThread = `import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+PIDS = os.path.abspath("pids.txt")
+def forked(sig):
+    if libc.fork() == 0:
+        libc.setsid()
+        with open(PIDS, "a") as f:
+            f.write("%d\n" % os.getpid())
+        while True:
+            time.sleep(1)
+HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_int)(forked)
+class Sigaction(ctypes.Structure):
+    _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_ulong * 16), ("flags", ctypes.c_int), ("restorer", ctypes.c_void_p)]
+act = Sigaction(handler=ctypes.cast(HANDLER, ctypes.c_void_p).value, flags=0x10000000)  # SA_RESTART
+SIG = 40  # a real-time signal no one sends
+assert libc.sigaction(SIG, ctypes.byref(act), None) == 0
+# The threads' ids follow the process's (no /proc needed): tgkill with
+# no signal says which are its threads.
+me, pid = libc.syscall(186), os.getpid()  # gettid
+others = [t for t in range(pid, pid + 400) if t != me and libc.syscall(234, pid, t, 0) == 0]
+for tid in others:
+    libc.syscall(234, pid, tid, SIG)  # tgkill
+for _ in range(100):
+    if os.path.exists(PIDS) and len(open(PIDS).read().split()) >= len(others):
+        break
+    time.sleep(0.05)
+print("threads", len(others), "forked", len(open(PIDS).read().split()) if os.path.exists(PIDS) else 0)
+`
+
+// TestSandboxJailForkFromARuntimeThread: the child's pids cgroup held its
+// Python thread only (cgroup v1 moved the calling thread), not the threads
+// the Go runtime had started before: a process forked from one of those
+// (a signal handler the block set, then a signal to that thread) started
+// outside the session's cgroup, so the session's cap did not count it and
+// sandbox stop did not end it; it lived on in the jail's tree, writing the
+// workspace. Every process the child starts must end with it.
+func TestSandboxJailForkFromARuntimeThread(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		r := sb.block("f", forkFromEveryThread, 0, "--timeout", "60s")
+		// What the forked processes wrote, read again when the test ends
+		// (one may write late): the test ends those that outlived it.
+		forked := func() []int {
+			data, _ := os.ReadFile(filepath.Join(sb.ws, "pids.txt"))
+			var pids []int
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+			return pids
+		}
+		t.Cleanup(func() {
+			for _, pid := range forked() {
+				if processAlive(pid) && strings.Contains(cmdline(pid), "sandbox") {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+		if len(forked()) == 0 {
+			t.Fatalf("no thread forked (the attack did not run):\n%s%s", r.stdout, r.stderr)
+		}
+		sb.ok("stop", "--session", "f")
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			alive := false
+			for _, pid := range forked() {
+				alive = alive || processAlive(pid)
+			}
+			if !alive {
+				return
+			}
+		}
+		for _, pid := range forked() {
+			if processAlive(pid) {
+				t.Errorf("process %d, forked by a thread of the child, outlived sandbox stop (its cgroups: %s)", pid, pidsCgroup(pid))
+			}
+		}
+	})
+}
+
+// TestSandboxJailSocketInAReadOnlyRoot: a unix socket file of a service
+// (an agent, a database, a desktop bus) inside a read-only root is a way
+// out of the jail: connecting to it is no write to the file, so the
+// read-only mount does not refuse it, and a kernel whose Landlock cannot
+// confine socket files (ABI < 9) neither. Read-only roots give no access
+// to services; the workspace's own sockets stay usable.
+func TestSandboxJailSocketInAReadOnlyRoot(t *testing.T) {
+	t.Parallel()
+	// Unix socket paths must stay short: a folder of their own under /tmp.
+	dir, err := os.MkdirTemp("", "vis-ro-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	service := filepath.Join(dir, "agent.sock")
+	testenv.Answer(t, "unix", service, escapeAnswer)
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		code := fmt.Sprintf(`import os, socket
+print("the root shows", os.listdir(%q))
+try:
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(%q)
+    print("ESC" + "APED", s.recv(100))
+except OSError as e:
+    print("refused", type(e).__name__)
+`, dir, service)
+		r := sb.block("s", code, 0, "--read-only-root", dir)
+		if escaped(r.stdout + r.stderr) {
+			t.Errorf("the jail reached a service's socket in a read-only root:\n%s%s", r.stdout, r.stderr)
+		}
+		contains(t, "the block", r.stdout, "the root shows ['agent.sock']", "refused")
+	})
+}
+
+// pidsCgroup is the pids cgroup line of pid's /proc/PID/cgroup.
+func pidsCgroup(pid int) string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, ":pids:") {
+			return line
+		}
+	}
+	return strings.TrimSpace(string(data))
+}
