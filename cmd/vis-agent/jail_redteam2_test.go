@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,4 +148,102 @@ func pidsCgroup(pid int) string {
 		}
 	}
 	return strings.TrimSpace(string(data))
+}
+
+// TestSandboxJailGitSeparateGitDir: the user's repository keeps its git
+// folder inside the workspace under another name (git init
+// --separate-git-dir, or a .git file a tool wrote: "gitdir: .repo"). The
+// jail kept the .git file read-only, not the folder it names, where git
+// finds the hooks and settings it runs as the user at the next commit:
+// neither the block nor a shell() command may write there.
+func TestSandboxJailGitSeparateGitDir(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		cmd := exec.Command("git", "init", "-q", "--separate-git-dir="+filepath.Join(sb.ws, ".repo"), sb.ws)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		before := treeState(t, filepath.Join(sb.ws, ".repo"))
+		r := sb.block("sep", `import os
+E = "ESC" + "APED"
+def attempt(name, f):
+    try:
+        f()
+        print(name, "->", E)
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__)
+attempt("a hook", lambda: open(".repo/hooks/pre-commit", "w").write("#!/bin/sh\n"))
+attempt("the config", lambda: open(".repo/config", "a").write("[core]\n\tfsmonitor = evil\n"))
+attempt("the folder renamed", lambda: os.rename(".repo", "repo-moved"))
+r = shell("E=" + E + "; echo '#!/bin/sh' > .repo/hooks/post-checkout && echo $E hook; echo '[core]' >> .repo/config && echo $E config", wait=60)
+print(r.out, r.err)
+`, 0)
+		all := r.stdout + r.stderr
+		if escaped(all) {
+			t.Errorf("the session wrote the git folder a .git file names:\n%s", all)
+		}
+		contains(t, "the attack", r.stdout, "a hook -> refused", "the config -> refused", "the folder renamed -> refused")
+		if after := treeState(t, filepath.Join(sb.ws, ".repo")); after != before {
+			t.Errorf("the git folder changed (%d bytes of its files and modes before, %d after)", len(before), len(after))
+		}
+	})
+}
+
+// plantedGits are blocks that make, at the top of the workspace, a .git
+// whose code is outside it, in a folder the session keeps writing after
+// the host made the .git read-only: a .git file naming a git folder of
+// the workspace, and a .git folder (moved in whole, one event) whose
+// hooks are a link to the workspace or whose commondir names a folder of
+// it (git reads the config and hooks there).
+var plantedGits = map[string]string{
+	"a .git file": `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
+open(".evil/HEAD", "w").write("ref: refs/heads/main\n")
+open(".evil/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
+open(".git", "w").write("gitdir: .evil\n")`,
+	"a hooks link": `os.makedirs("stage/objects"); os.makedirs("stage/refs/heads"); os.makedirs(".evil-hooks")
+open("stage/HEAD", "w").write("ref: refs/heads/main\n")
+open("stage/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
+os.symlink("../.evil-hooks", "stage/hooks")
+os.rename("stage", ".git")`,
+	"a commondir": `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
+open(".evil/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
+os.makedirs("stage/objects"); os.makedirs("stage/refs/heads")
+open("stage/HEAD", "w").write("ref: refs/heads/main\n")
+open("stage/commondir", "w").write("../.evil\n")
+os.rename("stage", ".git")`,
+}
+
+// TestSandboxJailGitPlantedPointer: a block makes a .git at the top of
+// the workspace that leads git out of it, to a folder of the workspace
+// (see plantedGits). The host sees the .git, replaces the child and keeps
+// the .git read-only, and its notice names what in the .git could run
+// code (gitSuspects: hooks that are not samples, settings git init does
+// not write, hard links) so that the user looks before running git
+// there; what these .git lead to was named nowhere, and the session
+// could change it at any later block: the user's next git status ran
+// what it wrote there.
+func TestSandboxJailGitPlantedPointer(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		i := 0
+		for what, plant := range plantedGits {
+			i++
+			ws := filepath.Join(sb.ws, strconv.Itoa(i))
+			if err := os.Mkdir(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			name := "p" + strconv.Itoa(i)
+			first := sb.run("run", "--session", name, "--workspace", ws, "-c", "import os\n"+plant)
+			r := sb.block(name, "print('next')", 0, "--workspace", ws)
+			notice := first.stdout + first.stderr + r.stdout + r.stderr
+			contains(t, what, notice, ".git appeared")
+			if !strings.Contains(notice, "look at") {
+				t.Errorf("%s: the notice does not tell the user to look at what the .git leads git to:\n%s", what, notice)
+			}
+		}
+	})
 }
