@@ -198,23 +198,24 @@ print(r.out, r.err)
 // the host made the .git read-only: a .git file naming a git folder of
 // the workspace, and a .git folder (moved in whole, one event) whose
 // hooks are a link to the workspace or whose commondir names a folder of
-// it (git reads the config and hooks there).
-var plantedGits = map[string]string{
-	"a .git file": `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
+// it (git reads the config and hooks there); lead is a file there.
+var plantedGits = map[string]struct{ lead, plant string }{
+	"a .git file": {".evil/config", `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
 open(".evil/HEAD", "w").write("ref: refs/heads/main\n")
 open(".evil/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
-open(".git", "w").write("gitdir: .evil\n")`,
-	"a hooks link": `os.makedirs("stage/objects"); os.makedirs("stage/refs/heads"); os.makedirs(".evil-hooks")
+open("dot-git", "w").write("gitdir: .evil\n")
+os.rename("dot-git", ".git")`},
+	"a hooks link": {".evil-hooks/pre-commit", `os.makedirs("stage/objects"); os.makedirs("stage/refs/heads"); os.makedirs(".evil-hooks")
 open("stage/HEAD", "w").write("ref: refs/heads/main\n")
 open("stage/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
 os.symlink("../.evil-hooks", "stage/hooks")
-os.rename("stage", ".git")`,
-	"a commondir": `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
+os.rename("stage", ".git")`},
+	"a commondir": {".evil/config", `os.makedirs(".evil/objects"); os.makedirs(".evil/refs/heads"); os.makedirs(".evil/hooks")
 open(".evil/config", "w").write("[core]\n\trepositoryformatversion = 0\n")
 os.makedirs("stage/objects"); os.makedirs("stage/refs/heads")
 open("stage/HEAD", "w").write("ref: refs/heads/main\n")
 open("stage/commondir", "w").write("../.evil\n")
-os.rename("stage", ".git")`,
+os.rename("stage", ".git")`},
 }
 
 // TestSandboxJailGitPlantedPointer: a block makes a .git at the top of
@@ -225,22 +226,29 @@ os.rename("stage", ".git")`,
 // not write, hard links) so that the user looks before running git
 // there; what these .git lead to was named nowhere, and the session
 // could change it at any later block: the user's next git status ran
-// what it wrote there.
+// what it wrote there. The next block may not write it.
 func TestSandboxJailGitPlantedPointer(t *testing.T) {
 	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
 		i := 0
-		for what, plant := range plantedGits {
+		for what, p := range plantedGits {
 			i++
 			ws := filepath.Join(sb.ws, strconv.Itoa(i))
 			if err := os.Mkdir(ws, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			name := "p" + strconv.Itoa(i)
-			first := sb.run("run", "--session", name, "--workspace", ws, "-c", "import os\n"+plant)
-			r := sb.block(name, "print('next')", 0, "--workspace", ws)
+			first := sb.run("run", "--session", name, "--workspace", ws, "-c", "import os\n"+p.plant)
+			r := sb.block(name, fmt.Sprintf(`try:
+    open(%q, "a").write("[core]\\n\\tfsmonitor = evil\\n")
+    print("ESC" + "APED")
+except OSError as e:
+    print("refused", type(e).__name__)`, p.lead), 0, "--workspace", ws)
 			notice := first.stdout + first.stderr + r.stdout + r.stderr
-			contains(t, what, notice, ".git appeared")
+			contains(t, what, notice, ".git appeared", "refused")
+			if escaped(r.stdout) {
+				t.Errorf("%s: the next block wrote %s:\n%s", what, p.lead, r.stdout)
+			}
 			if !strings.Contains(notice, "look at") {
 				t.Errorf("%s: the notice does not tell the user to look at what the .git leads git to:\n%s", what, notice)
 			}
