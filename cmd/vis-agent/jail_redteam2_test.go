@@ -255,3 +255,25 @@ except OSError as e:
 		}
 	})
 }
+
+// TestSandboxJailForgedResult: a block writes on the child's link to the
+// host (descriptor 3, which a process it forks without Python's at-fork
+// handlers keeps too: os.fork from C) a result event with no result. The
+// host took the event's result without looking and died of a nil pointer
+// (a Go panic in host.log): every session's child writes what it likes
+// there, and the host must answer it with an error, not end.
+func TestSandboxJailForgedResult(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("r", "x = 1", 0)
+		before := sb.record(sb.folder("r")).HostPID
+		r := sb.run("run", "--session", "r", "-c", `import ctypes
+line = b'{"ev":"result"}\n'
+ctypes.CDLL(None).write(3, line, len(line))
+import time; time.sleep(2)`)
+		after := sb.run("run", "--session", "r", "-c", "print('next', x)")
+		if !strings.Contains(after.stdout, "next 1") || sb.record(sb.folder("r")).HostPID != before {
+			t.Errorf("the session did not go on in the same host (%d before):\nforged: %s%s\nnext: %s%s", before, r.stdout, r.stderr, after.stdout, after.stderr)
+		}
+	})
+}
