@@ -277,3 +277,39 @@ import time; time.sleep(2)`)
 		}
 	})
 }
+
+// TestSandboxJailProcessesEndWithTheHost: what a session's code started
+// ends with the session also when its host dies (a crash such as
+// TestSandboxJailForgedResult's, the kernel's OOM killer, kill -9): the
+// child dies with the host (its parent-death signal), but the host is
+// what ends the child's pids cgroup (EndTaskGroup), so a process the
+// block started in a session of its own lived on, in the jail's tree,
+// writing the workspace, and no later host knew of it.
+func TestSandboxJailProcessesEndWithTheHost(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		r := sb.block("h", `import subprocess
+p = subprocess.Popen(["sleep", "600"], start_new_session=True)
+print("pid", p.pid)`, 0)
+		var sleeper int
+		if _, err := fmt.Sscanf(strings.TrimSpace(r.stdout), "pid %d", &sleeper); err != nil || !processAlive(sleeper) {
+			t.Fatalf("the background process did not start: %q", r.stdout)
+		}
+		t.Cleanup(func() {
+			if processAlive(sleeper) && strings.Contains(cmdline(sleeper), "sleep") {
+				syscall.Kill(sleeper, syscall.SIGKILL)
+			}
+		})
+		host := sb.record(sb.folder("h")).HostPID
+		if host <= 0 || !strings.Contains(cmdline(host), "sandbox") {
+			t.Fatalf("no host: %d", host)
+		}
+		syscall.Kill(host, syscall.SIGKILL)
+		for deadline := time.Now().Add(5 * time.Second); processAlive(sleeper) && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if processAlive(sleeper) {
+			t.Errorf("a process the session started outlived its host (%s)", pidsCgroup(sleeper))
+		}
+	})
+}
