@@ -313,3 +313,66 @@ print("pid", p.pid)`, 0)
 		}
 	})
 }
+
+// TestSandboxJailProcessesHold: what the child's processes can do that
+// the child could not before, tried from processes it started (all hold):
+// no cgroup file to leave the session's pids cgroup by, no signal to the
+// host, no privileges through a setuid program, /dev/shm capped (its pages
+// are the machine's memory), and a chain of processes, each forking the
+// next and ending at once, does not outrun the kill of the session's
+// cgroup at stop.
+func TestSandboxJailProcessesHold(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		r := sb.block("ph", `import os, subprocess, sys, time
+probe = r'''
+import os, ctypes, subprocess
+def attempt(name, f):
+    try:
+        print(name, "->", "ESC" + "APED", f())
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__)
+attempt("the cgroup files", lambda: os.listdir("/sys/fs/cgroup"))
+attempt("a signal to the host", lambda: os.kill(int(os.environ["HOST"]), 0))
+out = subprocess.run(["su", "-c", "echo ESC""APED"], capture_output=True, text=True)
+print("su", out.returncode, "ESC" + "APED" in out.stdout)
+hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+ctypes.CDLL(None).capget(hdr, data)
+print("capabilities", sum(data))
+try:
+    with open("/dev/shm/fill", "wb") as f:
+        for _ in range(200):
+            f.write(b"x" * (1 << 20))
+    print("shm", "ESC" + "APED")
+except OSError as e:
+    print("shm full", e.errno)
+os.remove("/dev/shm/fill")
+'''
+out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, HOST=str(os.getppid())))
+print(out.stdout, out.stderr[-500:])
+chain = os.fork()
+if chain == 0:
+    os.setsid()
+    start = time.time()
+    while time.time() - start < 6:
+        try:
+            if os.fork() != 0:
+                os._exit(0)
+        except OSError:
+            pass
+    open("chain-survived", "w").write(str(os.getpid()))
+    os._exit(0)
+time.sleep(0.5)`, 0)
+		contains(t, "the probes", r.stdout, "the cgroup files -> refused FileNotFoundError", "a signal to the host -> refused PermissionError",
+			"su 1 False", "capabilities 0", "shm full 28")
+		if escaped(r.stdout + r.stderr) {
+			t.Errorf("a process got through:\n%s%s", r.stdout, r.stderr)
+		}
+		sb.ok("stop", "--session", "ph")
+		time.Sleep(7 * time.Second)
+		if data, err := os.ReadFile(filepath.Join(sb.ws, "chain-survived")); err == nil {
+			t.Errorf("a chain of processes outran the session's end: %s", data)
+		}
+	})
+}
