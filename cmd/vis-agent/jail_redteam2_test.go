@@ -376,3 +376,47 @@ time.sleep(0.5)`, 0)
 		}
 	})
 }
+
+// TestSandboxJailShellTmpfsBounded: a shell() command's /tmp and /dev are
+// tmpfs mounts bubblewrap made at its default size, half the machine's
+// memory each, and the command may write both: pages of the machine's
+// memory that no address-space cap counts (the child's own /dev/shm is
+// capped for that reason), so a few commands filling them run the
+// machine out of memory. Each tmpfs a command can write holds no more
+// than the session's memory cap (here the least one may set).
+func TestSandboxJailShellTmpfsBounded(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		writeUserConfig(t, sb, "[sandbox]\nmemory_mb = 2048\n")
+		r := sb.block("t", `r = shell("""python3 -c '
+import os
+for d in ("/tmp", "/dev/shm", "/dev"):
+    s = os.statvfs(d)
+    print(d, s.f_blocks * s.f_frsize >> 20, os.access(d, os.W_OK))
+'; stat -f -c "%n %T" /tmp /dev/shm /dev""", wait=60)
+print(r.out, r.err)
+print("cap", session.access["memory_mb"])`, 0)
+		cap := -1
+		kinds := map[string]string{}
+		sizes := map[string]int{}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 2 && f[0] == "cap":
+				cap, _ = strconv.Atoi(f[1])
+			case len(f) == 2:
+				kinds[f[0]] = f[1]
+			case len(f) == 3 && f[2] == "True":
+				sizes[f[0]], _ = strconv.Atoi(f[1])
+			}
+		}
+		if cap <= 0 || len(kinds) != 3 {
+			t.Fatalf("the command's mounts were not read:\n%s%s", r.stdout, r.stderr)
+		}
+		for d, mib := range sizes {
+			if kinds[d] == "tmpfs" && mib > cap {
+				t.Errorf("a shell() command may write %d MiB of the machine's memory at %s (a tmpfs), past the session's memory cap of %d MiB", mib, d, cap)
+			}
+		}
+	})
+}
