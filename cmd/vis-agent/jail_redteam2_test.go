@@ -150,6 +150,15 @@ func pidsCgroup(pid int) string {
 	return strings.TrimSpace(string(data))
 }
 
+// attemptPy defines attempt(name, f) for a block: it prints name, then
+// "-> refused" and the error's type, or the marker and what f returned.
+const attemptPy = `def attempt(name, f):
+    try:
+        print(name, "->", "ESC" + "APED", f())
+    except Exception as e:
+        print(name, "-> refused", type(e).__name__)
+`
+
 // TestSandboxJailGitSeparateGitDir: the user's repository keeps its git
 // folder inside the workspace under another name (git init
 // --separate-git-dir, or a .git file a tool wrote: "gitdir: .repo"). The
@@ -168,15 +177,7 @@ func TestSandboxJailGitSeparateGitDir(t *testing.T) {
 			t.Fatalf("git init: %v\n%s", err, out)
 		}
 		before := treeState(t, filepath.Join(sb.ws, ".repo"))
-		r := sb.block("sep", `import os
-E = "ESC" + "APED"
-def attempt(name, f):
-    try:
-        f()
-        print(name, "->", E)
-    except Exception as e:
-        print(name, "-> refused", type(e).__name__)
-attempt("a hook", lambda: open(".repo/hooks/pre-commit", "w").write("#!/bin/sh\n"))
+		r := sb.block("sep", "import os\nE = \"ESC\" + \"APED\"\n"+attemptPy+`attempt("a hook", lambda: open(".repo/hooks/pre-commit", "w").write("#!/bin/sh\n"))
 attempt("the config", lambda: open(".repo/config", "a").write("[core]\n\tfsmonitor = evil\n"))
 attempt("the folder renamed", lambda: os.rename(".repo", "repo-moved"))
 r = shell("E=" + E + "; echo '#!/bin/sh' > .repo/hooks/post-checkout && echo $E hook; echo '[core]' >> .repo/config && echo $E config", wait=60)
@@ -327,12 +328,7 @@ func TestSandboxJailProcessesHold(t *testing.T) {
 		r := sb.block("ph", `import os, subprocess, sys, time
 probe = r'''
 import os, ctypes, subprocess
-def attempt(name, f):
-    try:
-        print(name, "->", "ESC" + "APED", f())
-    except Exception as e:
-        print(name, "-> refused", type(e).__name__)
-attempt("the cgroup files", lambda: os.listdir("/sys/fs/cgroup"))
+`+attemptPy+`attempt("the cgroup files", lambda: os.listdir("/sys/fs/cgroup"))
 attempt("a signal to the host", lambda: os.kill(int(os.environ["HOST"]), 0))
 out = subprocess.run(["su", "-c", "echo ESC""APED"], capture_output=True, text=True)
 print("su", out.returncode, "ESC" + "APED" in out.stdout)
