@@ -1,6 +1,7 @@
 // The part of a jailed sandbox child's kernel layer that is cheap before
 // the Go runtime starts and costly (or impossible) after: mount, IPC and
-// UTS namespaces of its own, dropping the capability bounding set and setting
+// UTS namespaces of its own, the pids cgroup that holds every thread and
+// process of the child, dropping the capability bounding set and setting
 // no_new_privs. All are per thread, and unshare(CLONE_NEWUSER) wants a
 // single-threaded process. Here the process has one thread, and every
 // thread Go starts later inherits them; once Go runs, each of the ~41
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "early_argv.h"
@@ -127,6 +129,91 @@ static int own_network(void) {
 	return e;
 }
 
+// has_word reports whether the comma-separated list holds word.
+static int has_word(const char *list, const char *word) {
+	size_t n = strlen(word);
+	for (const char *p = list; p != NULL; p = strchr(p, ',')) {
+		if (*p == ',') {
+			p++;
+		}
+		if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0' || p[n] == '\n')) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+// pids_v1_group writes to dir (size n) the folder of this process's
+// cgroup in the cgroup v1 hierarchy of the pids controller: its mount
+// point (/proc/self/mountinfo) joined with the process's path in it
+// (/proc/self/cgroup). 0 when there is none (cgroup v2 alone).
+static int pids_v1_group(char *dir, size_t n) {
+	char mount[4096] = "", path[4096] = "", line[8192];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL) {
+		return 0;
+	}
+	// ID parent major:minor root mountpoint options [optional...] - type source super-options
+	while (mount[0] == '\0' && fgets(line, sizeof line, f) != NULL) {
+		char *sep = strstr(line, " - ");
+		char point[4096], type[64], source[256], opts[4096];
+		if (sep != NULL && sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
+		    sscanf(sep + 3, "%63s %255s %4095s", type, source, opts) == 3 &&
+		    strcmp(type, "cgroup") == 0 && has_word(opts, "pids")) {
+			snprintf(mount, sizeof mount, "%s", point);
+		}
+	}
+	fclose(f);
+	if (mount[0] == '\0' || (f = fopen("/proc/self/cgroup", "re")) == NULL) {
+		return 0;
+	}
+	// hierarchy-ID:controllers:path
+	while (path[0] == '\0' && fgets(line, sizeof line, f) != NULL) {
+		char *controllers = strchr(line, ':');
+		char *own = controllers != NULL ? strchr(controllers + 1, ':') : NULL;
+		if (own == NULL) {
+			continue;
+		}
+		*own++ = '\0';
+		own[strcspn(own, "\n")] = '\0';
+		if (has_word(controllers + 1, "pids")) {
+			snprintf(path, sizeof path, "%s", own);
+		}
+	}
+	fclose(f);
+	return path[0] != '\0' && (size_t)snprintf(dir, n, "%s%s", mount, path) < n;
+}
+
+// join_task_group puts the process, while it has one thread, into the
+// pids cgroup jail.limitTasks makes for it (tasks_linux.go: the folder
+// taskGroupDir, "vis-agent", of its own pids cgroup, then its pid), on a
+// cgroup v1 hierarchy: there a cgroup holds threads, and "0" written to
+// its tasks moves the calling thread alone (without the wait for an RCU
+// grace period that moving a whole process costs). Moved now, before the
+// Go runtime starts its threads, the process's every thread is in it, as
+// every thread and process they start: none can start a process outside
+// the cgroup that the host ends with the child (a block's signal handler
+// run on a runtime thread could). limitTasks sets its pids.max; where
+// this fails, it moves the whole process itself.
+static void join_task_group(void) {
+	char base[4096], group[4200], tasks[4300];
+	if (!pids_v1_group(base, sizeof base)) {
+		return;
+	}
+	snprintf(group, sizeof group, "%s/vis-agent", base);
+	if (mkdir(group, 0755) != 0 && errno != EEXIST) {
+		return;
+	}
+	snprintf(group, sizeof group, "%s/vis-agent/%d", base, (int)getpid());
+	snprintf(tasks, sizeof tasks, "%s/tasks", group);
+	// Another process's sweep removes an empty group: try again.
+	for (int try = 0; try < 3; try++) {
+		if ((mkdir(group, 0755) != 0 && errno != EEXIST) || write_file(tasks, "0") == 0 || errno != ENOENT) {
+			return;
+		}
+	}
+}
+
 __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, char **envp) {
 	(void)envp;
 	// A proxied network: a session's child (NetworkFlag), or the program
@@ -142,6 +229,7 @@ __attribute__((constructor)) static void vis_jail_early(int argc, char **argv, c
 	// (a 0600 shared memory segment of the user's is the user's, not the
 	// jail's), and the host name. Both are per thread, hence here.
 	if (drop) {
+		join_task_group();
 		mount_ns_errno = own_namespace(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS);
 	}
 	if (net) {

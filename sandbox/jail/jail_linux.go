@@ -41,7 +41,7 @@ func Apply(p Policy) (Status, error) {
 	}
 	// Before the capabilities go: joining a cgroup needs root's access.
 	if p.MaxThreads > 0 {
-		if max, err := limitTasks(p.MaxThreads); err != nil {
+		if max, err := limitTasks(p.MaxThreads, p.ProcessesInTaskGroup); err != nil {
 			st.Missing = append(st.Missing, fmt.Sprintf("threads: the kernel does not cap them (%v)", err))
 		} else {
 			st.MaxTasks = max
@@ -176,20 +176,26 @@ func earlyNoNewPrivs() bool {
 // eachThread calls fn with the fields of every thread's status
 // (/proc/PID/task/TID/status), but those of threads that ended meanwhile.
 func eachThread(fn func(fields map[string]string)) error {
+	return eachThreadFile("status", func(data []byte) { fn(statusFields(string(data))) })
+}
+
+// eachThreadFile calls fn with every thread's file name
+// (/proc/PID/task/TID/name), but those of threads that ended meanwhile.
+func eachThreadFile(name string, fn func(data []byte)) error {
 	dir := fmt.Sprintf("/proc/%d/task", os.Getpid())
 	tids, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list this process's threads: %w", err)
 	}
 	for _, tid := range tids {
-		data, err := os.ReadFile(filepath.Join(dir, tid.Name(), "status"))
+		data, err := os.ReadFile(filepath.Join(dir, tid.Name(), name))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // the thread ended
 			}
-			return fmt.Errorf("read thread %s's status: %w", tid.Name(), err)
+			return fmt.Errorf("read thread %s's %s: %w", tid.Name(), name, err)
 		}
-		fn(statusFields(string(data)))
+		fn(data)
 	}
 	return nil
 }

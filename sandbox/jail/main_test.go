@@ -29,6 +29,10 @@ type childRequest struct {
 	// Report prints every thread's bounding set and no_new_privs, as the
 	// process started (TestEarlyFlag), and nothing else.
 	Report bool
+	// TaskGroup makes the process's pids cgroup for processes (limitTasks
+	// with whole) and prints every thread's pids cgroup, one a line
+	// (TestTaskGroupHoldsEveryThread).
+	TaskGroup bool
 }
 
 func TestMain(m *testing.M) {
@@ -52,6 +56,9 @@ func runChild(req string) int {
 			return 3
 		}
 		return 0
+	}
+	if r.TaskGroup {
+		return taskGroupReport()
 	}
 	if len(r.Argv) == 0 {
 		return threadsCheck(r)
@@ -108,5 +115,26 @@ func threadsCheck(r childRequest) int {
 	a.done.Wait()
 	fmt.Println("status:", st)
 	fmt.Println(strings.Join(lines, "\n"))
+	return 0
+}
+
+// taskGroupReport joins the process's pids cgroup, whole, and prints the
+// pids cgroup of every thread.
+func taskGroupReport() int {
+	if _, err := limitTasks(16, true); err != nil {
+		fmt.Println("no pids cgroup:", err)
+		return 0
+	}
+	v1Mount, v2Mount, err := pidsMounts()
+	if err == nil {
+		err = eachThreadFile("cgroup", func(data []byte) {
+			dir, _, err := pidsCgroupIn(data, v1Mount, v2Mount)
+			fmt.Println(dir, err)
+		})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
 	return 0
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // Shield is what a mount namespace of the jailed process's own keeps from
@@ -25,7 +27,8 @@ type Shield struct {
 	// own folders ($VIS_HOME: the settings, the shared packages, the run
 	// plans, the sessions), the .git (folder or file) and .gitmodules at
 	// the top of each writable root, whose hooks and settings git runs at
-	// the user's next commit (see gitNames), and the user's home folder
+	// the user's next commit (see gitNames), where such a .git leads git
+	// inside the writable roots (see gitLeads), and the user's home folder
 	// when a writable root holds it (see homeFolders).
 	ReadOnly []string `json:",omitempty"`
 	// Sessions, when not "", is covered by an empty read-only folder
@@ -182,8 +185,9 @@ func GitNamesAt(dir string) []string {
 	return paths
 }
 
-// Now is s with the git names at the top of each writable root kept
-// read-only as the roots hold them now: a process started now gets this
+// Now is s with the git names at the top of each writable root, and
+// where they lead git (gitLeads), kept read-only as the roots hold them
+// now: a process started now gets this
 // shield. The user may run git init or git clone in a root while a
 // session lives, so a shield computed earlier is stale: the session's
 // host makes a new child and computes its commands' shields anew (see
@@ -208,11 +212,95 @@ func (s Shield) Now() Shield {
 				readOnly = append(readOnly, p)
 			}
 		}
+		for _, p := range gitLeads(w) {
+			if s.holds(p) && !s.holdsRoot(p) && !slices.Contains(readOnly, p) {
+				readOnly = append(readOnly, p)
+			}
+		}
 	}
 	// Outer first: a read-only folder inside another is mounted after it.
 	sort.SliceStable(readOnly, func(i, j int) bool { return depth(readOnly[i]) < depth(readOnly[j]) })
 	s.ReadOnly = readOnly
 	return s
+}
+
+// maxGitPointer bounds the .git file and commondir gitLeads reads.
+const maxGitPointer = 4096
+
+// gitLeads are the places, canonical, outside the .git at the top of the
+// work tree root, where git there finds what it runs as the user: the
+// folder a .git file names ("gitdir: X", git init --separate-git-dir, a
+// worktree's or a submodule's), the common folder a git folder's
+// commondir names (its config and hooks are read there), and what the
+// config, hooks and info of either are symbolic links to. Kept read-only
+// where a writable root holds them, as the .git itself: a hook or a
+// setting written there runs at the next commit as surely.
+func gitLeads(root string) []string {
+	var leads []string
+	dir := filepath.Join(root, ".git")
+	st, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return nil
+	case st.Mode().IsRegular():
+		gitdir, ok := gitPointer(dir, "gitdir: ")
+		if !ok {
+			return nil
+		}
+		dir = canonical(relativeTo(root, gitdir))
+		leads = append(leads, dir)
+	case !st.IsDir():
+		return nil
+	}
+	dirs := []string{dir}
+	if common, ok := gitPointer(filepath.Join(dir, "commondir"), ""); ok {
+		common = canonical(relativeTo(dir, common))
+		leads = append(leads, common)
+		dirs = append(dirs, common)
+	}
+	for _, d := range dirs {
+		for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
+			p := filepath.Join(d, name)
+			if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+				leads = append(leads, canonical(p))
+			}
+		}
+	}
+	return leads
+}
+
+// gitPointer is the path a git pointer file names (a .git file's
+// "gitdir: X", a commondir's X): its first line without prefix. A file
+// the jail may have written: never followed as a link, never waited on
+// (a FIFO), bounded.
+func gitPointer(path, prefix string) (string, bool) {
+	data, err := fsutil.ReadRegular(path, maxGitPointer)
+	if err != nil {
+		return "", false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), prefix)
+	return target, ok && target != ""
+}
+
+// relativeTo is p, when relative, joined to dir.
+func relativeTo(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// holdsRoot reports whether p is a writable root of s or holds one: a
+// git lead there (a .git file naming ".") is not made read-only, which
+// would take the root itself.
+func (s Shield) holdsRoot(p string) bool {
+	for _, w := range s.Writable {
+		if within(w, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // GitAt reports whether path is a git name at the top of a writable root

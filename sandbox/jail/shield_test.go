@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -213,5 +216,42 @@ func TestShieldNow(t *testing.T) {
 	}
 	if !reflect.DeepEqual(now.Writable, s.Writable) || len(s.ReadOnly) != 2 {
 		t.Errorf("Now changed what it was given or the writable roots: %+v %+v", s, now)
+	}
+}
+
+// TestShieldGitLeads: what git at the top of a writable root reads
+// outside its .git is kept read-only where a writable root holds it: the
+// folder a .git file names, a commondir's folder, what config, hooks and
+// info link to; not one outside the writable roots, nor a writable root
+// itself ("gitdir: ."), nor what a FIFO in place of a .git file names.
+func TestShieldGitLeads(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep, common, linked, self, fifo := filepath.Join(base, "sep"), filepath.Join(base, "common"), filepath.Join(base, "linked"),
+		filepath.Join(base, "self"), filepath.Join(base, "fifo")
+	testenv.WriteTree(t, base, map[string]string{
+		"sep/.git": "gitdir: .repo\n", "sep/.repo/config": "", "sep/.repo/commondir": "../shared\n", "sep/shared/config": "",
+		"common/.git/commondir": "../../outside/c\n",
+		"linked/.git/config":    "", "linked/evil-hooks/pre-commit": "", "linked/evil-config": "",
+		"self/.git": "gitdir: .\n", "outside/c/config": "",
+	})
+	os.Symlink("../evil-hooks", filepath.Join(linked, ".git", "hooks"))
+	os.Remove(filepath.Join(linked, ".git", "config"))
+	os.Symlink("../evil-config", filepath.Join(linked, ".git", "config"))
+	os.MkdirAll(fifo, 0o755)
+	if err := unix.Mkfifo(filepath.Join(fifo, ".git"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Shield{Writable: []string{sep, common, linked, self, fifo}}.Now()
+	want := []string{filepath.Join(sep, ".git"), filepath.Join(sep, ".repo"), filepath.Join(sep, "shared"),
+		filepath.Join(common, ".git"), filepath.Join(linked, ".git"), filepath.Join(linked, "evil-config"), filepath.Join(linked, "evil-hooks"),
+		filepath.Join(self, ".git"), filepath.Join(fifo, ".git")}
+	sort.Strings(want)
+	got := append([]string(nil), s.ReadOnly...)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read-only:\n got %v\nwant %v", got, want)
 	}
 }

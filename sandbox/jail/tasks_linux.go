@@ -34,10 +34,23 @@ const taskGroupDir = "vis-agent"
 // (13–14 ms here, on a new session's way to its first block). The caller
 // must be the thread that runs the untrusted code (the interpreter's main
 // thread). It returns the pids.max in force.
-func limitTasks(maxThreads int) (int, error) {
+//
+// With whole (the jailed code may start processes, which the host ends
+// with the group), every thread of the process is in the group, counted:
+// a process forked by a thread outside it (the Go runtime's, started
+// before the move, which a signal handler of the jailed code can run on)
+// would start outside, uncounted and never ended. A jailed child's C
+// constructor (early_linux.c) put the process in its group while it had
+// one thread, which costs nothing; where it could not, the whole process
+// moves here.
+func limitTasks(maxThreads int, whole bool) (int, error) {
 	base, v1, err := ownPidsCgroup()
 	if err != nil {
 		return 0, err
+	}
+	if v1 && filepath.Base(base) == strconv.Itoa(os.Getpid()) && filepath.Base(filepath.Dir(base)) == taskGroupDir {
+		// Joined by early_linux.c.
+		return joinTaskGroup(base, maxThreads, v1, whole)
 	}
 	parent := filepath.Join(base, taskGroupDir)
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -51,7 +64,7 @@ func limitTasks(maxThreads int) (int, error) {
 	// the join (it is empty until then): try again.
 	var max int
 	for try := 0; ; try++ {
-		max, err = joinTaskGroup(filepath.Join(parent, strconv.Itoa(os.Getpid())), maxThreads, v1)
+		max, err = joinTaskGroup(filepath.Join(parent, strconv.Itoa(os.Getpid())), maxThreads, v1, whole)
 		if err == nil || !errors.Is(err, os.ErrNotExist) || try == 2 {
 			break
 		}
@@ -60,21 +73,25 @@ func limitTasks(maxThreads int) (int, error) {
 }
 
 // joinTaskGroup makes the group, sets its pids.max and moves the calling
-// thread (v1: its "tasks" file) or the process (v2: "cgroup.procs") in.
-func joinTaskGroup(group string, maxThreads int, v1 bool) (int, error) {
+// thread (v1: its "tasks" file) or the process (v2: "cgroup.procs") in;
+// with whole, on v1, then every thread of the process.
+func joinTaskGroup(group string, maxThreads int, v1, whole bool) (int, error) {
 	if err := os.Mkdir(group, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return 0, fmt.Errorf("make a pids cgroup: %w", err)
 	}
 	// "0" is the calling thread: the kernel then skips the lock that
 	// waits for an RCU grace period (it does for a thread named by its id).
 	file, id, members := "tasks", 0, 1
-	if !v1 {
+	if !v1 || whole {
 		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
 			os.Remove(group)
 			return 0, fmt.Errorf("count this process's threads: %w", err)
 		}
-		file, id, members = "cgroup.procs", os.Getpid(), len(tasks)
+		members = len(tasks)
+	}
+	if !v1 {
+		file, id = "cgroup.procs", os.Getpid()
 	}
 	max := members + maxThreads - 1 + taskHeadroom
 	if err := os.WriteFile(filepath.Join(group, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
@@ -85,7 +102,48 @@ func joinTaskGroup(group string, maxThreads int, v1 bool) (int, error) {
 		os.Remove(group)
 		return 0, fmt.Errorf("join the pids cgroup %s: %w", group, err)
 	}
+	if v1 && whole {
+		if err := holdAllThreads(group); err != nil {
+			return 0, err
+		}
+	}
 	return max, nil
+}
+
+// holdAllThreads moves this process into group (v1) whole when a thread
+// of it is outside: the Go runtime's threads, started before the calling
+// thread joined. The kernel moves a thread group at once, holding off
+// new threads meanwhile.
+func holdAllThreads(group string) error {
+	for try := 0; ; try++ {
+		outside, err := threadOutside(group)
+		switch {
+		case err != nil:
+			return err
+		case !outside:
+			return nil
+		case try == 1:
+			return fmt.Errorf("a thread of this process stays outside its pids cgroup %s", group)
+		}
+		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fmt.Errorf("move this process into its pids cgroup %s: %w", group, err)
+		}
+	}
+}
+
+// threadOutside reports whether a thread of this process is in another
+// pids cgroup than group.
+func threadOutside(group string) (bool, error) {
+	v1Mount, v2Mount, err := pidsMounts()
+	if err != nil {
+		return false, err
+	}
+	outside := false
+	err = eachThreadFile("cgroup", func(data []byte) {
+		dir, _, err := pidsCgroupIn(data, v1Mount, v2Mount)
+		outside = outside || err != nil || dir != group
+	})
+	return outside, err
 }
 
 // sweepTaskGroups removes the groups of processes that have ended (named
@@ -207,16 +265,20 @@ func ownPidsCgroup() (dir string, v1 bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	f, err := os.Open("/proc/self/cgroup")
+	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", false, fmt.Errorf("read this process's cgroups: %w", err)
 	}
-	defer f.Close()
+	return pidsCgroupIn(data, v1Mount, v2Mount)
+}
+
+// pidsCgroupIn is ownPidsCgroup's answer from a /proc/…/cgroup file's
+// data and the hierarchies' mount points.
+func pidsCgroupIn(data []byte, v1Mount, v2Mount string) (dir string, v1 bool, err error) {
 	var unified string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for _, line := range strings.Split(string(data), "\n") {
 		// hierarchy-ID:controllers:path
-		parts := strings.SplitN(sc.Text(), ":", 3)
+		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
