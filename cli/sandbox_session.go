@@ -196,7 +196,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "stop", "Snapshot and stop a session (its Python process and host)"),
 		newSandboxControlCmd(s, "restart", "Replace a session's Python process with a new one restored from the snapshot"),
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
-		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(), newSandboxCheckWorkerCmd(),
+		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(), newSandboxCheckWorkerCmd(), newSandboxGuardCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s), newSandboxMuxCmd(s),
 		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
 }

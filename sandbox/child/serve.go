@@ -210,6 +210,7 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 	if p.Jail {
 		kernel = jail.Session(rw, ro, p.Network, memory)
 		kernel.Shield, kernel.TmpAt = shield, tmp
+		kernel.UserReadOnlyRoots = len(p.ReadOnlyRoots) > 0
 		acc.Roots, acc.ReadOnlyRoots = rw, ro
 	}
 	kernel.MaxThreads = p.MaxThreads

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,6 +194,7 @@ func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *callServer) *proc 
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
 		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
+	startGuard(cfg, s.process.Pid)
 	go func() {
 		c.state, _ = s.process.Wait()
 		// What its code started ends with it (and lets go of the output
@@ -201,6 +203,33 @@ func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *callServer) *proc 
 		close(c.exited)
 	}()
 	return c
+}
+
+// startGuard starts `vis-agent sandbox guard` for the child pid, in a
+// session of its own and given only the child's pidfd (opened here, before
+// the child can be reaped, so no other process can take its pid): should
+// the host die first (the child dies with it), the guard ends what the
+// child's code started (jail.GuardTaskGroup). Off the child's start: the
+// guard's own start runs beside it.
+func startGuard(cfg Config, pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		fmt.Fprintf(cfg.Log, "vis-agent sandbox host: the guard of process %d: %v\n", pid, err)
+		return
+	}
+	pidfd := os.NewFile(uintptr(fd), "pidfd")
+	go func() {
+		cmd := exec.Command(cfg.Exe, "sandbox", "guard", "--pid", strconv.Itoa(pid))
+		cmd.ExtraFiles = []*os.File{pidfd}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err := cmd.Start()
+		pidfd.Close()
+		if err != nil {
+			fmt.Fprintf(cfg.Log, "vis-agent sandbox host: the guard of process %d: %v\n", pid, err)
+			return
+		}
+		cmd.Wait()
+	}()
 }
 
 // introduce sends the child its session's description (which it reads

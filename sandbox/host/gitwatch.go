@@ -345,13 +345,19 @@ const maxSuspects = 256
 
 // gitSuspects names, in the .git folder at git, what could run code and
 // is not what git init or git clone makes: a hook that is not a sample, a
-// setting of the config they do not write, and a file of its top, hooks
-// or info folder with a second name (a hard link, through which the
-// session would still write it); "" for none. Every process of the
+// setting of the config they do not write, a file of its top, hooks or
+// info folder with a second name (a hard link, through which the session
+// would still write it), and what leads git elsewhere (a .git that is a
+// file or a link, a link or a commondir in it); "" for none. Every process of the
 // session has ended: nothing of its changes it under the look.
 func gitSuspects(git string) string {
 	if filepath.Base(git) != ".git" {
 		return ""
+	}
+	if st, err := os.Lstat(git); err == nil && !st.IsDir() {
+		// A .git file (gitdir: X) or link leads git elsewhere: to a folder
+		// the session may have made, of hooks and settings of its own.
+		return git + " (not a folder: it leads git to another, whose hooks and settings git runs)"
 	}
 	root, err := os.OpenRoot(git)
 	if err != nil {
@@ -377,6 +383,10 @@ func gitSuspects(git string) string {
 				links = uint64(sys.Nlink)
 			}
 			switch {
+			case st.Mode()&os.ModeSymlink != 0:
+				found = append(found, filepath.Join(git, rel)+" (a link: git follows it)")
+			case rel == "commondir":
+				found = append(found, filepath.Join(git, rel)+" (leads git to another folder's hooks and settings)")
 			case dir == "hooks" && !strings.HasSuffix(e.Name(), ".sample"):
 				found = append(found, filepath.Join(git, rel)+" (not a sample)")
 			case links > 1:

@@ -213,6 +213,14 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			out.Send(protocol.Event{Ev: protocol.EvNote, Kind: protocol.NoteRepair, Data: note})
 			continue
 		}
+		if ev.Result == nil {
+			// Not the driver's: the block wrote on its descriptor to the
+			// host. Its stream can no longer be trusted to line up.
+			c.kill()
+			reason := "the Python process sent a result that holds none (the block wrote to the host's link), so it was replaced"
+			h.stopChild(reason)
+			return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot")
+		}
 		res := *ev.Result
 		res.Repaired, res.RepairNote = note != "", note
 		if wasTimedOut() {

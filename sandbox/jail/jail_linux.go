@@ -313,11 +313,12 @@ const (
 
 // unixInTree reports whether unix sockets reach nothing outside the jail
 // without Landlock's socket-file rules: the process's tree holds only its
-// roots (no service's socket file, no session host's, outside them), and
+// roots (no service's socket file, no session host's, outside them), none
+// of them a folder the user named read-only (which may hold one), and
 // abstract sockets are scoped. Then a process may make them (a
 // multiprocessing forkserver, a test's own server).
 func unixInTree(p Policy, st Status) bool {
-	return st.OnlyRoots && p.ScopeIPC && st.LandlockABI >= abiScoped
+	return st.OnlyRoots && p.ScopeIPC && st.LandlockABI >= abiScoped && !p.UserReadOnlyRoots
 }
 
 // rootRules are the Landlock rules for the roots: directories with their

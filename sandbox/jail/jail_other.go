@@ -39,6 +39,9 @@ func (g *TaskGroup) Close() {}
 // EndTaskGroup has nothing to end: no process starts others in a jail here.
 func EndTaskGroup(pid int) {}
 
+// GuardTaskGroup has nothing to guard.
+func GuardTaskGroup(pid int) error { return nil }
+
 // errNoNamespaces: an allow list needs a network namespace, which only
 // Linux has.
 var errNoNamespaces = errors.New("the allow list needs a network namespace, which this system does not have: run with the network on or off")

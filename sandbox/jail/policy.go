@@ -52,6 +52,11 @@ type Policy struct {
 	// own at /dev/shm, writable (multiprocessing's semaphores live there),
 	// never the machine's.
 	PrivateShm bool
+	// UserReadOnlyRoots: the read-only roots include folders the user
+	// named (--read-only-root), which may hold a service's socket file;
+	// where Landlock cannot confine socket files, unix sockets stay
+	// refused even in a tree of only the roots.
+	UserReadOnlyRoots bool
 	// TmpAt, when not "", is a writable root the tree (Shield) shows at
 	// a short path too, /tmp (or /var/tmp where a root is in /tmp): the
 	// interpreter's temp folder (a unix socket's path is at most 107

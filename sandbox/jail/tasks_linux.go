@@ -238,6 +238,31 @@ func EndTaskGroup(pid int) {
 	endGroup(filepath.Join(base, taskGroupDir, strconv.Itoa(pid)))
 }
 
+// GuardTaskGroup is `vis-agent sandbox guard`: it waits until the
+// process whose pidfd is descriptor 3 (the host's child) has ended, then
+// ends what is left in that process's pids cgroup (EndTaskGroup). The
+// host does the same when it reaps its child; the guard, which the host
+// starts beside each child in a session of its own, does it when the host
+// died first (the child dies with its host, what it started does not).
+func GuardTaskGroup(pid int) error {
+	if pid <= 0 {
+		return errors.New("guard: --pid names the Python process")
+	}
+	const pidfd = 3
+	fds := []unix.PollFd{{Fd: pidfd, Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			return fmt.Errorf("guard: watch process %d: %w", pid, err)
+		}
+	}
+	EndTaskGroup(pid)
+	return nil
+}
+
 // endGroup kills the processes of the cgroup at dir until none is left
 // (a fork under way may add one), then removes it.
 func endGroup(dir string) {

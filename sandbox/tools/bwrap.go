@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,12 @@ import (
 // bwrapName is the program that confines commands; tests point it
 // elsewhere to see the refusal.
 var bwrapName = "bwrap"
+
+// The sizes of a confined command's /tmp and /dev/shm.
+const (
+	commandTmpBytes = 512 << 20
+	commandShmBytes = 64 << 20
+)
 
 // confinedPath is the PATH of a confined command.
 const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -30,10 +37,15 @@ const confinedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 // only a loopback of its own is there. Everything else of the host
 // (/root, /home, /var, the rest of /etc) is not there at all.
 func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
+	// The tmpfs mounts are sized: their pages are the machine's memory,
+	// outside every process's memory cap (unsized, each took half of it).
+	// /dev itself is read-only; /dev/shm is a tmpfs of its own.
 	args := []string{
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.Itoa(commandShmBytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+		"--size", strconv.Itoa(commandTmpBytes), "--tmpfs", "/tmp",
 	}
 	if !a.Network || a.Proxy != nil {
 		args = append(args, "--unshare-net")
