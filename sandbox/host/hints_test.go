@@ -28,6 +28,9 @@ func TestResultHints(t *testing.T) {
 		{"OSError", "[Errno 101] Network is unreachable", on, ""},
 		{"ValueError", "bad value", list, ""},
 		{"PermissionError", "shell: the allow list needs a network namespace …; nothing ran", list, ""},
+		// Where no pids cgroup holds the child's processes, none starts.
+		{"PermissionError", "subprocess.Popen: refused by the sandbox's jail (no new processes)", on, `Hint: shell("cmd") runs a command`},
+		{"BlockingIOError", "[Errno 11] Resource temporarily unavailable", protocol.Policy{MaxThreads: 64}, "reached its cap (64, sandbox.max_threads)"},
 	} {
 		res := protocol.Result{Error: &protocol.BlockError{Type: c.typ, Message: c.msg, Traceback: "Traceback …\n"}}
 		resultHints(&res, c.policy)
