@@ -251,3 +251,30 @@ func TestSandboxJailGitWithAStandby(t *testing.T) {
 		checkGitAttack(t, sb, "w", sb.ws)
 	})
 }
+
+// TestSandboxJailGitRootMovedAndBack: a workspace moved away and back
+// while its session lives is the same folder, and the host's watch of it
+// was lost when the next Python process started (the kernel keeps one
+// watch per folder: dropping the moved name's dropped the folder's), so a
+// git init there afterwards went unseen and the block after it planted a
+// hook from Python.
+func TestSandboxJailGitRootMovedAndBack(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		ws := filepath.Join(sb.ws, "moved")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sb.block("m", "x = 1", 0, "--workspace", ws)
+		if err := os.Rename(ws, ws+"-away"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(ws+"-away", ws); err != nil {
+			t.Fatal(err)
+		}
+		sb.ok("restart", "--session", "m", "--workspace", ws)
+		sb.block("m", "x = 2", 0, "--workspace", ws)
+		gitInit(t, ws)
+		checkGitAttack(t, sb, "m", ws)
+	})
+}

@@ -122,11 +122,22 @@ func (w *gitWatch) watch(dirs []string) error {
 				return
 			}
 		}
+		kept := map[int]bool{}
 		for d, wd := range w.dirs {
-			if !want[d] {
-				unix.InotifyRmWatch(fd, uint32(wd))
-				delete(w.dirs, d)
+			kept[wd] = kept[wd] || want[d]
+		}
+		for d, wd := range w.dirs {
+			if want[d] {
+				continue
 			}
+			// A folder moved away and back is watched again under its
+			// name with the same descriptor (the kernel's one watch of
+			// it): removing the watch of its moved name would remove
+			// that one too.
+			if !kept[wd] {
+				unix.InotifyRmWatch(fd, uint32(wd))
+			}
+			delete(w.dirs, d)
 		}
 	})
 	return errors.Join(ctl, err)

@@ -16,8 +16,8 @@ import (
 
 // TestGitWatch: a .git or .gitmodules made or moved in at the top of a
 // watched folder is reported with its path, other names and deeper ones
-// are not, a folder no longer watched is not, and a missing folder is
-// no error.
+// are not, a folder no longer watched is not, one moved away and back is,
+// and a missing folder is no error.
 func TestGitWatch(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	got := make(chan string, 16)
@@ -60,6 +60,30 @@ func TestGitWatch(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(b, ".git"), 0o755)
 	quiet()
+	// A folder moved away and back is the same one, still watched when
+	// the next process's roots are.
+	if err := os.Rename(a, a+"-away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a+"-away", a); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		_, moved := w.dirs[movedKey+a]
+		w.mu.Unlock()
+		if moved {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the moves were not read")
+		}
+	}
+	if err := w.watch([]string{a}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(a, ".gitmodules"), nil, 0o644)
+	expect(filepath.Join(a, ".gitmodules") + "|" + filepath.Join(a, ".gitmodules") + " appeared")
 }
 
 // TestGitSuspects: in a .git that appeared, what could run code and git
