@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +23,12 @@ import (
 func TestGitWatch(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	got := make(chan string, 16)
-	w, err := newGitWatch(func(path, what string) { got <- path + "|" + what })
+	w, err := newGitWatch(func(events []gitEvent) func() {
+		for _, e := range events {
+			got <- e.path + "|" + e.what
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +174,89 @@ func TestGitHint(t *testing.T) {
 	} {
 		if got := gitHint(c.st).Hint != ""; got != c.want {
 			t.Errorf("%q exit %v: hint %v, want %v", c.st.Command, c.st.Exit, got, c.want)
+		}
+	}
+}
+
+// toldWatch is a watch of dirs whose changes are collected.
+func toldWatch(t *testing.T, dirs ...string) (*gitWatch, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var told []string
+	w, err := newGitWatch(func(events []gitEvent) func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range events {
+			told = append(told, e.what)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	if err := w.watch(dirs); err != nil {
+		t.Fatal(err)
+	}
+	return w, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told)
+	}
+}
+
+// TestGitWatchCatchUp: once catchUp returns, a git name made before it
+// was told, once, whether the watch's goroutine read its event first or
+// not; a name there before its folder was watched is no change.
+func TestGitWatchCatchUp(t *testing.T) {
+	var dirs, want []string
+	for range 20 {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ".gitmodules"), nil, 0o644)
+		dirs = append(dirs, dir)
+	}
+	w, told := toldWatch(t, dirs...)
+	for _, dir := range dirs {
+		os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+		w.catchUp()
+		want = append(want, filepath.Join(dir, ".git")+" appeared")
+		if got := told(); !slices.Equal(got, want) {
+			t.Fatalf("told %q once catchUp returned, want %q", got, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	w.catchUp()
+	if got := told(); !slices.Equal(got, want) {
+		t.Errorf("told %q, want %q", got, want)
+	}
+}
+
+// TestGitWatchLostEvents: when the kernel's queue of events overflowed,
+// a git name made meanwhile (its event lost) is told all the same.
+func TestGitWatchLostEvents(t *testing.T) {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	max, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || max <= 0 || max > 1<<16 {
+		t.Skipf("fs.inotify.max_queued_events is %q", data)
+	}
+	dir := t.TempDir()
+	w, told := toldWatch(t, dir)
+	// The watch's goroutine reads no event while its lock is held.
+	w.mu.Lock()
+	for i := range max + 1 {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			w.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	w.mu.Unlock()
+	want := []string{filepath.Join(dir, ".git") + " appeared (the watch lost events)"}
+	for deadline := time.Now().Add(10 * time.Second); !slices.Equal(told(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("told %q, want %q", told(), want)
 		}
 	}
 }
