@@ -366,12 +366,19 @@ func (w *gitWatch) dirOf(wd int) string {
 
 // watchRoots watches the top of each writable root of a child (or
 // standby) started under policy (none without the jail), before it
-// computes its shield: a git name made after that is seen. It returns
-// the count of changes the process's shield will protect against.
+// computes its shield: a git name made after that is seen. The roots of
+// the session's policy stay watched (a standby of an older one may start
+// while a child of the new one runs). It returns the count of changes
+// the process's shield will protect against.
 func (h *Host) watchRoots(policy protocol.Policy) (int, error) {
+	h.mu.Lock()
+	current := h.policy
+	h.mu.Unlock()
 	var dirs []string
-	if policy.Jail {
-		dirs = h.access(policy).Shield.Writable
+	for _, p := range []protocol.Policy{policy, current} {
+		if p.Jail && (len(dirs) == 0 || !p.Equal(policy)) {
+			dirs = append(dirs, h.access(p).Shield.Writable...)
+		}
 	}
 	h.mu.Lock()
 	var err error

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
@@ -258,5 +261,33 @@ func TestGitWatchLostEvents(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("told %q, want %q", told(), want)
 		}
+	}
+}
+
+// TestWatchRootsOfAnOlderPolicy: a standby of the policy before a block
+// changed it may start after the child of the new one (it starts outside
+// the turn): its watch keeps the new policy's roots, where a git name
+// made later is seen.
+func TestWatchRootsOfAnOlderPolicy(t *testing.T) {
+	ws, extra := t.TempDir(), t.TempDir()
+	h := &Host{turn: make(chan struct{}, 1), done: make(chan struct{}),
+		cfg: Config{Meta: session.Meta{Workspace: ws}, Folder: session.Folder{Dir: t.TempDir()}, Log: io.Discard}}
+	older, newer := protocol.Policy{Jail: true}, protocol.Policy{Jail: true, Roots: []string{extra}}
+	h.policy = newer
+	for _, p := range []protocol.Policy{newer, older} {
+		if _, err := h.watchRoots(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer h.git.close(&h.mu)
+	if err := os.Mkdir(filepath.Join(extra, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.gitCatchUp()
+	h.mu.Lock()
+	changes, told := h.git.changes, h.git.told
+	h.mu.Unlock()
+	if want := filepath.Join(extra, ".git") + " appeared"; changes != 1 || len(told) != 1 || told[0].what != want {
+		t.Errorf("%d changes told %v, want 1: %q", changes, told, want)
 	}
 }
