@@ -232,7 +232,9 @@ os.link("sub/.git/description", "description-link")`)
 
 // TestSandboxJailGitWithAStandby: a standby Python process, started (and
 // its shield computed) before the user's git init, is ended with the
-// child, never swapped in: the restart after it finds .git read-only.
+// child, never swapped in: the block after the restart finds .git
+// read-only, and ran in another process. (The restart only stops the
+// child: the record names the one that ran the block once it answered.)
 func TestSandboxJailGitWithAStandby(t *testing.T) {
 	t.Parallel()
 	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
@@ -243,12 +245,12 @@ func TestSandboxJailGitWithAStandby(t *testing.T) {
 		sb.block("w", "import vistp\nthing = vistp.Thing()", 0)
 		warm := sb.standby("w")
 		gitInit(t, sb.ws)
-		gone(t, "the standby", warm)
 		sb.ok("restart", "--session", "w")
-		if child := sb.record(sb.folder("w")).ChildPID; child == warm {
-			t.Errorf("the standby started before git init became the child")
-		}
 		checkGitAttack(t, sb, "w", sb.ws)
+		if child := sb.record(sb.folder("w")).ChildPID; child == warm {
+			t.Errorf("the standby started before git init ran the block")
+		}
+		gone(t, "the standby", warm)
 	})
 }
 
