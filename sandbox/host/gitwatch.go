@@ -102,7 +102,10 @@ type gitWatch struct {
 	// when last seen (when the folder was first watched, and at each
 	// event for it), for look.
 	known map[string]fileID
-	buf   []byte
+	// tops are the paths of the git names at the top of the folders
+	// watched under their own names, for look (nil: to be listed again).
+	tops []string
+	buf  []byte
 }
 
 // fileID is a file's identity: a name made or moved in anew is another
@@ -155,7 +158,7 @@ func (w *gitWatch) watch(dirs []string) error {
 			wd, aerr := unix.InotifyAddWatch(fd, d, gitWatchMask)
 			switch {
 			case aerr == nil:
-				w.dirs[d] = wd
+				w.dirs[d], w.tops = wd, nil
 				for _, p := range gitPaths(d) {
 					w.see(p)
 				}
@@ -206,6 +209,7 @@ func (w *gitWatch) see(path string) (other bool) {
 // forget stops watching the folder of key in w.dirs.
 func (w *gitWatch) forget(key string) {
 	delete(w.dirs, key)
+	w.tops = nil
 	if !strings.HasPrefix(key, movedKey) {
 		for _, p := range gitPaths(key) {
 			delete(w.known, p)
@@ -302,15 +306,19 @@ func (w *gitWatch) catchUp() {
 // the files last seen there, as changes (why, if not "", says why it
 // looked); it records them as they are. The caller holds mu.
 func (w *gitWatch) look(why string) []gitEvent {
-	var events []gitEvent
-	for d := range w.dirs {
-		if strings.HasPrefix(d, movedKey) {
-			continue // its events are read; its name is another folder's now
-		}
-		for _, p := range gitPaths(d) {
-			if w.see(p) {
-				events = append(events, gitEvent{p, p + " appeared" + why})
+	if w.tops == nil {
+		for d := range w.dirs {
+			// A moved folder's events are read; its name is another
+			// folder's now.
+			if !strings.HasPrefix(d, movedKey) {
+				w.tops = append(w.tops, gitPaths(d)...)
 			}
+		}
+	}
+	var events []gitEvent
+	for _, p := range w.tops {
+		if w.see(p) {
+			events = append(events, gitEvent{p, p + " appeared" + why})
 		}
 	}
 	return events
