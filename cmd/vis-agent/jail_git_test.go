@@ -232,7 +232,9 @@ os.link("sub/.git/description", "description-link")`)
 
 // TestSandboxJailGitWithAStandby: a standby Python process, started (and
 // its shield computed) before the user's git init, is ended with the
-// child, never swapped in: the restart after it finds .git read-only.
+// child, never swapped in: the block after the restart finds .git
+// read-only, and ran in another process. (The restart only stops the
+// child: the record names the one that ran the block once it answered.)
 func TestSandboxJailGitWithAStandby(t *testing.T) {
 	t.Parallel()
 	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
@@ -243,11 +245,38 @@ func TestSandboxJailGitWithAStandby(t *testing.T) {
 		sb.block("w", "import vistp\nthing = vistp.Thing()", 0)
 		warm := sb.standby("w")
 		gitInit(t, sb.ws)
-		gone(t, "the standby", warm)
 		sb.ok("restart", "--session", "w")
-		if child := sb.record(sb.folder("w")).ChildPID; child == warm {
-			t.Errorf("the standby started before git init became the child")
-		}
 		checkGitAttack(t, sb, "w", sb.ws)
+		if child := sb.record(sb.folder("w")).ChildPID; child == warm {
+			t.Errorf("the standby started before git init ran the block")
+		}
+		gone(t, "the standby", warm)
+	})
+}
+
+// TestSandboxJailGitRootMovedAndBack: a workspace moved away and back
+// while its session lives is the same folder, and the host's watch of it
+// was lost when the next Python process started (the kernel keeps one
+// watch per folder: dropping the moved name's dropped the folder's), so a
+// git init there afterwards went unseen and the block after it planted a
+// hook from Python.
+func TestSandboxJailGitRootMovedAndBack(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		ws := filepath.Join(sb.ws, "moved")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sb.block("m", "x = 1", 0, "--workspace", ws)
+		if err := os.Rename(ws, ws+"-away"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(ws+"-away", ws); err != nil {
+			t.Fatal(err)
+		}
+		sb.ok("restart", "--session", "m", "--workspace", ws)
+		sb.block("m", "x = 2", 0, "--workspace", ws)
+		gitInit(t, ws)
+		checkGitAttack(t, sb, "m", ws)
 	})
 }

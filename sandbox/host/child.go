@@ -36,10 +36,14 @@ type proc struct {
 	policy        protocol.Policy
 	kernelMissing string
 	started       time.Time
-	stacks        *tail
-	stdout        *forwarder
-	stderr        *forwarder
-	exited        chan struct{}
+	// gitGen is the count of git changes its shield protects against
+	// (gitState.changes when it started): it serves no block once
+	// another came.
+	gitGen int
+	stacks *tail
+	stdout *forwarder
+	stderr *forwarder
+	exited chan struct{}
 	// calls serves its host calls.
 	calls *callServer
 

@@ -39,6 +39,14 @@ import (
 // the name's creation and the kill (the event's way to the host), in
 // which a process of the session already running can write there: the
 // notice names what in it could run code (gitSuspects).
+//
+// Before a process is made the child, and before each block, the host
+// catches up with what the watch has not told yet (gitCurrent): the
+// events queued, then the git names at the tops of the watched folders
+// against the files last seen there. An event read late (a host slowed
+// by load) or lost (the queue overflowed, a watch was lost) never lets
+// a process whose shield predates the name serve a block: each process
+// carries the count of changes its shield protects against.
 
 // gitWatchMask: a name made or moved in, and the folder itself moved or
 // removed (see read).
@@ -51,7 +59,9 @@ const movedKey = "\x00moved:"
 // gitState is what a host knows of its session's .git folders.
 type gitState struct {
 	// watch watches the tops of the roots (nil until a jailed child
-	// starts); changes counts what it saw. Both under Host.mu.
+	// starts); changes counts the changes it told of (gitMark): a process
+	// whose shield was computed before the last of them protects less
+	// than it must (proc.gitGen, standby.gen). Both under Host.mu.
 	watch   *gitWatch
 	changes int
 	// told are the changes the next block's restart notice tells, until
@@ -74,23 +84,51 @@ func (g *gitState) close(mu *sync.Mutex) {
 }
 
 // gitWatch is the host's inotify instance on the tops of the roots.
+//
+// Its events are read and told (changed) under mu, by its goroutine or by
+// catchUp, so that once catchUp returns, every change the kernel queued
+// before it has been told: a late event (a host slowed down by load)
+// cannot let a process whose shield predates a git name serve a block,
+// and is not told twice.
 type gitWatch struct {
 	f *os.File // non-blocking, on the runtime's poller
-	// changed is called, from the watch's goroutine, with what changed
-	// (see read).
-	changed func(path, what string)
+	// changed is told, under mu, of the changes in a batch of events (see
+	// read); what it returns runs once mu is released.
+	changed func([]gitEvent) func()
 
 	mu   sync.Mutex
 	dirs map[string]int // folder → watch descriptor
+	// known is the file each git name at the top of a watched folder was
+	// when last seen (when the folder was first watched, and at each
+	// event for it), for look.
+	known map[string]fileID
+	// tops are the paths of the git names at the top of the folders
+	// watched under their own names, for look (nil: to be listed again).
+	tops []string
+	buf  []byte
 }
 
-// newGitWatch starts a watch that calls changed when something changed.
-func newGitWatch(changed func(path, what string)) (*gitWatch, error) {
+// fileID is a file's identity: a name made or moved in anew is another
+// file (unless the file system gives a new file the number of one just
+// removed: an event the watch saw is told whatever the number).
+type fileID struct{ dev, ino uint64 }
+
+// gitFile is the file at path now; false when there is none.
+func gitFile(path string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
+
+// newGitWatch starts a watch that tells changed what changed.
+func newGitWatch(changed func([]gitEvent) func()) (*gitWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, gitWatchError(err)
 	}
-	w := &gitWatch{f: os.NewFile(uintptr(fd), "inotify"), changed: changed, dirs: map[string]int{}}
+	w := &gitWatch{f: os.NewFile(uintptr(fd), "inotify"), changed: changed, dirs: map[string]int{}, known: map[string]fileID{}, buf: make([]byte, 64<<10)}
 	go w.loop()
 	return w, nil
 }
@@ -101,7 +139,11 @@ func gitWatchError(err error) error {
 	return fmt.Errorf("the session cannot watch its writable roots for a new .git (inotify: %w): raise fs.inotify.max_user_instances and fs.inotify.max_user_watches (sysctl), or run with --no-jail", err)
 }
 
-// watch makes dirs the folders watched.
+// watch makes dirs the folders watched. A folder newly watched is the
+// writable root of no running process yet (the roots are watched before
+// a process computes its shield; but for the session's own state and
+// temp folders, which its first child makes), so the git names there now
+// are known as they are.
 func (w *gitWatch) watch(dirs []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -116,20 +158,63 @@ func (w *gitWatch) watch(dirs []string) error {
 			wd, aerr := unix.InotifyAddWatch(fd, d, gitWatchMask)
 			switch {
 			case aerr == nil:
-				w.dirs[d] = wd
+				w.dirs[d], w.tops = wd, nil
+				for _, p := range gitPaths(d) {
+					w.see(p)
+				}
 			case aerr != unix.ENOENT: // a missing folder (the child makes its own) holds nothing yet
 				err = gitWatchError(fmt.Errorf("%s: %w", d, aerr))
 				return
 			}
 		}
+		kept := map[int]bool{}
 		for d, wd := range w.dirs {
-			if !want[d] {
-				unix.InotifyRmWatch(fd, uint32(wd))
-				delete(w.dirs, d)
+			kept[wd] = kept[wd] || want[d]
+		}
+		for d, wd := range w.dirs {
+			if want[d] {
+				continue
 			}
+			// A folder moved away and back is watched again under its
+			// name with the same descriptor (the kernel's one watch of
+			// it): removing the watch of its moved name would remove
+			// that one too.
+			if !kept[wd] {
+				unix.InotifyRmWatch(fd, uint32(wd))
+			}
+			w.forget(d)
 		}
 	})
 	return errors.Join(ctl, err)
+}
+
+// gitPaths are the paths of the git names at the top of dir.
+func gitPaths(dir string) []string {
+	return []string{filepath.Join(dir, ".git"), filepath.Join(dir, ".gitmodules")}
+}
+
+// see records the file at the git name path as it is now, and reports
+// whether it is not the one known before (false when there is none).
+func (w *gitWatch) see(path string) (other bool) {
+	id, ok := gitFile(path)
+	was, known := w.known[path]
+	if ok {
+		w.known[path] = id
+	} else {
+		delete(w.known, path)
+	}
+	return ok && (!known || was != id)
+}
+
+// forget stops watching the folder of key in w.dirs.
+func (w *gitWatch) forget(key string) {
+	delete(w.dirs, key)
+	w.tops = nil
+	if !strings.HasPrefix(key, movedKey) {
+		for _, p := range gitPaths(key) {
+			delete(w.known, p)
+		}
+	}
 }
 
 // control runs f on the instance's descriptor.
@@ -144,27 +229,106 @@ func (w *gitWatch) control(f func(fd int)) error {
 // close ends the watch.
 func (w *gitWatch) close() { w.f.Close() }
 
-// loop reads the events until the watch is closed.
+// loop reads and tells the events until the watch is closed.
 func (w *gitWatch) loop() {
-	buf := make([]byte, 64<<10)
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		return
+	}
 	for {
-		n, err := w.f.Read(buf)
-		if err != nil {
-			return
+		var end func()
+		done := false
+		err := rc.Read(func(fd uintptr) bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			n, err := readEvents(int(fd), w.buf)
+			if errors.Is(err, unix.EAGAIN) {
+				return false // none yet: wait for some
+			}
+			if err != nil {
+				done = true
+			} else {
+				end = w.tell(w.read(w.buf[:n]))
+			}
+			return true
+		})
+		if end != nil {
+			end()
 		}
-		if path, what := w.read(buf[:n]); what != "" {
-			w.changed(path, what)
+		if err != nil || done {
+			return
 		}
 	}
 }
 
-// read is what the events in buf say changed, as a path and a sentence
-// naming it (what "" for nothing that matters): the first git name made
-// at the top of a root, or, when events were lost, a git name at the top
-// of a root.
-func (w *gitWatch) read(buf []byte) (path, what string) {
+// readEvents reads what events are queued on the instance fd into buf.
+func readEvents(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, buf)
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
+	}
+}
+
+// tell tells changed of events (none: nothing); the caller holds mu.
+func (w *gitWatch) tell(events []gitEvent) func() {
+	if len(events) == 0 {
+		return nil
+	}
+	return w.changed(events)
+}
+
+// catchUp tells what the watch has not told yet, and returns once it has
+// been acted on: the events queued now, then any git name at the top of
+// a watched folder that is not the file last seen there (events lost, or
+// a watch lost).
+func (w *gitWatch) catchUp() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var events []gitEvent
+	w.control(func(fd int) {
+		for {
+			n, err := readEvents(fd, w.buf)
+			if err != nil {
+				return
+			}
+			events = append(events, w.read(w.buf[:n])...)
+		}
+	})
+	end := w.tell(append(events, w.look("")...))
+	w.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}
+
+// look is the git names at the top of the watched folders that are not
+// the files last seen there, as changes (why, if not "", says why it
+// looked); it records them as they are. The caller holds mu.
+func (w *gitWatch) look(why string) []gitEvent {
+	if w.tops == nil {
+		for d := range w.dirs {
+			// A moved folder's events are read; its name is another
+			// folder's now.
+			if !strings.HasPrefix(d, movedKey) {
+				w.tops = append(w.tops, gitPaths(d)...)
+			}
+		}
+	}
+	var events []gitEvent
+	for _, p := range w.tops {
+		if w.see(p) {
+			events = append(events, gitEvent{p, p + " appeared" + why})
+		}
+	}
+	return events
+}
+
+// read is what the events in buf say changed: each git name made or
+// moved in at the top of a watched folder, or, when events were lost,
+// each one that is not the file last seen there. The caller holds mu.
+func (w *gitWatch) read(buf []byte) []gitEvent {
+	var events []gitEvent
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
 		wd := int(int32(binary.NativeEndian.Uint32(buf[off:])))
 		mask := binary.NativeEndian.Uint32(buf[off+4:])
@@ -179,25 +343,23 @@ func (w *gitWatch) read(buf []byte) (path, what string) {
 			// folder, finds the new one read-only, and each shell()
 			// command mounts it with the shield of its start. A moved
 			// folder is the child's still: watched until then.
-			delete(w.dirs, key)
+			w.forget(key)
 			if mask&unix.IN_MOVE_SELF != 0 {
 				w.dirs[movedKey+dir] = wd
 			}
 		}
 		switch {
-		case what != "":
 		case mask&unix.IN_Q_OVERFLOW != 0:
-			for d := range w.dirs {
-				if git := jail.GitNamesAt(d); len(git) > 0 {
-					path, what = git[0], git[0]+" may have appeared (the watch lost events)"
-				}
-			}
+			events = append(events, w.look(" (the watch lost events)")...)
 		case key != "" && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && jail.IsGitName(name):
-			path = filepath.Join(dir, name)
-			what = path + " appeared"
+			path := filepath.Join(dir, name)
+			if key == dir {
+				w.see(path)
+			}
+			events = append(events, gitEvent{path, path + " appeared"})
 		}
 	}
-	return path, what
+	return events
 }
 
 // dirOf is the folder of watch descriptor wd, "" when none.
@@ -212,41 +374,79 @@ func (w *gitWatch) dirOf(wd int) string {
 
 // watchRoots watches the top of each writable root of a child (or
 // standby) started under policy (none without the jail), before it
-// computes its shield: a git name made after that is seen.
-func (h *Host) watchRoots(policy protocol.Policy) error {
+// computes its shield: a git name made after that is seen. The roots of
+// the session's policy stay watched (a standby of an older one may start
+// while a child of the new one runs). It returns the count of changes
+// the process's shield will protect against.
+func (h *Host) watchRoots(policy protocol.Policy) (int, error) {
+	h.mu.Lock()
+	current := h.policy
+	h.mu.Unlock()
 	var dirs []string
-	if policy.Jail {
-		dirs = h.access(policy).Shield.Writable
+	for _, p := range []protocol.Policy{policy, current} {
+		if p.Jail && (len(dirs) == 0 || !p.Equal(policy)) {
+			dirs = append(dirs, h.access(p).Shield.Writable...)
+		}
 	}
 	h.mu.Lock()
 	var err error
 	if h.git.watch == nil && len(dirs) > 0 {
-		h.git.watch, err = newGitWatch(h.gitChanged)
+		h.git.watch, err = newGitWatch(h.gitMark)
 	}
 	w := h.git.watch
 	h.mu.Unlock()
-	if w == nil || err != nil {
-		return err
+	if err == nil && w != nil {
+		err = w.watch(dirs)
 	}
-	return w.watch(dirs)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.git.changes, err
 }
 
-// gitChanged ends every process of the session at once (the child, the
-// standby, the running shell() commands), so that none runs with mounts
-// older than the change at path, and has a new child started. A block
-// that ran ends with the reason; the next one gets it as its restart
-// notice.
-func (h *Host) gitChanged(path, what string) {
+// gitCatchUp acts on what the watch has not told yet (gitWatch.catchUp),
+// before a process is made the child or given a block.
+func (h *Host) gitCatchUp() {
+	h.mu.Lock()
+	w := h.git.watch
+	h.mu.Unlock()
+	if w != nil {
+		w.catchUp()
+	}
+}
+
+// gitCurrent reports whether a process whose shield protects against the
+// first gen changes protects against all of them: what the watch has not
+// told yet is looked at first.
+func (h *Host) gitCurrent(gen int) bool {
+	h.gitCatchUp()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return gen == h.git.changes
+}
+
+// gitMark counts the changes in events and takes the session's processes
+// (the child, the standby) to end; what it returns ends them (gitEnd).
+// A process the caller starts after it protects what changed.
+func (h *Host) gitMark(events []gitEvent) func() {
 	seen := time.Now()
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.git.changes++
 	// A name that appears before the notice of an earlier one was shown
 	// (the child started for it has run no block) is told with it.
-	h.git.told = append(h.git.told, gitEvent{path, what})
+	h.git.told = append(h.git.told, events...)
 	told := slices.Clone(h.git.told)
 	c, sb := h.child, h.warm
 	h.warm = nil
-	h.mu.Unlock()
+	return func() { h.gitEnd(seen, told, c, sb) }
+}
+
+// gitEnd ends every process of the session at once (the child c, the
+// standby sb, the running shell() commands), so that none runs with
+// mounts older than the changes told, and has a new child started. A
+// block that ran ends with the reason; the next one gets it as its
+// restart notice.
+func (h *Host) gitEnd(seen time.Time, told []gitEvent, c *proc, sb *standby) {
 	if c == nil {
 		c = &proc{} // nothing to kill or to tell
 	}
@@ -293,7 +493,7 @@ func (g *gitState) shown(mu *sync.Mutex) {
 	mu.Unlock()
 }
 
-// gitEvent is a change the watch saw: its path, and a sentence naming it.
+// gitEvent is a change: a git name's path, and a sentence naming it.
 type gitEvent struct{ path, what string }
 
 // waitEnd waits, at most d, until c (nil: none) has ended.

@@ -1,27 +1,37 @@
 package host
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // TestGitWatch: a .git or .gitmodules made or moved in at the top of a
 // watched folder is reported with its path, other names and deeper ones
-// are not, a folder no longer watched is not, and a missing folder is
-// no error.
+// are not, a folder no longer watched is not, one moved away and back is,
+// and a missing folder is no error.
 func TestGitWatch(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	got := make(chan string, 16)
-	w, err := newGitWatch(func(path, what string) { got <- path + "|" + what })
+	w, err := newGitWatch(func(events []gitEvent) func() {
+		for _, e := range events {
+			got <- e.path + "|" + e.what
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +70,30 @@ func TestGitWatch(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(b, ".git"), 0o755)
 	quiet()
+	// A folder moved away and back is the same one, still watched when
+	// the next process's roots are.
+	if err := os.Rename(a, a+"-away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a+"-away", a); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		_, moved := w.dirs[movedKey+a]
+		w.mu.Unlock()
+		if moved {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the moves were not read")
+		}
+	}
+	if err := w.watch([]string{a}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(a, ".gitmodules"), nil, 0o644)
+	expect(filepath.Join(a, ".gitmodules") + "|" + filepath.Join(a, ".gitmodules") + " appeared")
 }
 
 // TestGitSuspects: in a .git that appeared, what could run code and git
@@ -144,5 +178,116 @@ func TestGitHint(t *testing.T) {
 		if got := gitHint(c.st).Hint != ""; got != c.want {
 			t.Errorf("%q exit %v: hint %v, want %v", c.st.Command, c.st.Exit, got, c.want)
 		}
+	}
+}
+
+// toldWatch is a watch of dirs whose changes are collected.
+func toldWatch(t *testing.T, dirs ...string) (*gitWatch, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var told []string
+	w, err := newGitWatch(func(events []gitEvent) func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range events {
+			told = append(told, e.what)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	if err := w.watch(dirs); err != nil {
+		t.Fatal(err)
+	}
+	return w, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told)
+	}
+}
+
+// TestGitWatchCatchUp: once catchUp returns, a git name made before it
+// was told, once, whether the watch's goroutine read its event first or
+// not; a name there before its folder was watched is no change.
+func TestGitWatchCatchUp(t *testing.T) {
+	var dirs, want []string
+	for range 20 {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ".gitmodules"), nil, 0o644)
+		dirs = append(dirs, dir)
+	}
+	w, told := toldWatch(t, dirs...)
+	for _, dir := range dirs {
+		os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+		w.catchUp()
+		want = append(want, filepath.Join(dir, ".git")+" appeared")
+		if got := told(); !slices.Equal(got, want) {
+			t.Fatalf("told %q once catchUp returned, want %q", got, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	w.catchUp()
+	if got := told(); !slices.Equal(got, want) {
+		t.Errorf("told %q, want %q", got, want)
+	}
+}
+
+// TestGitWatchLostEvents: when the kernel's queue of events overflowed,
+// a git name made meanwhile (its event lost) is told all the same.
+func TestGitWatchLostEvents(t *testing.T) {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	max, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || max <= 0 || max > 1<<16 {
+		t.Skipf("fs.inotify.max_queued_events is %q", data)
+	}
+	dir := t.TempDir()
+	w, told := toldWatch(t, dir)
+	// The watch's goroutine reads no event while its lock is held.
+	w.mu.Lock()
+	for i := range max + 1 {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			w.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	w.mu.Unlock()
+	want := []string{filepath.Join(dir, ".git") + " appeared (the watch lost events)"}
+	for deadline := time.Now().Add(10 * time.Second); !slices.Equal(told(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("told %q, want %q", told(), want)
+		}
+	}
+}
+
+// TestWatchRootsOfAnOlderPolicy: a standby of the policy before a block
+// changed it may start after the child of the new one (it starts outside
+// the turn): its watch keeps the new policy's roots, where a git name
+// made later is seen.
+func TestWatchRootsOfAnOlderPolicy(t *testing.T) {
+	ws, extra := t.TempDir(), t.TempDir()
+	h := &Host{turn: make(chan struct{}, 1), done: make(chan struct{}),
+		cfg: Config{Meta: session.Meta{Workspace: ws}, Folder: session.Folder{Dir: t.TempDir()}, Log: io.Discard}}
+	older, newer := protocol.Policy{Jail: true}, protocol.Policy{Jail: true, Roots: []string{extra}}
+	h.policy = newer
+	for _, p := range []protocol.Policy{newer, older} {
+		if _, err := h.watchRoots(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer h.git.close(&h.mu)
+	if err := os.Mkdir(filepath.Join(extra, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.gitCatchUp()
+	h.mu.Lock()
+	changes, told := h.git.changes, h.git.told
+	h.mu.Unlock()
+	if want := filepath.Join(extra, ".git") + " appeared"; changes != 1 || len(told) != 1 || told[0].what != want {
+		t.Errorf("%d changes told %v, want 1: %q", changes, told, want)
 	}
 }

@@ -479,14 +479,17 @@ func (h *Host) recordUnchanged(r session.HostRecord) bool {
 }
 
 // ensureChild returns the live child, starting one (which restores the
-// snapshot) when there is none. The caller holds the turn.
+// snapshot) when there is none, or when a git name appeared at the top of
+// a root since its shield was computed. The caller holds the turn.
 func (h *Host) ensureChild() (*proc, error) {
 	h.mu.Lock()
 	c := h.child
-	if c != nil && c.alive() {
-		h.mu.Unlock()
+	h.mu.Unlock()
+	if c != nil && c.alive() && h.gitCurrent(c.gitGen) {
 		return c, nil
 	}
+	h.mu.Lock()
+	c = h.child
 	if c != nil && h.reason == "" {
 		h.reason = c.exitReason()
 	}
@@ -496,18 +499,19 @@ func (h *Host) ensureChild() (*proc, error) {
 		// The roots are watched before the child computes its shield, and
 		// a child that started while a git name appeared is replaced
 		// (gitwatch.go).
-		if err := h.watchRoots(policy); err != nil {
-			return nil, err
-		}
-		h.mu.Lock()
-		changes := h.git.changes
-		h.mu.Unlock()
-		c, err := h.startFor(policy, reason, opts)
+		gen, err := h.watchRoots(policy)
 		if err != nil {
 			return nil, err
 		}
+		c, err := h.startFor(policy, gen, reason, opts)
+		if err != nil {
+			return nil, err
+		}
+		// Made the child under the lock of the count: a change counted
+		// later ends it (gitMark).
+		h.gitCatchUp()
 		h.mu.Lock()
-		if h.git.changes == changes {
+		if c.gitGen == h.git.changes {
 			h.child, h.reason, h.next = c, "", startOptions{}
 			h.fresh, h.freshReady = c, time.Now()
 			h.mu.Unlock()
@@ -522,15 +526,17 @@ func (h *Host) ensureChild() (*proc, error) {
 	}
 }
 
-// startFor starts a child under policy: the standby, else a new one.
-func (h *Host) startFor(policy protocol.Policy, reason string, opts startOptions) (*proc, error) {
+// startFor starts a child under policy: the standby, else a new one,
+// whose shield protects against the first gen git changes.
+func (h *Host) startFor(policy protocol.Policy, gen int, reason string, opts startOptions) (*proc, error) {
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
 	np, err := h.proxyFor(policy)
 	if err != nil {
 		return nil, err
 	}
 	c, err := h.wakeStandby(policy, reason, opts)
-	if c == nil && err == nil {
+	fresh := c == nil && err == nil
+	if fresh {
 		c, err = startChild(h.cfg, policy, reason, opts, calls, np)
 	}
 	var re *restoreError
@@ -539,6 +545,10 @@ func (h *Host) startFor(policy protocol.Policy, reason string, opts startOptions
 		// notice says so.
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
 		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
+		fresh = true
+	}
+	if err == nil && fresh {
+		c.gitGen = gen
 	}
 	return c, err
 }

@@ -37,6 +37,10 @@ type standby struct {
 	preload []string
 	ready   chan struct{}
 	err     error
+	// gen is the count of git changes its shield protects against
+	// (gitState.changes when it started): it is swapped in only while no
+	// other came.
+	gen int
 
 	mu     sync.Mutex
 	c      *proc
@@ -121,7 +125,8 @@ func (h *Host) makeStandby() {
 	// Its shield is computed when it starts, which may be long before it
 	// serves: the roots as they are then are watched first (a home
 	// folder's new folder is one).
-	err := h.watchRoots(sb.policy)
+	gen, err := h.watchRoots(sb.policy)
+	sb.gen = gen
 	var np *netProxy
 	if err == nil {
 		np, err = h.proxyFor(sb.policy)
@@ -186,7 +191,9 @@ func (h *Host) discardStandby() {
 }
 
 // takeStandby hands over the standby for a new child under policy, once it
-// is waiting; nil when there is none that can serve.
+// is waiting; nil when there is none that can serve. One whose shield
+// predates a git name at the top of a root never serves, whether or not
+// the watch has told of it yet.
 func (h *Host) takeStandby(policy protocol.Policy) *proc {
 	h.mu.Lock()
 	sb := h.warm
@@ -196,10 +203,11 @@ func (h *Host) takeStandby(policy protocol.Policy) *proc {
 		return nil
 	}
 	<-sb.ready
-	if sb.err != nil || !sb.policy.Equal(policy) || !sb.c.alive() {
+	if sb.err != nil || !sb.policy.Equal(policy) || !sb.c.alive() || !h.gitCurrent(sb.gen) {
 		sb.discard()
 		return nil
 	}
+	sb.c.gitGen = sb.gen
 	return sb.c
 }
 
