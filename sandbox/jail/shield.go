@@ -174,17 +174,6 @@ var gitNames = []string{".git", ".gitmodules"}
 // IsGitName reports whether name is one of gitNames.
 func IsGitName(name string) bool { return slices.Contains(gitNames, name) }
 
-// GitNamesAt are the git names at the top of dir now, as paths.
-func GitNamesAt(dir string) []string {
-	var paths []string
-	for _, name := range gitNames {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			paths = append(paths, filepath.Join(dir, name))
-		}
-	}
-	return paths
-}
-
 // Now is s with the git names at the top of each writable root, and
 // where they lead git (gitLeads), kept read-only as the roots hold them
 // now: a process started now gets this
