@@ -123,11 +123,14 @@ func TestSandboxJailSeesTheCPUs(t *testing.T) {
 	if err != nil {
 		t.Skip("this machine has no /sys/devices/system/cpu/online")
 	}
+	wheels := testwheel.Wheelhouse(t)
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
-			r := sb.block("cpu", `import glob, os
+			sb.installShared(wheels, "psutil")
+			r := sb.block("cpu", `import glob, os, psutil
+print("psutil", psutil.cpu_count(logical=False) >= 1, psutil.cpu_count() >= 1)
 print("online", open("/sys/devices/system/cpu/online").read().strip())
 print("cores", len(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/core_cpus_list")) > 0, os.cpu_count() > 0)
 print("command", shell("cat /sys/devices/system/cpu/online").wait()["out"].strip())
@@ -136,7 +139,7 @@ try:
 except OSError as e:
     print("write refused", type(e).__name__)`, 0)
 			online := strings.TrimSpace(string(want))
-			contains(t, "the block", r.stdout, "online "+online+"\n", "cores True True", "command "+online+"\n", "write refused")
+			contains(t, "the block", r.stdout, "psutil True True", "online "+online+"\n", "cores True True", "command "+online+"\n", "write refused")
 		})
 	}
 }

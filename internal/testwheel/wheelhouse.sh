@@ -28,9 +28,10 @@ esac
 # project's pyproject.toml where tomllib is missing (3.10).
 science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1"
 # A coding agent's tools, for the same two (about 16 MB): pytest with
-# xdist, ruff and black, with their dependencies.
+# xdist, ruff and black, with their dependencies, and psutil.
 devtools="pytest==8.3.5 pluggy==1.5.0 iniconfig==2.1.0 exceptiongroup==1.2.2 pytest-xdist==3.6.1 execnet==2.1.1
-ruff==0.11.13 black==25.1.0 click==8.1.8 mypy_extensions==1.1.0 pathspec==0.12.1 platformdirs==4.3.7 typing_extensions==4.13.2"
+ruff==0.11.13 black==25.1.0 click==8.1.8 mypy_extensions==1.1.0 pathspec==0.12.1 platformdirs==4.3.7 typing_extensions==4.13.2
+psutil==7.0.0"
 
 # 3.10 and 3.13 always (the oldest and newest the tests run on), then the
 # other 3.1x whose shared library is on this machine.
