@@ -68,11 +68,14 @@ out = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cache
 print(out.returncode, out.stdout[-600:], out.stderr[-400:])`, 0, "--timeout", "5m")
 			contains(t, "pytest -n 2", r.stdout, "created: 2/2 workers", "4 passed")
 			r = sb.block("day", `print(install("ruff", "black"))
-for cmd in ("ruff check src tests", "black --check src tests", "pip install requests", "python -c 'import pytest; print(pytest.__version__)'"):
+for cmd in ("ruff check src tests", "black --check src tests", "pip install requests", "python -c 'import pytest; print(pytest.__version__)'",
+            "f=/etc/ssl/certs/ca-certificates.crt; if [ -e $f ]; then head -c 27 $f; else echo -----BEGIN CERTIFICATE-----; fi"):
     h = shell(cmd, wait=120)
     print(cmd, "->", h.exit, h.out.strip()[-200:], h.err.strip()[-300:])`, 0, "--timeout", "5m")
 			contains(t, "tools through shell()", r.stdout, "ruff check src tests -> 0", "black --check src tests -> 0",
-				"pip install requests -> 1", "call install(", "import pytest; print(pytest.__version__)' -> 0 8.3.5")
+				"pip install requests -> 1", "call install(", "import pytest; print(pytest.__version__)' -> 0 8.3.5",
+				// the certificates a command's TLS reads (Landlock lets it)
+				"; fi -> 0 -----BEGIN CERTIFICATE-----")
 			if strings.Contains(r.stdout, "command not found") {
 				t.Errorf("a tool was not found on the session's PATH:\n%s", r.stdout)
 			}

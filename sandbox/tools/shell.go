@@ -168,7 +168,9 @@ func (m *Shells) policy() (p jail.Policy, ok bool) {
 	}
 	// Inside bubblewrap: the roots, and what bubblewrap mounts around them.
 	rw := append(append([]string(nil), m.access.ReadWrite...), "/tmp", "/dev")
-	ro := append(append([]string(nil), m.access.ReadOnly...), "/proc") // with the system's, jail.Command's
+	// With the system's (jail.Command's), what bubblewrap mounts of /etc
+	// for the network (resolver, certificates) too.
+	ro := append(append(append([]string(nil), m.access.ReadOnly...), jail.NetworkEtc...), "/proc")
 	p = jail.Command(rw, ro, m.access.Network, m.limits.MemoryBytes)
 	p.ProxyPort = proxyPort
 	return p, true
