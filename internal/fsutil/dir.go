@@ -56,7 +56,7 @@ var ErrSymlink = errors.New("a symbolic link, which vis-agent does not follow he
 // no symlink on the way or at its end (openat2 RESOLVE_BENEATH |
 // RESOLVE_NO_SYMLINKS; kernels before 5.6 walk rel a name at a time).
 func (d *Dir) Open(rel string, flags int) (*os.File, error) {
-	fd, err := openBeneath(d.Fd(), rel, flags)
+	fd, err := OpenBeneath(d.Fd(), rel, flags)
 	if err != nil {
 		return nil, pathError("open", rel, err)
 	}
@@ -120,7 +120,7 @@ func OpenFolder(wd, path string) (*Dir, error) {
 		defer root.Close()
 		return root.OpenDir(rel)
 	}
-	fd, err := openNoSymlinks(abs)
+	fd, err := OpenNoSymlinks(abs, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, pathError("open", abs, err)
 	}
@@ -147,8 +147,11 @@ func OpenParent(wd, path string) (*Dir, string, error) {
 	return d, name, nil
 }
 
-// openBeneath opens rel below dirfd with flags, following no symlink.
-func openBeneath(dirfd int, rel string, flags int) (int, error) {
+// OpenBeneath opens rel (a relative, clean path) below the folder dirfd
+// with flags, following no symlink on the way or at its end: the
+// descriptor, and the kernel's error as it is (ELOOP at a symlink). Dir
+// and the host's tools share it.
+func OpenBeneath(dirfd int, rel string, flags int) (int, error) {
 	if rel == "" || filepath.IsAbs(rel) || rel != filepath.Clean(rel) || !filepath.IsLocal(rel) {
 		return -1, errors.New("not a path inside the folder")
 	}
@@ -163,10 +166,10 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 	return fd, err
 }
 
-// openNoSymlinks opens the folder at the absolute path abs, following no
-// symlink on the way.
-func openNoSymlinks(abs string) (int, error) {
-	flags := unix.O_PATH | unix.O_DIRECTORY
+// OpenNoSymlinks opens the absolute path abs with flags, following no
+// symlink on the way (kernels before 5.6 walk it a name at a time from
+// /): the descriptor, and the kernel's error as it is.
+func OpenNoSymlinks(abs string, flags int) (int, error) {
 	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(unix.AT_FDCWD, abs, how)
 	if !errors.Is(err, unix.ENOSYS) {
@@ -175,7 +178,7 @@ func openNoSymlinks(abs string) (int, error) {
 	if abs == "/" {
 		return unix.Open("/", flags|unix.O_CLOEXEC, 0)
 	}
-	root, err := unix.Open("/", flags|unix.O_CLOEXEC, 0)
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 )
 
@@ -186,13 +187,8 @@ func within(path, root string) bool {
 
 // openNoSymlinks opens a canonical path refusing any symlink on the way,
 // so a link swapped in after resolve cannot lead outside the roots.
-// Kernels without openat2 (before 5.6) get a plain open.
 func openNoSymlinks(path string, flags int) (*os.File, error) {
-	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
-	if errors.Is(err, unix.ENOSYS) {
-		fd, err = unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	}
+	fd, err := fsutil.OpenNoSymlinks(path, flags)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -219,7 +215,7 @@ func (a Access) open(real string, flags int) (*os.File, error) {
 	}
 	defer dir.Close()
 	rel := strings.TrimPrefix(strings.TrimPrefix(real, root), "/")
-	f, err := (&Tree{dir: dir}).open(rel, flags)
+	f, err := openBeneath(int(dir.Fd()), rel, flags)
 	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
 		// Named as the caller knows it, not relative to the root.
 		return nil, &os.PathError{Op: "open", Path: real, Err: pe.Err}

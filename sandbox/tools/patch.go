@@ -124,7 +124,7 @@ func PatchChecked(a Access, path, old, new string, decide PatchCheck) (PatchResu
 	if err != nil {
 		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
 	}
-	if err := replaceFile(dir, name, res.Written, st); err != nil {
+	if err := replaceFile(int(dir.Fd()), name, res.Written, st); err != nil {
 		return PatchResult{}, fmt.Errorf("patch %s: %w", r.Shown, err)
 	}
 	res.Diff = diff
@@ -162,10 +162,9 @@ func readForPatch(dir *os.File, name, shown string) (string, unix.Stat_t, error)
 	return string(data), st, nil
 }
 
-// replaceFile writes content to a new file in dir with st's mode and
-// owner, syncs it, renames it over name and syncs the folder.
-func replaceFile(dir *os.File, name, content string, st unix.Stat_t) error {
-	dfd := int(dir.Fd())
+// replaceFile writes content to a new file in the folder dfd with st's
+// mode and owner, syncs it, renames it over name and syncs the folder.
+func replaceFile(dfd int, name, content string, st unix.Stat_t) error {
 	tmp := "." + name + ".vis-patch-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {

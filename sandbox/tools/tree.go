@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,82 +9,77 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/internal/fsutil"
 )
 
 // Tree is a folder the host holds open (the workspace), whose files it
 // reads and replaces for checks: every path is relative to the held
 // descriptor and opened beneath it refusing any symlink on the way
-// (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so what the session's
-// code wrote there never leads the host out of it, and a swapped folder
-// cannot redirect it.
+// (fsutil.OpenBeneath), so what the session's code wrote there never
+// leads the host out of it, and a swapped folder cannot redirect it.
 type Tree struct {
-	dir *os.File
+	dir *fsutil.Dir
 }
 
 // OpenTree holds the folder at path open.
 func OpenTree(path string) (*Tree, error) {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := fsutil.OpenDir(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	return &Tree{dir: os.NewFile(uintptr(fd), path)}, nil
+	return &Tree{dir: d}, nil
 }
 
 // Close lets the folder go.
 func (t *Tree) Close() error { return t.dir.Close() }
 
 // open opens rel beneath the tree with flags, following no symlink.
-// Kernels without openat2 (before 5.6) walk rel a name at a time.
 func (t *Tree) open(rel string, flags int) (*os.File, error) {
-	if rel == "" || path.IsAbs(rel) || rel != path.Clean(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
-		return nil, fmt.Errorf("%s: not a path inside the folder", rel)
-	}
-	how := &unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(int(t.dir.Fd()), rel, how)
-	if errors.Is(err, unix.ENOSYS) {
-		fd, err = openEach(int(t.dir.Fd()), rel, flags)
-	}
+	return openBeneath(t.dir.Fd(), rel, flags)
+}
+
+// openBeneath opens rel beneath the folder dirfd with flags, following
+// no symlink, the kernel's error named by rel.
+func openBeneath(dirfd int, rel string, flags int) (*os.File, error) {
+	// O_NOFOLLOW as well: a symlink where a folder is wanted is "not a
+	// directory", as the host's tools have always said.
+	fd, err := fsutil.OpenBeneath(dirfd, rel, flags|unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 	return os.NewFile(uintptr(fd), rel), nil
 }
 
-// openEach opens rel below dirfd one name at a time, none a symlink.
-func openEach(dirfd int, rel string, flags int) (int, error) {
-	names := strings.Split(rel, "/")
-	fd := dirfd
-	for i, name := range names {
-		f := unix.O_PATH | unix.O_DIRECTORY
-		if i == len(names)-1 {
-			f = flags
-		}
-		next, err := unix.Openat(fd, name, f|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if fd != dirfd {
-			unix.Close(fd)
-		}
-		if err != nil {
-			return -1, err
-		}
-		fd = next
+// parent holds open the folder of rel (the tree's own descriptor when rel
+// is a name in it) and returns rel's name there, and how to let it go.
+func (t *Tree) parent(rel string) (dirfd int, name string, done func(), err error) {
+	dir, name := path.Split(rel)
+	if dir == "" {
+		return t.dir.Fd(), name, func() {}, nil
 	}
-	return fd, nil
+	d, err := t.open(strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, "", nil, err
+	}
+	return int(d.Fd()), name, func() { d.Close() }, nil
 }
 
 // Stat is the status of rel itself (a symlink is not followed).
 func (t *Tree) Stat(rel string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	dir, name := path.Split(rel)
-	d := t.dir
-	if dir != "" {
-		var err error
-		if d, err = t.open(strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY); err != nil {
-			return st, err
-		}
-		defer d.Close()
+	dirfd, name, done, err := t.parent(rel)
+	if err != nil {
+		return unix.Stat_t{}, err
 	}
-	if err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	defer done()
+	return statAt(dirfd, name, rel)
+}
+
+// statAt is the status of name in the folder dirfd (a symlink is not
+// followed), an error naming rel.
+func statAt(dirfd int, name, rel string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return st, &os.PathError{Op: "stat", Path: rel, Err: err}
 	}
 	return st, nil
@@ -119,23 +113,21 @@ func (t *Tree) ReadFile(rel string, max int64) ([]byte, unix.Stat_t, error) {
 // owner, as patch does) if rel is still the file whose status read was,
 // unchanged since.
 func (t *Tree) Replace(rel, content string, read unix.Stat_t) error {
-	dirRel, name := path.Split(rel)
-	dir := t.dir
-	if dirRel != "" {
-		var err error
-		if dir, err = t.open(strings.TrimSuffix(dirRel, "/"), unix.O_PATH|unix.O_DIRECTORY); err != nil {
-			return err
-		}
-		defer dir.Close()
+	// One descriptor of the folder for the check and the write: a folder
+	// swapped between them cannot take the write elsewhere.
+	dirfd, name, done, err := t.parent(rel)
+	if err != nil {
+		return err
 	}
-	var now unix.Stat_t
-	if err := unix.Fstatat(int(dir.Fd()), name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "stat", Path: rel, Err: err}
+	defer done()
+	now, err := statAt(dirfd, name, rel)
+	if err != nil {
+		return err
 	}
 	if now.Ino != read.Ino || now.Dev != read.Dev || now.Size != read.Size || now.Mtim != read.Mtim {
 		return fmt.Errorf("%s changed since it was read", rel)
 	}
-	return replaceFile(dir, name, content, now)
+	return replaceFile(dirfd, name, content, now)
 }
 
 // Changed lists the regular files below the tree, as relative paths,
