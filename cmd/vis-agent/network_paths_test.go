@@ -23,6 +23,8 @@ func TestSandboxNetworkAsAnotherUser(t *testing.T) {
 	t.Parallel()
 	w := newNetWorld(t, "")
 	_, run := asNobody(t, w.resolveEnv)
+	// asNobody stops the default session; this one has its own name.
+	t.Cleanup(func() { run("stop", "--session", "nobody-net", "--force") })
 	code := `import os
 print("uid", os.getuid(), session.access.network)` +
 		fetches("https:", "https://files.example.test:"+w.tlsPort+"/") +
