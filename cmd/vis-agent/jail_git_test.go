@@ -44,13 +44,7 @@ func gitInit(t *testing.T, dir string) {
 // then tries to commit (and gets the hint).
 const gitAttack = `import os
 E = "ESC" + "APED"
-def attempt(name, f):
-    try:
-        f()
-        print(name, "->", E)
-    except Exception as e:
-        print(name, "-> refused", type(e).__name__, e)
-def through_link():
+` + attemptPy + `def through_link():
     os.symlink(".git/hooks/post-checkout", "hook-link")
     open("hook-link", "w").write("#!/bin/sh\n")
 attempt("a hook", lambda: open(".git/hooks/pre-commit", "w").write("#!/bin/sh\n"))
