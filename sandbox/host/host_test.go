@@ -1,11 +1,14 @@
 package host
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 func TestOnlyComments(t *testing.T) {
@@ -54,5 +57,36 @@ func TestIdleWithAClientGivesTheTurnBack(t *testing.T) {
 	case h.turn <- struct{}{}:
 	default:
 		t.Fatal("the idle timer kept the session's turn")
+	}
+}
+
+// resultWriter calls onResult when the result event is written to the
+// client, before the writer returns.
+type resultWriter func()
+
+func (f resultWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), `"ev":"result"`) {
+		f()
+	}
+	return len(p), nil
+}
+
+// An interrupt sent as soon as a block's result arrives finds nothing
+// running: the block's ticket ends before its client hears of the end
+// (an MCP client that interrupted right after a result stopped "the
+// running block" that had ended).
+func TestInterruptOnTheResultFindsNothingRunning(t *testing.T) {
+	h := &Host{turn: make(chan struct{}, 1), cfg: Config{Folder: session.Folder{Dir: t.TempDir()}, Log: io.Discard},
+		journal: blockLog{log: io.Discard}}
+	var said string
+	out := &sink{w: resultWriter(func() {
+		var err error
+		if said, err = h.interruptFor(protocol.Request{Op: protocol.OpInterrupt}); err != nil {
+			said = err.Error()
+		}
+	})}
+	h.run(protocol.Request{Op: protocol.OpRun, Code: "# nothing"}, out, &watch{h: h, withdrawn: make(chan struct{})})
+	if said != "no block is running; nothing was interrupted" {
+		t.Errorf("an interrupt on the result: %q", said)
 	}
 }

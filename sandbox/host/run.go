@@ -22,8 +22,8 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 		client = *req.Client
 	}
 	t := h.enqueue(client)
-	defer h.finish(t)
 	if !h.acquire(out, w.withdrawn) {
+		h.finish(t)
 		select {
 		case <-w.withdrawn:
 			res := notStarted()
@@ -66,6 +66,9 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	// Before the result: a client that reads the journal after its block
 	// finds it there.
 	rec.finish(res)
+	// The block has ended before its client hears so: an interrupt sent
+	// on the result finds nothing running.
+	h.finish(t)
 	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
 }
 
