@@ -50,7 +50,7 @@ object per block. The journal is read directly: the session need not run.`,
 				ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 				defer stop()
 			}
-			if err := c.SyncJournal(); err != nil {
+			if err := c.Settle(); err != nil {
 				return err
 			}
 			return showLog(ctx, c.Folder.JournalFile(), c.Meta.Name, n, follow, asJSON, s.Out)

@@ -499,7 +499,8 @@ func newSandboxListCmd(s Streams) *cobra.Command {
 		Short: "List the sandbox sessions",
 		Long: `List the sandbox sessions: state, host and child processes, idle time,
 snapshot size, NAMES, how many names the snapshot brings back after a
-restart (helpers, classes, imports and variables), and the jail and network
+restart (helpers, classes, imports and variables; both as last saved: the
+save after a block ends a moment after its answer), and the jail and network
 in force (on, off, or allow: each allow list is under the table, with the
 sessions it holds for).`,
 		Args: cobra.NoArgs,

@@ -49,6 +49,11 @@ never overwritten without --force; -o - writes to standard output.`,
 			if err != nil {
 				return err
 			}
+			// A running session's snapshot may be saving (after its last
+			// block's answer): exported once saved.
+			if err := c.Settle(); err != nil {
+				return err
+			}
 			lim := transferLimits(s)
 			src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Attachments: s.Layout().Attachments(), VisAgent: buildVersion(),
 				Protocol: protocol.Version, MaxStateBytes: lim.StateBytes}

@@ -43,6 +43,9 @@ func (sb *sandbox) installShared(wheels string, packages ...string) {
 
 // spillFiles are the names of session name's spill files.
 func (sb *sandbox) spillFiles(name string) []string {
+	// after the save that follows the last block's answer, as the log
+	// and export wait for it
+	sb.run("log", "--session", name, "-n", "1")
 	entries, _ := os.ReadDir(filepath.Join(sb.folder(name), "state", "spill"))
 	var out []string
 	for _, e := range entries {

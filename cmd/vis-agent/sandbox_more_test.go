@@ -94,6 +94,9 @@ func TestSandboxListCountsNames(t *testing.T) {
 	sb := newSandbox(t, testenv.First(t))
 	sb.block("n", "import json as j\nimport email.utils\ndef f():\n    pass\nclass C:\n    pass\nx = 1\nunsaved = (i for i in [])", 0)
 	for _, state := range []string{"running", "stopped"} {
+		// The names count comes from the save after the block, which may
+		// end after its answer: the log waits for it.
+		sb.run("log", "--session", "n", "-n", "1")
 		r := sb.run("list", "--json")
 		var rows []struct {
 			Name       string `json:"name"`

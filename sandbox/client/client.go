@@ -437,10 +437,11 @@ func (s *Session) Follow(ctx context.Context, fn func(protocol.Event)) error {
 	}
 }
 
-// SyncJournal returns once the session's journal holds every block that
-// finished (its host writes it a moment after each block's result); a
-// session that is not running has nothing pending.
-func (s *Session) SyncJournal() error {
+// Settle returns once the session's journal holds every block that
+// finished (its host writes it a moment after each block's result) and
+// the snapshot after the last block is saved (the host saves it after the
+// result goes out); a session that is not running has nothing pending.
+func (s *Session) Settle() error {
 	_, err := s.call(protocol.Request{Op: protocol.OpJournal}, false, nil)
 	if errors.Is(err, ErrNotRunning) {
 		return nil

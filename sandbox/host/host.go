@@ -104,14 +104,17 @@ type Host struct {
 	ln   net.Listener
 	turn chan struct{} // held by the request that uses the child
 
-	mu      sync.Mutex
-	child   *proc
-	busy    bool
-	clients int
-	lastUse time.Time
-	saved   int
-	reason  string       // why the next child restarts, "" for a first start
-	next    startOptions // what the next child does with the snapshot
+	mu     sync.Mutex
+	child  *proc
+	busy   bool
+	saving bool // the save after a block whose result went out (saveAfter)
+	// saveDone is closed when that save ends (Settle waits for it).
+	saveDone chan struct{}
+	clients  int
+	lastUse  time.Time
+	saved    int
+	reason   string       // why the next child restarts, "" for a first start
+	next     startOptions // what the next child does with the snapshot
 	// attached collects what the running block attached, from its host
 	// calls (nil between blocks).
 	attached []protocol.Attached
@@ -576,12 +579,15 @@ func (h *Host) usePolicy(p protocol.Policy) {
 // options.
 func (h *Host) stop(req protocol.Request) error {
 	h.mu.Lock()
-	busy, c := h.busy, h.child
+	busy, saving, c := h.busy, h.saving, h.child
 	h.mu.Unlock()
 	if busy && !req.Force {
 		return errors.New("a block is running in this session (use --force to stop it, or interrupt it first)")
 	}
-	if busy && c != nil {
+	// Without --force a stop waits for the save after the last block;
+	// with it, that save is given up like a running block (the next
+	// notice names what it lost).
+	if (busy || saving && req.Force) && c != nil {
 		c.kill()
 	}
 	h.turn <- struct{}{}

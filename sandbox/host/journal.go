@@ -185,6 +185,17 @@ func (r *record) finish(res protocol.Result) {
 // syncJournal answers a journal request once every block that finished
 // is in the journal, which the client then reads itself.
 func (h *Host) syncJournal(out *sink) {
+	// The snapshot after the last block first: its save may still be
+	// under way (answer first, save after).
+	h.mu.Lock()
+	done := h.saveDone
+	h.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-h.done:
+		}
+	}
 	if _, err := h.journal.flush(); err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return

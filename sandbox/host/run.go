@@ -44,22 +44,14 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	out.mu.Lock()
 	out.tap = rec.tap
 	out.mu.Unlock()
-	res := h.runBlock(req, out, t, w)
+	res, saving := h.runBlock(req, out, t, w)
 	res.DurationMS = time.Since(started).Milliseconds()
 	h.mu.Lock()
 	res.Attachments, h.attached = h.attached, nil
 	h.lastUse = time.Now()
-	if res.Saved >= 0 {
-		h.saved = res.Saved
-	}
 	h.mu.Unlock()
-	res.Saved = 0
-	preload := res.Preload
-	res.Preload = nil
-	if res.Snapshot != "" {
-		h.noteSnapshot(preload)
-	}
-	h.writeRecord()
+	h.noteSave(res)
+	res.Saved, res.Preload = 0, nil
 	out.mu.Lock()
 	out.tap = nil
 	out.mu.Unlock()
@@ -69,7 +61,68 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	// The block has ended before its client hears so: an interrupt sent
 	// on the result finds nothing running.
 	h.finish(t)
+	if saving != nil {
+		// Marked before the client hears: a Settle it sends next waits.
+		h.mu.Lock()
+		h.saving, h.saveDone = true, make(chan struct{})
+		h.mu.Unlock()
+	}
 	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
+	if saving != nil {
+		h.saveAfter(saving, protocol.ClampTimeout(time.Duration(req.TimeoutMS)*time.Millisecond)+unwindGrace)
+	}
+}
+
+// noteSave takes what the save after a block did: the names the snapshot
+// holds, and the modules a standby imports ahead.
+func (h *Host) noteSave(res protocol.Result) {
+	if res.Saved >= 0 {
+		h.mu.Lock()
+		h.saved = res.Saved
+		h.mu.Unlock()
+	}
+	if res.Snapshot != "" && res.Snapshot != "saving" {
+		h.noteSnapshot(res.Preload)
+	}
+	h.writeRecord()
+}
+
+// saveAfter has the child save the snapshot its block's result did not
+// wait for, while the caller still holds the turn: the next block, and
+// anything else that asks the child, waits for the save, not the client
+// that already has its answer. A save that does not end within limit (a
+// value whose pickling never ends) retires the child; the next one's
+// notice names the block whose changes were lost.
+func (h *Host) saveAfter(c *proc, limit time.Duration) {
+	defer func() {
+		h.mu.Lock()
+		h.saving = false
+		close(h.saveDone)
+		h.mu.Unlock()
+	}()
+	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpSave}); err != nil {
+		return
+	}
+	c.link.SetReadDeadline(time.Now().Add(limit))
+	ev, err := c.answer()
+	c.link.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		c.mu.Lock()
+		c.retired = fmt.Sprintf("saving the session's state after a block took longer than %s, so its Python process was stopped", humanDuration(limit))
+		c.mu.Unlock()
+		c.kill()
+	case err != nil:
+		// it died saving: the next block's child says so
+	case ev.Ev != protocol.EvSaved || ev.Result == nil:
+		c.mu.Lock()
+		c.retired = "the Python process answered " + string(ev.Ev) + " to the save after a block, so it was replaced"
+		c.mu.Unlock()
+		c.kill()
+	default:
+		h.noteSave(*ev.Result)
+	}
 }
 
 // blockError is a result for a block that did not run to its end.
@@ -89,12 +142,14 @@ func onlyComments(src string) bool {
 	return true
 }
 
-func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) protocol.Result {
+// runBlock runs the block in the child; saving is that child when the
+// result went out before its snapshot was saved (saveAfter).
+func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) (_ protocol.Result, saving *proc) {
 	if h.cancelled(t) {
-		return notStarted()
+		return notStarted(), nil
 	}
 	if onlyComments(req.Code) {
-		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
+		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran"), nil
 	}
 	if req.Policy != nil {
 		h.usePolicy(*req.Policy)
@@ -102,10 +157,10 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	h.relieveMemorySometimes()
 	c, err := h.readyChild()
 	if err != nil {
-		return blockError("SandboxError", err.Error())
+		return blockError("SandboxError", err.Error()), nil
 	}
 	if h.cancelled(t) {
-		return notStarted()
+		return notStarted(), nil
 	}
 	h.mu.Lock()
 	h.busy = true
@@ -114,7 +169,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		h.mu.Lock()
 		h.busy = false
 		h.mu.Unlock()
-		return notStarted()
+		return notStarted(), nil
 	}
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.
@@ -178,17 +233,17 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 	started := time.Now()
 	for {
 		if h.cancelled(t) { // while the block was being repaired
-			return notStarted()
+			return notStarted(), nil
 		}
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpRun, Code: code, Echo: req.Echo}); err != nil {
-			return h.childLost(c, wasTimedOut(), timeout)
+			return h.childLost(c, wasTimedOut(), timeout), nil
 		}
 		var ev protocol.Event
 	events:
 		for {
 			ev = protocol.Event{}
 			if err := c.conn.Receive(&ev); err != nil {
-				return h.childLost(c, wasTimedOut(), timeout)
+				return h.childLost(c, wasTimedOut(), timeout), nil
 			}
 			switch ev.Ev {
 			case protocol.EvOut, protocol.EvNote:
@@ -198,19 +253,19 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			case protocol.EvResult:
 				break events
 			default:
-				return blockError("SandboxError", "the Python process answered "+string(ev.Ev)+": "+ev.Message)
+				return blockError("SandboxError", "the Python process answered "+string(ev.Ev)+": "+ev.Message), nil
 			}
 		}
 		if ev.Syntax != nil {
 			if note != "" {
-				return syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax})
+				return syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax}), nil
 			}
 			rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
 			if !rep.Repaired {
 				if rep.PythonError == nil {
 					rep.PythonError = ev.Syntax
 				}
-				return syntaxResult(rep)
+				return syntaxResult(rep), nil
 			}
 			code, note = rep.Source, rep.NoteWhen("before running it")
 			out.Send(protocol.Event{Ev: protocol.EvNote, Kind: protocol.NoteRepair, Data: note})
@@ -222,7 +277,7 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 			c.kill()
 			reason := "the Python process sent a result that holds none (the block wrote to the host's link), so it was replaced"
 			h.stopChild(reason)
-			return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot")
+			return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot"), nil
 		}
 		res := *ev.Result
 		res.Repaired, res.RepairNote = note != "", note
@@ -248,7 +303,10 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) pr
 		gitNoted := takeGitNotes(&res)
 		h.checkBlock(c, &res, started, out)
 		h.noteGit(c, &res, started, gitNoted, out)
-		return res
+		if res.Snapshot == "saving" {
+			saving = c
+		}
+		return res, saving
 	}
 }
 

@@ -24,7 +24,7 @@ func (sv *server) addJournal(srv *mcp.Server) {
 }
 
 func (sv *server) readLog(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if err := sv.s.SyncJournal(); err != nil {
+	if err := sv.s.Settle(); err != nil {
 		return nil, err
 	}
 	text := "The session has run no block yet.\n"

@@ -67,7 +67,8 @@
 //     says how much.
 //   - journal: "ok" once every block that finished is in the session's
 //     journal (sandbox/journal), which the host writes after the block's
-//     result; the client then reads the file.
+//     result, and the snapshot after the last block is saved; the client
+//     then reads the files (the log, an export).
 //   - evict: another session's host frees memory: the child is
 //     snapshotted and stopped unless a block runs; "ok" or "error".
 //   - stop / restart (Force: also while a block runs): the child is
@@ -127,6 +128,12 @@
 //     The result's Written lists the checked files (sandbox/check) the
 //     session's code opened for writing or renamed onto since the last
 //     block, which the host then checks.
+//     The result goes out before the snapshot is saved (its Snapshot is
+//     "saving"): the child answers "compile" meanwhile, and the host sends
+//     "save" once the block's client has its result.
+//   - save: the child saves the snapshot after the last block and answers
+//     "saved", whose Result holds Snapshot, Saved and Preload. Any other
+//     request finds that save done first.
 //   - ping: answers "pong" (the host asks before each block, so a child
 //     killed a moment ago, or one that does not answer within 10 s, is
 //     replaced before the block, not under it).
@@ -339,6 +346,7 @@ const (
 
 	OpPing    Op = "ping"
 	OpCompile Op = "compile"
+	OpSave    Op = "save"
 	OpExit    Op = "exit"
 	// OpWake swaps a standby child in (child.Wake).
 	OpWake Op = "restore"
@@ -369,6 +377,7 @@ const (
 	EvRunning   Ev = "running"
 	EvPong      Ev = "pong"
 	EvCompiled  Ev = "compiled"
+	EvSaved     Ev = "saved"
 	// A standby child's: it is waiting; its imports changed on disk.
 	EvStandby Ev = "standby"
 	EvStale   Ev = "stale"
@@ -558,7 +567,9 @@ type Result struct {
 	TimedOut   bool        `json:"timed_out"`
 	DurationMS int64       `json:"duration_ms"`
 	// Snapshot is what the save after the block did: "saved",
-	// "unchanged", or "" when it failed or did not run.
+	// "unchanged", or "" when it failed or did not run; "saving" when
+	// the result went out before the save (the save ends before the next
+	// block starts).
 	Snapshot string `json:"snapshot,omitempty"`
 	// Saved is how many names the snapshot holds after the block:
 	// helpers, classes, imports and variables (child to host only; -1

@@ -334,10 +334,39 @@ class DriverTest(unittest.TestCase):
         self.child.send(op="defs", pattern="(")
         self.assertEqual(self.child.receive()["ev"], "error")
 
-    def test_result_says_what_the_save_did(self):
-        self.assertEqual(self.child.run("x = 1")[3]["result"]["snapshot"], "saved")
-        self.assertEqual(self.child.run("y = x")[3]["result"]["snapshot"], "saved")
-        self.assertEqual(self.child.run("print(x)")[3]["result"]["snapshot"], "unchanged")
+    def save(self):
+        self.child.send(op="save")
+        ev = self.child.receive()
+        self.assertEqual(ev["ev"], "saved")
+        return ev["result"]
+
+    def test_save_says_what_it_did(self):
+        # The result goes out first; "save" then saves and says what it did.
+        self.assertEqual(self.child.run("x = 1")[3]["result"]["snapshot"], "saving")
+        self.assertEqual(self.save()["snapshot"], "saved")
+        self.child.run("y = x")
+        self.assertEqual(self.save()["snapshot"], "saved")
+        self.child.run("print(x)")
+        saved = self.save()
+        self.assertEqual((saved["snapshot"], saved["saved"]), ("unchanged", 2))
+        # nothing pending: an empty answer
+        self.assertEqual(self.save()["snapshot"], "")
+
+    def test_unsaved_until_the_save(self):
+        unsaved = os.path.join(self.tmp.name, "unsaved")
+        self.child.run("big = [1, 2]\nimport os")
+        with open(unsaved) as f:
+            self.assertEqual(json.loads(f.read()), {"block": 1, "names": ["big"]})
+        # compile (the host's check of written files) does not save first
+        self.child.send(op="compile", code="1 +")
+        self.assertEqual(self.child.receive()["ev"], "compiled")
+        self.assertGreater(os.path.getsize(unsaved), 0)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "snapshot.bin")))
+        # any other request finds the block saved first
+        self.child.send(op="ping")
+        self.assertEqual(self.child.receive(), {"ev": "pong"})
+        self.assertEqual(os.path.getsize(unsaved), 0)
+        self.assertTrue(os.path.exists(os.path.join(self.tmp.name, "snapshot.bin")))
 
     def test_is_complete_follows_the_repl(self):
         cases = {"x = 1": "complete", "def f():": "incomplete", "def f():\n    return 1": "incomplete",

@@ -350,6 +350,7 @@ class Driver:
         self.notice = ""
         self.saved = -1
         self.preload = []
+        self.pending = None  # (src, block, names) of a block answered but not saved yet
         self.protected = {}
         session = info.get("session") or {}
         _modules.watch = _modules.Watch([session.get("workspace")] + list((session.get("access") or {}).get("roots") or ()))
@@ -542,21 +543,48 @@ class Driver:
         read = _checks.take_read()
         if read:
             _ahead.note_read(read, written)
-        result["snapshot"] = self.after(src, block, names)
-        result["saved"] = self.saved
-        result["preload"] = self.preload
+        # Answer first, save after: the snapshot is written when the host
+        # asks ("save", once the block's client has its result), in the
+        # time the agent takes to read it. Until then a marker names what
+        # a kill would lose, for the next restart's notice.
+        self.pending = (src, block, names)
+        self.state.mark_unsaved(block, self.changed_names(names))
+        result["snapshot"] = "saving"
+        result["saved"] = -1
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
+    def changed_names(self, names):
+        """The session's variables and helpers among names (a block's
+        code_names): what the block may have changed."""
+        ns = self.ns
+        return sorted(n for n in names if n in ns and n not in self.protected and not n.startswith("__")
+                      and not isinstance(ns[n], types.ModuleType))
+
+    def save_pending(self):
+        """Saves the snapshot after the last block, if its answer went out
+        before it was saved: the "saved" event (what the save did, the
+        names it holds, the modules a standby should import ahead)."""
+        if self.pending is None:
+            return {"ev": "saved", "result": {"snapshot": "", "saved": -1}}
+        src, block, names = self.pending
+        self.pending = None
+        snapshot = self.after(src, block, names)
+        return {"ev": "saved", "result": {"snapshot": snapshot, "saved": self.saved, "preload": self.preload}}
+
     def after(self, src, block, names=None):
         """Records the block and saves the snapshot: "saved", "unchanged", or
-        "" when the save failed."""
+        "" when the save failed (the marker of what is unsaved stays)."""
         try:
             self.state.after_block(self.ns, src, block, names)
             report = self.state.save(self.ns)
             self.preload = report.get("preload") or []
             if report.get("changed") or self.saved < 0:
                 self.saved = report.get("names", 0)
+            if report.get("error"):
+                sys.__stderr__.write(f"vis-agent: {report['error']}\n")
+                return ""
+            self.state.mark_saved()
             return "saved" if report.get("changed") else "unchanged"
         except Exception:
             sys.__stderr__.write("vis-agent: the snapshot was not saved:\n" + traceback.format_exc())
@@ -655,7 +683,13 @@ class Driver:
         # session left open are closed first: the process ends without
         # flushing them.
         try:
-            self.state.save(self.ns, full=True, reasons=close_files(self.ns))
+            if self.pending is not None:
+                src, block, names = self.pending
+                self.pending = None
+                self.state.after_block(self.ns, src, block, names)
+            report = self.state.save(self.ns, full=True, reasons=close_files(self.ns))
+            if not report.get("error"):
+                self.state.mark_saved()
         except Exception:
             sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
 
@@ -860,8 +894,9 @@ def serve(fd, stacks_fd, folder, info_json):
                "message": "; ".join(kernel.get("missing") or [])})
     _ahead.start((info.get("session") or {}).get("workspace"))
     while True:
-        driver.warm_up(fd)
-        _ahead.idle(fd)
+        if driver.pending is None:
+            driver.warm_up(fd)
+            _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
             break
@@ -869,6 +904,13 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
             continue
         op = req.get("op")
+        if op == "save":
+            link.send(driver.save_pending())
+            continue
+        if op != "compile" and driver.pending is not None:
+            # Whatever else comes first (a host that did not ask) finds
+            # the last block saved all the same.
+            driver.save_pending()
         if op == "ping":
             link.send({"ev": "pong"})
         elif op == "run":

@@ -78,6 +78,11 @@ ALIGN = 64  # where a spilled buffer starts in its file: arrays come back aligne
 SNAPSHOT = "snapshot.bin"
 SPILL_DIR = "spill"
 COUNTER = "blocks"
+# What the last block may have changed while its save is under way (the
+# block's number and names), empty once saved: a kill in between is named
+# in the next restart's notice.
+UNSAVED = "unsaved"
+UNSAVED_MAX = 8192
 MAGIC = b"VISSNAP1"
 FORMAT = 1
 PROTOCOL = 5
@@ -587,6 +592,7 @@ class State:
         self._touched = None      # names the blocks since the last save used; None: all
         self._lost = {}
         self._counter_fd = None
+        self._unsaved_fd = None
         self._helper_memo = {}    # name -> (value, its entries, record): saves a lookup per save
         self._version = 0         # counts changes to what the blocks defined and imported
         self._quick = None        # (names, ids, values, version, result, sys.path) of the last save
@@ -952,6 +958,52 @@ class State:
         except OSError:
             pass
 
+    def mark_unsaved(self, block, names):
+        """Records that block's changes to names are not saved yet (the
+        process's own file: written in place, never synced, since only a
+        kill of the process, not of the machine, is what it names)."""
+        data = wire.dumps({"block": block, "names": list(names[:50])}, ascii=True).encode()[:UNSAVED_MAX]
+        try:
+            if self._unsaved_fd is None:
+                os.makedirs(self.folder, exist_ok=True)
+                self._unsaved_fd = os.open(os.path.join(self.folder, UNSAVED),
+                                           os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            os.pwrite(self._unsaved_fd, data, 0)
+            os.ftruncate(self._unsaved_fd, len(data))
+        except OSError:
+            pass
+
+    def mark_saved(self):
+        if self._unsaved_fd is not None:
+            try:
+                os.ftruncate(self._unsaved_fd, 0)
+            except OSError:
+                pass
+
+    def _read_unsaved(self, saved_next):
+        """What the last process's unsaved marker names ({"block", "names"})
+        when the snapshot (saved_next: its next block, 0 for none) is older
+        than that block; None otherwise. The file is the session's to
+        write: read bounded, regular files only, without waiting."""
+        try:
+            fd = os.open(os.path.join(self.folder, UNSAVED), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = os.read(fd, UNSAVED_MAX)
+            marker = wire.loads(data) if data.strip() else None
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        finally:
+            os.close(fd)
+        if not isinstance(marker, dict) or type(marker.get("block")) is not int or not isinstance(marker.get("names"), list):
+            return None
+        if saved_next > marker["block"]:
+            return None  # the save finished; only the marker's clearing did not
+        return {"block": marker["block"], "names": [n for n in marker["names"] if isinstance(n, str)][:50]}
+
     def _write(self, manifest, helpers, entries):
         imports, _, saved, spills, not_saved, lost_before, paths = manifest
         os.makedirs(self.folder, exist_ok=True)
@@ -1090,7 +1142,8 @@ class State:
         _remove_temps(os.path.join(self.folder, SPILL_DIR))
         self.next_block = max(self.next_block, self._read_counter())
         if not os.path.exists(os.path.join(self.folder, SNAPSHOT)):
-            return {}
+            unsaved = self._read_unsaved(0)
+            return {"unsaved": unsaved, "no_snapshot": True} if unsaved else {}
         report = {"imports": [], "functions": [], "classes": [], "variables": [], "paths": [], "lost": {},
                   "uses_lost": {}}
         try:
@@ -1099,6 +1152,9 @@ class State:
             report["error"] = f"the snapshot could not be read: {e}"
             return report
         self.next_block = max(self.next_block, int(header.get("next_block", 1)))
+        unsaved = self._read_unsaved(int(header.get("next_block", 1)))
+        if unsaved:
+            report["unsaved"] = unsaved
         skip = self.protected | drop
         dropped = set()
 
@@ -1408,10 +1464,15 @@ def notice(reason, report, output="", more_lines=0):
     more_lines how many lines after it were not kept."""
     why = (reason or "the previous sandbox process stopped").strip().rstrip(".")
     lines = [f"[Sandbox restarted] {why[:1].upper()}{why[1:]}."]
+    unsaved = (report or {}).get("unsaved")
+    if unsaved:
+        what = f" to {_names(unsaved['names'])}" if unsaved["names"] else ""
+        lines.append(f"The changes of block {unsaved['block']}{what} were not saved: the process stopped after the "
+                     "block answered and before its snapshot was written.")
     if output.strip():
         lines.append("Restoring printed:")
         lines.extend("  " + r for r in output_lines(output, more_lines))
-    if not report:
+    if not report or report.get("no_snapshot"):
         lines.append("There was no snapshot to restore.")
         return "\n".join(lines)
     if report.get("discarded"):
