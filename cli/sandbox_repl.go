@@ -39,7 +39,7 @@ programs use vis-agent sandbox run.`,
 	addNetworkFlags(cmd, &network, &allow, &deny)
 	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a block's trailing expression")
 	sandbox.AddCommand(cmd)
-	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
+	sandbox.Args = subcommandArgs // a mistyped subcommand is an error, not the REPL
 	sandbox.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()

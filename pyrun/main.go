@@ -183,8 +183,13 @@ func LoadRuntime(s iostreams.Streams) (*pyembed.Library, findpython.Choice, find
 	lib, choice, err := pyembed.Open(runtimeOptions(s))
 	if err != nil {
 		var le *findpython.LoadError
-		if choice.Source == findpython.SourceRecord && errors.As(err, &le) {
+		switch {
+		case !errors.As(err, &le):
+		case choice.Source == findpython.SourceRecord:
 			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.Layout().RuntimeRecord())
+		case s.Getenv("VIS_PYTHON_NATIVE_PATH") != "":
+			// The variable chose it, and is what to change.
+			err = fmt.Errorf("%w (named by VIS_PYTHON_NATIVE_PATH: set it to a libpython3.X.so or the folder holding one, or unset it to use the machine's CPython)", err)
 		}
 		return nil, choice, findpython.Install{}, err
 	}
