@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
@@ -166,7 +168,32 @@ func Main(args []string, s iostreams.Streams) int {
 			return fail(err)
 		}
 	}
-	return lib.Main(append([]string{plan.Argv0}, pa.Argv...), inst.Home, plan.Startup)
+	code := lib.Main(append([]string{plan.Argv0}, pa.Argv...), inst.Home, plan.Startup)
+	if code != 0 {
+		if hint := pipHint(pa, plan); hint != "" {
+			fmt.Fprintf(stderr, "vis-agent python: %s\n", hint)
+		}
+	}
+	return code
+}
+
+// pipHint is the way out of a failed -m pip in a uv project's environment
+// that has no pip (uv makes them without): CPython's "No module named
+// pip" names none.
+func pipHint(pa Args, plan Plan) string {
+	if pa.Mode != ModeModule || pa.Target != "pip" || plan.Kind != packages.KindProject {
+		return ""
+	}
+	if found, _ := filepath.Glob(filepath.Join(plan.EnvDir, "lib", "python3*", "site-packages", "pip")); len(found) > 0 {
+		return ""
+	}
+	what := "PACKAGE"
+	if len(pa.Program) > 1 && pa.Program[0] == "install" {
+		what = strings.Join(pa.Program[1:], " ")
+	}
+	return fmt.Sprintf("this uv project's environment %s has no pip: `vis-agent python uv add %s` adds a dependency, "+
+		"`vis-agent python uv pip install %s` installs into the environment, `vis-agent python --shared -m pip install %s` into the shared packages",
+		plan.EnvDir, what, what, what)
 }
 
 // runtimeOptions says where this run looks for CPython.

@@ -35,6 +35,9 @@ type Plan struct {
 	// folders put on its sys.path: a jail lets the program read them.
 	EnvDir      string
 	ImportRoots []string
+	// Kind is which environment EnvDir is (the shared one when the run
+	// needs none).
+	Kind packages.Kind
 	// replayable says the next identical run may replay this plan before
 	// Go starts (see fastpath.go), observed what the decision read.
 	replayable bool
@@ -97,7 +100,7 @@ func NewPlan(rc Context) (Plan, error) {
 			plan.Messages = append(plan.Messages, "warning: "+w)
 		}
 		plan.Messages = append(plan.Messages, choice.Notes...)
-		plan.Argv0, plan.EnvDir = choice.Env.Python, choice.Env.Dir
+		plan.Argv0, plan.EnvDir, plan.Kind = choice.Env.Python, choice.Env.Dir, choice.Kind
 		project, roots = choice.Project, choice.Roots
 	}
 	settings := rc.Settings(project)
