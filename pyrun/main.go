@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -146,6 +147,9 @@ func Main(args []string, s iostreams.Streams) int {
 		SharedDir: l.SharedEnvironment(lib.Version.Short()), StartupDir: l.Startup(),
 		Settings: func(p *packages.Project) config.Settings { return RunSettings(s, p) },
 	})
+	if plan.Scratch {
+		defer os.RemoveAll(plan.EnvDir)
+	}
 	if err != nil {
 		return fail(packages.WayOut(err, "fix it, or use --shared"))
 	}
