@@ -82,6 +82,7 @@ func newRoot(s Streams) *cobra.Command {
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(usage)
 	root.AddCommand(newPythonCmd(s), newRuntimeCmd(s), newConfigCmd(s), newSandboxCmd(s))
 	fixCompletionCmd(root)
 	return root

@@ -18,7 +18,7 @@ func addReplCmd(sandbox *cobra.Command, s Streams) {
 	var network string
 	var noEcho bool
 	cmd := &cobra.Command{
-		Use:   "repl [--session S] [--workspace D] [--no-echo] [--network on|off|allow] [--allow-host PATTERN]... [--deny-host PATTERN]...",
+		Use:   "repl [--session S] [--workspace D] [--network on|off|allow] [flags]",
 		Short: "Work in a persistent sandbox session interactively",
 		Long: `Open the sandbox REPL on a session (started when none runs): type blocks,
 see their output, repair notes and restart notices, and the session's helpers

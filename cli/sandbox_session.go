@@ -39,7 +39,11 @@ type sessionFlags struct {
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
-	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder; with --host, connect's folder there)")
+	workspace := "the session's workspace folder (default: the current folder; with --host, connect's folder there)"
+	if sf.local {
+		workspace = "the session's workspace folder (default: the current folder)"
+	}
+	cmd.Flags().StringVar(&sf.workspace, "workspace", "", workspace)
 	// Registering twice (a command adding the flags twice) is the only error.
 	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
 	if !sf.local {
@@ -213,7 +217,7 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		jf      jailFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--no-echo] [--raw] [-c CODE | FILE | -]",
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [flags] [-c CODE | FILE | -]",
 		Short: "Run a Python block in a persistent sandbox session",
 		Long: `Run one Python block in the session's persistent namespace: what earlier
 blocks defined is still there, also after the session restarted (its
@@ -723,7 +727,7 @@ answer says whose block was stopped.`
 		cmd.Flags().BoolVar(&anyBlock, "any", false, "also another client's block (the REPL's, an MCP client's)")
 	}
 	if op == "restart" {
-		cmd.Use = "restart [--session S] [--workspace D] [--force] [--fresh | --drop NAME...]"
+		cmd.Use = "restart [--session S] [--workspace D] [--fresh | --drop NAME...] [flags]"
 		cmd.Long = `Replace a session's Python process with a new one restored from the
 snapshot; the next block's output starts with the [Sandbox restarted] notice.
 
