@@ -688,16 +688,23 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			name := termtext.Line(strconv.Quote(c.Meta.Name))
+			var did string
 			switch {
 			case op == "stop":
-				err = c.Stop(force)
+				err, did = c.Stop(force), "Stopped session "+name+"; its next block restores the snapshot."
 			case op == "restart" && (fresh || len(drop) > 0):
 				// with a host command: a stopped session is started for it
 				if c, _, err = sf.open(nil); err == nil {
 					err = c.Restart(client.RestartOptions{Force: force, Fresh: fresh, Drop: drop})
 				}
+				did = "Restarted session " + name + " empty: its snapshot is discarded."
+				if !fresh {
+					did = "Restarted session " + name + " without " + strings.Join(drop, ", ") + "."
+				}
 			case op == "restart":
 				err = c.Restart(client.RestartOptions{Force: force})
+				did = "Restarted session " + name + "; its next block restores the snapshot."
 			default:
 				// A command-line interrupt owns the blocks of `sandbox run`.
 				c.Client = protocol.Client{Kind: "run"}
@@ -708,9 +715,13 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 			}
 			if errors.Is(err, client.ErrNotRunning) {
 				if op == "stop" {
-					return nil // already stopped
+					fmt.Fprintf(sf.s.Out, "Session %s was not running.\n", name)
+					return nil
 				}
 				return fmt.Errorf("session %q is not running", c.Meta.Name)
+			}
+			if err == nil && did != "" {
+				fmt.Fprintln(sf.s.Out, did)
 			}
 			return err
 		}),
@@ -792,7 +803,15 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.Remove(force)
+			if err := c.Remove(force); err != nil {
+				return err
+			}
+			of := ""
+			if c.Meta.Workspace != "" { // known here; a remote one is the other machine's
+				of = " of " + termtext.Line(c.Meta.Workspace)
+			}
+			fmt.Fprintf(s.Out, "Removed session %s%s: its snapshot, spill files and attachments.\n", termtext.Line(strconv.Quote(c.Meta.Name)), of)
+			return nil
 		}),
 	}
 	sf.add(cmd)
