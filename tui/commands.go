@@ -46,7 +46,7 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/help":
 		m.tr.add(kindInfo, helpText)
 	case "/quit", "/exit":
-		return tea.Quit
+		return m.leave()
 	case "/clear":
 		m.tr.clear()
 	case "/defs":

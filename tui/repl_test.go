@@ -308,6 +308,11 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	if cmd := press(m, "ctrl+d"); cmd == nil || fmt.Sprintf("%T", cmd()) != "tea.QuitMsg" {
 		t.Fatal("Ctrl+D on an empty input does not quit")
 	}
+	// the last frame, left in the terminal, is the transcript alone
+	if f := frame(m); strings.ContainsAny(f, "│─") || strings.Contains(f, "[defs]") || strings.Contains(f, "Python 3.12.1") ||
+		!strings.Contains(f, ">>> 1") || len(strings.Split(f, "\n")) != 50 {
+		t.Errorf("the last frame is not the transcript alone:\n%s", f)
+	}
 }
 
 func TestHistoryWalksWholeEntriesAndSurvives(t *testing.T) {

@@ -752,7 +752,8 @@ func TestReplSeesBlocksAcrossHosts(t *testing.T) {
 func TestReplShowsColours(t *testing.T) {
 	t.Parallel()
 	_, tm := replIn(t, 100, 24)
-	tm.typed(`print("\x1b[31mred-text\x1b[0m plain \x1b]0;stolen-title\x07 end")`)
+	// (the code splits the words the screen is searched for)
+	tm.typed(`print("\x1b[31mred-" + "text\x1b[0m plain \x1b]0;stolen-" + "title\x07 end")`)
 	tm.waitFor(`plain \x1b]0;stolen-title\x07 end`)
 	if s := tm.tmux("capture-pane", "-p", "-e", "-t", "0"); !strings.Contains(s, "\x1b[31mred-text\x1b[39m plain") {
 		t.Errorf("red-text is not red on the screen:\n%q", s)
@@ -760,4 +761,25 @@ func TestReplShowsColours(t *testing.T) {
 	if title := tm.tmux("display-message", "-p", "-t", "0", "#{pane_title}"); strings.Contains(title, "stolen-title") {
 		t.Errorf("the block set the pane's title: %q", title)
 	}
+}
+
+// TestReplLeavesTheTranscript: after Ctrl+D what stays in the terminal,
+// its scrollback too, is the transcript: not the panel beside it, its
+// border or the status bar.
+func TestReplLeavesTheTranscript(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 20, "sh", "-c", sb.bin+" sandbox repl; echo repl-exit=$?; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("def helper(): return 'kept'")
+	tm.keys("Enter")
+	tm.typed("print(helper())")
+	tm.waitFor("helper()", "\nkept")
+	tm.keys("C-d")
+	tm.waitFor("repl-exit=0")
+	all := tm.tmux("capture-pane", "-p", "-S", "-200", "-t", "0")
+	if strings.ContainsAny(all, "│─") || strings.Contains(all, "[defs]") || strings.Contains(all, "snapshot") {
+		t.Errorf("the panel or the status bar stayed in the terminal:\n%s", all)
+	}
+	contains(t, "what stays in the terminal", all, ">>> print(helper())\nkept\n")
 }
