@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"github.com/vis-agent/vis-agent/internal/termtext"
@@ -66,7 +68,7 @@ func newRoot(s Streams) *cobra.Command {
 		Short:         "An embedded-CPython python for agent sandboxes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          subcommandArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if showVersion {
 				printVersion(s)
@@ -79,9 +81,62 @@ func newRoot(s Streams) *cobra.Command {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(usage)
 	root.AddCommand(newPythonCmd(s), newRuntimeCmd(s), newConfigCmd(s), newSandboxCmd(s))
 	fixCompletionCmd(root)
 	return root
+}
+
+// subcommandArgs refuses the arguments of a command whose arguments are its
+// subcommands, naming the ones the first resembles on the same line
+// (cobra's own suggestions take several lines, and it makes none for a
+// command that takes no arguments).
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	// cobra's default distance (2) applies only to its own suggestions.
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+		return fmt.Errorf("unknown command %q for %s: did you mean %s?", args[0], cmd.CommandPath(), strings.Join(near, " or "))
+	}
+	return fmt.Errorf("unknown command %q for %s (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+}
+
+// flagError is every command's answer to a command line pflag refuses: a
+// flag that belongs to some of its subcommands (sandbox --session) names
+// them.
+func flagError(cmd *cobra.Command, err error) error {
+	// A mistyped command's flags (pyhton -c) are the parent's to parse:
+	// the command is what to correct.
+	if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
+		return subcommandArgs(cmd, args)
+	}
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	name := ne.GetSpecifiedName()
+	var takers []string
+	for _, sub := range cmd.Commands() {
+		if !sub.IsAvailableCommand() {
+			continue
+		}
+		f := sub.Flags().Lookup(name)
+		if f == nil && ne.GetSpecifiedShortnames() != "" {
+			f = sub.Flags().ShorthandLookup(name)
+		}
+		if f != nil {
+			takers = append(takers, sub.Name())
+		}
+	}
+	if len(takers) == 0 {
+		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+	}
+	return fmt.Errorf("%w: it goes after a subcommand of %s that takes it: %s", err, cmd.CommandPath(), strings.Join(takers, ", "))
 }
 
 // fixCompletionCmd makes `vis-agent completion SHELL` refuse a shell it

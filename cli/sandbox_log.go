@@ -59,7 +59,7 @@ object per block. The journal is read directly: the session need not run.`,
 	sf.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per block")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on showing blocks as they finish, until Ctrl-C")
-	cmd.Flags().IntVarP(&n, "n", "n", 20, "how many of the latest blocks to show (0: all)")
+	cmd.Flags().IntVarP(&n, "lines", "n", 20, "show the `N` latest blocks (0: all)")
 	return cmd
 }
 

@@ -22,15 +22,16 @@ func newSandboxMCPCmd(s Streams) *cobra.Command {
 		noEcho    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--session S] [--workspace D] [--no-jail] [--no-network] [--network on|off|allow] [--root DIR]... [--read-only-root DIR]... [--max-output N] [--no-echo]",
-		Short: "Serve a persistent sandbox session to coding agents (Model Context Protocol over stdio)",
-		Long: `Serve one sandbox session over the Model Context Protocol on standard input
-and output, for coding agents: tools python (run a block), defs, restart_session,
-interrupt, list_attachments and read_attachment, and the session's attachments
-as resources (vis-attachment://SESSION/FILENAME). Standard output carries
-JSON-RPC only; the blocks run in the session's own process. The server exits when its standard input closes; the
-session keeps its snapshot.
+		Use:   "mcp [--session S] [--workspace D] [--network on|off|allow] [--no-jail] [flags]",
+		Short: "Serve a persistent sandbox session to coding agents (MCP over stdio)",
+		Long: `Serve one sandbox session over the Model Context Protocol on standard input and
+output, for coding agents: the tools below, and the session's attachments as resources
+(vis-attachment://SESSION/FILENAME). Standard output carries JSON-RPC only; the blocks run
+in the session's own process. The server exits when its standard input closes; the session
+keeps its snapshot.
 
+Tools:
+` + mcpTools() + `
 Claude Code:  claude mcp add python-sandbox -- /path/to/vis-agent sandbox mcp
 Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
               command = "/path/to/vis-agent" and args = ["sandbox", "mcp"]`,

@@ -18,7 +18,7 @@ func addReplCmd(sandbox *cobra.Command, s Streams) {
 	var network string
 	var noEcho bool
 	cmd := &cobra.Command{
-		Use:   "repl [--session S] [--workspace D] [--no-echo] [--network on|off|allow] [--allow-host PATTERN]... [--deny-host PATTERN]...",
+		Use:   "repl [--session S] [--workspace D] [--network on|off|allow] [flags]",
 		Short: "Work in a persistent sandbox session interactively",
 		Long: `Open the sandbox REPL on a session (started when none runs): type blocks,
 see their output, repair notes and restart notices, and the session's helpers
@@ -39,7 +39,7 @@ programs use vis-agent sandbox run.`,
 	addNetworkFlags(cmd, &network, &allow, &deny)
 	cmd.Flags().BoolVar(&noEcho, "no-echo", false, "do not show the repr of a block's trailing expression")
 	sandbox.AddCommand(cmd)
-	sandbox.Args = cobra.NoArgs // a mistyped subcommand is an error, not the REPL
+	sandbox.Args = subcommandArgs // a mistyped subcommand is an error, not the REPL
 	sandbox.RunE = runE(func(cmd *cobra.Command, args []string) error {
 		if !s.InTerminal || !s.OutTerminal {
 			return cmd.Help()

@@ -39,7 +39,11 @@ type sessionFlags struct {
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
-	cmd.Flags().StringVar(&sf.workspace, "workspace", "", "the session's workspace folder (default: the current folder; with --host, connect's folder there)")
+	workspace := "the session's workspace folder (default: the current folder; with --host, connect's folder there)"
+	if sf.local {
+		workspace = "the session's workspace folder (default: the current folder)"
+	}
+	cmd.Flags().StringVar(&sf.workspace, "workspace", "", workspace)
 	// Registering twice (a command adding the flags twice) is the only error.
 	_ = cmd.RegisterFlagCompletionFunc("session", sf.completeSessions)
 	if !sf.local {
@@ -213,7 +217,7 @@ func newSandboxRunCmd(s Streams) *cobra.Command {
 		jf      jailFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--session S] [--workspace D] [--timeout DUR] [--json] [--no-echo] [--raw] [-c CODE | FILE | -]",
+		Use:   "run [--session S] [--workspace D] [--timeout DUR] [flags] [-c CODE | FILE | -]",
 		Short: "Run a Python block in a persistent sandbox session",
 		Long: `Run one Python block in the session's persistent namespace: what earlier
 blocks defined is still there, also after the session restarted (its
@@ -685,16 +689,23 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			name := termtext.Line(strconv.Quote(c.Meta.Name))
+			var did string
 			switch {
 			case op == "stop":
-				err = c.Stop(force)
+				err, did = c.Stop(force), "Stopped session "+name+"; its next block restores the snapshot."
 			case op == "restart" && (fresh || len(drop) > 0):
 				// with a host command: a stopped session is started for it
 				if c, _, err = sf.open(nil); err == nil {
 					err = c.Restart(client.RestartOptions{Force: force, Fresh: fresh, Drop: drop})
 				}
+				did = "Restarted session " + name + " empty: its snapshot is discarded."
+				if !fresh {
+					did = "Restarted session " + name + " without " + strings.Join(drop, ", ") + "."
+				}
 			case op == "restart":
 				err = c.Restart(client.RestartOptions{Force: force})
+				did = "Restarted session " + name + "; its next block restores the snapshot."
 			default:
 				// A command-line interrupt owns the blocks of `sandbox run`.
 				c.Client = protocol.Client{Kind: "run"}
@@ -705,9 +716,13 @@ func newSandboxControlCmd(s Streams, op, short string) *cobra.Command {
 			}
 			if errors.Is(err, client.ErrNotRunning) {
 				if op == "stop" {
-					return nil // already stopped
+					fmt.Fprintf(sf.s.Out, "Session %s was not running.\n", name)
+					return nil
 				}
 				return fmt.Errorf("session %q is not running", c.Meta.Name)
+			}
+			if err == nil && did != "" {
+				fmt.Fprintln(sf.s.Out, did)
 			}
 			return err
 		}),
@@ -724,7 +739,7 @@ answer says whose block was stopped.`
 		cmd.Flags().BoolVar(&anyBlock, "any", false, "also another client's block (the REPL's, an MCP client's)")
 	}
 	if op == "restart" {
-		cmd.Use = "restart [--session S] [--workspace D] [--force] [--fresh | --drop NAME...]"
+		cmd.Use = "restart [--session S] [--workspace D] [--fresh | --drop NAME...] [flags]"
 		cmd.Long = `Replace a session's Python process with a new one restored from the
 snapshot; the next block's output starts with the [Sandbox restarted] notice.
 
@@ -789,7 +804,15 @@ func newSandboxRmCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.Remove(force)
+			if err := c.Remove(force); err != nil {
+				return err
+			}
+			of := ""
+			if c.Meta.Workspace != "" { // known here; a remote one is the other machine's
+				of = " of " + termtext.Line(c.Meta.Workspace)
+			}
+			fmt.Fprintf(s.Out, "Removed session %s%s: its snapshot, spill files and attachments.\n", termtext.Line(strconv.Quote(c.Meta.Name)), of)
+			return nil
 		}),
 	}
 	sf.add(cmd)

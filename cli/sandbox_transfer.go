@@ -127,6 +127,8 @@ the new session's jailed Python.`,
 		}),
 	}
 	sf.add(cmd)
-	cmd.Flags().Lookup("session").Usage = "the new session's name (default: the archive's)"
+	// The archive's name is the default, not the flag's own value.
+	session := cmd.Flags().Lookup("session")
+	session.Usage, session.DefValue = "the new session's name (default: the archive's)", ""
 	return cmd
 }

@@ -22,6 +22,9 @@ type Request struct {
 	// Active is --active: the active environment (VIRTUAL_ENV), also inside
 	// a project, as uv's --active.
 	Active bool
+	// Installs: the run writes the environment (-m pip), so it cannot do
+	// without the shared one when that is the one it would use.
+	Installs bool
 	// SharedDir is the shared environment of this CPython version
 	// (~/.vis/python/packages/3.11).
 	SharedDir string
@@ -53,6 +56,9 @@ type Choice struct {
 	Project *Project
 	// Roots are the project's import roots (see Roots).
 	Roots []string
+	// Scratch: Env is a temporary environment of this run's alone
+	// (ScratchEnvironment), which it removes when it ends.
+	Scratch bool
 	// Warnings and Notes are for the user, once each: Warnings about the
 	// choice (an active environment passed over), Notes about what was done
 	// (the earlier shared folder moved).
@@ -101,6 +107,17 @@ func Resolve(r Request) (Choice, error) {
 	}
 	c.Kind = KindShared
 	c.Env, c.Notes, err = SharedEnvironment(r.SharedDir, r.Install, r.Version)
+	var ue *UnwritableError
+	if errors.As(err, &ue) && !r.Shared && !r.Installs {
+		// A read-only ~/.vis need not stop a run that only reads: it
+		// runs in an empty environment of its own, and says so.
+		if c.Env, err = ScratchEnvironment(r.Install, r.Version); err != nil {
+			return c, fmt.Errorf("%w (and no temporary environment can be made: %w)", ue, err)
+		}
+		c.Scratch = true
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the shared packages folder %s %s (%v): running without the shared packages; %s",
+			ue.Dir, ue.What, ue.Err, movePackages))
+	}
 	return c, err
 }
 

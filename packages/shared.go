@@ -33,8 +33,7 @@ func SharedEnvironment(dir string, inst findpython.Install, v findpython.Version
 	root := filepath.Dir(dir)
 	short := "python" + v.Short()
 	env = Environment{Dir: dir, Python: filepath.Join(dir, "bin", short)}
-	cfg := fmt.Sprintf("home = %s\ninclude-system-site-packages = false\nversion = %s\nexecutable = %s\n",
-		filepath.Dir(inst.Executable), v, inst.Executable)
+	cfg := venvConfig(inst, v)
 	if data, err := os.ReadFile(filepath.Join(dir, "pyvenv.cfg")); err == nil {
 		if string(data) != cfg || !linksTo(env.Python, inst.Executable) {
 			if err := pointAt(dir, short, cfg, inst.Executable); err != nil {
@@ -84,24 +83,12 @@ func makeShared(root, dir, short, cfg string, inst findpython.Install, v findpyt
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	site := filepath.Join(tmp, "lib", short, "site-packages")
-	if err := os.MkdirAll(site, 0o755); err != nil {
-		return err
-	}
-	// As venv does on 64-bit Linux.
-	if err := os.Symlink("lib", filepath.Join(tmp, "lib64")); err != nil {
+	site, err := layOut(tmp, short, cfg, inst.Executable)
+	if err != nil {
 		return err
 	}
 	// The scripts pip writes name the final path of the environment.
 	python := filepath.Join(dir, "bin", short)
-	if err := pointAt(tmp, short, cfg, inst.Executable); err != nil {
-		return err
-	}
-	for _, name := range []string{"python", "python3"} {
-		if err := os.Symlink(short, filepath.Join(tmp, "bin", name)); err != nil {
-			return err
-		}
-	}
 	if err := installPip(site, filepath.Join(tmp, "bin"), python, inst, v); err != nil {
 		return err
 	}
@@ -112,6 +99,52 @@ func makeShared(root, dir, short, cfg string, inst findpython.Install, v findpyt
 		return err
 	}
 	return nil
+}
+
+// venvConfig is the pyvenv.cfg of an environment of the CPython at inst,
+// without the installation's site-packages.
+func venvConfig(inst findpython.Install, v findpython.Version) string {
+	return fmt.Sprintf("home = %s\ninclude-system-site-packages = false\nversion = %s\nexecutable = %s\n",
+		filepath.Dir(inst.Executable), v, inst.Executable)
+}
+
+// layOut makes the folders, links and pyvenv.cfg of a virtual environment
+// in dir, as venv does on 64-bit Linux, and returns its site-packages.
+func layOut(dir, short, cfg, executable string) (site string, err error) {
+	site = filepath.Join(dir, "lib", short, "site-packages")
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Symlink("lib", filepath.Join(dir, "lib64")); err != nil {
+		return "", err
+	}
+	if err := pointAt(dir, short, cfg, executable); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"python", "python3"} {
+		if err := os.Symlink(short, filepath.Join(dir, "bin", name)); err != nil {
+			return "", err
+		}
+	}
+	return site, nil
+}
+
+// ScratchEnvironment is an empty environment in a new temporary folder,
+// for a run whose shared environment cannot be made: like the shared one
+// it leaves the installation's packages out, and it has no pip, so
+// nothing the run starts installs into the machine's Python. The caller
+// removes env.Dir.
+func ScratchEnvironment(inst findpython.Install, v findpython.Version) (env Environment, err error) {
+	dir, err := os.MkdirTemp("", "vis-scratch-env-")
+	if err != nil {
+		return Environment{}, err
+	}
+	short := "python" + v.Short()
+	if _, err := layOut(dir, short, venvConfig(inst, v), inst.Executable); err != nil {
+		os.RemoveAll(dir)
+		return Environment{}, err
+	}
+	return Environment{Dir: dir, Python: filepath.Join(dir, "bin", short)}, nil
 }
 
 // isVersionDir reports whether name is an environment's name under the
@@ -228,16 +261,33 @@ func repointScript(file, python string) {
 
 // EnsureFolder makes the shared packages folder if needed and checks that
 // files can be created in it, so an install fails with one clear line
-// rather than halfway through pip.
+// rather than halfway through pip. Its error is an *UnwritableError.
 func EnsureFolder(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("the shared packages folder %s cannot be made: %w", dir, fsutil.Cause(err))
+		return &UnwritableError{Dir: dir, What: "cannot be made", Err: fsutil.Cause(err)}
 	}
 	f, err := os.CreateTemp(dir, ".vis-write-check-*")
 	if err != nil {
-		return fmt.Errorf("the shared packages folder %s is not writable: %w; set VIS_PYTHON_PACKAGES to a folder you can write", dir, fsutil.Cause(err))
+		return &UnwritableError{Dir: dir, What: "is not writable", Err: fsutil.Cause(err)}
 	}
 	f.Close()
 	os.Remove(f.Name())
 	return nil
 }
+
+// UnwritableError is a shared packages folder that cannot be made or
+// written; the variables that move it are the way out.
+type UnwritableError struct {
+	Dir, What string
+	Err       error
+}
+
+func (e *UnwritableError) Error() string {
+	return fmt.Sprintf("the shared packages folder %s %s: %v; %s", e.Dir, e.What, e.Err, movePackages)
+}
+
+func (e *UnwritableError) Unwrap() error { return e.Err }
+
+// movePackages is the way out of a shared packages folder that cannot be
+// written.
+const movePackages = "set VIS_PYTHON_PACKAGES (the shared packages) or VIS_HOME (all of vis-agent's files) to a folder you can write"

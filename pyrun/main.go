@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
@@ -144,6 +147,9 @@ func Main(args []string, s iostreams.Streams) int {
 		SharedDir: l.SharedEnvironment(lib.Version.Short()), StartupDir: l.Startup(),
 		Settings: func(p *packages.Project) config.Settings { return RunSettings(s, p) },
 	})
+	if plan.Scratch {
+		defer os.RemoveAll(plan.EnvDir)
+	}
 	if err != nil {
 		return fail(packages.WayOut(err, "fix it, or use --shared"))
 	}
@@ -166,7 +172,32 @@ func Main(args []string, s iostreams.Streams) int {
 			return fail(err)
 		}
 	}
-	return lib.Main(append([]string{plan.Argv0}, pa.Argv...), inst.Home, plan.Startup)
+	code := lib.Main(append([]string{plan.Argv0}, pa.Argv...), inst.Home, plan.Startup)
+	if code != 0 {
+		if hint := pipHint(pa, plan); hint != "" {
+			fmt.Fprintf(stderr, "vis-agent python: %s\n", hint)
+		}
+	}
+	return code
+}
+
+// pipHint is the way out of a failed -m pip in a uv project's environment
+// that has no pip (uv makes them without): CPython's "No module named
+// pip" names none.
+func pipHint(pa Args, plan Plan) string {
+	if pa.Mode != ModeModule || pa.Target != "pip" || plan.Kind != packages.KindProject {
+		return ""
+	}
+	if found, _ := filepath.Glob(filepath.Join(plan.EnvDir, "lib", "python3*", "site-packages", "pip")); len(found) > 0 {
+		return ""
+	}
+	what := "PACKAGE"
+	if len(pa.Program) > 1 && pa.Program[0] == "install" {
+		what = strings.Join(pa.Program[1:], " ")
+	}
+	return fmt.Sprintf("this uv project's environment %s has no pip: `vis-agent python uv add %s` adds a dependency, "+
+		"`vis-agent python uv pip install %s` installs into the environment, `vis-agent python --shared -m pip install %s` into the shared packages",
+		plan.EnvDir, what, what, what)
 }
 
 // runtimeOptions says where this run looks for CPython.
@@ -183,8 +214,13 @@ func LoadRuntime(s iostreams.Streams) (*pyembed.Library, findpython.Choice, find
 	lib, choice, err := pyembed.Open(runtimeOptions(s))
 	if err != nil {
 		var le *findpython.LoadError
-		if choice.Source == findpython.SourceRecord && errors.As(err, &le) {
+		switch {
+		case !errors.As(err, &le):
+		case choice.Source == findpython.SourceRecord:
 			err = fmt.Errorf("%w (recorded in %s; `vis-agent runtime --forget` finds the machine's CPython again)", err, s.Layout().RuntimeRecord())
+		case s.Getenv("VIS_PYTHON_NATIVE_PATH") != "":
+			// The variable chose it, and is what to change.
+			err = fmt.Errorf("%w (named by VIS_PYTHON_NATIVE_PATH: set it to a libpython3.X.so or the folder holding one, or unset it to use the machine's CPython)", err)
 		}
 		return nil, choice, findpython.Install{}, err
 	}

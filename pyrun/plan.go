@@ -35,6 +35,11 @@ type Plan struct {
 	// folders put on its sys.path: a jail lets the program read them.
 	EnvDir      string
 	ImportRoots []string
+	// Kind is which environment EnvDir is (the shared one when the run
+	// needs none); Scratch: EnvDir is this run's own temporary one
+	// (packages.ScratchEnvironment), to remove when it ends.
+	Kind    packages.Kind
+	Scratch bool
 	// replayable says the next identical run may replay this plan before
 	// Go starts (see fastpath.go), observed what the decision read.
 	replayable bool
@@ -88,7 +93,7 @@ func NewPlan(rc Context) (Plan, error) {
 	if !informational(rc.Args) {
 		choice, err := packages.Resolve(packages.Request{
 			Cwd: rc.Cwd, Getenv: rc.getenv, Shared: rc.Args.Vis.Shared, Active: rc.Args.Vis.Active,
-			SharedDir: rc.SharedDir, Install: rc.Inst, Version: rc.Version,
+			SharedDir: rc.SharedDir, Install: rc.Inst, Version: rc.Version, Installs: installs(rc.Args),
 		})
 		if err != nil {
 			return plan, err
@@ -97,13 +102,13 @@ func NewPlan(rc Context) (Plan, error) {
 			plan.Messages = append(plan.Messages, "warning: "+w)
 		}
 		plan.Messages = append(plan.Messages, choice.Notes...)
-		plan.Argv0, plan.EnvDir = choice.Env.Python, choice.Env.Dir
+		plan.Argv0, plan.EnvDir, plan.Kind, plan.Scratch = choice.Env.Python, choice.Env.Dir, choice.Kind, choice.Scratch
 		project, roots = choice.Project, choice.Roots
 	}
 	settings := rc.Settings(project)
 	plan.Env = childEnv(rc, settings)
 	plan.replayable = project == nil && len(plan.Messages) == 0 && len(settings.Problems) == 0 &&
-		!informational(rc.Args) && !(rc.Args.Mode == ModeModule && rc.Args.Target == "pip")
+		!informational(rc.Args) && !installs(rc.Args)
 	if plan.replayable {
 		plan.observed = slices.Concat(folderInputs(rc.Cwd), environmentInputs(plan.EnvDir, plan.Argv0))
 	}
@@ -133,6 +138,9 @@ func NewPlan(rc Context) (Plan, error) {
 	}
 	return plan, err
 }
+
+// installs: the run is pip's, which writes the environment it runs in.
+func installs(pa Args) bool { return pa.Mode == ModeModule && pa.Target == "pip" }
 
 // informational: -V, --version and --help-* print and exit before any
 // program runs.

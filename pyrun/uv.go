@@ -125,8 +125,9 @@ func uvEnvironment(pa Args, s iostreams.Streams) (packages.Choice, error) {
 	if err != nil {
 		return packages.Choice{}, err
 	}
+	// uv pip may write the environment: never the installation's own.
 	return packages.Resolve(packages.Request{
-		Cwd: s.Dir, Getenv: s.Getenv, Shared: pa.Vis.Shared, Active: pa.Vis.Active,
+		Cwd: s.Dir, Getenv: s.Getenv, Shared: pa.Vis.Shared, Active: pa.Vis.Active, Installs: true,
 		SharedDir: s.Layout().SharedEnvironment(lib.Version.Short()), Install: inst, Version: lib.Version,
 	})
 }

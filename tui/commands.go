@@ -46,7 +46,7 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/help":
 		m.tr.add(kindInfo, helpText)
 	case "/quit", "/exit":
-		return tea.Quit
+		return m.leave()
 	case "/clear":
 		m.tr.clear()
 	case "/defs":
@@ -109,7 +109,14 @@ func (m *Model) command(line string) tea.Cmd {
 			return nil
 		}
 		m.timeout = protocol.ClampTimeout(d)
-		m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+".")
+		switch {
+		case m.timeout > d:
+			m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+", the minimum ("+arg+" was raised to it).")
+		case m.timeout < d:
+			m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+", the maximum ("+arg+" was lowered to it).")
+		default:
+			m.tr.add(kindInfo, "Blocks now time out after "+m.timeout.String()+".")
+		}
 	default:
 		m.tr.add(kindProblem, "unknown command "+name+"; /help lists them")
 	}

@@ -164,15 +164,7 @@ func (l *live) showEnd(res *protocol.Result) {
 	if res == nil || res.Error == nil {
 		return
 	}
-	e := res.Error
-	text := strings.TrimRight(e.Traceback, "\n")
-	if text == "" {
-		text = e.Type + ": " + e.Message
-	}
-	if e.Excerpt != "" && !hasCaretLine(text) {
-		text += "\n" + e.Excerpt
-	}
-	l.tr.add(kindError, text)
+	l.tr.add(kindError, errorText(res.Error))
 }
 
 func (l *live) SetSize(width, _ int) { l.width = width }

@@ -75,6 +75,9 @@ type Model struct {
 	restarts   int  // restarts asked for with /restart
 	timeout    time.Duration
 	seen       activity // the session's activity when the REPL last read it
+	// leaving: the person quit, and the last frame (which stays in the
+	// terminal, the REPL drawing no alternate screen) is the transcript.
+	leaving bool
 }
 
 // New is the REPL's model for cfg.
@@ -331,12 +334,20 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.enter()
 	case "ctrl+d":
 		if m.input.Empty() {
-			return tea.Quit
+			return m.leave()
 		}
 	case "pgup", "pgdown", "ctrl+o", "ctrl+l":
 		return m.tr.Update(k)
 	}
 	return m.input.Update(k)
+}
+
+// leave quits: the last frame is the transcript alone, at the terminal's
+// width, so that what stays in its scrollback is what was run and printed,
+// not the panel beside it or the status bar under it.
+func (m *Model) leave() tea.Cmd {
+	m.leaving, m.tr.scroll = true, 0
+	return tea.Quit
 }
 
 // switchTab is F3: the defs tab (or a hidden panel) gives way to the
@@ -438,6 +449,11 @@ func (m *Model) layout() {
 // status bar. It fills the terminal's height, without the alternate
 // screen, so the transcript stays in the terminal when the REPL ends.
 func (m *Model) View() tea.View {
+	if m.leaving {
+		// the terminal's cursor stays on the last row, which what runs
+		// next writes over: an empty one
+		return tea.NewView(strings.Join(append(m.tr.view(m.s.th, m.w, max(1, m.h-1)), ""), "\n"))
+	}
 	m.layout()
 	th := m.s.th
 	var rows []string

@@ -235,8 +235,14 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	m := newModel(t, 100, 50)
 	typeText(m, "/timeout 2h")
 	press(m, "enter")
-	if m.timeout.String() != "35m0s" || !strings.Contains(frame(m), "Blocks now time out after 35m0s.") {
-		t.Fatalf("/timeout is clamped: %v\n%s", m.timeout, frame(m))
+	said := func() string { return m.tr.entries[len(m.tr.entries)-1].text }
+	if m.timeout.String() != "35m0s" || said() != "Blocks now time out after 35m0s, the maximum (2h was lowered to it)." {
+		t.Fatalf("/timeout is clamped: %v: %q", m.timeout, said())
+	}
+	typeText(m, "/timeout 1m")
+	press(m, "enter")
+	if m.timeout != time.Minute || said() != "Blocks now time out after 1m0s." {
+		t.Fatalf("/timeout 1m: %v: %q", m.timeout, said())
 	}
 	typeText(m, "/nope")
 	press(m, "enter")
@@ -301,6 +307,11 @@ func TestSlashCommandsAndCtrlKeys(t *testing.T) {
 	press(m, "ctrl+u")
 	if cmd := press(m, "ctrl+d"); cmd == nil || fmt.Sprintf("%T", cmd()) != "tea.QuitMsg" {
 		t.Fatal("Ctrl+D on an empty input does not quit")
+	}
+	// the last frame, left in the terminal, is the transcript alone
+	if f := frame(m); strings.ContainsAny(f, "│─") || strings.Contains(f, "[defs]") || strings.Contains(f, "Python 3.12.1") ||
+		!strings.Contains(f, ">>> 1") || len(strings.Split(f, "\n")) != 50 {
+		t.Errorf("the last frame is not the transcript alone:\n%s", f)
 	}
 }
 
@@ -679,5 +690,49 @@ func TestSecondEnterAtAnEmptyLineRuns(t *testing.T) {
 	m.Update(completeMsg{src: m.asking, kind: "complete"})
 	if !m.s.running || m.s.hint != "" {
 		t.Fatalf("a def does not run at its blank line: hint %q", m.s.hint)
+	}
+}
+
+// TestErrorsColoursAndWrapping: a traceback that quotes the failing line
+// gets no second excerpt of it (one without the source line still does,
+// see script); a block's colours show as colours and its other escape
+// sequences as text; a long line of a block wraps between words, its rows
+// under its code.
+func TestErrorsColoursAndWrapping(t *testing.T) {
+	m := newModel(t, 60, 40)
+	src := `raise ValueError("bad")`
+	run(t, m, src, protocol.Result{Error: &protocol.BlockError{Type: "ValueError", Message: "bad", Excerpt: "1: " + src + "\n   " + strings.Repeat("^", len(src)),
+		Traceback: "Traceback (most recent call last):\n  File \"<block 1>\", line 1, in <module>\n    " + src + "\nValueError: bad\n"}})
+	if f := frame(m); strings.Count(f, src) != 2 || strings.Contains(f, "1: "+src) || strings.Contains(f, "^^^") {
+		t.Errorf("the error's line is shown more than once:\n%s", f)
+	}
+
+	run(t, m, "show()", protocol.Result{}, protocol.Event{Ev: "out", Stream: "stdout", Data: "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[8mhidden\n"})
+	v := m.View().Content
+	if !strings.Contains(v, "\x1b[31mred") {
+		t.Errorf("the block's colour is not kept:\n%q", v)
+	}
+	for _, raw := range []string{"\x1b]0;", "\x07", "\x1b[8m"} {
+		if strings.Contains(v, raw) {
+			t.Errorf("the block's %q reached the frame raw:\n%q", raw, v)
+		}
+	}
+	if f := frame(m); !strings.Contains(f, `red \x1b]0;title\x07 \x1b[8mhidden`) {
+		t.Errorf("the block's escape sequences are not shown as text:\n%s", f)
+	}
+
+	// a terminal's cut at 60 columns would fall inside "disagreement"
+	words := []string{"an", "alphabetical", "breakfasting", "championship", "disagreement", "entertaining"}
+	run(t, m, `x = "`+strings.Join(words, " ")+`"`, protocol.Result{})
+	f := frame(m)
+	echo := f[strings.LastIndex(f, ">>> x = "):]
+	echo = echo[:strings.Index(echo, "\n─")]
+	for _, w := range words {
+		if !strings.Contains(echo, w) {
+			t.Errorf("%q is cut between rows:\n%s", w, echo)
+		}
+	}
+	if !strings.Contains(echo, "\n    disagreement entertaining\"") {
+		t.Errorf("the block's second row is not under its code:\n%s", echo)
 	}
 }

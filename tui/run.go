@@ -277,14 +277,7 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		}
 		m.tr.restarted(text, blockKey(msg.id), msg.id)
 	case e != nil:
-		text := strings.TrimRight(e.Traceback, "\n")
-		if text == "" {
-			text = e.Type + ": " + e.Message
-		}
-		if e.Excerpt != "" && !hasCaretLine(text) {
-			text += "\n" + e.Excerpt
-		}
-		m.tr.add(kindError, text)
+		m.tr.add(kindError, errorText(e))
 	}
 	return m.refresh()
 }
@@ -300,6 +293,37 @@ func sentence(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:] + "."
+}
+
+// errorText is how a block's error reads in the transcript: Python's
+// traceback, and under it the excerpt of the failing line only when the
+// traceback neither marks the spot nor quotes the line (raise
+// ValueError(...) has no carets, but its line is there).
+func errorText(e *protocol.BlockError) string {
+	text := strings.TrimRight(e.Traceback, "\n")
+	if text == "" {
+		text = e.Type + ": " + e.Message
+	}
+	if e.Excerpt != "" && !hasCaretLine(text) && !quotesLine(text, e.Excerpt) {
+		text += "\n" + e.Excerpt
+	}
+	return text
+}
+
+// quotesLine is whether text has a line that is the source line of
+// excerpt ("N: code", then its carets), as a traceback quotes it.
+func quotesLine(text, excerpt string) bool {
+	first, _, _ := strings.Cut(excerpt, "\n")
+	_, code, _ := strings.Cut(first, ": ")
+	if code = strings.TrimSpace(code); code == "" {
+		return false
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == code {
+			return true
+		}
+	}
+	return false
 }
 
 // hasCaretLine is whether a traceback already marks the failing spot.

@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // Bounds of what the transcript keeps, so that any amount of output leaves
@@ -82,9 +84,9 @@ func (o *output) write(data string) {
 	}
 }
 
-// finish is the partial line made printable.
+// finish is the partial line as the transcript shows it.
 func (o *output) finish() string {
-	s := printable(o.partial.String())
+	s := outputLine(o.partial.String())
 	if o.cut > 0 {
 		s += fmt.Sprintf(" … (+%d bytes)", o.cut)
 	}
@@ -128,7 +130,7 @@ func (o *output) kept() (lines []string, gap int) {
 	lines = append(lines, o.tail[o.tailStart:]...)
 	lines = append(lines, o.tail[:o.tailStart]...)
 	if o.partial.Len() > 0 {
-		s := printable(o.partial.String())
+		s := outputLine(o.partial.String())
 		if o.cut > 0 {
 			s += fmt.Sprintf(" … (+%d bytes)", o.cut)
 		}
@@ -137,9 +139,22 @@ func (o *output) kept() (lines []string, gap int) {
 	return lines, gap
 }
 
-// printable is a line of output as the transcript shows it: what follows
-// its last carriage return (a progress bar's last state), tabs expanded,
-// escape sequences and other control characters dropped.
+// outputLine is a line a block printed as the transcript shows it: what
+// follows its last carriage return (a progress bar's last state), its
+// colours kept (termtext.Output: SGR only, conceal not, reset at the end
+// of the line) and every other escape sequence and control character
+// shown escaped, as `sandbox run` shows them; tabs expanded.
+func outputLine(s string) string {
+	if i := strings.LastIndexByte(s, '\r'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(termtext.Output(s), "\uFFFD"), "\t", "    ")
+}
+
+// printable is a line of what a session set (another client's code, a
+// label, an attachment) as the REPL shows it: what follows its last
+// carriage return, tabs expanded, escape sequences and other control
+// characters dropped.
 func printable(s string) string {
 	if i := strings.LastIndexByte(s, '\r'); i >= 0 {
 		s = s[i+1:]
@@ -328,7 +343,6 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	var lines []string
 	switch e.kind {
 	case kindBlock:
-		var raw []string
 		text := e.text
 		if e.label != "" {
 			// another client's code: shown, never obeyed by the terminal
@@ -337,16 +351,15 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 				src[i] = printable(l)
 			}
 			text = strings.Join(src, "\n")
-			raw = append(raw, th.info.Render("── "+printable(e.label)+" ──"))
+			lines = hardwrap([]string{th.info.Render("── " + printable(e.label) + " ──")}, width)
 		}
 		for i, l := range th.highlight(text) {
 			p := "... "
 			if i == 0 {
 				p = ">>> "
 			}
-			raw = append(raw, th.prompt.Render(p)+l)
+			lines = append(lines, wrapCode(th.prompt.Render(p), l, width)...)
 		}
-		lines = hardwrap(raw, width)
 	case kindStdout, kindStderr:
 		lines = hardwrap(t.renderOutput(th, e), width)
 	case kindError:
@@ -376,6 +389,32 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	}
 	e.lines, e.width = lines, width
 	return e.lines
+}
+
+// minCodeWrap is the narrowest room for code that wrapCode wraps between
+// words; narrower, a line is cut as a terminal cuts it.
+const minCodeWrap = 16
+
+// wrapCode is a line of a block (highlighted) after its prompt, wrapped
+// at width between words: the rows it continues on start under its code,
+// at its indentation.
+func wrapCode(prompt, code string, width int) []string {
+	pw := ansi.StringWidth(prompt)
+	if pw+ansi.StringWidth(code) <= width {
+		return []string{prompt + code}
+	}
+	plain := ansi.Strip(code)
+	indent := len(plain) - len(strings.TrimLeft(plain, " "))
+	room := width - pw - indent
+	if room < minCodeWrap {
+		return hardwrap([]string{prompt + code}, width)
+	}
+	rows := strings.Split(ansi.Wrap(ansi.TruncateLeft(code, indent, ""), room, ""), "\n")
+	out := []string{prompt + strings.Repeat(" ", indent) + rows[0]}
+	for _, r := range rows[1:] {
+		out = append(out, strings.Repeat(" ", pw+indent)+r)
+	}
+	return out
 }
 
 // wrapText is text wrapped at width between words, each line that wraps

@@ -193,6 +193,16 @@ func TestMCPServer(t *testing.T) {
 	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session" {
 		t.Errorf("tools: %s", got)
 	}
+	// The help lists every tool the server offers, with its title.
+	help, err := sb.command("mcp", "--help").Output()
+	if err != nil {
+		t.Fatalf("mcp --help: %v", err)
+	}
+	for _, tl := range tools.Tools {
+		if !regexp.MustCompile(`(?m)^  ` + tl.Name + ` +` + regexp.QuoteMeta(tl.Title) + `$`).Match(help) {
+			t.Errorf("mcp --help does not list the tool %s (%s):\n%s", tl.Name, tl.Title, help)
+		}
+	}
 
 	// State between calls; what a block prints through its own file
 	// descriptor 1 is output, not protocol.

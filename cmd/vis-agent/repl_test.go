@@ -427,9 +427,10 @@ func TestReplRestartsAStuckBlock(t *testing.T) {
 		strings.Contains(scr, "The Python process was restarted") || !strings.Contains(scr, "▌ Restored variables (1): kept.\n>>> print(kept)") {
 		t.Fatalf("the hang and its restart are not one notice:\n%s", scr)
 	}
-	// /timeout reaches the blocks run after it (1s is raised to the least, 3s)
+	// /timeout reaches the blocks run after it (1s is raised to the least,
+	// 3s, and the answer says so)
 	tm.typed("/timeout 1s")
-	tm.waitFor("Blocks now time out after 3s.")
+	tm.waitFor("Blocks now time out after 3s, the minimum (1s was raised to it).")
 	tm.typed("while True: pass")
 	tm.keys("Enter")
 	tm.waitFor("The block ran past its timeout of 3 seconds.")
@@ -570,13 +571,15 @@ func TestReplFirstScreenSaysWhereHelpIs(t *testing.T) {
 	tm.waitFor("F1 or /help: keys and commands")
 }
 
-// TestReplWrapsBetweenWords: on a narrow terminal a long error message
-// wraps between its words, and a notice keeps its bar on every line it
-// wraps to.
+// TestReplWrapsBetweenWords: on a narrow terminal a long line of a block
+// and a long error message wrap between their words, the error is
+// Python's traceback alone (it quotes the line: no second excerpt of it),
+// and a notice keeps its bar on every line it wraps to.
 func TestReplWrapsBetweenWords(t *testing.T) {
 	t.Parallel()
 	_, tm := replIn(t, 60, 30)
-	// the message is in capitals, its source line (in the traceback) not
+	// the message is in capitals, its source line (in the block and the
+	// traceback) not
 	words := []string{"alphabetical", "breakfasting", "championship", "disagreement", "entertaining", "fingerprints", "grandparents", "headquarters"}
 	tm.typed(`raise ValueError("` + strings.Join(words, " ") + `".upper())`)
 	s := tm.waitFor("ValueError: ALPHABETICAL")
@@ -584,6 +587,15 @@ func TestReplWrapsBetweenWords(t *testing.T) {
 		if !strings.Contains(s, strings.ToUpper(w)) {
 			t.Errorf("%q is cut between lines:\n%s", w, s)
 		}
+	}
+	echo := s[strings.Index(s, ">>> raise"):strings.Index(s, "Traceback")]
+	for _, w := range words {
+		if !strings.Contains(echo, w) {
+			t.Errorf("%q is cut between the rows of the block:\n%s", w, echo)
+		}
+	}
+	if strings.Contains(s, "1: raise") || strings.Contains(s, "^^^") {
+		t.Errorf("the traceback quotes the line, and an excerpt repeats it:\n%s", s)
 	}
 	tm.typed("kept = 1")
 	tm.waitFor("kept: int")
@@ -733,4 +745,41 @@ func TestReplSeesBlocksAcrossHosts(t *testing.T) {
 		sb.block("default", fmt.Sprintf("def %s():\n    \"\"\"Block %d.\"\"\"", name, i), 0)
 		tm.waitFor(name+"()", fmt.Sprintf("Block %d.", i))
 	}
+}
+
+// TestReplShowsColours: the colours a block prints show as colours; its
+// other escape sequences (a window title here) show as text.
+func TestReplShowsColours(t *testing.T) {
+	t.Parallel()
+	_, tm := replIn(t, 100, 24)
+	// (the code splits the words the screen is searched for)
+	tm.typed(`print("\x1b[31mred-" + "text\x1b[0m plain \x1b]0;stolen-" + "title\x07 end")`)
+	tm.waitFor(`plain \x1b]0;stolen-title\x07 end`)
+	if s := tm.tmux("capture-pane", "-p", "-e", "-t", "0"); !strings.Contains(s, "\x1b[31mred-text\x1b[39m plain") {
+		t.Errorf("red-text is not red on the screen:\n%q", s)
+	}
+	if title := tm.tmux("display-message", "-p", "-t", "0", "#{pane_title}"); strings.Contains(title, "stolen-title") {
+		t.Errorf("the block set the pane's title: %q", title)
+	}
+}
+
+// TestReplLeavesTheTranscript: after Ctrl+D what stays in the terminal,
+// its scrollback too, is the transcript: not the panel beside it, its
+// border or the status bar.
+func TestReplLeavesTheTranscript(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	tm := newTerm(t, sb.env, sb.ws, 120, 20, "sh", "-c", sb.bin+" sandbox repl; echo repl-exit=$?; sleep 600")
+	tm.waitFor(">>>", "Python 3.")
+	tm.typed("def helper(): return 'kept'")
+	tm.keys("Enter")
+	tm.typed("print(helper())")
+	tm.waitFor("helper()", "\nkept")
+	tm.keys("C-d")
+	tm.waitFor("repl-exit=0")
+	all := tm.tmux("capture-pane", "-p", "-S", "-200", "-t", "0")
+	if strings.ContainsAny(all, "│─") || strings.Contains(all, "[defs]") || strings.Contains(all, "snapshot") {
+		t.Errorf("the panel or the status bar stayed in the terminal:\n%s", all)
+	}
+	contains(t, "what stays in the terminal", all, ">>> print(helper())\nkept\n")
 }

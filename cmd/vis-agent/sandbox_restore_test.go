@@ -81,7 +81,9 @@ func TestSandboxRestoreNeverBricks(t *testing.T) {
 			restoredChatty(t, "after the idle exit", idle.block("i", "print(loud.x, kept)", 0), "idle for 500 ms")
 
 			// the escape hatch: names left out stay out; fresh empties it
-			sb.ok("restart", "--session", "s", "--drop", "loud", "--drop", "nothere")
+			if r := sb.ok("restart", "--session", "s", "--drop", "loud", "--drop", "nothere"); r.stdout != "Restarted session \"s\" without loud, nothere.\n" {
+				t.Errorf("restart --drop said %q", r.stdout)
+			}
 			r = sb.block("s", "print('loud' in globals(), kept)", 0)
 			contains(t, "after restart --drop", r.stdout, "Left out on request (1): loud.", "Not in the snapshot, so nothing to leave out: nothere.",
 				"\nFalse kept\n")
@@ -89,7 +91,9 @@ func TestSandboxRestoreNeverBricks(t *testing.T) {
 			if r = sb.block("s", "print('loud' in globals())", 0); strings.Contains(r.stdout, "setstate") || !strings.HasSuffix(r.stdout, "\nFalse\n") {
 				t.Errorf("a dropped name came back at the next restart: %q", r.stdout)
 			}
-			sb.ok("restart", "--session", "s", "--fresh")
+			if r := sb.ok("restart", "--session", "s", "--fresh"); r.stdout != "Restarted session \"s\" empty: its snapshot is discarded.\n" {
+				t.Errorf("restart --fresh said %q", r.stdout)
+			}
 			r = sb.block("s", "print('kept' in globals())\nkept", 1)
 			contains(t, "after restart --fresh", r.stdout, "The snapshot was discarded: a restart with fresh asked for it; the session starts empty.",
 				"It held (4): Broken, Loud, chatty, kept.", "\nFalse\n")

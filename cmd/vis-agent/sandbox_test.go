@@ -482,12 +482,20 @@ func TestSandboxLifecycle(t *testing.T) {
 	sb.block("t", "import threading, time\ndata = [1]\nthreading.Timer(0.2, data.append, [2]).start()", 0)
 	time.Sleep(time.Second)
 	sb.block("t", "x = 1", 0)
-	sb.run("stop", "--session", "t")
+	// stop, restart and rm say what they did, in one line.
+	if r := sb.run("stop", "--session", "t"); r.stdout != "Stopped session \"t\"; its next block restores the snapshot.\n" || r.stderr != "" {
+		t.Errorf("stop: %+v", r)
+	}
+	if r := sb.run("stop", "--session", "t"); r.code != 0 || r.stdout != "Session \"t\" was not running.\n" {
+		t.Errorf("stop again: %+v", r)
+	}
 	contains(t, "a thread's change after stop", sb.block("t", "print(data)", 0).stdout, "[1, 2]\n")
 
-	sb.run("restart", "--session", "b")
+	if r := sb.run("restart", "--session", "b"); r.stdout != "Restarted session \"b\"; its next block restores the snapshot.\n" || r.stderr != "" {
+		t.Errorf("restart: %+v", r)
+	}
 	contains(t, "after restart", sb.block("b", "print(v)", 0).stdout, "restarted (vis-agent sandbox restart)", "b\n")
-	if r := sb.run("rm", "--session", "b"); r.code != 0 {
+	if r := sb.run("rm", "--session", "b"); r.code != 0 || r.stdout != "Removed session \"b\" of "+sb.ws+": its snapshot, spill files and attachments.\n" {
 		t.Errorf("rm: %+v", r)
 	}
 	if r := sb.block("b", "print('v' in globals())", 0); r.stdout != "False\n" {

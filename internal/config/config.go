@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -37,59 +39,105 @@ func Files(l paths.Layout, projectDir, cwd string) []string {
 
 // Settings is vis-agent's configuration: ~/.vis/config.toml merged with a
 // project's vis.toml, the project winning key by key.
+//
+// Each setting's `key` tag is its name in the files, which `vis-agent
+// config` shows (Entries); TestEntries holds the tags to what the files
+// accept.
 type Settings struct {
-	SourcePaths Setting[[]string] // absolute folders
-	IndexURL    Setting[string]
-	TLSStrict   Setting[bool]
+	SourcePaths Setting[[]string] `key:"python.source_paths"` // absolute folders
+	IndexURL    Setting[string]   `key:"python.index_url"`
+	TLSStrict   Setting[bool]     `key:"python.tls_strict"`
 	// Sandbox sessions' jail ([sandbox] in the files).
-	SandboxJail    Setting[bool]
-	SandboxNetwork Setting[bool]
+	SandboxJail    Setting[bool] `key:"sandbox.jail"`
+	SandboxNetwork Setting[bool] `key:"sandbox.network"`
 	// SandboxNetworkAllow: network = "allow", the network through the
 	// host's proxy to SandboxAllowHosts only (SandboxDenyHosts refused);
-	// the default, with the package index alone (@pypi).
+	// the default, with the package index alone (@pypi). It is a value of
+	// sandbox.network, not a key of its own.
 	SandboxNetworkAllow  Setting[bool]
-	SandboxAllowHosts    Setting[[]string]
-	SandboxDenyHosts     Setting[[]string]
-	SandboxMaxThreads    Setting[int] // > 0
-	SandboxMemoryMB      Setting[int] // 0 (no cap) or >= MinSandboxMemoryMB
-	SandboxRoots         Setting[[]string]
-	SandboxReadOnlyRoots Setting[[]string]
+	SandboxAllowHosts    Setting[[]string] `key:"sandbox.allow_hosts"`
+	SandboxDenyHosts     Setting[[]string] `key:"sandbox.deny_hosts"`
+	SandboxMaxThreads    Setting[int]      `key:"sandbox.max_threads"` // > 0
+	SandboxMemoryMB      Setting[int]      `key:"sandbox.memory_mb"`   // 0 (no cap) or >= MinSandboxMemoryMB
+	SandboxRoots         Setting[[]string] `key:"sandbox.roots"`
+	SandboxReadOnlyRoots Setting[[]string] `key:"sandbox.read_only_roots"`
 	// SandboxMaxAttachmentMB bounds one attachment's size, in MiB;
 	// SandboxMaxAttachmentsMB a session's attachments together.
-	SandboxMaxAttachmentMB  Setting[int]
-	SandboxMaxAttachmentsMB Setting[int]
+	SandboxMaxAttachmentMB  Setting[int] `key:"sandbox.max_attachment_mb"`
+	SandboxMaxAttachmentsMB Setting[int] `key:"sandbox.max_attachments_mb"`
 	// SandboxMaxValueMB bounds one value a session's snapshot saves, and
 	// SandboxMaxSnapshotMB all of them together (spill files included), in
 	// MiB.
-	SandboxMaxValueMB    Setting[int]
-	SandboxMaxSnapshotMB Setting[int]
+	SandboxMaxValueMB    Setting[int] `key:"sandbox.max_value_mb"`
+	SandboxMaxSnapshotMB Setting[int] `key:"sandbox.max_snapshot_mb"`
 	// SandboxAttachFigures: the matplotlib figures a block leaves open or
 	// shows are attached as PNG and closed.
-	SandboxAttachFigures Setting[bool]
+	SandboxAttachFigures Setting[bool] `key:"sandbox.attach_figures"`
 	// SandboxAllowBuilds lets install() build source distributions: a
 	// build runs the package's setup code outside the jail.
-	SandboxAllowBuilds Setting[bool]
+	SandboxAllowBuilds Setting[bool] `key:"sandbox.allow_builds"`
 	// SandboxFixFiles has the host write the repair engine's exact fix of
 	// a Python file a block left not compiling (else it is only shown).
-	SandboxFixFiles Setting[bool]
+	SandboxFixFiles Setting[bool] `key:"sandbox.fix_files"`
 	// SandboxWarmRestart keeps a standby interpreter for a session whose
 	// snapshot needs third-party modules, imported ahead of a restart.
-	SandboxWarmRestart Setting[bool]
+	SandboxWarmRestart Setting[bool] `key:"sandbox.warm_restart"`
 	// SandboxEcho shows the repr of a block's trailing expression (not
 	// None) after its output, as a notebook's Out.
-	SandboxEcho Setting[bool]
+	SandboxEcho Setting[bool] `key:"sandbox.echo"`
 	// SandboxJournalMB bounds a session's journal (the record of its
 	// blocks), in MiB: past it the oldest blocks go first.
-	SandboxJournalMB Setting[int]
+	SandboxJournalMB Setting[int] `key:"sandbox.journal_mb"`
 	// SandboxMaxDiskMB bounds, in MiB, what a session's host keeps in the
 	// session's folder (shell output, installed packages, journal,
 	// snapshot, temp files).
-	SandboxMaxDiskMB Setting[int]
+	SandboxMaxDiskMB Setting[int] `key:"sandbox.max_disk_mb"`
 	// Files are the configuration files that were read.
 	Files []string
 	// Problems are entries that were ignored, one line each:
 	// "file:line: key: what is wrong (the setting is ignored)".
 	Problems []string
+}
+
+// Entry is one setting as `vis-agent config` shows it: its key, its
+// value as TOML and where it comes from.
+type Entry struct {
+	Key, Value, From string
+}
+
+// Entries are every setting, in the order of Settings' fields.
+func (s Settings) Entries() []Entry {
+	v := reflect.ValueOf(s)
+	var entries []Entry
+	for i := range v.NumField() {
+		key := v.Type().Field(i).Tag.Get("key")
+		if key == "" {
+			continue
+		}
+		f := v.Field(i)
+		e := Entry{Key: key, Value: tomlValue(f.FieldByName("Value").Interface()), From: f.FieldByName("From").String()}
+		if key == "sandbox.network" && s.SandboxNetworkAllow.Value {
+			e.Value = `"allow"`
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// tomlValue is v (a bool, int, string or list of strings) as TOML writes
+// it.
+func tomlValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case []string:
+		quoted := make([]string, len(v))
+		for i, s := range v {
+			quoted[i] = strconv.Quote(s)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]"
+	}
+	return fmt.Sprint(v)
 }
 
 // Setting is one value and where it came from: "default" or "file:line".

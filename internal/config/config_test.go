@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -250,6 +251,47 @@ func TestSandboxNetworkModes(t *testing.T) {
 		if len(s.Problems) != 0 || s.SandboxNetwork.Value != c.network || s.SandboxNetworkAllow.Value != c.list ||
 			!reflect.DeepEqual(s.SandboxAllowHosts.Value, c.hosts) {
 			t.Errorf("%q: network %v, allow list %v %q, problems %q", c.text, s.SandboxNetwork.Value, s.SandboxNetworkAllow.Value, s.SandboxAllowHosts.Value, s.Problems)
+		}
+	}
+}
+
+// TestEntries: every setting has a key (`vis-agent config` shows them
+// all), and every key is one the files accept: a file setting each one
+// to a valid value is read without a problem, each value from its line.
+func TestEntries(t *testing.T) {
+	st := reflect.TypeOf(Settings{})
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if strings.HasPrefix(f.Type.Name(), "Setting[") && f.Tag.Get("key") == "" && f.Name != "SandboxNetworkAllow" {
+			t.Errorf("%s has no key: vis-agent config would not show it", f.Name)
+		}
+	}
+	entries := defaultSettings().Entries()
+	var text strings.Builder
+	for _, e := range entries {
+		value := e.Value
+		if e.Key == "python.index_url" {
+			value = `"https://mirror.example/simple"` // the default, "", is no URL
+		}
+		text.WriteString(e.Key + " = " + value + "\n")
+	}
+	file := writeFile(t, filepath.Join(t.TempDir(), "config.toml"), text.String())
+	s := Load(file)
+	if len(s.Problems) != 0 {
+		t.Fatalf("problems:\n%s\nin:\n%s", strings.Join(s.Problems, "\n"), text.String())
+	}
+	for i, e := range s.Entries() {
+		if want := file + ":" + strconv.Itoa(i+1); e.From != want {
+			t.Errorf("%s from %q, want %q", e.Key, e.From, want)
+		}
+	}
+	if len(entries) < 20 {
+		t.Errorf("only %d entries", len(entries))
+	}
+	// network = "allow" is shown as it is written.
+	for _, e := range defaultSettings().Entries() {
+		if e.Key == "sandbox.network" && e.Value != `"allow"` {
+			t.Errorf("the default network shows as %s", e.Value)
 		}
 	}
 }

@@ -98,6 +98,9 @@ func Serve(o Options) (int, error) {
 		rc.ImportRoots = jr.ImportRoots
 	}
 	plan, err := pyrun.NewPlan(rc)
+	if plan.Scratch {
+		defer os.RemoveAll(plan.EnvDir) // the shared packages folder could not be made
+	}
 	if err != nil {
 		return 0, packages.WayOut(err, o.WayOut)
 	}

@@ -60,14 +60,10 @@ func (sv *server) parseURI(uri string) (string, int, error) {
 	return u.Path[1:], version, nil
 }
 
-// addAttachments registers the attachment tools and resources.
+// addAttachments registers the attachments as resources (tools registers
+// the tools that list and read them).
 func (sv *server) addAttachments(srv *mcp.Server) {
 	sv.srv = srv
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_attachments", Title: "List the session's attachments", Description: sv.listDescription(),
-		Annotations: readOnly}, sv.listAttachments)
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_attachment", Title: "Read one of the session's attachments", Description: sv.readDescription(),
-		Annotations: readOnly}, sv.readAttachment)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uriScheme + "://" + sv.s.Meta.Name + "/{name}{?version}", Name: "attachment",
 		Title: "An attachment of session " + sv.s.Meta.Name, Description: "Any version of an attachment, by filename (?version=N) or by id."}, sv.readResource)
 	sv.syncResources(context.Background())

@@ -125,20 +125,9 @@ func newServer(cfg Config) *server {
 			return next(ctx, method, req)
 		}
 	})
-	// python is on the hot path: registered with its schemas but decoded
-	// here, without the SDK's generic validation of every call's input and
-	// output (a tenth of a warm block's round trip).
-	// (No output schema: the structured result is metadata a program
-	// reads, and its schema would cost every client 1.5k characters of
-	// context; see TestToolsListSize.)
-	srv.AddTool(&mcp.Tool{Name: "python", Title: "Run Python in the persistent session", Description: sv.pythonDescription(),
-		InputSchema: mustSchema[PythonArgs]()}, sv.pythonCall)
-	mcp.AddTool(srv, &mcp.Tool{Name: "defs", Title: "List the session's helpers and variables", Description: defsDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, sv.defs)
-	mcp.AddTool(srv, &mcp.Tool{Name: "restart_session", Title: "Restart the session's Python process", Description: restartDescription,
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, sv.restart)
-	mcp.AddTool(srv, &mcp.Tool{Name: "interrupt", Title: "Interrupt your running block", Description: interruptDescription}, sv.interrupt)
-	mcp.AddTool(srv, &mcp.Tool{Name: "install", Title: "Install Python packages into the session", Description: installDescription}, sv.install)
+	for _, t := range tools {
+		t.add(sv, srv, &mcp.Tool{Name: t.Name, Title: t.Title})
+	}
 	sv.addAttachments(srv)
 	sv.addJournal(srv)
 	return sv
@@ -146,6 +135,57 @@ func newServer(cfg Config) *server {
 
 // yes is true, for the annotations that take a pointer.
 var yes = true
+
+// Tool is one tool the server offers: its name and title, which
+// `vis-agent sandbox mcp --help` lists (Tools), and how it is registered.
+type Tool struct {
+	Name, Title string
+	add         func(sv *server, srv *mcp.Server, t *mcp.Tool)
+}
+
+// readOnly marks the tools that change nothing.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+// tools are the server's tools, in the order the help lists them.
+var tools = []Tool{
+	// python is on the hot path: registered with its schemas but decoded
+	// here, without the SDK's generic validation of every call's input and
+	// output (a tenth of a warm block's round trip).
+	// (No output schema: the structured result is metadata a program
+	// reads, and its schema would cost every client 1.5k characters of
+	// context; see TestToolsListSize.)
+	{"python", "Run Python in the persistent session", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.InputSchema = sv.pythonDescription(), mustSchema[PythonArgs]()
+		srv.AddTool(t, sv.pythonCall)
+	}},
+	{"defs", "List the session's helpers and variables", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.Annotations = defsDescription, readOnly
+		mcp.AddTool(srv, t, sv.defs)
+	}},
+	{"restart_session", "Restart the session's Python process", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.Annotations = restartDescription, &mcp.ToolAnnotations{DestructiveHint: &yes}
+		mcp.AddTool(srv, t, sv.restart)
+	}},
+	{"interrupt", "Interrupt your running block", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description = interruptDescription
+		mcp.AddTool(srv, t, sv.interrupt)
+	}},
+	{"install", "Install Python packages into the session", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description = installDescription
+		mcp.AddTool(srv, t, sv.install)
+	}},
+	{"list_attachments", "List the session's attachments", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.Annotations = sv.listDescription(), readOnly
+		mcp.AddTool(srv, t, sv.listAttachments)
+	}},
+	{"read_attachment", "Read one of the session's attachments", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.Annotations = sv.readDescription(), readOnly
+		mcp.AddTool(srv, t, sv.readAttachment)
+	}},
+}
+
+// Tools are the tools the server offers, for the help.
+func Tools() []Tool { return tools }
 
 // PythonArgs are the python tool's arguments, as its schema shows them
 // (pythonCall decodes them, telling a missing code from an empty one).

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -81,6 +82,10 @@ func id(name, workspace string) string {
 func Create(root string, m Meta) (Folder, error) {
 	f := Folder{filepath.Join(root, id(m.Name, m.Workspace))}
 	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			// Sessions live in vis-agent's own folder ($VIS_HOME/sandbox).
+			return f, fmt.Errorf("make the session folder: %w; set VIS_HOME to a folder you can write", err)
+		}
 		return f, fmt.Errorf("make the session folder: %w", err)
 	}
 	if _, err := os.Stat(f.path(metaFile)); err != nil {
