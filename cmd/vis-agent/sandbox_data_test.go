@@ -99,6 +99,24 @@ print(big[:2], df.n.iloc[0])`, 0)
 			}
 			sb.ok("restart", "--session", "d")
 			contains(t, "the changes were saved", sb.block("d", "print(big[0], df.n.iloc[0])", 0).stdout, "\n7.0 -1\n")
+			// A frame a block only reads keeps its spill file (its save
+			// probes the text's element pointers instead of pickling it),
+			// and a change to its text, through the frame or in place
+			// through another name, then an element replaced twice (its
+			// first replacement freed, the second may take its address),
+			// is saved all the same.
+			sb.block("d", "df.shape", 0)
+			before := sb.spillFiles("d")
+			sb.block("d", "df.shape\nlen(df.s)", 0)
+			if after := sb.spillFiles("d"); strings.Join(after, " ") != strings.Join(before, " ") {
+				t.Errorf("a frame only read was written again: %v, then %v", before, after)
+			}
+			sb.block("d", "df.loc[1, 's'] = 'edited'", 0)
+			sb.block("d", "col = df['s'].values\ncol[2] = 'in ' + 'place'\ndel col", 0)
+			sb.block("d", "df.loc[3, 's'] = 'first ' + str(3)\ndf.loc[3, 's'] = 'row ' + str(3)\ndf.loc[4, 's'] = 'x'", 0)
+			sb.ok("restart", "--session", "d")
+			contains(t, "text changes saved", sb.block("d", "print(list(df.s.iloc[1:5]))", 0).stdout,
+				"['edited', 'in place', 'row 3', 'x']")
 			sb.block("d", "del big", 0)
 			if files := sb.spillFiles("d"); len(files) != 1 {
 				t.Errorf("spill files after del big: %v", files)

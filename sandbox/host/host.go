@@ -39,8 +39,11 @@ const memoryTarget = 160 << 20
 
 // Config is what a host serves.
 type Config struct {
-	Folder session.Folder
-	Meta   session.Meta
+	// UserConfig is the user's config.toml, whose settings a child reads
+	// as it starts: a standby started before it changed is not swapped in.
+	UserConfig string
+	Folder     session.Folder
+	Meta       session.Meta
 	// Exe starts an interpreter child (Exe protocol.ChildArgs(...)).
 	Exe string
 	// Logs is the folder of hang records ($VIS_HOME/logs).

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -41,6 +43,8 @@ type standby struct {
 	// (gitState.changes when it started): it is swapped in only while no
 	// other came.
 	gen int
+	// config is the user's config file as it was when it started.
+	config stamp
 
 	mu     sync.Mutex
 	c      *proc
@@ -118,7 +122,7 @@ func (h *Host) makeStandby() {
 		h.mu.Unlock()
 		return
 	}
-	sb := &standby{policy: h.policy, preload: h.preload, ready: make(chan struct{})}
+	sb := &standby{policy: h.policy, preload: h.preload, ready: make(chan struct{}), config: stampOfPath(h.cfg.UserConfig)}
 	h.warm = sb
 	h.mu.Unlock()
 	calls := func(conn net.Conn) *callServer { return h.callServer(conn, sb.policy) }
@@ -203,7 +207,7 @@ func (h *Host) takeStandby(policy protocol.Policy) *proc {
 		return nil
 	}
 	<-sb.ready
-	if sb.err != nil || !sb.policy.Equal(policy) || !sb.c.alive() || !h.gitCurrent(sb.gen) {
+	if sb.err != nil || !sb.policy.Equal(policy) || !sb.c.alive() || !h.gitCurrent(sb.gen) || stampOfPath(h.cfg.UserConfig) != sb.config {
 		sb.discard()
 		return nil
 	}
@@ -262,4 +266,14 @@ func (c *proc) end() {
 	}
 	<-c.exited
 	c.link.Close()
+}
+
+// stampOfPath is the stamp of the file at path; the zero value when it is
+// not there.
+func stampOfPath(path string) stamp {
+	var st unix.Stat_t
+	if path == "" || unix.Stat(path, &st) != nil {
+		return stamp{}
+	}
+	return stampOf(st)
 }

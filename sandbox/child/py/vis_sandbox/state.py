@@ -165,7 +165,7 @@ class _Entry:
     """What the last save learned about one variable's value."""
 
     __slots__ = ("obj", "data", "reason", "too_big", "reach", "immutable", "raw", "digest", "size", "parts", "fp",
-                 "file")
+                 "file", "probe", "pins")
 
     def __init__(self, obj, data=None, reason=None, reach=frozenset(), immutable=False, too_big=False, parts=None):
         self.obj = obj
@@ -183,6 +183,9 @@ class _Entry:
         self.parts = parts
         self.fp = None
         self.file = None
+        # _probe's fingerprint of the value as pickled, and its pins
+        self.probe = None
+        self.pins = None
 
     def kind(self):
         """How a spill file holds it: "str" or "bytes" (the raw value), or "pickle"."""
@@ -252,6 +255,93 @@ def _part_fingerprint(part):
         n += len(chunk)
         crc = zlib.crc32(chunk, crc)
     return n, crc
+
+
+# The element types a probed object array may hold: immutable, so the same
+# objects are the same values.
+_PROBE_ELEMENTS = frozenset({str, bytes, int, float, bool, complex, type(None)})
+
+
+class _Unprobed(Exception):
+    pass
+
+
+class _CrcWriter:
+    __slots__ = ("n", "crc")
+
+    def __init__(self):
+        self.n = self.crc = 0
+
+    def write(self, data):
+        n = len(data) if type(data) is bytes else memoryview(data).nbytes
+        self.n += n
+        self.crc = zlib.crc32(data, self.crc)
+        return n
+
+
+class _Prober(pickle.Pickler):
+    """Pickles a value only to fingerprint it: its buffers by CRC-32, and
+    each numpy object array (a frame's text columns) by the CRC-32 of its
+    element pointers, not its elements, whose pickling is what makes a
+    frame's save slow. Pins (shallow copies of those arrays) keep the
+    elements alive from one probe to the next, so no other object can
+    take an address: equal pointers are the same objects, and the same
+    immutable objects are the same values."""
+
+    def __init__(self, file, pins):
+        super().__init__(file, PROTOCOL, buffer_callback=self._buffer)
+        self.crcs = []
+        self.old = pins
+        self.pins = {}
+
+    def _buffer(self, buf):
+        try:
+            view = buf.raw()
+        except BufferError:
+            return True
+        self.crcs.append((view.nbytes, zlib.crc32(view)))
+        return False
+
+    def reducer_override(self, obj):
+        np = sys.modules.get("numpy")
+        if np is None or type(obj) is not np.ndarray or not obj.dtype.hasobject:
+            return NotImplemented
+        if obj.dtype != object or not obj.flags.c_contiguous:
+            raise _Unprobed
+        crc = 0
+        if obj.nbytes:
+            import ctypes
+            crc = zlib.crc32((ctypes.c_char * obj.nbytes).from_address(obj.__array_interface__["data"][0]))
+        key = (obj.shape, crc)
+        pin = self.old.get(key)
+        if pin is None:
+            if not _PROBE_ELEMENTS.issuperset(map(type, obj.ravel())):
+                raise _Unprobed
+            pin = obj.copy()
+        self.pins[key] = pin
+        return tuple, (key,)
+
+
+def _probe_worthy(value):
+    """Whether a spilled value is probed (_probe): pandas objects and numpy
+    object arrays, whose text a pickle copies element by element."""
+    t = type(value)
+    root = (getattr(t, "__module__", "") or "").partition(".")[0]
+    if root == "pandas":
+        return True
+    return root == "numpy" and getattr(getattr(value, "dtype", None), "hasobject", False)
+
+
+def _probe(value, pins):
+    """(fingerprint, pins) of value (see _Prober), or None when it cannot
+    be probed; pins are those of the last probe of the same value."""
+    w = _CrcWriter()
+    p = _Prober(w, pins or {})
+    try:
+        p.dump(value)
+    except Exception:  # _Unprobed, or anything a __reduce__ raises
+        return None
+    return (w.n, w.crc, tuple(p.crcs)), p.pins
 
 
 def _pickle(value, limit):
@@ -805,6 +895,13 @@ class State:
             if e is not None and e.obj is v and (e.immutable or (touched is not None and name not in touched)):
                 later.append((name, e))
                 continue
+            if e is not None and e.obj is v and e.probe is not None:
+                # a frame a block only read: its probe, not its pickle
+                probe = _probe(v, e.pins)
+                if probe is not None and probe[0] == e.probe:
+                    e.pins = probe[1]
+                    later.append((name, e))
+                    continue
             entries[name] = ne = self._entry(v, e)
             reach |= ne.reach
         for name, e in later:
@@ -920,6 +1017,10 @@ class State:
         if type(value) in (str, bytes) and len(value) > VALUE_LIMIT:
             return _Entry(value, immutable=True)
         e = _pickle(value, self.max_value)
+        if e.parts is not None and _probe_worthy(value):
+            probe = _probe(value, None)
+            if probe is not None:
+                e.probe, e.pins = probe
         if (e.parts is not None and old is not None and old.file is not None and old.fp is not None
                 and e.fingerprint() == old.fp):
             e.file = old.file
