@@ -279,47 +279,59 @@ class _CrcWriter:
         return n
 
 
-class _Prober(pickle.Pickler):
-    """Pickles a value only to fingerprint it: its buffers by CRC-32, and
-    each numpy object array (a frame's text columns) by the CRC-32 of its
-    element pointers, not its elements, whose pickling is what makes a
-    frame's save slow. Pins (shallow copies of those arrays) keep the
-    elements alive from one probe to the next, so no other object can
-    take an address: equal pointers are the same objects, and the same
-    immutable objects are the same values."""
+def _prober_class():
+    """_Prober, made at its first use: the pickler is imported only when a
+    value is saved."""
+    global _Prober
+    if _Prober is None:
 
-    def __init__(self, file, pins):
-        super().__init__(file, PROTOCOL, buffer_callback=self._buffer)
-        self.crcs = []
-        self.old = pins
-        self.pins = {}
+        class Prober(pickle.Pickler):
+            """Pickles a value only to fingerprint it: its buffers by CRC-32, and
+            each numpy object array (a frame's text columns) by the CRC-32 of its
+            element pointers, not its elements, whose pickling is what makes a
+            frame's save slow. Pins (shallow copies of those arrays) keep the
+            elements alive from one probe to the next, so no other object can
+            take an address: equal pointers are the same objects, and the same
+            immutable objects are the same values."""
 
-    def _buffer(self, buf):
-        try:
-            view = buf.raw()
-        except BufferError:
-            return True
-        self.crcs.append((view.nbytes, zlib.crc32(view)))
-        return False
+            def __init__(self, file, pins):
+                super().__init__(file, PROTOCOL, buffer_callback=self._buffer)
+                self.crcs = []
+                self.old = pins
+                self.pins = {}
 
-    def reducer_override(self, obj):
-        np = sys.modules.get("numpy")
-        if np is None or type(obj) is not np.ndarray or not obj.dtype.hasobject:
-            return NotImplemented
-        if obj.dtype != object or not obj.flags.c_contiguous:
-            raise _Unprobed
-        crc = 0
-        if obj.nbytes:
-            import ctypes
-            crc = zlib.crc32((ctypes.c_char * obj.nbytes).from_address(obj.__array_interface__["data"][0]))
-        key = (obj.shape, crc)
-        pin = self.old.get(key)
-        if pin is None:
-            if not _PROBE_ELEMENTS.issuperset(map(type, obj.ravel())):
-                raise _Unprobed
-            pin = obj.copy()
-        self.pins[key] = pin
-        return tuple, (key,)
+            def _buffer(self, buf):
+                try:
+                    view = buf.raw()
+                except BufferError:
+                    return True
+                self.crcs.append((view.nbytes, zlib.crc32(view)))
+                return False
+
+            def reducer_override(self, obj):
+                np = sys.modules.get("numpy")
+                if np is None or type(obj) is not np.ndarray or not obj.dtype.hasobject:
+                    return NotImplemented
+                if obj.dtype != object or not obj.flags.c_contiguous:
+                    raise _Unprobed
+                crc = 0
+                if obj.nbytes:
+                    import ctypes
+                    crc = zlib.crc32((ctypes.c_char * obj.nbytes).from_address(obj.__array_interface__["data"][0]))
+                key = (obj.shape, crc)
+                pin = self.old.get(key)
+                if pin is None:
+                    if not _PROBE_ELEMENTS.issuperset(map(type, obj.ravel())):
+                        raise _Unprobed
+                    pin = obj.copy()
+                self.pins[key] = pin
+                return tuple, (key,)
+
+        _Prober = Prober
+    return _Prober
+
+
+_Prober = None
 
 
 def _probe_worthy(value):
@@ -336,7 +348,7 @@ def _probe(value, pins):
     """(fingerprint, pins) of value (see _Prober), or None when it cannot
     be probed; pins are those of the last probe of the same value."""
     w = _CrcWriter()
-    p = _Prober(w, pins or {})
+    p = _prober_class()(w, pins or {})
     try:
         p.dump(value)
     except Exception:  # _Unprobed, or anything a __reduce__ raises
