@@ -25,9 +25,9 @@ aarch64 | arm64) arch=aarch64 ;;
 esac
 
 # The scientific stack, for the oldest and newest CPython only (about 250
-# MB): scipy, scikit-learn, statsmodels, pyarrow, polars and lxml, with
-# their dependencies (pyarrow and polars take none, statsmodels patsy), for
-# the data-science tests, which run there; and tomli, which reads a
+# MB), where the data-science tests run: scipy, scikit-learn, statsmodels,
+# pyarrow, polars and lxml, with what they need besides numpy, pandas and
+# pillow (joblib, threadpoolctl, patsy); and tomli, which reads a
 # project's pyproject.toml where tomllib is missing (3.10).
 science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1
 statsmodels==0.14.4 patsy==1.0.1 pyarrow==20.0.0 polars==1.30.0 lxml==5.4.0"
