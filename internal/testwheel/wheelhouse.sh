@@ -3,8 +3,9 @@
 # install from: numpy, pandas and matplotlib with their dependencies, six
 # (a small pure-Python package) and cffi (a way to C besides ctypes, for
 # the jail's escape tests), for CPython 3.10 and 3.13 and every other 3.1x
-# found on this machine, and scipy, scikit-learn, pytest, ruff and black
-# for 3.10 and 3.13 only, for this machine's platform. pip
+# found on this machine, and scipy, scikit-learn, statsmodels, pyarrow,
+# polars, lxml, pytest, ruff and black for 3.10 and 3.13 only, for this
+# machine's platform. pip
 # downloads them from the index pip is configured with (PyPI by default).
 # Idempotent: a version whose wheels were fetched for the same
 # requirements is skipped without a network request.
@@ -23,10 +24,13 @@ aarch64 | arm64) arch=aarch64 ;;
 *) echo "wheelhouse.sh: no wheels for $(uname -m)" >&2; exit 1 ;;
 esac
 
-# The scientific stack, for the oldest and newest CPython only (about 100
-# MB): the data-science tests run there; and tomli, which reads a
+# The scientific stack, for the oldest and newest CPython only (about 250
+# MB), where the data-science tests run: scipy, scikit-learn, statsmodels,
+# pyarrow, polars and lxml, with what they need besides numpy, pandas and
+# pillow (joblib, threadpoolctl, patsy); and tomli, which reads a
 # project's pyproject.toml where tomllib is missing (3.10).
-science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1"
+science="scipy==1.15.3 scikit-learn==1.6.1 joblib==1.5.1 threadpoolctl==3.6.0 tomli==2.2.1
+statsmodels==0.14.4 patsy==1.0.1 pyarrow==20.0.0 polars==1.30.0 lxml==5.4.0"
 # A coding agent's tools, for the same two (about 16 MB): pytest with
 # xdist, ruff and black, with their dependencies, and psutil.
 devtools="pytest==8.3.5 pluggy==1.5.0 iniconfig==2.1.0 exceptiongroup==1.2.2 pytest-xdist==3.6.1 execnet==2.1.1
@@ -48,7 +52,7 @@ mkdir -p "$dir"
 for v in $versions; do
 	stamp="$dir/.fetched-$v"
 	these=$requirements what="numpy, pandas, matplotlib (with their dependencies), six, cffi"
-	case "$v" in 3.10 | 3.13) these="$these $science $devtools" what="$what, scipy, scikit-learn, pytest, ruff, black" ;; esac
+	case "$v" in 3.10 | 3.13) these="$these $science $devtools" what="$what, scipy, scikit-learn, statsmodels, pyarrow, polars, lxml, pytest, ruff, black" ;; esac
 	want=$(echo $these manylinux "$arch")
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		continue

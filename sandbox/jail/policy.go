@@ -118,13 +118,16 @@ var SystemReadWrite = []string{"/dev/null"}
 var SystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
 // SystemEtc are the files of /etc a program needs: the loader's cache,
-// users and groups (no passwords: /etc/shadow stays out), time zone and
-// Debian's alternatives (the targets of /usr/bin/awk and friends). The
-// rest of /etc stays out; NetworkEtc comes with the network.
+// users and groups (no passwords: /etc/shadow stays out), time zone,
+// Debian's alternatives (the targets of /usr/bin/awk and friends) and
+// fontconfig's configuration (matplotlib runs fc-list to find the fonts,
+// which without it printed "Fontconfig error: Cannot load default config
+// file" into the block's output). The rest of /etc stays out; NetworkEtc
+// comes with the network.
 var SystemEtc = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
 	"/etc/passwd", "/etc/group", "/etc/localtime", "/etc/timezone",
-	"/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+	"/etc/mime.types", "/etc/os-release", "/etc/debian_version", "/etc/fonts",
 }
 
 // NetworkEtc are what name lookups and TLS read: the resolver's files
