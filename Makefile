@@ -17,7 +17,7 @@ GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry test-remote test-remote-deps golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -58,25 +58,33 @@ WHEELHOUSE := bin/wheelhouse
 test-wheels:
 	internal/testwheel/wheelhouse.sh $(WHEELHOUSE)
 
-# Debian packages the tests use: bubblewrap, which confines the commands a
-# jailed session runs (shell(...)), and tmux, the terminal of the REPL's
-# end-to-end tests, and OpenSSH's server, which the --host ssh:// tests run
-# on a loopback port with keys and configs of their own (never ~/.ssh; it
-# needs its privilege separation folder, /run/sshd). Installed only when
-# missing.
+# The Debian packages the default suite uses, and only those: bubblewrap,
+# which confines the commands a jailed session runs (shell(...)), and
+# tmux, the terminal of the REPL's end-to-end tests. Installed only when
+# missing, after a line saying what and that it needs root; no service
+# (internal/testdeps/apt.sh).
 test-deps:
-	@command -v bwrap >/dev/null || echo "make test-deps: installing bubblewrap and tmux (apt-get)"
-	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
-	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
-	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
-	@command -v tmux >/dev/null || { echo "make test-deps: tmux could not be installed (apt-get install tmux)"; exit 1; }
-	@test -x /usr/sbin/sshd || echo "make test-deps: installing openssh-server for the ssh:// tests (apt-get; its service is not used)"
-	@test -x /usr/sbin/sshd || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
-	@test -x /usr/sbin/sshd || { echo "make test-deps: openssh-server could not be installed (apt-get install openssh-server)"; exit 1; }
+	@internal/testdeps/apt.sh "make test-deps" bwrap:bubblewrap tmux:tmux
+
+# The remote-engine tests, apart from make test: --host ssh:// against a
+# real OpenSSH server (on a loopback port, with host and client keys and
+# configs made in the test's temp folder, never /etc/ssh or ~/.ssh) and
+# --host podman:// with the real podman (a container of the test, its
+# storage in the test's folder, no image pulled). Their packages are
+# added only here, after a line saying what; apt.sh leaves no unit of
+# theirs enabled (Debian enables ssh.service and podman's units on
+# install) and removes the host keys openssh-server's set-up makes. sshd
+# needs its privilege separation folder, /run/sshd (a tmpfs: gone at the
+# next boot). make test skips these two tests with one line each.
+REMOTE_TESTS := ^(TestRemoteSSH|TestRemotePodman)$$
+test-remote-deps:
+	@internal/testdeps/apt.sh "make test-remote" /usr/sbin/sshd:openssh-server ssh:openssh-client podman:podman runc:runc
 	@mkdir -p /run/sshd
-	@command -v podman >/dev/null && command -v runc >/dev/null || echo "make test-deps: installing podman and runc for the podman:// test (apt-get; no image is pulled)"
-	@command -v podman >/dev/null && command -v runc >/dev/null || { apt-get update -qq && apt-get install -y -qq podman runc >/dev/null; }
-	@command -v podman >/dev/null && command -v runc >/dev/null || { echo "make test-deps: podman could not be installed (apt-get install podman runc)"; exit 1; }
+
+test-remote: build test-remote-deps $(GOTESTSUM)
+	@echo "make test-remote: the ssh:// and podman:// tests ($(REMOTE_TESTS))"
+	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
+		$(GOTESTSUM) --format testname -- $(TESTFLAGS) -count=1 -run '$(REMOTE_TESTS)' ./cmd/vis-agent
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.
