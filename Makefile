@@ -172,12 +172,22 @@ $(GORELEASER):
 # darwin builds (the macOS SDK: built on macOS) and the images of the
 # dockers section (a docker daemon with buildx; podman is not goreleaser's
 # builder for them): the release machine builds those.
-ZIGLANG := ziglang==0.17.0
-release-check: $(GORELEASER)
+# zig comes in a virtual environment of its own under bin/tools, made by
+# the machine's python3 -m venv, with pip installing into that venv only:
+# no machine Python is changed. goreleaser.yaml's CC runs python3 -m
+# ziglang, so the venv's bin goes first on PATH for the build.
+ZIGLANG_VERSION := 0.17.0
+ZIGLANG_VENV := bin/tools/ziglang-$(ZIGLANG_VERSION)
+$(ZIGLANG_VENV)/.installed:
+	@echo "make: installing ziglang $(ZIGLANG_VERSION) (pip) into a venv, $(ZIGLANG_VENV): the C compiler of the linux builds"
+	rm -rf $(ZIGLANG_VENV)
+	python3 -m venv $(ZIGLANG_VENV)
+	$(ZIGLANG_VENV)/bin/python -m pip install -q --disable-pip-version-check ziglang==$(ZIGLANG_VERSION)
+	touch $@
+
+release-check: $(GORELEASER) $(ZIGLANG_VENV)/.installed
 	$(GORELEASER) check
-	@python3 -m ziglang version >/dev/null 2>&1 || echo "make release-check: installing $(ZIGLANG) (pip), the C compiler of the linux builds"
-	@python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install -q $(ZIGLANG)
-	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target
+	PATH=$(CURDIR)/$(ZIGLANG_VENV)/bin:$$PATH GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target
 	v=$$(python3 -c 'import json; print(json.load(open("dist/metadata.json"))["version"])') && \
 		dist/vis-agent_linux_amd64_v1/vis-agent --version | grep -qx "vis-agent $$v" || \
 		{ echo "make release-check: the snapshot's --version does not name version $$v"; exit 1; }
