@@ -17,7 +17,7 @@ GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry test-remote test-remote-deps golden bench deps lint completions install release-check clean
+.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry test-remote test-remote-deps test-cpython314 golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -85,6 +85,27 @@ test-remote: build test-remote-deps $(GOTESTSUM)
 	@echo "make test-remote: the ssh:// and podman:// tests ($(REMOTE_TESTS))"
 	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname -- $(TESTFLAGS) -count=1 -run '$(REMOTE_TESTS)' ./cmd/vis-agent
+
+# CPython 3.14 in the matrix: Debian's libpython3.14 in a Debian sid root
+# made once with debootstrap (bin/sid314, about 300 MB; debootstrap is
+# installed with apt-get when missing), where the differential suite
+# (vis-agent python against python) and the session suite (TestSandbox*)
+# run on the built binaries through bwrap. The tests are compiled here
+# first (go test -c): the root has no Go. Needs root (debootstrap, bwrap
+# binding the root as /). Tests that install the pinned wheels skip there
+# (the wheelhouse has none for 3.14), as they do without make test-wheels;
+# TestSandboxJailEscapes, which compiles a C extension, is left out: the
+# root has no C compiler.
+SID314 := bin/sid314
+CPY314 := bin/cpython314
+CPY314_RUN := ^(TestPythonMatchesReference|TestSignalsMatchReference|TestPythonMatchesReferenceReplayed|TestSandbox.*)$$
+CPY314_SKIP := ^TestSandboxJailEscapes$$
+test-cpython314: build nohook test-deps $(GOTESTSUM)
+	@internal/testdeps/cpython314.sh root $(SID314)
+	$(GO) test -c -o $(CPY314)/vis-agent.test ./cmd/vis-agent
+	$(GO) build -o $(CPY314)/testguard ./internal/testguard
+	$(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testdeps/cpython314.sh run $(SID314) \
+		$(CPY314)/vis-agent.test $(CPY314)/testguard $(BIN) $(NOHOOK_BIN) '$(CPY314_RUN)' '$(CPY314_SKIP)'
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.
