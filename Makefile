@@ -40,7 +40,7 @@ uv-release:
 # The whole suite, lint first. One line per test as it ends (gotestsum),
 # with HOME and VIS_HOME pointed at empty folders that must stay empty
 # (internal/testguard): tests write only into their own temp folders.
-test: build nohook test-deps test-wheels lint $(GOTESTSUM)
+test: test-deps build nohook test-wheels lint $(GOTESTSUM)
 	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
@@ -81,7 +81,7 @@ test-remote-deps:
 	@internal/testdeps/apt.sh "make test-remote" /usr/sbin/sshd:openssh-server ssh:openssh-client podman:podman runc:runc
 	@mkdir -p /run/sshd
 
-test-remote: build test-remote-deps $(GOTESTSUM)
+test-remote: test-remote-deps build $(GOTESTSUM)
 	@echo "make test-remote: the ssh:// and podman:// tests ($(REMOTE_TESTS))"
 	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname -- $(TESTFLAGS) -count=1 -run '$(REMOTE_TESTS)' ./cmd/vis-agent
@@ -100,7 +100,7 @@ SID314 := bin/sid314
 CPY314 := bin/cpython314
 CPY314_RUN := ^(TestPythonMatchesReference|TestSignalsMatchReference|TestPythonMatchesReferenceReplayed|TestSandbox.*)$$
 CPY314_SKIP := ^TestSandboxJailEscapes$$
-test-cpython314: build nohook test-deps $(GOTESTSUM)
+test-cpython314: test-deps build nohook $(GOTESTSUM)
 	@internal/testdeps/cpython314.sh root $(SID314)
 	$(GO) test -c -o $(CPY314)/vis-agent.test ./cmd/vis-agent
 	$(GO) build -o $(CPY314)/testguard ./internal/testguard
