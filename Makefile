@@ -104,7 +104,7 @@ test-cpython314: test-deps build nohook $(GOTESTSUM)
 	@internal/testdeps/cpython314.sh root $(SID314)
 	$(GO) test -c -o $(CPY314)/vis-agent.test ./cmd/vis-agent
 	$(GO) build -o $(CPY314)/testguard ./internal/testguard
-	$(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testdeps/cpython314.sh run $(SID314) \
+	GO=$(GO) $(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testdeps/cpython314.sh run $(SID314) \
 		$(CPY314)/vis-agent.test $(CPY314)/testguard $(BIN) $(NOHOOK_BIN) '$(CPY314_RUN)' '$(CPY314_SKIP)'
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate

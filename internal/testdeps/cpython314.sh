@@ -56,4 +56,4 @@ bwrap --bind "$root" / --dev /dev --proc /proc --bind /sys /sys --tmpfs /tmp \
 	--setenv HOME /root --setenv LANG C.UTF-8 \
 	--setenv VIS_AGENT_BIN "$here/$bin" --setenv VIS_AGENT_NOHOOK_BIN "$here/$nohook" \
 	"$here/$guard" -- "$here/$testbin" -test.run "$run" -test.skip "$skip" -test.v=test2json -test.parallel 4 -test.timeout 30m -test.count 1 2>&1 |
-	go tool test2json -p github.com/vis-agent/vis-agent/cmd/vis-agent
+	"${GO:-go}" tool test2json -p github.com/vis-agent/vis-agent/cmd/vis-agent
