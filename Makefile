@@ -17,7 +17,7 @@ GOLANGCI := bin/tools/golangci-lint-$(GOLANGCI_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := bin/tools/gotestsum-$(GOTESTSUM_VERSION)
 
-.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry golden bench deps lint completions install release-check clean
+.PHONY: all build nohook uv uv-release test test-deps test-wheels test-registry test-remote test-remote-deps test-cpython314 golden bench deps lint completions install release-check clean
 
 all: build
 
@@ -40,7 +40,7 @@ uv-release:
 # The whole suite, lint first. One line per test as it ends (gotestsum),
 # with HOME and VIS_HOME pointed at empty folders that must stay empty
 # (internal/testguard): tests write only into their own temp folders.
-test: build nohook test-deps test-wheels lint $(GOTESTSUM)
+test: test-deps build nohook test-wheels lint $(GOTESTSUM)
 	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
 		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
@@ -58,25 +58,54 @@ WHEELHOUSE := bin/wheelhouse
 test-wheels:
 	internal/testwheel/wheelhouse.sh $(WHEELHOUSE)
 
-# Debian packages the tests use: bubblewrap, which confines the commands a
-# jailed session runs (shell(...)), and tmux, the terminal of the REPL's
-# end-to-end tests, and OpenSSH's server, which the --host ssh:// tests run
-# on a loopback port with keys and configs of their own (never ~/.ssh; it
-# needs its privilege separation folder, /run/sshd). Installed only when
-# missing.
+# The Debian packages the default suite uses, and only those: bubblewrap,
+# which confines the commands a jailed session runs (shell(...)), and
+# tmux, the terminal of the REPL's end-to-end tests. Installed only when
+# missing, after a line saying what and that it needs root; no service
+# (internal/testdeps/apt.sh).
 test-deps:
-	@command -v bwrap >/dev/null || echo "make test-deps: installing bubblewrap and tmux (apt-get)"
-	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
-	@command -v bwrap >/dev/null || { echo "make test-deps: bubblewrap could not be installed (apt-get install bubblewrap)"; exit 1; }
-	@command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
-	@command -v tmux >/dev/null || { echo "make test-deps: tmux could not be installed (apt-get install tmux)"; exit 1; }
-	@test -x /usr/sbin/sshd || echo "make test-deps: installing openssh-server for the ssh:// tests (apt-get; its service is not used)"
-	@test -x /usr/sbin/sshd || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
-	@test -x /usr/sbin/sshd || { echo "make test-deps: openssh-server could not be installed (apt-get install openssh-server)"; exit 1; }
+	@internal/testdeps/apt.sh "make test-deps" bwrap:bubblewrap tmux:tmux
+
+# The remote-engine tests, apart from make test: --host ssh:// against a
+# real OpenSSH server (on a loopback port, with host and client keys and
+# configs made in the test's temp folder, never /etc/ssh or ~/.ssh) and
+# --host podman:// with the real podman (a container of the test, its
+# storage in the test's folder, no image pulled). Their packages are
+# added only here, after a line saying what; apt.sh leaves no unit of
+# theirs enabled (Debian enables ssh.service and podman's units on
+# install) and removes the host keys openssh-server's set-up makes. sshd
+# needs its privilege separation folder, /run/sshd (a tmpfs: gone at the
+# next boot). make test skips these two tests with one line each.
+REMOTE_TESTS := ^(TestRemoteSSH|TestRemotePodman)$$
+test-remote-deps:
+	@internal/testdeps/apt.sh "make test-remote" /usr/sbin/sshd:openssh-server ssh:openssh-client podman:podman runc:runc
 	@mkdir -p /run/sshd
-	@command -v podman >/dev/null && command -v runc >/dev/null || echo "make test-deps: installing podman and runc for the podman:// test (apt-get; no image is pulled)"
-	@command -v podman >/dev/null && command -v runc >/dev/null || { apt-get update -qq && apt-get install -y -qq podman runc >/dev/null; }
-	@command -v podman >/dev/null && command -v runc >/dev/null || { echo "make test-deps: podman could not be installed (apt-get install podman runc)"; exit 1; }
+
+test-remote: test-remote-deps build $(GOTESTSUM)
+	@echo "make test-remote: the ssh:// and podman:// tests ($(REMOTE_TESTS))"
+	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
+		$(GOTESTSUM) --format testname -- $(TESTFLAGS) -count=1 -run '$(REMOTE_TESTS)' ./cmd/vis-agent
+
+# CPython 3.14 in the matrix: Debian's libpython3.14 in a Debian sid root
+# made once with debootstrap (bin/sid314, about 300 MB; debootstrap is
+# installed with apt-get when missing), where the differential suite
+# (vis-agent python against python) and the session suite (TestSandbox*)
+# run on the built binaries through bwrap. The tests are compiled here
+# first (go test -c): the root has no Go. Needs root (debootstrap, bwrap
+# binding the root as /). Tests that install the pinned wheels skip there
+# (the wheelhouse has none for 3.14), as they do without make test-wheels;
+# TestSandboxJailEscapes, which compiles a C extension, is left out: the
+# root has no C compiler.
+SID314 := bin/sid314
+CPY314 := bin/cpython314
+CPY314_RUN := ^(TestPythonMatchesReference|TestSignalsMatchReference|TestPythonMatchesReferenceReplayed|TestSandbox.*)$$
+CPY314_SKIP := ^TestSandboxJailEscapes$$
+test-cpython314: test-deps build nohook $(GOTESTSUM)
+	@internal/testdeps/cpython314.sh root $(SID314)
+	$(GO) test -c -o $(CPY314)/vis-agent.test ./cmd/vis-agent
+	$(GO) build -o $(CPY314)/testguard ./internal/testguard
+	GO=$(GO) $(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testdeps/cpython314.sh run $(SID314) \
+		$(CPY314)/vis-agent.test $(CPY314)/testguard $(BIN) $(NOHOOK_BIN) '$(CPY314_RUN)' '$(CPY314_SKIP)'
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
 # change of its look.
@@ -164,12 +193,22 @@ $(GORELEASER):
 # darwin builds (the macOS SDK: built on macOS) and the images of the
 # dockers section (a docker daemon with buildx; podman is not goreleaser's
 # builder for them): the release machine builds those.
-ZIGLANG := ziglang==0.17.0
-release-check: $(GORELEASER)
+# zig comes in a virtual environment of its own under bin/tools, made by
+# the machine's python3 -m venv, with pip installing into that venv only:
+# no machine Python is changed. goreleaser.yaml's CC runs python3 -m
+# ziglang, so the venv's bin goes first on PATH for the build.
+ZIGLANG_VERSION := 0.17.0
+ZIGLANG_VENV := bin/tools/ziglang-$(ZIGLANG_VERSION)
+$(ZIGLANG_VENV)/.installed:
+	@echo "make: installing ziglang $(ZIGLANG_VERSION) (pip) into a venv, $(ZIGLANG_VENV): the C compiler of the linux builds"
+	rm -rf $(ZIGLANG_VENV)
+	python3 -m venv $(ZIGLANG_VENV)
+	$(ZIGLANG_VENV)/bin/python -m pip install -q --disable-pip-version-check ziglang==$(ZIGLANG_VERSION)
+	touch $@
+
+release-check: $(GORELEASER) $(ZIGLANG_VENV)/.installed
 	$(GORELEASER) check
-	@python3 -m ziglang version >/dev/null 2>&1 || echo "make release-check: installing $(ZIGLANG) (pip), the C compiler of the linux builds"
-	@python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install -q $(ZIGLANG)
-	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target
+	PATH=$(CURDIR)/$(ZIGLANG_VENV)/bin:$$PATH GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target
 	v=$$(python3 -c 'import json; print(json.load(open("dist/metadata.json"))["version"])') && \
 		dist/vis-agent_linux_amd64_v1/vis-agent --version | grep -qx "vis-agent $$v" || \
 		{ echo "make release-check: the snapshot's --version does not name version $$v"; exit 1; }

@@ -51,7 +51,7 @@ vis-agent options (before the program only):
                 through ctypes and C extensions; Python code gets a
                 PermissionError naming --no-network first. Files, AF_UNIX
                 sockets and local services stay reachable; ptrace and
-                setuid programs do not work (README: The jail)
+                setuid programs do not work (docs/jail.md)
   --allow-host PATTERN
                 reach only these hosts (repeatable: NAME, *.DOMAIN,
                 NAME:PORT, IP, CIDR, @pypi, @github), through a proxy of
@@ -99,7 +99,7 @@ Environment:
   VIRTUAL_ENV             the activated environment, as for python
   VIS_HOME                vis-agent's own folder (default ~/.vis)
   VIS_PYTHON_FASTPATH     0: never replay an earlier identical run's plan
-                          (README: Start-up)
+                          (docs/python.md: Start-up)
   UV_PROJECT_ENVIRONMENT  the project environment, as for uv
 `
 

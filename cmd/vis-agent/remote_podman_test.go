@@ -13,21 +13,18 @@ import (
 )
 
 // TestRemotePodman drives a session through --host podman://… with the
-// real podman (make test-deps installs it and runc): a container of the
+// real podman (make test-remote installs it and runc): a container of the
 // test whose root is a folder of the test holding symlinks to the
 // machine's /usr (mounted read-only, as are the CPython and the built
 // binary, at their own paths), with no network and no image (no registry
 // is reached). Its storage, run state and configuration are the test's
 // own, through CONTAINERS_CONF and CONTAINERS_STORAGE_CONF; the container
-// is removed with everything running in it. Skipped when podman is not
-// installed or cannot start a container on this machine (its reason).
+// is removed with everything running in it. Skipped outside make
+// test-remote, and when podman cannot start a container on this machine
+// (its reason).
 func TestRemotePodman(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"podman", "runc"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s: run make test-deps", p)
-		}
-	}
+	remoteEngine(t, "podman", "runc")
 	py := testenv.First(t)
 	lb := newSandbox(t, py)
 	dir := t.TempDir()

@@ -34,18 +34,33 @@ type sshServer struct {
 	sessions atomic.Int64
 }
 
-// startSSH starts sshd for remote, or skips when OpenSSH's server is not
-// installed (make test-deps installs it).
-func startSSH(t *testing.T, remote *sandbox) *sshServer {
+// remoteEngine skips a test of a real remote engine (sshd, podman) unless
+// VIS_TEST_REMOTE=1, which make test-remote sets after it installed them:
+// make test neither needs nor installs them. Under make test-remote a
+// missing piece fails the test, so that it cannot pass without running.
+func remoteEngine(t *testing.T, need ...string) {
 	t.Helper()
-	for _, p := range []string{"/usr/sbin/sshd", "/run/sshd"} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("OpenSSH's server is not set up (%s: %v): run make test-deps", p, err)
+	if os.Getenv("VIS_TEST_REMOTE") != "1" {
+		t.Skip("a real remote engine: run make test-remote")
+	}
+	for _, p := range need {
+		var err error
+		if filepath.IsAbs(p) {
+			_, err = os.Stat(p)
+		} else {
+			_, err = exec.LookPath(p)
+		}
+		if err != nil {
+			t.Fatalf("%s is missing (%v): make test-remote installs it", p, err)
 		}
 	}
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("no ssh client: run make test-deps")
-	}
+}
+
+// startSSH starts sshd for remote (make test-remote installs OpenSSH's
+// server and makes its privilege separation folder, /run/sshd).
+func startSSH(t *testing.T, remote *sandbox) *sshServer {
+	t.Helper()
+	remoteEngine(t, "/usr/sbin/sshd", "/run/sshd", "ssh", "ssh-keygen")
 	dir := t.TempDir()
 	srv := &sshServer{dir: dir, bin: filepath.Join(dir, "bin"), alias: "vistest", remote: remote}
 	for _, key := range []string{"host_key", "client_key"} {

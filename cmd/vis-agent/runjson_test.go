@@ -9,7 +9,7 @@ import (
 )
 
 // TestSandboxRunJSON: `sandbox run --json` prints one object once the
-// block ended, with the keys README lists (checks only when a file no
+// block ended, with the keys docs/sessions.md lists (checks only when a file no
 // longer parses): stdout holds both streams and the trailing expression's
 // repr (not with --no-echo), the error its fields but not the traceback,
 // the repair note, the restart notice and the attachments have their own

@@ -182,7 +182,7 @@ func IsGitName(name string) bool { return slices.Contains(gitNames, name) }
 // host makes a new child and computes its commands' shields anew (see
 // sandbox/host's gitwatch.go). A name that is a symbolic link is left:
 // the jail could replace the link itself, which no mount can hold
-// (README, Limits); one that is missing cannot be mounted over.
+// (docs/jail.md, Limits); one that is missing cannot be mounted over.
 func (s Shield) Now() Shield {
 	writable := map[string]bool{}
 	for _, w := range s.Writable {
