@@ -262,7 +262,9 @@ func breakOne(s segment, kind string, rng *rand.Rand) (Broken, bool) {
 		// An apostrophe inside a word of a plain one-line string, as in
 		// 'It's': the writer meant the quote as text. Not in a string with
 		// \N{NAME} escapes, where the word may be a character's name.
-		l, ok := pick(func(l literal) bool { return !l.raw && !l.fmt && !l.triple && !strings.Contains(src[l.body:l.close], `\N`) && len(apostrophes(src, l)) > 0 })
+		l, ok := pick(func(l literal) bool {
+			return !l.raw && !l.fmt && !l.triple && !strings.Contains(src[l.body:l.close], `\N`) && len(apostrophes(src, l)) > 0
+		})
 		if !ok {
 			return b, false
 		}
