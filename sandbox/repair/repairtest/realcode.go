@@ -260,11 +260,8 @@ func breakOne(s segment, kind string, rng *rand.Rand) (Broken, bool) {
 		b.Src = src[:at] + strings.Repeat(" ", m) + src[at+n:]
 	case EarlyQuote:
 		// An apostrophe inside a word of a plain one-line string, as in
-		// 'It's': the writer meant the quote as text. Not in a string with
-		// \N{NAME} escapes, where the word may be a character's name.
-		l, ok := pick(func(l literal) bool {
-			return !l.raw && !l.fmt && !l.triple && !strings.Contains(src[l.body:l.close], `\N`) && len(apostrophes(src, l)) > 0
-		})
+		// 'It's': the writer meant the quote as text.
+		l, ok := pick(func(l literal) bool { return !l.raw && !l.fmt && !l.triple && len(apostrophes(src, l)) > 0 })
 		if !ok {
 			return b, false
 		}
@@ -347,15 +344,45 @@ func parseLiteral(src string, start, end int) literal {
 	return l
 }
 
-// apostrophes lists the offsets between two letters in the text of l.
+// apostrophes lists the offsets between two letters in the text of l,
+// outside its escapes (as the c and d of \xcd).
 func apostrophes(src string, l literal) []int {
 	var out []int
-	for i := l.body + 1; i < l.close; i++ {
-		if isLetter(src[i-1]) && isLetter(src[i]) && src[i-1] != '\\' && (i < 2 || src[i-2] != '\\') {
+	text := l.body // where the text after the last escape starts
+	for i := l.body; i < l.close; i++ {
+		if src[i] == '\\' {
+			i += escapeLen(src[i+1 : l.close])
+			text = i + 1
+			continue
+		}
+		if i > text && isLetter(src[i-1]) && isLetter(src[i]) {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// escapeLen is how many bytes of text, which follows a backslash, belong
+// to its escape.
+func escapeLen(text string) int {
+	n := 1
+	switch {
+	case text == "":
+		return 0
+	case text[0] == 'x':
+		n = 3
+	case text[0] == 'u':
+		n = 5
+	case text[0] == 'U':
+		n = 9
+	case text[0] == 'N':
+		n = strings.IndexByte(text, '}') + 1
+	case '0' <= text[0] && text[0] <= '7':
+		for n < 3 && n < len(text) && '0' <= text[n] && text[n] <= '7' {
+			n++
+		}
+	}
+	return min(max(n, 1), len(text))
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
