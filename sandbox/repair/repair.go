@@ -97,6 +97,15 @@ func repair(src string, opts Options) Result {
 			}
 		}
 	}
+	if len(probs) == 0 {
+		fixed, fix, why := indentRepair(src, e, opts)
+		if fix != nil {
+			res.Changed, res.Repaired = true, true
+			res.Source, res.Fixes = fixed, []Fix{*fix}
+			return res
+		}
+		refusal = why
+	}
 	res.Problems = listed(probs, src, opts.Minor)
 	if refusal != nil {
 		// Why a repair that Python would run was not made comes first.
