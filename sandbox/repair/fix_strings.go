@@ -8,7 +8,8 @@ import (
 // closeString proposes ways to end a string that runs to its line end.
 func closeString(src string, p Problem) []change {
 	lit := p.d.lit
-	eol := trimRightSpace(src, lit.body, p.d.end)
+	end := textStop(src, lit.body, p.d.end)
+	eol := trimRightSpace(src, lit.body, end)
 	var out []change
 	closeAt := func(at, cost int) {
 		if oddBackslashes(src, lit.body, at) {
@@ -40,7 +41,9 @@ func closeString(src string, p Problem) []change {
 	// string on a later line by implicit concatenation, which only fits
 	// when it already continues one.
 	if strings.TrimSpace(src[lit.body:eol]) != "" && !(p.d.inBrkt && !p.d.joined && nextIsString(src, p.d.end)) {
-		closeAt(textEnd(src, lit.body, p.d.end), 2) // trailing spaces belong to the text
+		closeAt(textEnd(src, lit.body, end), 2) // trailing spaces belong to the text
+	} else if end < p.d.end {
+		closeAt(lit.body, 2) // an empty string before a comment, as in x = '  # none yet
 	}
 	// Close it before the closers and separators it swallowed.
 	for k, n := eol, 0; k > lit.body && n < 6; k-- {
@@ -75,6 +78,18 @@ func closeString(src string, p Problem) []change {
 		out = append(out, c)
 	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
+}
+
+// textStop is where the text of a string that runs from body to its line
+// end stops: at an inline comment, two spaces or more and a '#' followed
+// by a space, as in print("done)  # noqa: T201, which code has and text
+// rarely does; else at end.
+func textStop(src string, body, end int) int {
+	k := strings.Index(src[body:end], "  #")
+	if k < 0 || body+k+3 < end && src[body+k+3] != ' ' {
+		return end
+	}
+	return trimRightSpace(src, body, body+k+2)
 }
 
 // closeStringAt inserts the closing quote q at at.

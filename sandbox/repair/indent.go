@@ -266,11 +266,12 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 	if len(levels) == 0 || levels[0] != "" {
 		return "", nil, nil
 	}
+	top := width(levels[len(levels)-1], 8)
 	if outer {
 		levels = levels[:len(levels)-1]
 	}
 	end := runEnd(src, lines, at, w)
-	var fixed string
+	var fixed []string
 	var fits []string
 	for _, lv := range levels {
 		next := reindent(src, lines, func(i int) (string, bool) {
@@ -281,7 +282,16 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 		})
 		if compile(next) == nil {
 			fits = append(fits, lv)
-			fixed = next
+			fixed = append(fixed, next)
+		}
+	}
+	byDistance := outer && len(fits) > 1
+	if byDistance {
+		// A dedent lands next to the level meant: the one nearest the
+		// line, when it is nearer than every other that compiles and
+		// than the level left.
+		if k := nearest(fits, w, top); k >= 0 {
+			fits, fixed = fits[k:k+1], fixed[k:k+1]
 		}
 	}
 	line, _ := idx.pos(lines[at].off)
@@ -298,7 +308,10 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 		if outer {
 			kind, why = fixRealign, "the only outer indentation level Python accepts there"
 		}
-		return fixed, &Fix{Kind: kind, Line: line, Column: 1,
+		if byDistance {
+			why = "the outer indentation level nearest to it that Python accepts there"
+		}
+		return fixed[0], &Fix{Kind: kind, Line: line, Column: 1,
 			Message: lineMessage(line, fmt.Sprintf("moved %s from column %d to column %d, %s", what, w+1, width(fits[0], 8)+1, why))}, nil
 	}
 	cols := make([]string, len(fits))
@@ -311,6 +324,28 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 	}
 	return "", nil, &Problem{Kind: KindAmbiguous, Line: line, Column: 1, off: lines[at].start,
 		Message: fmt.Sprintf("%s could start at column %s, and Python runs each; not repaired", this, strings.Join(cols, " or "))}
+}
+
+// nearest returns the index of the level of fits nearest to width w,
+// when it is strictly nearer than the others and than top, else -1.
+func nearest(fits []string, w, top int) int {
+	dist := func(x int) int { return max(x-w, w-x) }
+	best, second := -1, dist(top)
+	for i, f := range fits {
+		switch d := dist(width(f, 8)); {
+		case best < 0 || d < dist(width(fits[best], 8)):
+			if best >= 0 {
+				second = min(second, dist(width(fits[best], 8)))
+			}
+			best = i
+		default:
+			second = min(second, d)
+		}
+	}
+	if dist(width(fits[best], 8)) < second {
+		return best
+	}
+	return -1
 }
 
 // runEnd returns the index after the last logical line that goes with the

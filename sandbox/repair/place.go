@@ -61,11 +61,18 @@ func (s *searcher) settle(src string) *Problem {
 		}
 		budget--
 		if s.compile(next) == nil {
-			if pl.lit == nil || !ownClose(pl, e) {
+			if pl.lit == nil {
+				runs = append(runs, e)
+				continue
+			}
+			if !ownClose(pl, e) {
 				return ambiguous(src, pl, e.text, at, e.off)
 			}
 			runs = append(runs, e)
 		}
+	}
+	if pl.lit == nil {
+		return s.settleBracket(src, pl, at, runs)
 	}
 	if len(runs) == 0 {
 		return nil
@@ -105,6 +112,182 @@ func (s *searcher) settle(src string) *Problem {
 		s.result = apply(src, moved.edits)
 	}
 	return nil
+}
+
+// settleBracket picks, of the places a closer for the bracket of pl
+// compiles at (at, where the repair put it, and runs), the one a writer
+// most likely meant, or refuses the block naming two of them. A place
+// that gives a builtin arguments it does not take, as max(len(a)) does,
+// is not meant. Of the others, the one where the statement ends wins, as
+// a writer who loses count of closers loses the last ones of a line,
+// unless another place reads as deliberately as the end: before a
+// subscript or attribute of a call's result, as in read(4)[0]; before a
+// comma, splitting the arguments between two calls; before a comparison,
+// as in len(d == n; or inside a parenthesis that groups part of an
+// expression, as in (x >> 3 + 1.
+func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
+	var fits []edit
+	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
+		if !misusedBuiltinNear(apply(src, []edit{e}), pl.opener, e.off) {
+			fits = append(fits, e)
+		}
+	}
+	if len(fits) == 0 {
+		p := ambiguous(src, pl, "", at, at)
+		_, col := newLineIndex(src).pos(at)
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, calls a builtin with arguments it does not take; not repaired",
+			src[pl.opener], col)
+		return p
+	}
+	pick := -1
+	switch {
+	case len(fits) == 1:
+		pick = 0
+	case len(fits) > 1 && !grouping(src, pl.opener):
+		for i, e := range fits {
+			if !endsStatement(src, pl.opener, e.off) {
+				continue
+			}
+			if pick >= 0 {
+				pick = -1
+				break
+			}
+			pick = i
+		}
+		for i, e := range fits {
+			if pick >= 0 && i != pick && deliberate(src, e.off) {
+				pick = -1
+			}
+		}
+	}
+	if pick < 0 {
+		return ambiguous(src, pl, runs[0].text, fits[0].off, fits[1].off)
+	}
+	if e := fits[pick]; e.off != at {
+		s.path[0] = change{cost: 2, edits: []edit{e}, notes: []note{closerNote(e.off, pl.opener, src)}, place: pl}
+		s.result = apply(src, s.path[0].edits)
+	}
+	return nil
+}
+
+// misusedBuiltinNear reports whether a call on the lines from opener's to
+// the one holding off in src misuses a builtin.
+func misusedBuiltinNear(src string, opener, off int) bool {
+	end := lineEndFrom(src, min(off+1, len(src)))
+	for k := lineStartOf(src, opener); k < end; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' && misusesBuiltin(src, k):
+			return true
+		}
+	}
+	return false
+}
+
+// grouping reports whether the bracket at o is a parenthesis grouping
+// part of an expression on one line, not a call's or a tuple's.
+func grouping(src string, o int) bool {
+	if src[o] != '(' {
+		return false
+	}
+	k := o
+	for k > 0 && (src[k-1] == ' ' || src[k-1] == '\t') {
+		k--
+	}
+	if k > 0 && (isIdentChar(src[k-1]) || strings.IndexByte(")]", src[k-1]) >= 0) {
+		return false
+	}
+	// A comma directly inside makes it a tuple.
+	end, depth := lineEndFrom(src, o), 0
+	for k := o + 1; k < end; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			return true
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			return false
+		}
+	}
+	return true
+}
+
+// comparisons start the operators that compare or test values, which
+// code more often applies to a call's result than passes as an argument,
+// as in len(d) == n.
+var comparisons = []string{"==", "!=", "<", ">", "is ", "in ", "not ", "and ", "or ", "if "}
+
+// deliberate reports whether a closer at p reads as placed on purpose:
+// before a subscript or attribute of a call's or subscript's result,
+// before a comma, or before a comparison.
+func deliberate(src string, p int) bool {
+	if p >= len(src) {
+		return false
+	}
+	switch src[p] {
+	case ',':
+		return true
+	case '[', '.':
+		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
+	}
+	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+	for _, op := range comparisons {
+		if strings.HasPrefix(rest, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// endsStatement reports whether a closer at p for the bracket at opener
+// ends the bracket's statement: the code from the bracket to p is
+// balanced, and after p come only spaces, a comment and a final colon
+// before the end of the block or a line that is no deeper than the
+// bracket's own, which starts the next statement.
+func endsStatement(src string, opener, p int) bool {
+	if !balancedCode(src[opener+1 : p]) {
+		return false
+	}
+	e := lineEndFrom(src, p)
+	rest := strings.TrimSpace(src[p:e])
+	if k := strings.IndexByte(rest, '#'); k >= 0 {
+		rest = strings.TrimSpace(rest[:k])
+	}
+	if rest != "" && rest != ":" {
+		return false
+	}
+	if e >= len(src) || strings.TrimSpace(src[e:]) == "" {
+		return true
+	}
+	return nextLineIndent(src, e+1) <= indentOf(src, opener)
+}
+
+// balancedCode reports whether the brackets of code pair up, skipping
+// strings and comments.
+func balancedCode(code string) bool {
+	depth := 0
+	for k := 0; k < len(code); k++ {
+		switch c := code[k]; {
+		case isQuote(c):
+			k = skipString(code, k, len(code)) - 1
+		case c == '#':
+			k = lineEndFrom(code, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // formatOrMethod reports whether the string whose text is src[body:p],
@@ -244,7 +427,7 @@ var builtins = setOf("abs", "all", "any", "bool", "bytes", "dict", "enumerate", 
 // inside their text or their own lone quote of the other kind made right.
 func stringPlaces(src string, pl *place) []edit {
 	lit := pl.lit
-	out := closePlaces(src, lit.body, textEnd(src, lit.body, pl.end), lit.q, pl.inBrkt)
+	out := closePlaces(src, lit.body, textEnd(src, lit.body, textStop(src, lit.body, pl.end)), lit.q, pl.inBrkt)
 	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
 		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
 	}
@@ -305,7 +488,8 @@ func closePlaces(src string, body, end int, q byte, inBrkt bool) []edit {
 func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 	switch c := src[i]; c {
 	case ',':
-		return inBrkt
+		// In brackets, or before the message of an assert.
+		return inBrkt || strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, i):i], " \t"), "assert ")
 	case ')', ']', '}', ':', '%', '*', '+', '[', '=', '!', '<', '>':
 		return true
 	case '.':
@@ -417,9 +601,10 @@ func bracketPlaces(src string, pl *place) []edit {
 			if afterOperand && (nested || len(stack) > 1) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
-			if len(stack) == 1 && !nested {
+			if len(stack) == 1 && !nested && !strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, o):o], " \t"), "assert ") {
 				// A place before would leave this comma outside any
-				// bracket, making a tuple of the statement.
+				// bracket, making a tuple of the statement (an assert's
+				// comma starts its message instead).
 				out = out[:0]
 			}
 			top.compound = true

@@ -55,9 +55,9 @@ var Kinds = []struct {
 	Name  string
 	Share float64
 }{
-	{DropCloserEOL, 0.36}, {EarlyQuote, 0.20}, {FStringBraces, 0.12},
-	{DropQuote, 0.05}, {SwapQuote, 0.04}, {SwapBracket, 0.04}, {DropBracket, 0.03},
-	{PasteIndent, 0.06}, {TabIndent, 0.05}, {BadDedent, 0.05},
+	{DropCloserEOL, 0.38}, {EarlyQuote, 0.20}, {FStringBraces, 0.12},
+	{PasteIndent, 0.07}, {TabIndent, 0.05}, {BadDedent, 0.05},
+	{DropQuote, 0.04}, {SwapQuote, 0.04}, {SwapBracket, 0.04}, {DropBracket, 0.01},
 }
 
 type segment struct {

@@ -1,0 +1,122 @@
+package repair
+
+import "strings"
+
+// signature is what a builtin accepts: between min and max positional
+// arguments (max < 0: any number) and the keyword arguments kw ("*":
+// any).
+type signature struct {
+	min, max int
+	kw       []string
+}
+
+// signatures of builtins a closer placed wrongly often gives the wrong
+// arguments, as in max(len(a)), len(b) or range(1, 3, closed=c).
+var signatures = map[string]signature{
+	"abs": {1, 1, nil}, "len": {1, 1, nil}, "ord": {1, 1, nil}, "chr": {1, 1, nil},
+	"repr": {1, 1, nil}, "id": {1, 1, nil}, "hash": {1, 1, nil}, "callable": {1, 1, nil},
+	"reversed": {1, 1, nil}, "any": {1, 1, nil}, "all": {1, 1, nil},
+	"range": {1, 3, nil}, "list": {0, 1, nil}, "tuple": {0, 1, nil}, "set": {0, 1, nil},
+	"frozenset": {0, 1, nil}, "dict": {0, 1, []string{"*"}}, "float": {0, 1, nil}, "bool": {0, 1, nil},
+	"int": {0, 2, []string{"base"}}, "str": {0, 3, []string{"encoding", "errors"}},
+	"sorted": {1, 1, []string{"key", "reverse"}}, "enumerate": {1, 2, []string{"start"}},
+	"zip": {0, -1, []string{"strict"}}, "sum": {1, 2, []string{"start"}},
+	"isinstance": {2, 2, nil}, "issubclass": {2, 2, nil}, "hasattr": {2, 2, nil},
+	"getattr": {2, 3, nil}, "setattr": {3, 3, nil}, "divmod": {2, 2, nil},
+	"pow": {2, 3, nil}, "round": {1, 2, []string{"ndigits"}}, "iter": {1, 2, nil},
+	"next": {1, 2, nil}, "max": {1, -1, []string{"key", "default"}}, "min": {1, -1, []string{"key", "default"}},
+}
+
+// scalars are builtins that return a number, which max and min cannot
+// take alone.
+var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
+
+// misusesBuiltin reports whether the call whose bracket is at opener in
+// src calls a builtin the block does not redefine with arguments it does
+// not accept. Unpacked arguments (*args, **kw) accept anything.
+func misusesBuiltin(src string, opener int) bool {
+	if src[opener] != '(' {
+		return false
+	}
+	s := opener
+	for s > 0 && isIdentChar(src[s-1]) {
+		s--
+	}
+	name := src[s:opener]
+	sig, ok := signatures[name]
+	if !ok || s > 0 && src[s-1] == '.' || redefines(src, name) {
+		return false
+	}
+	args, ok := callArgs(src, opener)
+	if !ok {
+		return false
+	}
+	pos := 0
+	for _, a := range args {
+		switch k := wordEnd(a, 0); {
+		case strings.HasPrefix(a, "*"):
+			return false
+		case k > 0 && k < len(a) && a[k] == '=' && (k+1 == len(a) || a[k+1] != '='):
+			if !containsString(sig.kw, a[:k]) && !containsString(sig.kw, "*") {
+				return true
+			}
+		default:
+			pos++
+		}
+	}
+	if pos < sig.min || sig.max >= 0 && pos > sig.max {
+		return true
+	}
+	if (name == "max" || name == "min") && pos == 1 {
+		a := args[0]
+		k := wordEnd(a, 0)
+		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redefines reports whether src defines name itself, as a function, a
+// class, or by assignment or import.
+func redefines(src, name string) bool {
+	return strings.Contains(src, "def "+name+"(") || strings.Contains(src, "class "+name) ||
+		strings.Contains(src, name+" = ") || strings.Contains(src, "import "+name) || strings.Contains(src, " as "+name)
+}
+
+// callArgs returns the arguments of the call whose bracket is at opener,
+// each trimmed, or false when the bracket does not close.
+func callArgs(src string, opener int) ([]string, bool) {
+	var args []string
+	depth, start := 0, opener+1
+	for k := opener + 1; k < len(src); k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, len(src)) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ',' && depth == 0:
+			args = append(args, strings.TrimSpace(src[start:k]))
+			start = k + 1
+		case c == ')' || c == ']' || c == '}':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if last := strings.TrimSpace(src[start:k]); last != "" {
+				args = append(args, last)
+			}
+			return args, true
+		}
+	}
+	return nil, false
+}
