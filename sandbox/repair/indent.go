@@ -350,16 +350,20 @@ func nearest(fits []string, w, top int) int {
 
 // runEnd returns the index after the last logical line that goes with the
 // line at, whose indentation is w wide: the lines after it at the same
-// width, and those nested under one of them that ends with a colon.
+// width, and the body of one of them that ends with a colon, which is as
+// deep as its first line or deeper.
 func runEnd(src string, lines []indentLine, at, w int) int {
-	opens := endsWithColon(src, lines[at])
+	opens, body := endsWithColon(src, lines[at]), 0
 	i := at + 1
 	for ; i < len(lines); i++ {
 		lw := width(lines[i].text(src), 8)
 		switch {
 		case lw == w:
-			opens = endsWithColon(src, lines[i])
-		case lw > w && opens:
+			opens, body = endsWithColon(src, lines[i]), 0
+		case lw > w && opens && (body == 0 || lw >= body):
+			if body == 0 {
+				body = lw
+			}
 		default:
 			return i
 		}

@@ -121,14 +121,14 @@ func (s *searcher) settle(src string) *Problem {
 // is not meant. Of the others, the one where the statement ends wins, as
 // a writer who loses count of closers loses the last ones of a line,
 // unless another place reads as deliberately as the end: before a
-// subscript or attribute of a call's result, as in read(4)[0]; before a
+// subscript of a call's result, as in read(4)[0]; before a
 // comma, splitting the arguments between two calls; before a comparison,
 // as in len(d == n; or inside a parenthesis that groups part of an
 // expression, as in (x >> 3 + 1.
 func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
 	var fits []edit
 	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
-		if !misusedBuiltinNear(apply(src, []edit{e}), pl.opener, e.off) {
+		if !misusedBuiltinNear(apply(src, []edit{e}), pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) {
 			fits = append(fits, e)
 		}
 	}
@@ -155,7 +155,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 			pick = i
 		}
 		for i, e := range fits {
-			if pick >= 0 && i != pick && deliberate(src, e.off) {
+			if pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
 				pick = -1
 			}
 		}
@@ -187,17 +187,58 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 	return false
 }
 
-// grouping reports whether the bracket at o is a parenthesis grouping
-// part of an expression on one line, not a call's or a tuple's.
-func grouping(src string, o int) bool {
-	if src[o] != '(' {
+// redundantParens reports whether a closer at p, in the bracket at opener
+// or one opened inside it, would close a parenthesis around a lone name,
+// attribute or number, as (dx3) in f((dx3), dy3): nobody writes those.
+func redundantParens(src string, opener, p int) bool {
+	o := closedBy(src, opener, p)
+	inner := strings.TrimSpace(src[o+1 : p])
+	if src[o] != '(' || inner == "" || isCall(src, o) {
 		return false
 	}
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; !isIdentChar(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// closedBy returns the bracket a closer at p closes: the bracket at
+// opener or the innermost one opened inside it and still open at p.
+func closedBy(src string, opener, p int) int {
+	stack := []int{opener}
+	for k := opener + 1; k < p; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, p) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, k)
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return stack[len(stack)-1]
+}
+
+// isCall reports whether the bracket at o opens a call's arguments: a
+// parenthesis after a name or a closer.
+func isCall(src string, o int) bool {
 	k := o
 	for k > 0 && (src[k-1] == ' ' || src[k-1] == '\t') {
 		k--
 	}
-	if k > 0 && (isIdentChar(src[k-1]) || strings.IndexByte(")]", src[k-1]) >= 0) {
+	return src[o] == '(' && k > 0 && (isIdentChar(src[k-1]) || strings.IndexByte(")]", src[k-1]) >= 0)
+}
+
+// grouping reports whether the bracket at o is a parenthesis grouping
+// part of an expression on one line, not a call's or a tuple's.
+func grouping(src string, o int) bool {
+	if src[o] != '(' || isCall(src, o) {
 		return false
 	}
 	// A comma directly inside makes it a tuple.
@@ -225,16 +266,18 @@ func grouping(src string, o int) bool {
 var comparisons = []string{"==", "!=", "<", ">", "is ", "in ", "not ", "and ", "or ", "if "}
 
 // deliberate reports whether a closer at p reads as placed on purpose:
-// before a subscript or attribute of a call's or subscript's result,
-// before a comma, or before a comparison.
-func deliberate(src string, p int) bool {
+// before a subscript of a call's or subscript's result (an attribute
+// of one, as in f(rng(2).normal(5), reads as often as not as part of the
+// argument), before a comma ending a call's arguments, or before a
+// comparison.
+func deliberate(src string, opener, p int) bool {
 	if p >= len(src) {
 		return false
 	}
 	switch src[p] {
 	case ',':
-		return true
-	case '[', '.':
+		return isCall(src, closedBy(src, opener, p))
+	case '[':
 		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
 	}
 	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
