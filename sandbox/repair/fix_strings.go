@@ -230,10 +230,11 @@ func closeAtEscapedQuote(src string, p Problem, eol int) []change {
 			cost = 1
 		}
 		if !lit.raw {
-			// Escaped quotes that pair up, as in "He said \"hi\", quote
-			// text inside the string: the last one closes that quotation,
-			// and the string's own closing quote is what is missing.
-			if !oddBackslashes(src, lit.body, i) || escapedQuotes(src, lit.body, i+1, lit.q)%2 == 0 {
+			// Other escaped quotes, as in "He said \"hi\" or
+			// 'It\'s called \'vis\', say the writer escapes quotes in
+			// this string: the last is one of them, and the string's own
+			// closing quote is what is missing.
+			if !oddBackslashes(src, lit.body, i) || escapedQuotes(src, lit.body, i+1, lit.q) > 1 {
 				continue
 			}
 			at := i - 1

@@ -11,8 +11,9 @@ import (
 // after w or at the line end, f(a + b after a or b. The search takes the
 // first place that compiles; settle then compiles the other places, and
 // keeps the repair only when no other place compiles, or when the block
-// itself says which one was meant. A wrong program that runs is worse
-// than a refusal.
+// itself says which one was meant (for a bracket, settleBracket weighs the
+// places by what writers do). A wrong program that runs is worse than a
+// refusal.
 
 // place is what a change closing a string or a bracket closes: the string
 // lit, or the bracket at opener, and the end of the text where the closer
