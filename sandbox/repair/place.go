@@ -144,6 +144,8 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	switch {
 	case len(fits) == 1:
 		pick = 0
+	case len(fits) > 1 && layoutPlace(src, pl.opener, fits) >= 0:
+		pick = layoutPlace(src, pl.opener, fits)
 	case len(fits) > 1 && !grouping(src, pl.opener):
 		for i, e := range fits {
 			if !endsStatement(src, pl.opener, e.off) {
@@ -169,6 +171,30 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 		s.result = apply(src, s.path[0].edits)
 	}
 	return nil
+}
+
+// layoutPlace returns the index of the only place of fits that ends an
+// item laid out on its own line, as a row of a matrix written one per
+// line: a closer for a bracket opened on its line, right before the comma
+// ending that line, when the next line starts at the same indentation, as
+// the next item does; or -1.
+func layoutPlace(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		o := closedBy(src, opener, e.off)
+		end := lineEndFrom(src, e.off)
+		rest := strings.TrimSpace(src[e.off:end])
+		if lineStartOf(src, o) != lineStartOf(src, e.off) || !strings.HasPrefix(rest, ",") ||
+			strings.TrimSpace(strings.SplitN(rest[1:], "#", 2)[0]) != "" || end >= len(src) ||
+			nextLineIndent(src, end+1) != indentOf(src, e.off) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
 }
 
 // misusedBuiltinNear reports whether a call on the lines from opener's to
