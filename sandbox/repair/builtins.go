@@ -38,11 +38,8 @@ func misusesBuiltin(src string, opener int) bool {
 	if src[opener] != '(' {
 		return false
 	}
-	s := opener
-	for s > 0 && isIdentChar(src[s-1]) {
-		s--
-	}
-	name := src[s:opener]
+	name := calleeName(src, opener)
+	s := opener - len(name)
 	sig, ok := signatures[name]
 	if !ok || s > 0 && src[s-1] == '.' || redefines(src, name) {
 		return false

@@ -307,6 +307,11 @@ func deliberate(src string, opener, p int) bool {
 	case '[':
 		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
 	}
+	// A comparison inside a subscript is a mask, as in x[x > 0], and one
+	// inside an assertion's call is its point, as in assert_(x == 1).
+	if o := closedBy(src, opener, p); !isCall(src, o) || strings.HasPrefix(calleeName(src, opener), "assert") {
+		return false
+	}
 	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
 	for _, op := range comparisons {
 		if strings.HasPrefix(rest, op) {
@@ -314,6 +319,16 @@ func deliberate(src string, opener, p int) bool {
 		}
 	}
 	return false
+}
+
+// calleeName is the name called by the parenthesis at o, as assert_equal
+// in np.testing.assert_equal(, or "".
+func calleeName(src string, o int) string {
+	s := o
+	for s > 0 && isIdentChar(src[s-1]) {
+		s--
+	}
+	return src[s:o]
 }
 
 // endsStatement reports whether a closer at p for the bracket at opener
