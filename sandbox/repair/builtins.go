@@ -27,13 +27,23 @@ var signatures = map[string]signature{
 	"next": {1, 2, nil}, "max": {1, -1, []string{"key", "default"}}, "min": {1, -1, []string{"key", "default"}},
 }
 
+// methods are methods of lists and sets that take one item, as
+// parts.append(x): whatever the object, two items are a closer misplaced,
+// as in out.append(f(x, y) read as out.append(f(x), y). Keyword
+// arguments are left to the object's own method.
+var methods = map[string]signature{
+	"append": {1, 1, []string{"*"}}, "extend": {1, 1, []string{"*"}},
+	"remove": {1, 1, []string{"*"}}, "discard": {1, 1, []string{"*"}},
+}
+
 // scalars are builtins that return a number, which max and min cannot
 // take alone.
 var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
 
 // misusesBuiltin reports whether the call whose bracket is at opener in
-// src calls a builtin the block does not redefine with arguments it does
-// not accept. Unpacked arguments (*args, **kw) accept anything.
+// src calls a builtin the block does not redefine, or one of methods,
+// with arguments it does not accept. Unpacked arguments (*args, **kw)
+// accept anything.
 func misusesBuiltin(src string, opener int) bool {
 	if src[opener] != '(' {
 		return false
@@ -41,7 +51,12 @@ func misusesBuiltin(src string, opener int) bool {
 	name := calleeName(src, opener)
 	s := opener - len(name)
 	sig, ok := signatures[name]
-	if !ok || s > 0 && src[s-1] == '.' || redefines(src, name) {
+	if s > 0 && src[s-1] == '.' {
+		sig, ok = methods[name]
+	} else if redefines(src, name) {
+		return false
+	}
+	if !ok {
 		return false
 	}
 	args, ok := callArgs(src, opener)
@@ -116,4 +131,41 @@ func callArgs(src string, opener int) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// strMethods are the methods of str, the only ones a string literal has.
+var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "endswith",
+	"expandtabs", "find", "format", "format_map", "index", "isalnum", "isalpha", "isascii",
+	"isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "isspace",
+	"istitle", "isupper", "join", "ljust", "lower", "lstrip", "maketrans", "partition",
+	"removeprefix", "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition",
+	"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title",
+	"translate", "upper", "zfill", "decode", "hex", "fromhex")
+
+// misusesLiteral reports whether the code src[from:to] subscripts or
+// takes an attribute of True, False or None, as in full_output=True[1]
+// after a closer was lost before [1], or calls on a string literal a
+// method strings do not have, as in ar['need'.append(t).
+func misusesLiteral(src string, from, to int) bool {
+	for k := from; k < to; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			e := skipString(src, k, to)
+			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' {
+				if m := wordEnd(src, e+1); m > e+1 && m < to && src[m] == '(' && !strMethods[src[e+1:m]] {
+					return true
+				}
+			}
+			k = e - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case isIdentStart(c):
+			e := wordEnd(src, k)
+			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.') {
+				return true
+			}
+			k = max(e, k+1) - 1
+		}
+	}
+	return false
 }

@@ -119,7 +119,8 @@ func (s *searcher) settle(src string) *Problem {
 // compiles at (at, where the repair put it, and runs), the one a writer
 // most likely meant, or refuses the block naming two of them. A place
 // that gives a builtin arguments it does not take, as max(len(a)) does,
-// is not meant. Of the others, the one where the statement ends wins, as
+// leaves a literal with a subscript or method it lacks, as True[1] or
+// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of the others, the one where the statement ends wins, as
 // a writer who loses count of closers loses the last ones of a line,
 // unless another place reads as deliberately as the end: before a
 // subscript of a call's result, as in read(4)[0]; before a
@@ -129,14 +130,16 @@ func (s *searcher) settle(src string) *Problem {
 func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
 	var fits []edit
 	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
-		if !misusedBuiltinNear(apply(src, []edit{e}), pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) {
+		next := apply(src, []edit{e})
+		if !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
+			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) {
 			fits = append(fits, e)
 		}
 	}
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, calls a builtin with arguments it does not take; not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run (a builtin called with arguments it does not take, or a method or subscript of a literal that has none); not repaired",
 			src[pl.opener], col)
 		return p
 	}
