@@ -330,7 +330,17 @@ func closeTriple(src string, p Problem) []change {
 				out = append(out, c)
 			}
 			if cost == 1 {
-				break // closing any later would swallow the code
+				// Closing any later would swallow the code, unless the
+				// block ends with the blank line a closer on its own
+				// line was dropped from, as a docstring's is: the line
+				// that reads as code may be its prose, as "a[i:] have
+				// e > x." is, and then does not compile.
+				if cs, ce, ok := endCloserLine(src, next); ok {
+					if c, ok := closeTripleAt(src, lit, cs, ce, 2+n); ok {
+						out = append(out, c)
+					}
+				}
+				break
 			}
 		}
 		start = next
@@ -376,6 +386,21 @@ func closerLine(src string, from, indent int) (start, end int, ok bool) {
 		return own, ownEnd, true
 	}
 	return 0, 0, false
+}
+
+// endCloserLine returns the start and end of the last line of src, from
+// from on, when it is blank, ends with a line break and follows text: the
+// line a closer on its own line was dropped from at the end of the block.
+func endCloserLine(src string, from int) (start, end int, ok bool) {
+	if !strings.HasSuffix(src, "\n") {
+		return 0, 0, false
+	}
+	end = len(src) - 1
+	start = lineStartOf(src, end)
+	if start < from || strings.Trim(src[start:end], " \t\r") != "" || strings.TrimSpace(src[from:start]) == "" {
+		return 0, 0, false
+	}
+	return start, end, true
 }
 
 // swapTripleCloser proposes replacing the first closer of the other quote
