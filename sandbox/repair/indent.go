@@ -266,7 +266,6 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 	if len(levels) == 0 || levels[0] != "" {
 		return "", nil, nil
 	}
-	top := width(levels[len(levels)-1], 8)
 	if outer {
 		levels = levels[:len(levels)-1]
 	}
@@ -288,9 +287,9 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 	byDistance := outer && len(fits) > 1
 	if byDistance {
 		// A dedent lands next to the level meant: the one nearest the
-		// line, when it is nearer than every other that compiles and
-		// than the level left.
-		if k := nearest(fits, w, top); k >= 0 {
+		// line, when it is nearer than every other that compiles. The
+		// level left is not one of them: the line was dedented.
+		if k := nearest(fits, w); k >= 0 {
 			fits, fixed = fits[k:k+1], fixed[k:k+1]
 		}
 	}
@@ -327,10 +326,10 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 }
 
 // nearest returns the index of the level of fits nearest to width w,
-// when it is strictly nearer than the others and than top, else -1.
-func nearest(fits []string, w, top int) int {
+// when it is strictly nearer than the others, else -1.
+func nearest(fits []string, w int) int {
 	dist := func(x int) int { return max(x-w, w-x) }
-	best, second := -1, dist(top)
+	best, second := -1, 1<<30
 	for i, f := range fits {
 		switch d := dist(width(f, 8)); {
 		case best < 0 || d < dist(width(fits[best], 8)):
