@@ -621,7 +621,9 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	open := func(at int) level {
 		call := src[at] == '(' && at > 0 && (isIdentChar(src[at-1]) || strings.IndexByte(")]", src[at-1]) >= 0)
-		return level{opener: at, grouping: src[at] == '(' && !call, literals: true}
+		// A call's arguments may be split between two calls even when
+		// they are literals, as in np.array(1), 2.
+		return level{opener: at, grouping: src[at] == '(' && !call, literals: !call}
 	}
 	var out []edit
 	if c := src[o]; c == '(' && !open(o).grouping && strings.TrimSpace(src[o+1:lineEndFrom(src, o)]) == "" {
