@@ -19,6 +19,9 @@ const (
 	fixRealign    = "realign-dedent"
 )
 
+// maxLevels bounds the indentation levels moveRun tries, a compile each.
+const maxLevels = 8
+
 // tabWidths are the tab widths tried, the usual ones first: of widths
 // giving the same program, the first is used.
 var tabWidths = []int{4, 8, 2, 1, 3, 5, 6, 7}
@@ -268,6 +271,9 @@ func moveRun(src string, lines []indentLine, at int, idx *lineIndex, compile Com
 	}
 	if outer {
 		levels = levels[:len(levels)-1]
+	}
+	if len(levels) > maxLevels {
+		return "", nil, nil // nested too deeply to try every level
 	}
 	end := runEnd(src, lines, at, w)
 	var fixed []string

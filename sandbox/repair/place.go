@@ -200,18 +200,31 @@ func layoutPlace(src string, opener int, fits []edit) int {
 	return found
 }
 
+// maxCallsChecked bounds the calls misusedBuiltinNear checks, each a scan
+// of its arguments, so that a line of nested calls stays linear.
+const maxCallsChecked = 16
+
 // misusedBuiltinNear reports whether a call on the lines from opener's to
 // the one holding off in src misuses a builtin.
 func misusedBuiltinNear(src string, opener, off int) bool {
 	end := lineEndFrom(src, min(off+1, len(src)))
-	for k := lineStartOf(src, opener); k < end; k++ {
+	checked := 0
+	for k := lineStartOf(src, opener); k < end && checked < maxCallsChecked; k++ {
 		switch c := src[k]; {
 		case isQuote(c):
 			k = skipString(src, k, end) - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
-		case c == '(' && misusesBuiltin(src, k):
-			return true
+		case c == '(' && k > 0 && isIdentChar(src[k-1]):
+			name := calleeName(src, k)
+			_, builtin := signatures[name]
+			_, method := methods[name]
+			if builtin || method {
+				checked++
+				if misusesBuiltin(src, k) {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -56,6 +56,44 @@ func TestAdversarialBound(t *testing.T) {
 	}
 }
 
+// adversarialIndent returns blocks built to make the indentation repair
+// slow, each with the message Python gives it: a staircase of levels
+// ending in a dedent to none of them, a long pasted block, a long block
+// mixing tabs and spaces.
+func adversarialIndent() map[string]SyntaxError {
+	var stair strings.Builder
+	for n := 0; stair.Len() < adversarialSize; n++ {
+		stair.WriteString(strings.Repeat(" ", n) + "if x:\n")
+	}
+	stair.WriteString(" y = 1\n")
+	lines := strings.Count(stair.String(), "\n")
+	return map[string]SyntaxError{
+		stair.String(): {Message: msgUnindent, Line: lines},
+		strings.Repeat("    x = (1,\n    2)\n", adversarialSize/18):           {Message: msgUnexpectedIndent, Line: 1},
+		strings.Repeat("if x:\n\ty = 1\n        z = 2\n", adversarialSize/27): {Message: msgTabs, Line: 3},
+		strings.Repeat("s = \"\\N{NO SUCH NAME}\"\n", adversarialSize/24):     {Message: "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-15: " + msgUnknownName, Line: 1},
+	}
+}
+
+// TestAdversarialIndentBound is TestAdversarialBound for the repairs that
+// run when quotes and brackets are fine, with a compiler that accepts
+// every candidate.
+func TestAdversarialIndentBound(t *testing.T) {
+	const bound = 5 * time.Second
+	for src, perr := range adversarialIndent() {
+		start := time.Now()
+		Repair(src, Options{Minor: 12, Compile: func(s string) *SyntaxError {
+			if s == src {
+				return &perr
+			}
+			return nil
+		}})
+		if d := time.Since(start); d > bound {
+			t.Errorf("%s: took %v, bound %v", perr.Message, d, bound)
+		}
+	}
+}
+
 func BenchmarkAdversarial(b *testing.B) {
 	for name, src := range adversarial() {
 		b.Run(name, func(b *testing.B) {
