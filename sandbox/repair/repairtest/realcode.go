@@ -31,7 +31,7 @@ type Broken struct {
 // The ways the mix breaks a statement.
 const (
 	DropCloserEOL = "drop-closer-eol" // the closing bracket that ends a line left out
-	EarlyQuote    = "early-quote"     // the string's own quote typed inside its text
+	EarlyQuote    = "early-quote"     // the string's own quote typed as an apostrophe in its text
 	FStringBraces = "fstring-braces"  // literal braces in an f-string not doubled
 	DropQuote     = "drop-quote"      // the closing quote of a string left out
 	DropBracket   = "drop-bracket"    // a closing bracket inside a line left out
@@ -260,7 +260,7 @@ func breakOne(s segment, kind string, rng *rand.Rand) (Broken, bool) {
 		b.Src = src[:at] + strings.Repeat(" ", m) + src[at+n:]
 	case EarlyQuote:
 		// An apostrophe inside a word of a plain one-line string, as in
-		// 'It's': the writer meant the quote as text.
+		// 'It's' or "don"t": the writer meant the quote as text.
 		l, ok := pick(func(l literal) bool { return !l.raw && !l.fmt && !l.triple && len(apostrophes(src, l)) > 0 })
 		if !ok {
 			return b, false
@@ -344,8 +344,9 @@ func parseLiteral(src string, start, end int) literal {
 	return l
 }
 
-// apostrophes lists the offsets between two letters in the text of l,
-// outside its escapes (as the c and d of \xcd).
+// apostrophes lists the offsets in the text of l, outside its escapes (as
+// the c and d of \xcd), where an apostrophe goes in English: inside a word,
+// before its ending s, t, d, m, ll, re or ve, as in it's, don't, we'll.
 func apostrophes(src string, l literal) []int {
 	var out []int
 	text := l.body // where the text after the last escape starts
@@ -355,7 +356,15 @@ func apostrophes(src string, l literal) []int {
 			text = i + 1
 			continue
 		}
-		if i > text && isLetter(src[i-1]) && isLetter(src[i]) {
+		if i <= text || !isLetter(src[i-1]) || !isLetter(src[i]) {
+			continue
+		}
+		e := i
+		for e < l.close && isLetter(src[e]) {
+			e++
+		}
+		switch src[i:e] {
+		case "s", "t", "d", "m", "ll", "re", "ve":
 			out = append(out, i)
 		}
 	}
