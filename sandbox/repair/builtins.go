@@ -144,8 +144,8 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 
 // misusesLiteral reports whether the code src[from:to] subscripts or
 // takes an attribute of True, False or None, as in full_output=True[1]
-// after a closer was lost before [1], or calls on a string literal a
-// method strings do not have, as in ar['need'.append(t).
+// after a closer was lost before [1], subscripts a number, or calls on a
+// string literal a method strings do not have, as in ar['need'.append(t).
 func misusesLiteral(src string, from, to int) bool {
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
@@ -165,6 +165,12 @@ func misusesLiteral(src string, from, to int) bool {
 				return true
 			}
 			k = max(e, k+1) - 1
+		case isDigit(c) && (k == 0 || !isIdentChar(src[k-1]) && src[k-1] != '.'):
+			e := numberEnd(src, k)
+			if e < to && src[e] == '[' {
+				return true // a number subscripted, as 0[1] in m.regs[0[1]
+			}
+			k = e - 1
 		}
 	}
 	return false
