@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,15 +83,74 @@ func TestAdversarialIndentBound(t *testing.T) {
 	const bound = 5 * time.Second
 	for src, perr := range adversarialIndent() {
 		start := time.Now()
-		Repair(src, Options{Minor: 12, Compile: func(s string) *SyntaxError {
-			if s == src {
-				return &perr
-			}
-			return nil
-		}})
+		Repair(src, Options{Minor: 12, Compile: failWith(src, perr)})
 		if d := time.Since(start); d > bound {
 			t.Errorf("%s: took %v, bound %v", perr.Message, d, bound)
 		}
+	}
+}
+
+// hundredLines returns 100-line blocks of ordinary code, each broken one
+// way, with the message Python gives it: a closer lost at a line's end
+// halfway down, the block pasted with an indent, a dedent to no level.
+func hundredLines() map[string]SyntaxError {
+	var b strings.Builder
+	for i := 0; i < 25; i++ {
+		fmt.Fprintf(&b, "def step_%d(values, scale=2):\n", i)
+		fmt.Fprintf(&b, "    total = sum(v * scale for v in values if v > %d)\n", i)
+		fmt.Fprintf(&b, "    print(f\"step %d: {total}\", max(len(values), 1))\n", i)
+		b.WriteString("    return total\n")
+	}
+	block := b.String()
+	dropped := strings.Replace(block, "step 12: {total}\", max(len(values), 1))", "step 12: {total}\", max(len(values), 1)", 1)
+	pasted := "    " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n    ") + "\n"
+	dedent := strings.Replace(block, "    return total\n\ndef step_13", "   return total\ndef step_13", 1)
+	return map[string]SyntaxError{
+		dropped: {Message: "'(' was never closed", Line: 51},
+		pasted:  {Message: msgUnexpectedIndent, Line: 1},
+		dedent:  {Message: msgUnindent, Line: 52},
+	}
+}
+
+// failWith is a Compiler that refuses only orig, with perr.
+func failWith(orig string, perr SyntaxError) Compiler {
+	return func(src string) *SyntaxError {
+		if src == orig {
+			return &perr
+		}
+		return nil
+	}
+}
+
+// TestHundredLinesSpeed checks that the engine repairs a 100-line block
+// well under the 1 ms target; the bound allows for slow, shared machines.
+func TestHundredLinesSpeed(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	for src, perr := range hundredLines() {
+		opts := Options{Minor: 12, Compile: failWith(src, perr)}
+		best := time.Hour
+		for range 3 {
+			start := time.Now()
+			res := Repair(src, opts)
+			best = min(best, time.Since(start))
+			if !res.Repaired {
+				t.Fatalf("%s: not repaired:\n%s", perr.Message, res.Error())
+			}
+		}
+		if best > bound {
+			t.Errorf("%s: %v, bound %v", perr.Message, best, bound)
+		}
+	}
+}
+
+func BenchmarkHundredLines(b *testing.B) {
+	for src, perr := range hundredLines() {
+		b.Run(strings.Fields(perr.Message)[0], func(b *testing.B) {
+			opts := Options{Minor: 12, Compile: failWith(src, perr)}
+			for b.Loop() {
+				Repair(src, opts)
+			}
+		})
 	}
 }
 
