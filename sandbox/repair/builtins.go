@@ -144,12 +144,16 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 
 // misusesLiteral reports whether the code src[from:to] subscripts or
 // takes an attribute of True, False or None, as in full_output=True[1]
-// after a closer was lost before [1], subscripts a number, or calls on a
-// string literal a method strings do not have, as in ar['need'.append(t).
+// after a closer was lost before [1], subscripts a number, puts a sign
+// on a string, or calls on a string literal a method strings do not have,
+// as in ar['need'.append(t).
 func misusesLiteral(src string, from, to int) bool {
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
 		case isQuote(c):
+			if unaryBefore(src, from, k) {
+				return true // a sign on a string, as in rstrip( + "\n")
+			}
 			e := skipString(src, k, to)
 			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' {
 				if m := wordEnd(src, e+1); m > e+1 && m < to && src[m] == '(' && !strMethods[src[e+1:m]] {
@@ -174,4 +178,21 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// unaryBefore reports whether a unary +, - or ~ stands right before
+// src[k], after an opening bracket, a comma or an =, from from on.
+func unaryBefore(src string, from, k int) bool {
+	j := k - 1
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	if j < from || strings.IndexByte("+-~", src[j]) < 0 {
+		return false
+	}
+	j--
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	return j >= from && strings.IndexByte("([{,=", src[j]) >= 0
 }

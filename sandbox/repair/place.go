@@ -639,7 +639,8 @@ func bracketPlaces(src string, pl *place) []edit {
 		return level{opener: at, grouping: src[at] == '(' && !call, literals: !call}
 	}
 	var out []edit
-	if c := src[o]; c == '(' && !open(o).grouping && strings.TrimSpace(src[o+1:lineEndFrom(src, o)]) == "" {
+	inAssert := strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, o):o], " \t"), "assert ")
+	if c := src[o]; c == '(' && !open(o).grouping && emptyCallAt(src, o) {
 		out = append(out, insert(o+1, ")"))
 	}
 	stack := []level{open(o)}
@@ -701,10 +702,10 @@ func bracketPlaces(src string, pl *place) []edit {
 			afterOperand = !keywords[w] || operandKeywords[w]
 			i = e - 1
 		case c == ',':
-			if afterOperand && (nested || len(stack) > 1) {
+			if afterOperand && (nested || len(stack) > 1 || inAssert) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
-			if len(stack) == 1 && !nested && !strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, o):o], " \t"), "assert ") {
+			if len(stack) == 1 && !nested && !inAssert {
 				// A place before would leave this comma outside any
 				// bracket, making a tuple of the statement (an assert's
 				// comma starts its message instead).
@@ -736,6 +737,21 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// emptyCallAt reports whether the call opened at o reads as one without
+// arguments: nothing follows on its line, or an operator and a string,
+// as in line.rstrip( + "\n", which no argument starts with.
+func emptyCallAt(src string, o int) bool {
+	rest := strings.TrimSpace(src[o+1 : lineEndFrom(src, o)])
+	if rest == "" {
+		return true
+	}
+	if rest[0] != '+' && rest[0] != '%' && rest[0] != '*' {
+		return false
+	}
+	rest = strings.TrimLeft(rest[1:], " ")
+	return rest != "" && isQuote(rest[0])
 }
 
 // skipString returns the offset after the string literal whose quote is at
