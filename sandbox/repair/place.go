@@ -702,7 +702,7 @@ func bracketPlaces(src string, pl *place) []edit {
 			afterOperand = !keywords[w] || operandKeywords[w]
 			i = e - 1
 		case c == ',':
-			if afterOperand && (nested || len(stack) > 1 || inAssert) {
+			if afterOperand && (nested || len(stack) > 1) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
 			if len(stack) == 1 && !nested && !inAssert {
