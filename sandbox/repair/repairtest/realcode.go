@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -452,11 +451,20 @@ type Source struct {
 // more source, "other packages".
 var ownSources = []string{"numpy", "pandas", "matplotlib", "scipy", "scikit_learn"}
 
+// mixProjects are the projects of the wheelhouse the mix reads: those it
+// held when the mix was made (issue 36), so that the mix, and the figures
+// measured on it, stay the same when wheels are added for other tests.
+var mixProjects = []string{"black", "cffi", "click", "contourpy", "cycler", "exceptiongroup",
+	"execnet", "fonttools", "iniconfig", "joblib", "kiwisolver", "matplotlib", "mypy_extensions",
+	"numpy", "packaging", "pandas", "pathspec", "pillow", "platformdirs", "pluggy", "psutil",
+	"pycparser", "pyparsing", "pytest", "pytest_xdist", "python_dateutil", "pytz", "ruff",
+	"scikit_learn", "scipy", "six", "threadpoolctl", "tomli", "typing_extensions", "tzdata"}
+
 // Sources lists the files of real code the mix draws from: the standard
 // library of w's CPython, and the .py files of one wheel per project of
-// the test wheelhouse (the one built for w's CPython when there is one,
-// so each version reads the code it would run), unpacked into a
-// temporary folder.
+// mixProjects in the test wheelhouse (the one built for w's CPython when
+// there is one, so each version reads the code it would run), unpacked
+// into a temporary folder.
 func Sources(t testing.TB, w *Worker) []Source {
 	t.Helper()
 	out := []Source{{Name: "stdlib", Files: w.Stdlib(t)}}
@@ -468,13 +476,17 @@ func Sources(t testing.TB, w *Worker) []Source {
 	tag := fmt.Sprintf("-cp3%d-", w.Minor)
 	for _, whl := range wheels {
 		project := strings.ToLower(filepath.Base(whl)[:strings.IndexByte(filepath.Base(whl), '-')])
-		if old, ok := byProject[project]; !ok || strings.Contains(whl, tag) && !strings.Contains(old, tag) {
+		if old, ok := byProject[project]; slices.Contains(mixProjects, project) &&
+			(!ok || strings.Contains(whl, tag) && !strings.Contains(old, tag)) {
 			byProject[project] = whl
 		}
 	}
 	dir := t.TempDir()
 	others := Source{Name: "other packages"}
-	for _, project := range slices.Sorted(maps.Keys(byProject)) {
+	for _, project := range mixProjects {
+		if byProject[project] == "" {
+			t.Fatalf("the wheelhouse has no wheel of %s, which the mix reads: run `make test-wheels`", project)
+		}
 		files := unpackPython(t, byProject[project], filepath.Join(dir, project))
 		if slices.Contains(ownSources, project) {
 			out = append(out, Source{Name: project, Files: files})
