@@ -269,13 +269,16 @@ func closedBy(src string, opener, p int) int {
 }
 
 // isCall reports whether the bracket at o opens a call's arguments: a
-// parenthesis after a name or a closer.
+// parenthesis right after a name that is no keyword, or after a closer.
 func isCall(src string, o int) bool {
-	k := o
-	for k > 0 && (src[k-1] == ' ' || src[k-1] == '\t') {
-		k--
+	if src[o] != '(' || o == 0 {
+		return false
 	}
-	return src[o] == '(' && k > 0 && (isIdentChar(src[k-1]) || strings.IndexByte(")]", src[k-1]) >= 0)
+	if c := src[o-1]; c == ')' || c == ']' {
+		return true
+	}
+	name := calleeName(src, o)
+	return name != "" && !keywords[name]
 }
 
 // grouping reports whether the bracket at o is a parenthesis grouping
@@ -590,7 +593,7 @@ func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 	switch c := src[i]; c {
 	case ',':
 		// In brackets, or before the message of an assert.
-		return inBrkt || strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, i):i], " \t"), "assert ")
+		return inBrkt || inAssert(src, i)
 	case ')', ']', '}', ':', '%', '*', '+', '[', '=', '!', '<', '>':
 		return true
 	case '.':
@@ -633,13 +636,13 @@ func bracketPlaces(src string, pl *place) []edit {
 		commas             []edit
 	}
 	open := func(at int) level {
-		call := src[at] == '(' && at > 0 && (isIdentChar(src[at-1]) || strings.IndexByte(")]", src[at-1]) >= 0)
+		call := isCall(src, at)
 		// A call's arguments may be split between two calls even when
 		// they are literals, as in np.array(1), 2.
 		return level{opener: at, grouping: src[at] == '(' && !call, literals: !call}
 	}
 	var out []edit
-	inAssert := strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, o):o], " \t"), "assert ")
+	assertion := inAssert(src, o)
 	if c := src[o]; c == '(' && !open(o).grouping && emptyCallAt(src, o) {
 		out = append(out, insert(o+1, ")"))
 	}
@@ -705,7 +708,7 @@ func bracketPlaces(src string, pl *place) []edit {
 			if afterOperand && (nested || len(stack) > 1) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
-			if len(stack) == 1 && !nested && !inAssert {
+			if len(stack) == 1 && !nested && !assertion {
 				// A place before would leave this comma outside any
 				// bracket, making a tuple of the statement (an assert's
 				// comma starts its message instead).
@@ -737,6 +740,12 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// inAssert reports whether the line holding i is an assert statement,
+// whose comma starts its message rather than a tuple.
+func inAssert(src string, i int) bool {
+	return strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, i):i], " \t"), "assert ")
 }
 
 // emptyCallAt reports whether the call opened at o reads as one without
