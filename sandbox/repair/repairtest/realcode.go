@@ -396,11 +396,14 @@ func escapeLen(text string) int {
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // hasBraces reports whether text holds literal braces: doubled ones in an
-// f-string, or any in a plain string without backslashes (whose \N{...}
-// escapes must keep single braces).
+// f-string, as many {{ as }} and none run into a field's own brace (a }}
+// alone may end a nested field and its field, as in {x:>{w}}), or any in
+// a plain string without backslashes (whose \N{...} escapes must keep
+// single braces).
 func hasBraces(text string, fmt bool) bool {
 	if fmt {
-		return strings.Contains(text, "{{") || strings.Contains(text, "}}")
+		n := strings.Count(text, "{{")
+		return n > 0 && n == strings.Count(text, "}}") && !strings.Contains(text, "{{{") && !strings.Contains(text, "}}}")
 	}
 	return strings.ContainsAny(text, "{}") && !strings.Contains(text, `\`)
 }
