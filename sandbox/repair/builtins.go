@@ -145,11 +145,13 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // misusesLiteral reports whether the code src[from:to] subscripts or
 // takes an attribute of True, False or None, as in full_output=True[1]
 // after a closer was lost before [1], subscripts a number, puts a sign
-// on a string, or calls on a string literal a method strings do not have,
-// as in ar['need'.append(t).
+// on a string, starts an argument with a binary operator, or calls on a
+// string literal a method strings do not have, as in ar['need'.append(t).
 func misusesLiteral(src string, from, to int) bool {
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
+		case strings.IndexByte("([,", c) >= 0 && binaryAfter(src[k+1:to]):
+			return true // an operand missing, as in time( + timeout)
 		case isQuote(c):
 			if unaryBefore(src, from, k) {
 				return true // a sign on a string, as in rstrip( + "\n")
@@ -195,4 +197,12 @@ func unaryBefore(src string, from, k int) bool {
 		j--
 	}
 	return j >= from && strings.IndexByte("([{,=", src[j]) >= 0
+}
+
+// binaryAfter reports whether text, which follows an opening bracket or a
+// comma, starts with an operator written as a binary one, a space after
+// it: what comes before it is missing.
+func binaryAfter(text string) bool {
+	t := strings.TrimLeft(text, " ")
+	return len(t) > 1 && strings.IndexByte("+-*/%@&|^<>", t[0]) >= 0 && t[1] == ' '
 }

@@ -326,9 +326,16 @@ func deliberate(src string, opener, p int) bool {
 	case '[':
 		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
 	}
-	// A comparison inside a subscript is a mask, as in x[x > 0], and one
-	// inside an assertion's call is its point, as in assert_(x == 1).
-	if o := closedBy(src, opener, p); !isCall(src, o) || strings.HasPrefix(calleeName(src, opener), "assert") {
+	// A comparison inside a subscript is a mask when it tests the object
+	// subscripted, as in x[x > 0], and one directly inside an assertion's
+	// call is its point, as in assert_(x == 1).
+	o := closedBy(src, opener, p)
+	switch {
+	case src[o] == '[':
+		if name := calleeName(src, o); name != "" && usesName(src[o+1:p], name) {
+			return false
+		}
+	case !isCall(src, o) || strings.HasPrefix(calleeName(src, o), "assert"):
 		return false
 	}
 	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
@@ -749,18 +756,15 @@ func inAssert(src string, i int) bool {
 }
 
 // emptyCallAt reports whether the call opened at o reads as one without
-// arguments: nothing follows on its line, or an operator and a string,
-// as in line.rstrip( + "\n", which no argument starts with.
+// arguments: nothing follows on its line, or an operator no argument
+// starts with, as in line.rstrip( + "\n" or time( + timeout.
 func emptyCallAt(src string, o int) bool {
 	rest := strings.TrimSpace(src[o+1 : lineEndFrom(src, o)])
-	if rest == "" {
+	if rest == "" || binaryAfter(rest) {
 		return true
 	}
-	if rest[0] != '+' && rest[0] != '%' && rest[0] != '*' {
-		return false
-	}
-	rest = strings.TrimLeft(rest[1:], " ")
-	return rest != "" && isQuote(rest[0])
+	t := strings.TrimLeft(rest[1:], " ")
+	return rest[0] == '+' && t != "" && isQuote(t[0]) // a sign on a string
 }
 
 // skipString returns the offset after the string literal whose quote is at
