@@ -172,7 +172,7 @@ completions: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
-	$(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
+	VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
 	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
 	$(GO) run ./internal/cmdbench -bin $(BIN)

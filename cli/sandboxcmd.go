@@ -34,10 +34,11 @@ func newRepairCmd(s Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "repair [--json] [FILE|-]",
-		Short: "Repair a Python block's unbalanced quotes, brackets, f-string braces and escapes",
+		Short: "Repair a Python block's unbalanced quotes, brackets, f-string braces, escapes and indentation",
 		Long: `Read a Python block (FILE, or standard input) and, if CPython refuses it
-for an unbalanced quote or bracket, literal f-string braces or a bad escape,
-repair it: the repaired source goes to stdout and the note saying what
+for an unbalanced quote or bracket, literal f-string braces, a bad escape or
+its indentation (a pasted block's common indent, tabs among spaces, a dedent
+to no level), repair it: the repaired source goes to stdout and the note saying what
 changed to stderr, status 0. A block that parses is printed unchanged,
 status 0. A block that cannot be repaired is not printed; the error (Python's
 message, the first wrong quote, bracket or escape, the line with a caret)
@@ -45,7 +46,9 @@ goes to stderr, status 1. --json prints the whole result as JSON instead.
 
 A block needing more than 4 bracket changes (or 3 on one line) is not
 repaired, and neither is a closing quote or bracket that fits at two places
-Python would both run, as in f(a + b: the error says why.`,
+Python would both run, as in (a + b * c, unless one is where the statement
+ends and the other reads as an accident, nor an indentation two levels fit
+equally: the error says why.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			src, err := readBlock(s, args)

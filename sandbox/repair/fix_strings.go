@@ -8,7 +8,8 @@ import (
 // closeString proposes ways to end a string that runs to its line end.
 func closeString(src string, p Problem) []change {
 	lit := p.d.lit
-	eol := trimRightSpace(src, lit.body, p.d.end)
+	end := textStop(src, lit.body, p.d.end)
+	eol := trimRightSpace(src, lit.body, end)
 	var out []change
 	closeAt := func(at, cost int) {
 		if oddBackslashes(src, lit.body, at) {
@@ -40,7 +41,9 @@ func closeString(src string, p Problem) []change {
 	// string on a later line by implicit concatenation, which only fits
 	// when it already continues one.
 	if strings.TrimSpace(src[lit.body:eol]) != "" && !(p.d.inBrkt && !p.d.joined && nextIsString(src, p.d.end)) {
-		closeAt(textEnd(src, lit.body, p.d.end), 2) // trailing spaces belong to the text
+		closeAt(textEnd(src, lit.body, end), 2) // trailing spaces belong to the text
+	} else if end < p.d.end {
+		closeAt(lit.body, 2) // an empty string before a comment, as in x = '  # none yet
 	}
 	// Close it before the closers and separators it swallowed.
 	for k, n := eol, 0; k > lit.body && n < 6; k-- {
@@ -75,6 +78,18 @@ func closeString(src string, p Problem) []change {
 		out = append(out, c)
 	}
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
+}
+
+// textStop is where the text of a string that runs from body to its line
+// end stops: at an inline comment, two spaces or more and a '#' followed
+// by a space, as in print("done)  # noqa: T201, which code has and text
+// rarely does; else at end.
+func textStop(src string, body, end int) int {
+	k := strings.Index(src[body:end], "  #")
+	if k < 0 || body+k+3 < end && src[body+k+3] != ' ' {
+		return end
+	}
+	return trimRightSpace(src, body, body+k+2)
 }
 
 // closeStringAt inserts the closing quote q at at.
@@ -215,10 +230,11 @@ func closeAtEscapedQuote(src string, p Problem, eol int) []change {
 			cost = 1
 		}
 		if !lit.raw {
-			// Escaped quotes that pair up, as in "He said \"hi\", quote
-			// text inside the string: the last one closes that quotation,
-			// and the string's own closing quote is what is missing.
-			if !oddBackslashes(src, lit.body, i) || escapedQuotes(src, lit.body, i+1, lit.q)%2 == 0 {
+			// Other escaped quotes, as in "He said \"hi\" or
+			// 'It\'s called \'vis\', say the writer escapes quotes in
+			// this string: the last is one of them, and the string's own
+			// closing quote is what is missing.
+			if !oddBackslashes(src, lit.body, i) || escapedQuotes(src, lit.body, i+1, lit.q) > 1 {
 				continue
 			}
 			at := i - 1
@@ -314,7 +330,17 @@ func closeTriple(src string, p Problem) []change {
 				out = append(out, c)
 			}
 			if cost == 1 {
-				break // closing any later would swallow the code
+				// Closing any later would swallow the code, unless the
+				// block ends with the blank line a closer on its own
+				// line was dropped from, as a docstring's is: the line
+				// that reads as code may be its prose, as "a[i:] have
+				// e > x." is, and then does not compile.
+				if cs, ce, ok := endCloserLine(src, next); ok {
+					if c, ok := closeTripleAt(src, lit, cs, ce, 2+n); ok {
+						out = append(out, c)
+					}
+				}
+				break
 			}
 		}
 		start = next
@@ -360,6 +386,21 @@ func closerLine(src string, from, indent int) (start, end int, ok bool) {
 		return own, ownEnd, true
 	}
 	return 0, 0, false
+}
+
+// endCloserLine returns the start and end of the last line of src, from
+// from on, when it is blank, ends with a line break and follows text: the
+// line a closer on its own line was dropped from at the end of the block.
+func endCloserLine(src string, from int) (start, end int, ok bool) {
+	if !strings.HasSuffix(src, "\n") {
+		return 0, 0, false
+	}
+	end = len(src) - 1
+	start = lineStartOf(src, end)
+	if start < from || strings.Trim(src[start:end], " \t\r") != "" || strings.TrimSpace(src[from:start]) == "" {
+		return 0, 0, false
+	}
+	return start, end, true
 }
 
 // swapTripleCloser proposes replacing the first closer of the other quote

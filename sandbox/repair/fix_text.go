@@ -253,6 +253,12 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			out = append(out, c)
 		}
 	}
+	// A quote that opens a string after text holding code, as the
+	// ', "c after "b: [3, 4] does, is code's own: escaping it would make
+	// that code text.
+	if opensString(src, at) && strings.ContainsAny(src[lit.body:at], "()[]{}=") {
+		return out
+	}
 	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})
 	if next < 0 {
 		return out

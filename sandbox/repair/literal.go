@@ -134,6 +134,9 @@ func (s *scanner) escape(lit strLit, i int) int {
 		}
 	case c == 'N' && !lit.bytes:
 		if end := nameEscapeEnd(src, i+2); end > 0 && !(lit.fmt && isLowerName(src[i+3:end-1])) {
+			if s.names != nil && s.specDepth == 0 {
+				*s.names = append(*s.names, i)
+			}
 			return end
 		}
 		s.badEscape(lit, i, subName)

@@ -11,8 +11,9 @@ import (
 // after w or at the line end, f(a + b after a or b. The search takes the
 // first place that compiles; settle then compiles the other places, and
 // keeps the repair only when no other place compiles, or when the block
-// itself says which one was meant. A wrong program that runs is worse
-// than a refusal.
+// itself says which one was meant (for a bracket, settleBracket weighs the
+// places by what writers do). A wrong program that runs is worse than a
+// refusal.
 
 // place is what a change closing a string or a bracket closes: the string
 // lit, or the bracket at opener, and the end of the text where the closer
@@ -61,11 +62,18 @@ func (s *searcher) settle(src string) *Problem {
 		}
 		budget--
 		if s.compile(next) == nil {
-			if pl.lit == nil || !ownClose(pl, e) {
+			if pl.lit == nil {
+				runs = append(runs, e)
+				continue
+			}
+			if !ownClose(pl, e) {
 				return ambiguous(src, pl, e.text, at, e.off)
 			}
 			runs = append(runs, e)
 		}
+	}
+	if pl.lit == nil {
+		return s.settleBracket(src, pl, at, runs)
 	}
 	if len(runs) == 0 {
 		return nil
@@ -105,6 +113,292 @@ func (s *searcher) settle(src string) *Problem {
 		s.result = apply(src, moved.edits)
 	}
 	return nil
+}
+
+// settleBracket picks, of the places a closer for the bracket of pl
+// compiles at (at, where the repair put it, and runs), the one a writer
+// most likely meant, or refuses the block naming two of them. A place
+// that gives a builtin arguments it does not take, as max(len(a)) does,
+// leaves a literal with a subscript or method it lacks, as True[1] or
+// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of the others, the one where the statement ends wins, as
+// a writer who loses count of closers loses the last ones of a line,
+// unless another place reads as deliberately as the end: before a
+// subscript of a call's result, as in read(4)[0]; before a
+// comma, splitting the arguments between two calls; before a comparison,
+// as in len(d == n; or inside a parenthesis that groups part of an
+// expression, as in (x >> 3 + 1.
+func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
+	var fits []edit
+	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
+		next := apply(src, []edit{e})
+		if !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
+			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) {
+			fits = append(fits, e)
+		}
+	}
+	if len(fits) == 0 {
+		p := ambiguous(src, pl, "", at, at)
+		_, col := newLineIndex(src).pos(at)
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run (a builtin called with arguments it does not take, or a method or subscript of a literal that has none); not repaired",
+			src[pl.opener], col)
+		return p
+	}
+	pick := -1
+	switch {
+	case len(fits) == 1:
+		pick = 0
+	case len(fits) > 1 && layoutPlace(src, pl.opener, fits) >= 0:
+		pick = layoutPlace(src, pl.opener, fits)
+	case len(fits) > 1 && !grouping(src, pl.opener):
+		for i, e := range fits {
+			if !endsStatement(src, pl.opener, e.off) {
+				continue
+			}
+			if pick >= 0 {
+				pick = -1
+				break
+			}
+			pick = i
+		}
+		for i, e := range fits {
+			if pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
+				pick = -1
+			}
+		}
+	}
+	if pick < 0 {
+		return ambiguous(src, pl, runs[0].text, fits[0].off, fits[1].off)
+	}
+	if e := fits[pick]; e.off != at {
+		s.path[0] = change{cost: 2, edits: []edit{e}, notes: []note{closerNote(e.off, pl.opener, src)}, place: pl}
+		s.result = apply(src, s.path[0].edits)
+	}
+	return nil
+}
+
+// layoutPlace returns the index of the only place of fits that ends an
+// item laid out on its own line, as a row of a matrix written one per
+// line: a closer for a bracket opened on its line, right before the comma
+// ending that line, when the next line starts at the same indentation, as
+// the next item does; or -1.
+func layoutPlace(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		o := closedBy(src, opener, e.off)
+		end := lineEndFrom(src, e.off)
+		rest := strings.TrimSpace(src[e.off:end])
+		if lineStartOf(src, o) != lineStartOf(src, e.off) || !strings.HasPrefix(rest, ",") ||
+			strings.TrimSpace(strings.SplitN(rest[1:], "#", 2)[0]) != "" || end >= len(src) ||
+			nextLineIndent(src, end+1) != indentOf(src, e.off) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}
+
+// maxCallsChecked bounds the calls misusedBuiltinNear checks, each a scan
+// of its arguments, so that a line of nested calls stays linear.
+const maxCallsChecked = 16
+
+// misusedBuiltinNear reports whether a call on the lines from opener's to
+// the one holding off in src misuses a builtin.
+func misusedBuiltinNear(src string, opener, off int) bool {
+	end := lineEndFrom(src, min(off+1, len(src)))
+	checked := 0
+	for k := lineStartOf(src, opener); k < end && checked < maxCallsChecked; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' && k > 0 && isIdentChar(src[k-1]):
+			name := calleeName(src, k)
+			_, builtin := signatures[name]
+			_, method := methods[name]
+			if builtin || method {
+				checked++
+				if misusesBuiltin(src, k) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// redundantParens reports whether a closer at p, in the bracket at opener
+// or one opened inside it, would close a parenthesis around a lone name,
+// attribute or number, as (dx3) in f((dx3), dy3): nobody writes those.
+func redundantParens(src string, opener, p int) bool {
+	o := closedBy(src, opener, p)
+	inner := strings.TrimSpace(src[o+1 : p])
+	if src[o] != '(' || inner == "" || isCall(src, o) {
+		return false
+	}
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; !isIdentChar(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// closedBy returns the bracket a closer at p closes: the bracket at
+// opener or the innermost one opened inside it and still open at p.
+func closedBy(src string, opener, p int) int {
+	stack := []int{opener}
+	for k := opener + 1; k < p; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, p) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, k)
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return stack[len(stack)-1]
+}
+
+// isCall reports whether the bracket at o opens a call's arguments: a
+// parenthesis right after a name that is no keyword, or after a closer.
+func isCall(src string, o int) bool {
+	if src[o] != '(' || o == 0 {
+		return false
+	}
+	if c := src[o-1]; c == ')' || c == ']' {
+		return true
+	}
+	name := calleeName(src, o)
+	return name != "" && !keywords[name]
+}
+
+// grouping reports whether the bracket at o is a parenthesis grouping
+// part of an expression on one line, not a call's or a tuple's.
+func grouping(src string, o int) bool {
+	if src[o] != '(' || isCall(src, o) {
+		return false
+	}
+	// A comma directly inside makes it a tuple.
+	end, depth := lineEndFrom(src, o), 0
+	for k := o + 1; k < end; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			return true
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			return false
+		}
+	}
+	return true
+}
+
+// comparisons start the operators that compare or test values, which
+// code more often applies to a call's result than passes as an argument,
+// as in len(d) == n.
+var comparisons = []string{"==", "!=", "<", ">", "is ", "in ", "not ", "and ", "or ", "if "}
+
+// deliberate reports whether a closer at p reads as placed on purpose:
+// before a subscript of a call's or subscript's result (an attribute
+// of one, as in f(rng(2).normal(5), reads as often as not as part of the
+// argument), before a comma ending a call's arguments, or before a
+// comparison.
+func deliberate(src string, opener, p int) bool {
+	if p >= len(src) {
+		return false
+	}
+	switch src[p] {
+	case ',':
+		return isCall(src, closedBy(src, opener, p))
+	case '[':
+		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
+	}
+	// A comparison inside a subscript is a mask when it tests the object
+	// subscripted, as in x[x > 0], and one directly inside an assertion's
+	// call is its point, as in assert_(x == 1).
+	o := closedBy(src, opener, p)
+	switch {
+	case src[o] == '[':
+		if name := calleeName(src, o); name != "" && usesName(src[o+1:p], name) {
+			return false
+		}
+	case !isCall(src, o) || strings.HasPrefix(calleeName(src, o), "assert"):
+		return false
+	}
+	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+	for _, op := range comparisons {
+		if strings.HasPrefix(rest, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// calleeName is the name called by the parenthesis at o, as assert_equal
+// in np.testing.assert_equal(, or "".
+func calleeName(src string, o int) string {
+	s := o
+	for s > 0 && isIdentChar(src[s-1]) {
+		s--
+	}
+	return src[s:o]
+}
+
+// endsStatement reports whether a closer at p for the bracket at opener
+// ends the bracket's statement: the code from the bracket to p is
+// balanced, and after p come only spaces, a comment and a final colon
+// before the end of the block or a line that is no deeper than the
+// bracket's own, which starts the next statement.
+func endsStatement(src string, opener, p int) bool {
+	if !balancedCode(src[opener+1 : p]) {
+		return false
+	}
+	e := lineEndFrom(src, p)
+	rest := strings.TrimSpace(src[p:e])
+	if k := strings.IndexByte(rest, '#'); k >= 0 {
+		rest = strings.TrimSpace(rest[:k])
+	}
+	if rest != "" && rest != ":" {
+		return false
+	}
+	if e >= len(src) || strings.TrimSpace(src[e:]) == "" {
+		return true
+	}
+	return nextLineIndent(src, e+1) <= indentOf(src, opener)
+}
+
+// balancedCode reports whether the brackets of code pair up, skipping
+// strings and comments.
+func balancedCode(code string) bool {
+	depth := 0
+	for k := 0; k < len(code); k++ {
+		switch c := code[k]; {
+		case isQuote(c):
+			k = skipString(code, k, len(code)) - 1
+		case c == '#':
+			k = lineEndFrom(code, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // formatOrMethod reports whether the string whose text is src[body:p],
@@ -244,7 +538,7 @@ var builtins = setOf("abs", "all", "any", "bool", "bytes", "dict", "enumerate", 
 // inside their text or their own lone quote of the other kind made right.
 func stringPlaces(src string, pl *place) []edit {
 	lit := pl.lit
-	out := closePlaces(src, lit.body, textEnd(src, lit.body, pl.end), lit.q, pl.inBrkt)
+	out := closePlaces(src, lit.body, textEnd(src, lit.body, textStop(src, lit.body, pl.end)), lit.q, pl.inBrkt)
 	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
 		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
 	}
@@ -305,7 +599,8 @@ func closePlaces(src string, body, end int, q byte, inBrkt bool) []edit {
 func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 	switch c := src[i]; c {
 	case ',':
-		return inBrkt
+		// In brackets, or before the message of an assert.
+		return inBrkt || inAssert(src, i)
 	case ')', ']', '}', ':', '%', '*', '+', '[', '=', '!', '<', '>':
 		return true
 	case '.':
@@ -348,11 +643,14 @@ func bracketPlaces(src string, pl *place) []edit {
 		commas             []edit
 	}
 	open := func(at int) level {
-		call := src[at] == '(' && at > 0 && (isIdentChar(src[at-1]) || strings.IndexByte(")]", src[at-1]) >= 0)
-		return level{opener: at, grouping: src[at] == '(' && !call, literals: true}
+		call := isCall(src, at)
+		// A call's arguments may be split between two calls even when
+		// they are literals, as in np.array(1), 2.
+		return level{opener: at, grouping: src[at] == '(' && !call, literals: !call}
 	}
 	var out []edit
-	if c := src[o]; c == '(' && !open(o).grouping && strings.TrimSpace(src[o+1:lineEndFrom(src, o)]) == "" {
+	assertion := inAssert(src, o)
+	if c := src[o]; c == '(' && !open(o).grouping && emptyCallAt(src, o) {
 		out = append(out, insert(o+1, ")"))
 	}
 	stack := []level{open(o)}
@@ -417,9 +715,10 @@ func bracketPlaces(src string, pl *place) []edit {
 			if afterOperand && (nested || len(stack) > 1) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
-			if len(stack) == 1 && !nested {
+			if len(stack) == 1 && !nested && !assertion {
 				// A place before would leave this comma outside any
-				// bracket, making a tuple of the statement.
+				// bracket, making a tuple of the statement (an assert's
+				// comma starts its message instead).
 				out = out[:0]
 			}
 			top.compound = true
@@ -448,6 +747,24 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// inAssert reports whether the line holding i is an assert statement,
+// whose comma starts its message rather than a tuple.
+func inAssert(src string, i int) bool {
+	return strings.HasPrefix(strings.TrimLeft(src[lineStartOf(src, i):i], " \t"), "assert ")
+}
+
+// emptyCallAt reports whether the call opened at o reads as one without
+// arguments: nothing follows on its line, or an operator no argument
+// starts with, as in line.rstrip( + "\n" or time( + timeout.
+func emptyCallAt(src string, o int) bool {
+	rest := strings.TrimSpace(src[o+1 : lineEndFrom(src, o)])
+	if rest == "" || binaryAfter(rest) {
+		return true
+	}
+	t := strings.TrimLeft(rest[1:], " ")
+	return rest[0] == '+' && t != "" && isQuote(t[0]) // a sign on a string
 }
 
 // skipString returns the offset after the string literal whose quote is at

@@ -3,6 +3,7 @@ package repair
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -11,27 +12,31 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
-// The measurement on real code: statements of the standard library broken
-// as a model breaks code. make test runs a few hundred on the newest
-// CPython; make bench runs thousands (-realcode.n) and prints the figures.
+// The measurement on real code, the development mix: statements of the
+// standard library and of the packages of the test wheelhouse, broken as a
+// model breaks code. make test runs a few hundred on the newest CPython;
+// make bench runs thousands (-realcode.n) and prints the figures.
 var (
-	realN    = flag.Int("realcode.n", 400, "broken standard-library statements to repair in TestRealCode")
+	realN    = flag.Int("realcode.n", 400, "broken statements of real code to repair in TestRealCode")
 	realSeed = flag.Uint64("realcode.seed", 1, "seed of the statements picked and the breaks")
 	realList = flag.Bool("realcode.list", false, "list every refused case and every case repaired to a different program")
 	realPy   = flag.String("realcode.python", "", "CPython version to measure on, as 3.10 or 3.11.7 (default: the newest found)")
 )
 
-// The goals of the measurement: a repair that changes what the code means
-// is worse than a refusal, so different programs are held to 1%.
+// The bounds of the measurement: a repair that changes what the code
+// means is far worse than a refusal. Issue 36 asks for at most 0.2%
+// different programs; the engine gives 0.3% to 0.6% on the mix (see
+// docs/repair-figures.md), so the bound holds it there until that goal
+// is met.
 const (
-	maxDifferent = 0.01
-	minExact     = 0.90
+	maxDifferent = 0.0075
+	minExact     = 0.95
 )
 
-// TestRealCode repairs broken standard-library statements and compares
-// each repair with the intended program by AST. It fails when more than 1%
-// become a different program, or fewer than 90% the intended one, and
-// lists those cases.
+// TestRealCode repairs the statements of the development mix (see
+// repairtest.Mix) and compares each repair with the intended program by
+// AST. It fails when more than 0.75% become a different program, or fewer
+// than 95% the intended one, and lists those cases.
 func TestRealCode(t *testing.T) {
 	w := repairtest.Newest(t)
 	if *realPy != "" {
@@ -45,9 +50,9 @@ func TestRealCode(t *testing.T) {
 			t.Fatalf("no CPython %s found", *realPy)
 		}
 	}
-	cases := repairtest.Breaks(t, w, *realN, *realSeed)
+	cases := repairtest.Mix(t, w, *realN, *realSeed)
 	if len(cases) < *realN/2 {
-		t.Fatalf("only %d cases from the standard library of python %s", len(cases), w.Version)
+		t.Fatalf("only %d cases from the code python %s reads", len(cases), w.Version)
 	}
 	// Python's answers are kept, so the engine can be timed again without
 	// it: each block's time is the best of five runs, less the time spent
@@ -66,9 +71,8 @@ func TestRealCode(t *testing.T) {
 		}
 		return e
 	}
-	type tally struct{ exact, refused, different int }
 	var all tally
-	byKind := map[string]*tally{}
+	byKind, bySource := map[string]*tally{}, map[string]*tally{}
 	var engine []time.Duration
 	var compiles []int
 	var slowest string
@@ -97,12 +101,7 @@ func TestRealCode(t *testing.T) {
 		if best > slowestTime {
 			slowestTime, slowest = best, c.Name
 		}
-		k := byKind[c.Kind]
-		if k == nil {
-			k = &tally{}
-			byKind[c.Kind] = k
-		}
-		for _, tl := range []*tally{&all, k} {
+		for _, tl := range []*tally{&all, tallyOf(byKind, c.Kind), tallyOf(bySource, c.Source)} {
 			switch {
 			case !res.Repaired:
 				tl.refused++
@@ -123,7 +122,6 @@ func TestRealCode(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no case broke the code")
 	}
-	pct := func(x, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(x)/float64(of)) }
 	slices.Sort(engine)
 	slices.Sort(compiles)
 	t.Logf("python %s, seed %d: %d broken statements (of %d picked; the rest still compiled)", w.Version, *realSeed, n, len(cases))
@@ -131,11 +129,16 @@ func TestRealCode(t *testing.T) {
 		pct(all.exact, n), pct(all.refused, n), pct(all.different, n))
 	t.Logf("engine time per block (best of 5, without CPython's compiles): median %v, max %v (%s); compiles per block: median %d, max %d",
 		engine[len(engine)/2], engine[len(engine)-1], slowest, compiles[len(compiles)/2], compiles[len(compiles)-1])
-	for _, kind := range repairtest.Kinds {
-		if k := byKind[kind]; k != nil {
-			m := k.exact + k.refused + k.different
-			t.Logf("  %-15s %5d: exact %6s  refused %6s  different %6s", kind, m, pct(k.exact, m), pct(k.refused, m), pct(k.different, m))
+	t.Logf("| kind | cases | exact | refused | different |")
+	for _, k := range repairtest.Kinds {
+		if tl := byKind[k.Name]; tl != nil {
+			t.Logf("%s", tl.row(k.Name))
 		}
+	}
+	t.Logf("%s", all.row("all"))
+	t.Logf("| source | cases | exact | refused | different |")
+	for _, name := range slices.Sorted(maps.Keys(bySource)) {
+		t.Logf("%s", bySource[name].row(name))
 	}
 	if *realList {
 		for _, r := range refusedNames {
@@ -143,7 +146,7 @@ func TestRealCode(t *testing.T) {
 		}
 	}
 	if float64(all.different) > maxDifferent*float64(n) {
-		t.Errorf("%d of %d repairs (%s) changed the program, more than %.0f%%:\n%s",
+		t.Errorf("%d of %d repairs (%s) changed the program, more than %.2f%%:\n%s",
 			all.different, n, pct(all.different, n), 100*maxDifferent, strings.Join(different, "\n"))
 	} else if *realList {
 		for _, d := range different {
@@ -154,6 +157,24 @@ func TestRealCode(t *testing.T) {
 		t.Errorf("only %s of the repairs give the intended program, want %.0f%%", pct(all.exact, n), 100*minExact)
 	}
 }
+
+// tally counts the outcomes of a group of cases.
+type tally struct{ exact, refused, different int }
+
+func tallyOf(m map[string]*tally, key string) *tally {
+	if m[key] == nil {
+		m[key] = &tally{}
+	}
+	return m[key]
+}
+
+// row is the group's line of a Markdown table.
+func (tl *tally) row(name string) string {
+	n := tl.exact + tl.refused + tl.different
+	return fmt.Sprintf("| %s | %d | %s | %s | %s |", name, n, pct(tl.exact, n), pct(tl.refused, n), pct(tl.different, n))
+}
+
+func pct(x, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(x)/float64(of)) }
 
 func dumpOf(w *repairtest.Worker, src string) string {
 	d, err := w.Dump(src)

@@ -50,9 +50,10 @@ type Result struct {
 const maxListed = 20
 
 // Repair returns src unchanged when it compiles. Otherwise it looks for a
-// small repair of its quotes, brackets, f-string braces and escapes that
-// Python compiles, and returns it with a note for every change; when there
-// is none it refuses, leaving src unchanged, with the problems found.
+// small repair of its quotes, brackets, f-string braces, escapes or
+// indentation that Python compiles, and returns it with a note for every
+// change; when there is none it refuses, leaving src unchanged, with the
+// problems found.
 func Repair(src string, opts Options) (res Result) {
 	defer func() {
 		// The sandbox must never crash on a block: refuse instead.
@@ -95,6 +96,22 @@ func repair(src string, opts Options) Result {
 				res.Source, res.Fixes = s.result, fixes
 				return res
 			}
+		}
+	}
+	if len(probs) == 0 {
+		// Quotes and brackets are fine: an unknown character name or the
+		// indentation may be what Python refused.
+		fixed, fixes := repairNames(src, e, opts)
+		if fixes == nil {
+			var fix *Fix
+			if fixed, fix, refusal = indentRepair(src, e, opts); fix != nil {
+				fixes = []Fix{*fix}
+			}
+		}
+		if fixes != nil {
+			res.Changed, res.Repaired = true, true
+			res.Source, res.Fixes = fixed, fixes
+			return res
 		}
 	}
 	res.Problems = listed(probs, src, opts.Minor)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
 func repaired(t *testing.T, src string, minor int) Result {
@@ -172,8 +174,12 @@ func TestRefusals(t *testing.T) {
 		{"a = (1\nb = [2\nc = {3\nd = (4\ne = [5\n", KindTooManyBracketChanges,
 			"more than 4 bracket changes needed; not repaired"},
 		{"x = (]][[(\n", KindTooManyBracketChanges, "more than 3 bracket changes needed on one line; not repaired"},
-		{"x = f(a + b\n", KindAmbiguous, "'(' could be closed by ')' at column 8 or 12, and Python runs both; not repaired"},
-		{"x = f(\n    a + b\n", KindAmbiguous, "'(' could be closed by ')' at line 2, column 6 or 10, and Python runs both; not repaired"},
+		// A parenthesis grouping part of an expression, and a comma
+		// ending an inner call's arguments, read as deliberate places.
+		{"x = (a + b * c\n", KindAmbiguous, "'(' could be closed by ')' at column 11 or 15, and Python runs both; not repaired"},
+		{"x = (\n    a + b * c\n", KindAmbiguous, "'(' could be closed by ')' at line 2, column 10 or 14, and Python runs both; not repaired"},
+		{"rdr = reader(StringIO(sample, self.sniff(sample))\n", KindAmbiguous,
+			"'(' could be closed by ')' at column 29 or 50, and Python runs both; not repaired"},
 		{`print("Hello, world)`, KindAmbiguous,
 			`the string opened here could be closed by '"' at column 13 or 20, and Python runs both; not repaired`},
 	}
@@ -203,5 +209,45 @@ func TestJSONShape(t *testing.T) {
 	data, _ := json.Marshal(res)
 	if want := `"problems":[],"python_error":{"message":"invalid syntax","line":2,"column":6,"text":"if x = 2:"}}`; !strings.HasSuffix(string(data), want) {
 		t.Errorf("JSON %s\nwant suffix %s", data, want)
+	}
+}
+
+// TestIndentRefusals: an indentation Python accepts at more than one
+// level is refused, naming the columns; each repair has its note.
+func TestIndentRefusals(t *testing.T) {
+	w := repairtest.Newest(t)
+	tests := []struct{ src, message string }{
+		{"for x in values:\n    if x:\n        print(x)\n  total = x\n",
+			"this line could start at column 1 or 5, and Python runs each; not repaired"},
+		{"def f(items):\n    for item in items:\n        total = item\n            print(total)\n",
+			"this line could start at column 1 or 5 or 9, and Python runs each; not repaired"},
+		{"if ready:\n    if verbose:\n        print(1)\n\tstart()\n",
+			"the tabs of the indentation could be 4 or 8 columns wide, and Python runs both; not repaired"},
+	}
+	for _, tt := range tests {
+		res := Repair(tt.src, Options{Minor: w.Minor, Compile: compiler(w)})
+		if res.Repaired || len(res.Problems) == 0 {
+			t.Errorf("%q: not refused: %+v", tt.src, res)
+			continue
+		}
+		if p := res.Problems[0]; p.Kind != KindAmbiguous || p.Message != tt.message || p.Column != 1 {
+			t.Errorf("%q: first problem %+v, want %q", tt.src, p, tt.message)
+		}
+	}
+	repairs := []struct{ src, kind, message string }{
+		{"    x = 1\n    print(x)\n", fixDedent,
+			"line 1: removed the indentation of 4 spaces that every line of the block starts with, as a block pasted from deeper code has"},
+		{"def f(x):\n    y = x\n        return y\n", fixDedent,
+			"line 3: moved line 3 from column 9 to column 5, the only level open there that Python accepts"},
+		{"def f(x):\n    if x:\n        return 1\n   return 0\n", fixRealign,
+			"line 4: moved line 4 from column 4 to column 5, the only outer indentation level Python accepts there"},
+		{"if x:\n    if y:\n\t\tz()\n", fixExpandTabs,
+			"line 3: replaced the tabs of the indentation with spaces, 4 columns a tab, as every width that makes the block's indentation consistent gives the same program"},
+	}
+	for _, tt := range repairs {
+		res := Repair(tt.src, Options{Minor: w.Minor, Compile: compiler(w)})
+		if !res.Repaired || len(res.Fixes) != 1 || res.Fixes[0].Kind != tt.kind || res.Fixes[0].Message != tt.message {
+			t.Errorf("%q: %+v, want one fix %s: %q", tt.src, res, tt.kind, tt.message)
+		}
 	}
 }

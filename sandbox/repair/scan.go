@@ -58,6 +58,10 @@ type scanner struct {
 	// starts, when not nil, collects the logical lines outside brackets
 	// (see LineStarts).
 	starts *[]LineStart
+
+	// names, when not nil, collects the offsets of the backslashes of
+	// well-formed \N{NAME} escapes (see nameEscapes).
+	names *[]int
 }
 
 type bracket struct {

@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,103 @@ func TestAdversarialBound(t *testing.T) {
 			Repair(src, Options{Minor: 12, Compile: failOriginal(src)})
 			if d := time.Since(start); d > bound {
 				t.Errorf("took %v, bound %v", d, bound)
+			}
+		})
+	}
+}
+
+// adversarialIndent returns blocks built to make the indentation repair
+// slow, each with the message Python gives it: a staircase of levels
+// ending in a dedent to none of them, a long pasted block, a long block
+// mixing tabs and spaces.
+func adversarialIndent() map[string]SyntaxError {
+	var stair strings.Builder
+	for n := 0; stair.Len() < adversarialSize; n++ {
+		stair.WriteString(strings.Repeat(" ", n) + "if x:\n")
+	}
+	stair.WriteString(" y = 1\n")
+	lines := strings.Count(stair.String(), "\n")
+	return map[string]SyntaxError{
+		stair.String(): {Message: msgUnindent, Line: lines},
+		strings.Repeat("    x = (1,\n    2)\n", adversarialSize/18):           {Message: msgUnexpectedIndent, Line: 1},
+		strings.Repeat("if x:\n\ty = 1\n        z = 2\n", adversarialSize/27): {Message: msgTabs, Line: 3},
+		strings.Repeat("s = \"\\N{NO SUCH NAME}\"\n", adversarialSize/24):     {Message: "(unicode error) 'unicodeescape' codec can't decode bytes in position 0-15: " + msgUnknownName, Line: 1},
+	}
+}
+
+// TestAdversarialIndentBound is TestAdversarialBound for the repairs that
+// run when quotes and brackets are fine, with a compiler that accepts
+// every candidate.
+func TestAdversarialIndentBound(t *testing.T) {
+	const bound = 5 * time.Second
+	for src, perr := range adversarialIndent() {
+		start := time.Now()
+		Repair(src, Options{Minor: 12, Compile: failWith(src, perr)})
+		if d := time.Since(start); d > bound {
+			t.Errorf("%s: took %v, bound %v", perr.Message, d, bound)
+		}
+	}
+}
+
+// hundredLines returns 100-line blocks of ordinary code, each broken one
+// way, with the message Python gives it: a closer lost at a line's end
+// halfway down, the block pasted with an indent, a dedent to no level.
+func hundredLines() map[string]SyntaxError {
+	var b strings.Builder
+	for i := 0; i < 25; i++ {
+		fmt.Fprintf(&b, "def step_%d(values, scale=2):\n", i)
+		fmt.Fprintf(&b, "    total = sum(v * scale for v in values if v > %d)\n", i)
+		fmt.Fprintf(&b, "    print(f\"step %d: {total}\", max(len(values), 1))\n", i)
+		b.WriteString("    return total\n")
+	}
+	block := b.String()
+	dropped := strings.Replace(block, "step 12: {total}\", max(len(values), 1))", "step 12: {total}\", max(len(values), 1)", 1)
+	pasted := "    " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n    ") + "\n"
+	dedent := strings.Replace(block, "    return total\n\ndef step_13", "   return total\ndef step_13", 1)
+	return map[string]SyntaxError{
+		dropped: {Message: "'(' was never closed", Line: 51},
+		pasted:  {Message: msgUnexpectedIndent, Line: 1},
+		dedent:  {Message: msgUnindent, Line: 52},
+	}
+}
+
+// failWith is a Compiler that refuses only orig, with perr.
+func failWith(orig string, perr SyntaxError) Compiler {
+	return func(src string) *SyntaxError {
+		if src == orig {
+			return &perr
+		}
+		return nil
+	}
+}
+
+// TestHundredLinesSpeed checks that the engine repairs a 100-line block
+// well under the 1 ms target; the bound allows for slow, shared machines.
+func TestHundredLinesSpeed(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	for src, perr := range hundredLines() {
+		opts := Options{Minor: 12, Compile: failWith(src, perr)}
+		best := time.Hour
+		for range 3 {
+			start := time.Now()
+			res := Repair(src, opts)
+			best = min(best, time.Since(start))
+			if !res.Repaired {
+				t.Fatalf("%s: not repaired:\n%s", perr.Message, res.Error())
+			}
+		}
+		if best > bound {
+			t.Errorf("%s: %v, bound %v", perr.Message, best, bound)
+		}
+	}
+}
+
+func BenchmarkHundredLines(b *testing.B) {
+	for src, perr := range hundredLines() {
+		b.Run(strings.Fields(perr.Message)[0], func(b *testing.B) {
+			opts := Options{Minor: 12, Compile: failWith(src, perr)}
+			for b.Loop() {
+				Repair(src, opts)
 			}
 		})
 	}

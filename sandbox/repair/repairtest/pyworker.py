@@ -32,13 +32,14 @@ def stdlib_files():
 def segments(path):
     """Statements of the file at path, at any depth, each dedented to column
     0 with its decorators: the source text, the byte spans of its string
-    literals and the byte offsets of its closing brackets. Statements too
+    literals, the byte offsets of its closing brackets and of the starts
+    of its logical lines. Statements too
     long to be a block, or that do not parse alone, are left out."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
     try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
         return []
     lines = text.splitlines(keepends=True)
     out = []
@@ -67,8 +68,9 @@ def segments(path):
 
 def token_sites(src):
     """Byte spans [start, end) of the string literals of src (an f-string
-    as one literal, nested ones left out) and byte offsets of its closing
-    brackets outside f-strings, or None when src does not tokenize."""
+    as one literal, nested ones left out), byte offsets of its closing
+    brackets outside f-strings and of the line starts of its logical
+    lines, or None when src does not tokenize."""
     starts = [0]
     for line in src.splitlines(keepends=True):
         starts.append(starts[-1] + len(line.encode("utf-8")))
@@ -78,12 +80,19 @@ def token_sites(src):
         row, col = pos
         return starts[row - 1] + len(lines[row - 1][:col].encode("utf-8"))
 
-    strings, closers = [], []
+    strings, closers, logical = [], [], []
     depth = 0
     fstart = None
+    at_start = True
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
     try:
         for tok in tokenize.generate_tokens(io.StringIO(src).readline):
             name = tokenize.tok_name[tok.type]
+            if tok.type == tokenize.NEWLINE:
+                at_start = True
+            elif at_start and tok.type not in skip:
+                at_start = False
+                logical.append(starts[tok.start[0] - 1])
             if name == "FSTRING_START":
                 if depth == 0:
                     fstart = off(tok.start)
@@ -100,7 +109,7 @@ def token_sites(src):
                 closers.append(off(tok.start))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
-    return {"strings": strings, "closers": closers}
+    return {"strings": strings, "closers": closers, "lines": logical}
 
 
 def answer(req):

@@ -1,0 +1,208 @@
+package repair
+
+import "strings"
+
+// signature is what a builtin accepts: between min and max positional
+// arguments (max < 0: any number) and the keyword arguments kw ("*":
+// any).
+type signature struct {
+	min, max int
+	kw       []string
+}
+
+// signatures of builtins a closer placed wrongly often gives the wrong
+// arguments, as in max(len(a)), len(b) or range(1, 3, closed=c).
+var signatures = map[string]signature{
+	"abs": {1, 1, nil}, "len": {1, 1, nil}, "ord": {1, 1, nil}, "chr": {1, 1, nil},
+	"repr": {1, 1, nil}, "id": {1, 1, nil}, "hash": {1, 1, nil}, "callable": {1, 1, nil},
+	"reversed": {1, 1, nil}, "any": {1, 1, nil}, "all": {1, 1, nil},
+	"range": {1, 3, nil}, "list": {0, 1, nil}, "tuple": {0, 1, nil}, "set": {0, 1, nil},
+	"frozenset": {0, 1, nil}, "dict": {0, 1, []string{"*"}}, "float": {0, 1, nil}, "bool": {0, 1, nil},
+	"int": {0, 2, []string{"base"}}, "str": {0, 3, []string{"encoding", "errors"}},
+	"sorted": {1, 1, []string{"key", "reverse"}}, "enumerate": {1, 2, []string{"start"}},
+	"zip": {0, -1, []string{"strict"}}, "sum": {1, 2, []string{"start"}},
+	"isinstance": {2, 2, nil}, "issubclass": {2, 2, nil}, "hasattr": {2, 2, nil},
+	"getattr": {2, 3, nil}, "setattr": {3, 3, nil}, "divmod": {2, 2, nil},
+	"pow": {2, 3, nil}, "round": {1, 2, []string{"ndigits"}}, "iter": {1, 2, nil},
+	"next": {1, 2, nil}, "max": {1, -1, []string{"key", "default"}}, "min": {1, -1, []string{"key", "default"}},
+}
+
+// methods are methods of lists and sets that take one item, as
+// parts.append(x): whatever the object, two items are a closer misplaced,
+// as in out.append(f(x, y) read as out.append(f(x), y). Keyword
+// arguments are left to the object's own method.
+var methods = map[string]signature{
+	"append": {1, 1, []string{"*"}}, "extend": {1, 1, []string{"*"}},
+	"remove": {1, 1, []string{"*"}}, "discard": {1, 1, []string{"*"}},
+}
+
+// scalars are builtins that return a number, which max and min cannot
+// take alone.
+var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
+
+// misusesBuiltin reports whether the call whose bracket is at opener in
+// src calls a builtin the block does not redefine, or one of methods,
+// with arguments it does not accept. Unpacked arguments (*args, **kw)
+// accept anything.
+func misusesBuiltin(src string, opener int) bool {
+	if src[opener] != '(' {
+		return false
+	}
+	name := calleeName(src, opener)
+	s := opener - len(name)
+	sig, ok := signatures[name]
+	if s > 0 && src[s-1] == '.' {
+		sig, ok = methods[name]
+	} else if redefines(src, name) {
+		return false
+	}
+	if !ok {
+		return false
+	}
+	args, ok := callArgs(src, opener)
+	if !ok {
+		return false
+	}
+	pos := 0
+	for _, a := range args {
+		switch k := wordEnd(a, 0); {
+		case strings.HasPrefix(a, "*"):
+			return false
+		case k > 0 && k < len(a) && a[k] == '=' && (k+1 == len(a) || a[k+1] != '='):
+			if !containsString(sig.kw, a[:k]) && !containsString(sig.kw, "*") {
+				return true
+			}
+		default:
+			pos++
+		}
+	}
+	if pos < sig.min || sig.max >= 0 && pos > sig.max {
+		return true
+	}
+	if (name == "max" || name == "min") && pos == 1 {
+		a := args[0]
+		k := wordEnd(a, 0)
+		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redefines reports whether src defines name itself, as a function, a
+// class, or by assignment or import.
+func redefines(src, name string) bool {
+	return strings.Contains(src, "def "+name+"(") || strings.Contains(src, "class "+name) ||
+		strings.Contains(src, name+" = ") || strings.Contains(src, "import "+name) || strings.Contains(src, " as "+name)
+}
+
+// callArgs returns the arguments of the call whose bracket is at opener,
+// each trimmed, or false when the bracket does not close.
+func callArgs(src string, opener int) ([]string, bool) {
+	var args []string
+	depth, start := 0, opener+1
+	for k := opener + 1; k < len(src); k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, len(src)) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ',' && depth == 0:
+			args = append(args, strings.TrimSpace(src[start:k]))
+			start = k + 1
+		case c == ')' || c == ']' || c == '}':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if last := strings.TrimSpace(src[start:k]); last != "" {
+				args = append(args, last)
+			}
+			return args, true
+		}
+	}
+	return nil, false
+}
+
+// strMethods are the methods of str, the only ones a string literal has.
+var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "endswith",
+	"expandtabs", "find", "format", "format_map", "index", "isalnum", "isalpha", "isascii",
+	"isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "isspace",
+	"istitle", "isupper", "join", "ljust", "lower", "lstrip", "maketrans", "partition",
+	"removeprefix", "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition",
+	"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title",
+	"translate", "upper", "zfill", "decode", "hex", "fromhex")
+
+// misusesLiteral reports whether the code src[from:to] subscripts or
+// takes an attribute of True, False or None, as in full_output=True[1]
+// after a closer was lost before [1], subscripts a number, puts a sign
+// on a string, starts an argument with a binary operator, or calls on a
+// string literal a method strings do not have, as in ar['need'.append(t).
+func misusesLiteral(src string, from, to int) bool {
+	for k := from; k < to; k++ {
+		switch c := src[k]; {
+		case strings.IndexByte("([,", c) >= 0 && binaryAfter(src[k+1:to]):
+			return true // an operand missing, as in time( + timeout)
+		case isQuote(c):
+			if unaryBefore(src, from, k) {
+				return true // a sign on a string, as in rstrip( + "\n")
+			}
+			e := skipString(src, k, to)
+			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' {
+				if m := wordEnd(src, e+1); m > e+1 && m < to && src[m] == '(' && !strMethods[src[e+1:m]] {
+					return true
+				}
+			}
+			k = e - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case isIdentStart(c):
+			e := wordEnd(src, k)
+			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.') {
+				return true
+			}
+			k = max(e, k+1) - 1
+		case isDigit(c) && (k == 0 || !isIdentChar(src[k-1]) && src[k-1] != '.'):
+			e := numberEnd(src, k)
+			if e < to && src[e] == '[' {
+				return true // a number subscripted, as 0[1] in m.regs[0[1]
+			}
+			k = e - 1
+		}
+	}
+	return false
+}
+
+// unaryBefore reports whether a unary +, - or ~ stands right before
+// src[k], after an opening bracket, a comma or an =, from from on.
+func unaryBefore(src string, from, k int) bool {
+	j := k - 1
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	if j < from || strings.IndexByte("+-~", src[j]) < 0 {
+		return false
+	}
+	j--
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	return j >= from && strings.IndexByte("([{,=", src[j]) >= 0
+}
+
+// binaryAfter reports whether text, which follows an opening bracket or a
+// comma, starts with an operator written as a binary one, a space after
+// it: what comes before it is missing.
+func binaryAfter(text string) bool {
+	t := strings.TrimLeft(text, " ")
+	return len(t) > 1 && strings.IndexByte("+-*/%@&|^<>", t[0]) >= 0 && t[1] == ' '
+}
