@@ -34,7 +34,7 @@ func newRepairCmd(s Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "repair [--json] [FILE|-]",
-		Short: "Repair a Python block's unbalanced quotes, brackets, f-string braces, escapes and indentation",
+		Short: "Repair a block's unbalanced quotes, brackets, f-string braces, escapes, indentation",
 		Long: `Read a Python block (FILE, or standard input) and, if CPython refuses it
 for an unbalanced quote or bracket, literal f-string braces, a bad escape or
 its indentation (a pasted block's common indent, tabs among spaces, a dedent
