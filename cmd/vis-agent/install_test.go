@@ -426,6 +426,15 @@ func TestSandboxInstallBehindACompanyCA(t *testing.T) {
 			other.env = append(slices.Clone(sb.env), "HOME="+t.TempDir(), "VIS_HOME="+other.home)
 			r := other.block("noca", `install("vis-tiny")`, 1)
 			contains(t, "install() trusting nothing of the index", r.stderr, "certificate", "SSL_CERT_FILE")
+			// A later client with SSL_CERT_FILE fixes the host that the
+			// first started without it; one without it again unsets it.
+			caFile := filepath.Join(store, "ca-certificates.crt")
+			other.env = append(other.env, "SSL_CERT_FILE="+caFile)
+			r = other.block("noca", `print(install("vis-tiny"))`, 0)
+			contains(t, "install() after a client with SSL_CERT_FILE", r.stdout, "vis-tiny")
+			other.env = other.env[:len(other.env)-1]
+			r = other.block("noca", `install("vis-absent")`, 1)
+			contains(t, "install() after a client without it", r.stderr, "certificate", "SSL_CERT_FILE")
 		})
 	}
 }

@@ -104,6 +104,20 @@ func TestSandboxWarmRestart(t *testing.T) {
 				t.Errorf("the child after the restart is %d, not the standby %d", child, warm)
 			}
 
+			// Two crashes in a row, the second in the standby the first
+			// swapped in: another standby is made for the next block all the
+			// same, with no block in between.
+			warm = sb.standby("w")
+			sb.run("run", "--session", "w", "-c", "import os; os.kill(os.getpid(), 9)")
+			r = sb.run("run", "--session", "w", "-c", "import os; os.kill(os.getpid(), 9)")
+			contains(t, "the second crash", r.stderr, "killed by signal 9")
+			again := sb.standby("w")
+			r = sb.block("w", "print(helper())", 0)
+			contains(t, "after two crashes", r.stdout, "[Sandbox restarted]", "\n42\n")
+			if child := sb.record(sb.folder("w")).ChildPID; child != again || again == warm {
+				t.Errorf("the child after two crashes is %d, not the standby %d made after them (the first was %d)", child, again, warm)
+			}
+
 			// a preloaded module changed on disk: stale, imported afresh
 			warm = sb.standby("w")
 			write(2)

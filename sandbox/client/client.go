@@ -130,6 +130,21 @@ func (s *Session) connect(start bool) (net.Conn, error) {
 
 // startHost starts the session's host, detached, and waits until it
 // listens (it says so on a pipe) or says why it cannot.
+// trust is what a run request carries of this client's trust and proxy
+// variables: nil for a remote session (paths and proxies of this machine
+// mean nothing on another).
+func (s *Session) trust() *[]string {
+	if s.Remote != nil {
+		return nil
+	}
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	t := session.TrustEnviron(env)
+	return &t
+}
+
 func (s *Session) startHost() error {
 	cmd := exec.Command(s.HostCommand[0], s.HostCommand[1:]...)
 	env := s.Env
@@ -232,7 +247,7 @@ func (s *Session) Run(code string, opts RunOptions, fn func(protocol.Event)) (pr
 // KeyboardInterrupt. Either way the result still comes back.
 func (s *Session) RunContext(ctx context.Context, code string, opts RunOptions, fn func(protocol.Event)) (protocol.Result, error) {
 	ev, err := s.callContext(ctx, protocol.Request{Op: protocol.OpRun, Code: code, TimeoutMS: opts.Timeout.Milliseconds(), Echo: opts.Echo, Policy: opts.Policy,
-		Client: s.client()}, true, fn)
+		Client: s.client(), Trust: s.trust()}, true, fn)
 	if err != nil {
 		return protocol.Result{}, err
 	}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // installOp is install(*specs): the pinned uv, run by the host outside the
@@ -49,6 +51,9 @@ func (h *Host) installOp(policy protocol.Policy) op {
 		if err != nil {
 			return reply{}, errorf("RuntimeError", "install: %v", err)
 		}
+		h.mu.Lock()
+		opts.Environ = withTrust(opts.Environ, h.trust)
+		h.mu.Unlock()
 		opts.Network = policy.Network
 		np, err := h.proxyFor(policy)
 		if err == nil && np != nil && !install.LocalIndex(opts.IndexURL) {
@@ -162,4 +167,19 @@ func (in *installs) stopCompile() {
 func within(path, root string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && filepath.IsLocal(rel)
+}
+
+// withTrust is environ with its trust and proxy variables replaced by
+// those of trust, when a client said which (nil: environ as it is).
+func withTrust(environ, trust []string) []string {
+	if trust == nil {
+		return environ
+	}
+	out := make([]string, 0, len(environ)+len(trust))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); !session.Trust(k) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, trust...)
 }

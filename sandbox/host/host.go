@@ -111,6 +111,9 @@ type Host struct {
 	child  *proc
 	busy   bool
 	saving bool // the save after a block whose result went out (saveAfter)
+	// trust are the trust and proxy variables of the client that ran the
+	// latest block (nil: none said), which install() runs uv with.
+	trust []string
 	// saveDone is closed when that save ends (Settle waits for it).
 	saveDone chan struct{}
 	clients  int
@@ -520,6 +523,7 @@ func (h *Host) ensureChild() (*proc, error) {
 		if c.gitGen == h.git.changes {
 			h.child, h.reason, h.next = c, "", startOptions{}
 			h.fresh, h.freshReady = c, time.Now()
+			h.scheduleStandbyLocked()
 			h.mu.Unlock()
 			// Not in the way of the block waiting for this child: the
 			// record is written after the block too, and each write reads

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // run runs one block for a client and sends its result.
@@ -20,6 +21,11 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	client := protocol.Client{}
 	if req.Client != nil {
 		client = *req.Client
+	}
+	if req.Trust != nil {
+		h.mu.Lock()
+		h.trust = session.TrustEnviron(*req.Trust)
+		h.mu.Unlock()
 	}
 	t := h.enqueue(client)
 	if !h.acquire(out, w.withdrawn) {
@@ -407,6 +413,11 @@ const freshFor = time.Second
 // childLost is the result of a block whose child died under it.
 func (h *Host) childLost(c *proc, timedOut bool, timeout time.Duration) protocol.Result {
 	reason := c.exitReason()
+	// A standby for the block after the crash (made once the session is
+	// idle: this block still runs).
+	h.mu.Lock()
+	h.scheduleStandbyLocked()
+	h.mu.Unlock()
 	res := blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot")
 	res.TimedOut = timedOut
 	return res

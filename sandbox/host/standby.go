@@ -65,16 +65,27 @@ func (h *Host) noteSnapshot(preload []string) {
 	if !fits {
 		h.warm = nil
 	}
-	if !fits && len(preload) > 0 && !h.stopping {
-		if h.warmTimer == nil {
-			h.warmTimer = time.AfterFunc(warmAfter, h.makeStandby)
-		} else {
-			h.warmTimer.Reset(warmAfter)
-		}
+	if !fits {
+		h.scheduleStandbyLocked()
 	}
 	h.mu.Unlock()
 	if !fits {
 		sb.discard()
+	}
+}
+
+// scheduleStandbyLocked makes a standby once the session has been idle
+// warmAfter, when its snapshot needs imports and it has none: after a
+// block, and after a child starts (the standby it may have taken was the
+// one the next crash or restart would take). The caller holds h.mu.
+func (h *Host) scheduleStandbyLocked() {
+	if !h.cfg.WarmRestart || h.warm != nil || len(h.preload) == 0 || h.stopping {
+		return
+	}
+	if h.warmTimer == nil {
+		h.warmTimer = time.AfterFunc(warmAfter, h.makeStandby)
+	} else {
+		h.warmTimer.Reset(warmAfter)
 	}
 }
 
@@ -115,10 +126,12 @@ func covers(have, want []string) bool {
 }
 
 // makeStandby starts the standby, unless a block runs (its end schedules
-// it again), one exists, or the host stops.
+// it again), one exists, the host stops, or the session has no child on
+// purpose (stopped, evicted). A child that crashed still counts: the
+// standby is what the next block wakes instead of a cold start.
 func (h *Host) makeStandby() {
 	h.mu.Lock()
-	if h.stopping || h.busy || h.warm != nil || len(h.preload) == 0 || h.child == nil || !h.child.alive() {
+	if h.stopping || h.busy || h.warm != nil || len(h.preload) == 0 || h.child == nil {
 		h.mu.Unlock()
 		return
 	}

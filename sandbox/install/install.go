@@ -358,7 +358,7 @@ func tlsHint(tail []string) string {
 	for _, l := range tail {
 		if strings.Contains(l, "invalid peer certificate") || strings.Contains(l, "certificate verify failed") {
 			return " (the index's certificate is signed by an authority neither the system's trust store nor SSL_CERT_FILE holds: " +
-				"add it to the system's store, or set SSL_CERT_FILE to a bundle with it for the session: vis-agent sandbox stop, then run again with it set)"
+				"add it to the system's store, or set SSL_CERT_FILE to a bundle with it where the client runs (sandbox run, the MCP server's env): the next block takes it)"
 		}
 	}
 	return ""

@@ -424,6 +424,14 @@ type Request struct {
 	Client *Client `json:"client,omitempty"`
 	// Any (interrupt): also another client's block.
 	Any bool `json:"any,omitempty"`
+	// Trust (run) is a local client's trust and proxy variables
+	// (session.Trust: CA bundles, proxies; never anything else), as
+	// KEY=VALUE, empty when it has none: install() runs uv with those of
+	// the client that ran the latest block, so a host started by a client
+	// without them (an MCP client's minimal environment) is fixed by the
+	// next one that has them. nil: a remote or older client, which changes
+	// nothing.
+	Trust *[]string `json:"trust,omitempty"`
 }
 
 // Client is who sends a request: its kind ("run" for the command line,

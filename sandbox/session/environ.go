@@ -41,6 +41,17 @@ func Trust(k string) bool {
 	return false
 }
 
+// TrustEnviron are the trust variables of env (KEY=VALUE), in order.
+func TrustEnviron(env []string) []string {
+	out := []string{}
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok && Trust(k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // TrustFiles are the trust variables that name a file or a folder (a CA
 // bundle, a folder of certificates): the jail lets the session read them.
 var TrustFiles = [...]string{"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT"}
