@@ -169,7 +169,7 @@ completions: build
 	$(BIN) completion powershell > completions/vis-agent.ps1
 
 # Go benchmarks, then whole commands timed side by side with python.
-bench: build
+bench: build test-wheels
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
@@ -177,6 +177,7 @@ bench: build
 	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
+	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -runs 9
 	$(GO) run ./internal/mcpbench -bin $(BIN)
 
 GORELEASER_VERSION := v2.15.1

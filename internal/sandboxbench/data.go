@@ -21,6 +21,9 @@ var dataScript string
 //go:embed jupyter_restart.py
 var jupyterRestartScript string
 
+//go:embed jupyter_data.py
+var jupyterDataScript string
+
 // day is an ordinary day's setup of a session, as blocks (and Jupyter
 // cells), and check, the first result after a restart.
 type day struct {
@@ -84,7 +87,38 @@ func dataFigures(bin, wheels string, runs int, sandboxConfig string, pause time.
 	if err := dataScriptFigures(b, runs); err != nil {
 		return err
 	}
-	return restartToResult(b, py, wheels, runs, pause)
+	if err := restartToResult(b, py, wheels, runs, pause); err != nil {
+		return err
+	}
+	return agentBlocks(b, py, wheels, runs)
+}
+
+// agentBlocks runs jupyter_data.py: a data agent's blocks (a look at a
+// 1M-row frame, a groupby, the same through a helper) as whole `sandbox
+// run` commands against a Jupyter kernel's round trips (issue 32).
+func agentBlocks(b *bench, py testenv.Python, wheels string, runs int) error {
+	venv, err := jupyterVenv(py, wheels)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(venv)
+	script := filepath.Join(venv, "jupyter_data.py")
+	if err := os.WriteFile(script, []byte(jupyterDataScript), 0o644); err != nil {
+		return err
+	}
+	b.sessions = append(b.sessions, "jb")
+	// Back to back, then with a second of an agent's thinking before each
+	// block (vis-agent saves in it).
+	for _, pause := range []string{"0", "1"} {
+		fmt.Printf("a data agent's blocks, %ss before each, vis-agent (whole sandbox run commands) against a Jupyter kernel, medians:\n", pause)
+		cmd := exec.Command(filepath.Join(venv, "venv", "bin", "python"), script, b.bin, fmt.Sprint(min(runs, 15)), pause)
+		cmd.Env, cmd.Dir = b.env, b.ws
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("jupyter_data.py: %w", err)
+		}
+	}
+	return nil
 }
 
 // dataScriptFigures runs data.py in the bench's shared environment.

@@ -5,7 +5,10 @@ and a Jupyter kernel (jupyter_client round trips), same CPython, alternating.
 
 Run with a python that has jupyter_client, ipykernel, numpy and pandas, and
 VIS_HOME's shared environment of the same CPython holding numpy and pandas:
-python jupyter_data.py BIN RUNS
+python jupyter_data.py BIN RUNS [PAUSE]
+
+PAUSE (seconds, default 0) is left idle before each block on both sides:
+an agent's time between calls, in which vis-agent saves the session.
 """
 
 import statistics
@@ -16,6 +19,7 @@ import time
 from jupyter_client.manager import start_new_kernel
 
 V, runs = sys.argv[1], int(sys.argv[2])
+pause = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 SETUP = '''import pandas as pd, numpy as np
 n = 1_000_000
 big = pd.DataFrame({"a": np.arange(n), "b": np.random.rand(n), "s": ["row %d" % i for i in range(n)], "t": ["x%d" % (i % 1000) for i in range(n)]})
@@ -31,6 +35,7 @@ km, kc = start_new_kernel(kernel_name="python3")
 
 
 def jrun(code):
+    time.sleep(pause)
     t = time.perf_counter()
     r = kc.execute_interactive(code, timeout=120, output_hook=lambda m: None)
     assert r["content"]["status"] == "ok", r
@@ -38,6 +43,7 @@ def jrun(code):
 
 
 def vrun(code):
+    time.sleep(pause)
     t = time.perf_counter()
     subprocess.run([V, "sandbox", "run", "--session", "jb", "-c", code], check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t

@@ -47,11 +47,14 @@ type Config struct {
 	// Exe starts an interpreter child (Exe protocol.ChildArgs(...)).
 	Exe string
 	// Logs is the folder of hang records ($VIS_HOME/logs).
-	Logs     string
-	IdleTTL  time.Duration // <= 0: never
-	Memory   MemoryLimits
-	Sessions string // the folder of all sessions, for memory pressure
-	Log      io.Writer
+	Logs    string
+	IdleTTL time.Duration // <= 0: never
+	// SaveDelay is how long after a block's result the save after it is
+	// asked for (save.go).
+	SaveDelay time.Duration
+	Memory    MemoryLimits
+	Sessions  string // the folder of all sessions, for memory pressure
+	Log       io.Writer
 	// Policy is the jail of the first child; a block asking for another
 	// one replaces the child.
 	Policy protocol.Policy
@@ -110,17 +113,18 @@ type Host struct {
 	mu     sync.Mutex
 	child  *proc
 	busy   bool
-	saving bool // the save after a block whose result went out (saveAfter)
+	saving bool // the child is saving after a block whose result went out (saveAfter)
+	// pending is the save the child owes since the latest block's result
+	// went out (save.go), nil when there is none.
+	pending *pendingSave
 	// trust are the trust and proxy variables of the client that ran the
 	// latest block (nil: none said), which install() runs uv with.
-	trust []string
-	// saveDone is closed when that save ends (Settle waits for it).
-	saveDone chan struct{}
-	clients  int
-	lastUse  time.Time
-	saved    int
-	reason   string       // why the next child restarts, "" for a first start
-	next     startOptions // what the next child does with the snapshot
+	trust   []string
+	clients int
+	lastUse time.Time
+	saved   int
+	reason  string       // why the next child restarts, "" for a first start
+	next    startOptions // what the next child does with the snapshot
 	// attached collects what the running block attached, from its host
 	// calls (nil between blocks).
 	attached []protocol.Attached

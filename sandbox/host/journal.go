@@ -186,16 +186,8 @@ func (r *record) finish(res protocol.Result) {
 // is in the journal, which the client then reads itself.
 func (h *Host) syncJournal(out *sink) {
 	// The snapshot after the last block first: its save may still be
-	// under way (answer first, save after).
-	h.mu.Lock()
-	done := h.saveDone
-	h.mu.Unlock()
-	if done != nil {
-		select {
-		case <-done:
-		case <-h.done:
-		}
-	}
+	// owed or under way (answer first, save after).
+	h.awaitSaves()
 	if _, err := h.journal.flush(); err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return

@@ -67,67 +67,14 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 	// The block has ended before its client hears so: an interrupt sent
 	// on the result finds nothing running.
 	h.finish(t)
+	var ps *pendingSave
 	if saving != nil {
-		// Marked before the client hears: a Settle it sends next waits.
-		h.mu.Lock()
-		h.saving, h.saveDone = true, make(chan struct{})
-		h.mu.Unlock()
+		// Noted before the client hears: a Settle it sends next waits.
+		ps = h.notePending(saving, protocol.ClampTimeout(time.Duration(req.TimeoutMS)*time.Millisecond)+unwindGrace)
 	}
 	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
-	if saving != nil {
-		h.saveAfter(saving, protocol.ClampTimeout(time.Duration(req.TimeoutMS)*time.Millisecond)+unwindGrace)
-	}
-}
-
-// noteSave takes what the save after a block did: the names the snapshot
-// holds, and the modules a standby imports ahead.
-func (h *Host) noteSave(res protocol.Result) {
-	if res.Saved >= 0 {
-		h.mu.Lock()
-		h.saved = res.Saved
-		h.mu.Unlock()
-	}
-	if res.Snapshot != "" && res.Snapshot != "saving" {
-		h.noteSnapshot(res.Preload)
-	}
-	h.writeRecord()
-}
-
-// saveAfter has the child save the snapshot its block's result did not
-// wait for, while the caller still holds the turn: the next block, and
-// anything else that asks the child, waits for the save, not the client
-// that already has its answer. A save that does not end within limit (a
-// value whose pickling never ends) retires the child; the next one's
-// notice names the block whose changes were lost.
-func (h *Host) saveAfter(c *proc, limit time.Duration) {
-	defer func() {
-		h.mu.Lock()
-		h.saving = false
-		close(h.saveDone)
-		h.mu.Unlock()
-	}()
-	if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpSave}); err != nil {
-		return
-	}
-	c.link.SetReadDeadline(time.Now().Add(limit))
-	ev, err := c.answer()
-	c.link.SetReadDeadline(time.Time{})
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		c.mu.Lock()
-		c.retired = fmt.Sprintf("saving the session's state after a block took longer than %s, so its Python process was stopped", humanDuration(limit))
-		c.mu.Unlock()
-		c.kill()
-	case err != nil:
-		// it died saving: the next block's child says so
-	case ev.Ev != protocol.EvSaved || ev.Result == nil:
-		c.mu.Lock()
-		c.retired = "the Python process answered " + string(ev.Ev) + " to the save after a block, so it was replaced"
-		c.mu.Unlock()
-		c.kill()
-	default:
-		h.noteSave(*ev.Result)
+	if ps != nil {
+		go h.saveLater(ps)
 	}
 }
 

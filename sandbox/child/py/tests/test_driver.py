@@ -356,17 +356,25 @@ class DriverTest(unittest.TestCase):
         unsaved = os.path.join(self.tmp.name, "unsaved")
         self.child.run("big = [1, 2]\nimport os")
         with open(unsaved) as f:
-            self.assertEqual(json.loads(f.read()), {"block": 1, "names": ["big"]})
+            self.assertEqual(json.loads(f.read()), {"block": 1, "last": 1, "names": ["big"]})
         # compile (the host's check of written files) does not save first
         self.child.send(op="compile", code="1 +")
         self.assertEqual(self.child.receive()["ev"], "compiled")
         self.assertGreater(os.path.getsize(unsaved), 0)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "snapshot.bin")))
-        # any other request finds the block saved first
+        # nor does ping; a block runs first, and the marker names both
         self.child.send(op="ping")
         self.assertEqual(self.child.receive(), {"ev": "pong"})
+        self.child.run("def helper():\n    return big\nsmall = 1")
+        with open(unsaved) as f:
+            self.assertEqual(json.loads(f.read()), {"block": 1, "last": 2, "names": ["big", "helper", "small"]})
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "snapshot.bin")))
+        # defs() says what the snapshot holds: it finds both saved first
+        self.child.send(op="defs")
+        self.assertIn("helper()", self.child.receive()["data"])
         self.assertEqual(os.path.getsize(unsaved), 0)
         self.assertTrue(os.path.exists(os.path.join(self.tmp.name, "snapshot.bin")))
+        self.assertEqual(self.save()["snapshot"], "")
 
     def test_is_complete_follows_the_repl(self):
         cases = {"x = 1": "complete", "def f():": "incomplete", "def f():\n    return 1": "incomplete",

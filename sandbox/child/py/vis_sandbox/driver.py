@@ -350,7 +350,10 @@ class Driver:
         self.notice = ""
         self.saved = -1
         self.preload = []
-        self.pending = None  # (src, block, names) of a block answered but not saved yet
+        # The blocks answered but not saved yet, [(block, names)], and those
+        # of them whose source the state has not learned yet, [(src, block, names)]
+        self.pending = None
+        self.unlearned = []
         self.protected = {}
         session = info.get("session") or {}
         _modules.watch = _modules.Watch([session.get("workspace")] + list((session.get("access") or {}).get("roots") or ()))
@@ -547,8 +550,9 @@ class Driver:
         # asks ("save", once the block's client has its result), in the
         # time the agent takes to read it. Until then a marker names what
         # a kill would lose, for the next restart's notice.
-        self.pending = (src, block, names)
-        self.state.mark_unsaved(block, self.changed_names(names))
+        self.unlearned.append((src, block, names))
+        self.pending = (self.pending or []) + [(block, self.changed_names(names))]
+        self.state.mark_unsaved(self.pending)
         result["snapshot"] = "saving"
         result["saved"] = -1
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
@@ -561,22 +565,30 @@ class Driver:
         return sorted(n for n in names if n in ns and n not in self.protected and not n.startswith("__")
                       and not isinstance(ns[n], types.ModuleType))
 
+    def learn(self):
+        """Lets the state learn what the blocks answered since the last save
+        defined and imported, in order: before the next block runs (which
+        may redefine it) or the save."""
+        unlearned, self.unlearned = self.unlearned, []
+        for src, block, names in unlearned:
+            self.state.after_block(self.ns, src, block, names)
+
     def save_pending(self):
-        """Saves the snapshot after the last block, if its answer went out
-        before it was saved: the "saved" event (what the save did, the
-        names it holds, the modules a standby should import ahead)."""
+        """Saves the snapshot after the blocks answered since the last save
+        (one save for several, when a block came before the host asked):
+        the "saved" event (what the save did, the names it holds, the
+        modules a standby should import ahead)."""
         if self.pending is None:
             return {"ev": "saved", "result": {"snapshot": "", "saved": -1}}
-        src, block, names = self.pending
         self.pending = None
-        snapshot = self.after(src, block, names)
+        snapshot = self.after()
         return {"ev": "saved", "result": {"snapshot": snapshot, "saved": self.saved, "preload": self.preload}}
 
-    def after(self, src, block, names=None):
-        """Records the block and saves the snapshot: "saved", "unchanged", or
+    def after(self):
+        """Learns the blocks and saves the snapshot: "saved", "unchanged", or
         "" when the save failed (the marker of what is unsaved stays)."""
         try:
-            self.state.after_block(self.ns, src, block, names)
+            self.learn()
             report = self.state.save(self.ns)
             self.preload = report.get("preload") or []
             if report.get("changed") or self.saved < 0:
@@ -683,10 +695,8 @@ class Driver:
         # session left open are closed first: the process ends without
         # flushing them.
         try:
-            if self.pending is not None:
-                src, block, names = self.pending
-                self.pending = None
-                self.state.after_block(self.ns, src, block, names)
+            self.pending = None
+            self.learn()
             report = self.state.save(self.ns, full=True, reasons=close_files(self.ns))
             if not report.get("error"):
                 self.state.mark_saved()
@@ -907,9 +917,13 @@ def serve(fd, stacks_fd, folder, info_json):
         if op == "save":
             link.send(driver.save_pending())
             continue
-        if op != "compile" and driver.pending is not None:
-            # Whatever else comes first (a host that did not ask) finds
-            # the last block saved all the same.
+        if op == "run":
+            # A block that came before the host asked for the save of the
+            # last one (a script's next command): it runs first, and one
+            # save after it covers both.
+            driver.learn()
+        elif op == "defs" and driver.pending is not None:
+            # defs() says what the snapshot holds: saved first.
             driver.save_pending()
         if op == "ping":
             link.send({"ev": "pong"})

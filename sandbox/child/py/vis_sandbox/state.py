@@ -1071,11 +1071,14 @@ class State:
         except OSError:
             pass
 
-    def mark_unsaved(self, block, names):
-        """Records that block's changes to names are not saved yet (the
-        process's own file: written in place, never synced, since only a
-        kill of the process, not of the machine, is what it names)."""
-        data = wire.dumps({"block": block, "names": list(names[:50])}, ascii=True).encode()[:UNSAVED_MAX]
+    def mark_unsaved(self, blocks):
+        """Records that the changes of blocks ([(block, names)]) are not
+        saved yet (the process's own file: written in place, never synced,
+        since only a kill of the process, not of the machine, is what it
+        names)."""
+        names = sorted({n for _, ns in blocks for n in ns})
+        data = wire.dumps({"block": blocks[0][0], "last": blocks[-1][0], "names": names[:50]}, ascii=True).encode()
+        data = data[:UNSAVED_MAX]
         try:
             if self._unsaved_fd is None:
                 os.makedirs(self.folder, exist_ok=True)
@@ -1115,7 +1118,9 @@ class State:
             return None
         if saved_next > marker["block"]:
             return None  # the save finished; only the marker's clearing did not
-        return {"block": marker["block"], "names": [n for n in marker["names"] if isinstance(n, str)][:50]}
+        last = marker.get("last") if type(marker.get("last")) is int else marker["block"]
+        return {"block": marker["block"], "last": max(last, marker["block"]),
+                "names": [n for n in marker["names"] if isinstance(n, str)][:50]}
 
     def _write(self, manifest, helpers, entries):
         imports, _, saved, spills, not_saved, lost_before, paths = manifest
@@ -1580,7 +1585,9 @@ def notice(reason, report, output="", more_lines=0):
     unsaved = (report or {}).get("unsaved")
     if unsaved:
         what = f" to {_names(unsaved['names'])}" if unsaved["names"] else ""
-        lines.append(f"The changes of block {unsaved['block']}{what} were not saved: the process stopped after the "
+        first, last = unsaved["block"], unsaved.get("last", unsaved["block"])
+        which = f"block {first}" if last == first else f"blocks {first} to {last}"
+        lines.append(f"The changes of {which}{what} were not saved: the process stopped after the "
                      "block answered and before its snapshot was written.")
     if output.strip():
         lines.append("Restoring printed:")
