@@ -47,11 +47,12 @@ test: test-deps build nohook test-wheels lint $(GOTESTSUM)
 
 # Real wheels for the offline tests that install packages (install() in a
 # session, numpy arrays and pandas frames, matplotlib figures, the jail's
-# cffi attacks, scipy and scikit-learn in the jail, a project's tests and
+# cffi attacks, the scientific stack in the jail, a project's tests and
 # tools): numpy, pandas, matplotlib with their dependencies, six and cffi,
 # pinned, for CPython 3.10, 3.13 and the other 3.1x found here, and scipy,
-# scikit-learn, pytest (xdist), ruff and black for 3.10 and 3.13,
-# downloaded with pip from its index (about 310 MB for four versions) into
+# scikit-learn, statsmodels, pyarrow, polars, lxml, pytest (xdist), ruff
+# and black for 3.10 and 3.13, downloaded with pip from its index (about
+# 450 MB for four versions) into
 # bin/wheelhouse once; quick when they are there. Tests read the folder
 # from VIS_TEST_WHEELHOUSE and skip without it.
 WHEELHOUSE := bin/wheelhouse

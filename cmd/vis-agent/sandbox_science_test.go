@@ -61,10 +61,21 @@ func TestSandboxScienceStack(t *testing.T) {
 		r := quiet("r = install("+strings.Join(args, ", ")+")\nprint(sorted(d.name for d in r.installed))", "--timeout", "3m")
 		contains(t, "install() of the stack", r.stdout, names...)
 
+		// scipy's _ccallback calls into ctypes as it imports, which the
+		// hook refused ("extension modules cannot be imported"); what
+		// ctypes reaches of the machine the kernel layer refuses (libc's
+		// open of the file outside the roots).
 		r = quiet(`import numpy as np, pandas as pd, scipy.sparse, scipy.sparse.linalg
 A = scipy.sparse.diags([4.0, 5.0, 8.0]).tocsc()
-print("scipy", scipy.sparse.linalg.spsolve(A, np.array([4.0, 10.0, 16.0])).tolist())`)
-		contains(t, "numpy and scipy", r.stdout, "scipy [1.0, 2.0, 2.0]")
+print("scipy", scipy.sparse.linalg.spsolve(A, np.array([4.0, 10.0, 16.0])).tolist())
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.open(` + strconv.Quote(outside) + `.encode(), 0)
+print("libc open outside", "ESC" + "APED" if fd >= 0 else "refused %d" % ctypes.get_errno())`)
+		contains(t, "numpy and scipy", r.stdout, "scipy [1.0, 2.0, 2.0]", "libc open outside refused 2")
+		if escaped(r.stdout + r.stderr) {
+			t.Errorf("ctypes reached outside the roots:\n%s%s", r.stdout, r.stderr)
+		}
 
 		// The scorers run in the workers: "pid" tells which process fitted
 		// each fold, "outside" whether the file outside the roots was
