@@ -73,8 +73,13 @@ func (h *Host) run(req protocol.Request, out *sink, w *watch) {
 		ps = h.notePending(saving, protocol.ClampTimeout(time.Duration(req.TimeoutMS)*time.Millisecond)+unwindGrace)
 	}
 	out.Send(protocol.Event{Ev: protocol.EvResult, Result: &res})
-	if ps != nil {
+	switch {
+	case ps == nil:
+	case h.cfg.SaveDelay > 0:
 		go h.saveLater(ps)
+	default:
+		// with the turn still held: no block runs before this one is saved
+		h.saveAfter(ps)
 	}
 }
 

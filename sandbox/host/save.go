@@ -10,16 +10,15 @@ import (
 )
 
 // Answer first, save after: a block's result goes out before the child
-// saves the snapshot after it (its Snapshot is "saving"). The host asks
-// for that save saveDelay later, when it has the turn: a block that comes
-// meanwhile (a script's next command) runs first, in the same process,
-// and one save after it covers both; an agent's next call, seconds later,
-// finds the save done. The child's marker names what a kill before the
-// save would lose, for the next notice.
-
-// saveDelay is how long after a result the host waits before it asks for
-// the save: about a client process's start (VIS_ENV_SAVE_DELAY_MS).
-const saveDelay = 100 * time.Millisecond
+// saves the snapshot after it (its Snapshot is "saving"), and the host
+// asks for that save at once, holding the turn: the next block waits for
+// it, so a block that hangs or crashes never costs the ones before it.
+// With a save delay (VIS_ENV_SAVE_DELAY_MS, 0 by default) the host asks
+// that much later instead: a block that comes meanwhile (a script's next
+// command) runs first, in the same process, and one save after it covers
+// both — faster for a script, at the price of those blocks' changes when
+// it crashes. The child's marker names what a kill before the save would
+// lose, for the next notice.
 
 // pendingSave is a save the child owes.
 type pendingSave struct {

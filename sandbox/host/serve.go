@@ -79,7 +79,7 @@ func Serve(o Options) error {
 		Folder: f, Meta: m, Exe: exe, DiskBytes: int64(st.SandboxMaxDiskMB.Value) << 20,
 		Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err, UserConfig: l.UserConfig(),
 		IdleTTL:   time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
-		SaveDelay: time.Duration(envInt(s, "VIS_ENV_SAVE_DELAY_MS", int64(saveDelay/time.Millisecond))) * time.Millisecond,
+		SaveDelay: time.Duration(envInt(s, "VIS_ENV_SAVE_DELAY_MS", 0)) * time.Millisecond,
 		Memory: MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
 			RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
 	}, say)
