@@ -71,7 +71,8 @@ print("scipy", scipy.sparse.linalg.spsolve(A, np.array([4.0, 10.0, 16.0])).tolis
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 fd = libc.open(` + strconv.Quote(outside) + `.encode(), 0)
-print("libc open outside", "ESC" + "APED" if fd >= 0 else "refused %d" % ctypes.get_errno())`)
+print("libc open outside", "ESC" + "APED" if fd >= 0 else "refused %d" % ctypes.get_errno())
+del libc, fd`)
 		contains(t, "numpy and scipy", r.stdout, "scipy [1.0, 2.0, 2.0]", "libc open outside refused 2")
 		if escaped(r.stdout + r.stderr) {
 			t.Errorf("ctypes reached outside the roots:\n%s%s", r.stdout, r.stderr)
