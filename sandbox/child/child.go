@@ -73,6 +73,7 @@ type Wake struct {
 type Settings struct {
 	MaxValueMB    int  `json:"max_value_mb,omitempty"`
 	MaxSnapshotMB int  `json:"max_snapshot_mb,omitempty"`
+	HistoryBlocks int  `json:"history_blocks,omitempty"`
 	AttachFigures bool `json:"attach_figures"`
 }
 

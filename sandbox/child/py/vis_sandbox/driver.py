@@ -30,6 +30,7 @@ from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
+from vis_sandbox import history as _history
 from vis_sandbox import modules as _modules
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
@@ -345,7 +346,8 @@ class Driver:
         settings = info.get("settings") or {}
         self.state = _state.State(folder, PROTECTED, workspace=(info.get("session") or {}).get("workspace"),
                                   max_value_mb=settings.get("max_value_mb") or _state.MAX_VALUE_MB,
-                                  max_snapshot_mb=settings.get("max_snapshot_mb") or _state.MAX_SNAPSHOT_MB)
+                                  max_snapshot_mb=settings.get("max_snapshot_mb") or _state.MAX_SNAPSHOT_MB,
+                                  history_blocks=settings.get("history_blocks") or _history.KEEP_BLOCKS)
         self.figures = None
         self.notice = ""
         self.saved = -1
@@ -363,6 +365,13 @@ class Driver:
         drop = info.get("drop") or ()
         # The session's packages (install()) before the restore imports.
         _packages.start(info.get("packages"))
+        rewind_error = None
+        if info.get("rewind"):
+            try:
+                self.state.rewind(info["rewind"])
+            except (OSError, ValueError) as e:
+                # the snapshot in force comes back instead, and the notice says so
+                rewind_error = f"the rewind to block {info['rewind']} failed: {e}"
         if info.get("discard"):
             report = self.state.discard(info["discard"])
         else:
@@ -375,7 +384,10 @@ class Driver:
         if restarted:
             reason = info.get("restart_reason") or "the previous sandbox process stopped"
             output, more = (captured.text(), captured.more_lines) if captured else ("", 0)
-            self.notice = _state.notice(reason, report, output, more)
+            if rewind_error:
+                report["rewind_error"] = rewind_error
+            self.notice = _state.notice(reason, report, output, more,
+                                        rewound=bool(info.get("rewind")) and not rewind_error)
         values = dict(info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
         values["restarted"] = restarted
@@ -676,6 +688,16 @@ class Driver:
             return {"ev": "error", "message": str(e)}
         return {"ev": "defs", "data": str(text)}
 
+    def history(self, req):
+        """The block a rewind would go to (req's "to" or "back"), and the
+        blocks of the history, as the host asks before it rewinds."""
+        h = self.state.history
+        try:
+            block = h.target(self.state.current, to=req.get("to") or None, back=req.get("back") or None)
+        except ValueError as e:
+            return {"ev": "error", "message": str(e)}
+        return {"ev": "history", "block": block, "current": self.state.current, "blocks": h.blocks()}
+
     def finish(self):
         # The last save before the host stops this child on purpose checks
         # every value again: a change made only through another module or
@@ -919,6 +941,11 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send(driver.compile_check(req))
         elif op == "defs":
             link.send(driver.defs(req))
+        elif op == "history":
+            link.send(driver.history(req))
+        elif op == "notice":
+            link.send({"ev": "ok", "message": driver.notice})
+            driver.notice = ""
         elif op == "is_complete":
             link.send(driver.is_complete(req))
         elif op == "completions":
