@@ -202,7 +202,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(), newSandboxCheckWorkerCmd(), newSandboxGuardCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s), newSandboxMuxCmd(s),
-		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
+		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s), newSandboxRewindCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {

@@ -966,7 +966,7 @@ class HistoryTest(Case):
         s2 = self.session()
         self.assertEqual(s2.state.history.blocks(), [1])
         self.assertFalse(os.path.exists(os.path.join(hist, "9-1.tmp-1-ab")))
-        with self.assertRaisesRegex(ValueError, "no snapshot after block 7"):
+        with self.assertRaisesRegex(ValueError, "block 7 has not run: the last block with a snapshot is 1"):
             s2.state.rewind(7)
 
 

@@ -563,6 +563,7 @@ class Driver:
         self.state.mark_unsaved(block, self.changed_names(names))
         result["snapshot"] = "saving"
         result["saved"] = -1
+        result["block"] = block
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
 
@@ -696,7 +697,8 @@ class Driver:
             block = h.target(self.state.current, to=req.get("to") or None, back=req.get("back") or None)
         except ValueError as e:
             return {"ev": "error", "message": str(e)}
-        return {"ev": "history", "block": block, "current": self.state.current, "blocks": h.blocks()}
+        return {"ev": "history", "history": {"block": block, "current": self.state.current or 0,
+                                             "line": h.line(block), "blocks": h.blocks()}}
 
     def finish(self):
         # The last save before the host stops this child on purpose checks

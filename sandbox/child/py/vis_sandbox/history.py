@@ -215,6 +215,8 @@ class History:
         span = f"block {have[0]}" if len(have) == 1 else f"blocks {_spans(have)}"
         if block < have[0]:
             return f"block {block} is no longer in the history: {kept}; a rewind can go to {span}"
+        if block > have[-1]:
+            return f"block {block} has not run: the last block with a snapshot is {have[-1]}; a rewind can go to {span}"
         return f"there is no snapshot after block {block} (it did not run, or did not end); a rewind can go to {span}"
 
 
