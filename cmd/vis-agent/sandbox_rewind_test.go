@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,47 @@ func TestSandboxRewindFrame(t *testing.T) {
 				t.Errorf("spill files after two blocks: %d, want 1 (the frame, once)", spills)
 			}
 		})
+	}
+}
+
+// TestReplRewind: /rewind goes back one block, /rewind N to block N (an
+// undo), and a malformed /rewind says how to write it.
+func TestReplRewind(t *testing.T) {
+	t.Parallel()
+	_, tm := replIn(t, 120, 30)
+	tm.typed("v = 'first'")
+	tm.waitFor("v: str")
+	tm.typed("v = 'second'")
+	tm.waitForIdle()
+	tm.typed("/rewind")
+	tm.waitFor("[Sandbox rewound] The session was rewound to block 1 (by repl", "Files are not rewound")
+	tm.typed("print('now', v)")
+	tm.waitFor("now first")
+	tm.typed("/rewind 2")
+	tm.waitFor("rewound to block 2")
+	tm.typed("print('then', v)")
+	tm.waitFor("then second")
+	tm.typed("/rewind back")
+	tm.waitFor("use /rewind, /rewind BLOCK or /rewind --back N")
+}
+
+// TestMCPRewind: rewind_session brings the state back and answers with
+// the notice; to and back together are refused.
+func TestMCPRewind(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	c := connectMCP(t, sb, "--session", "m")
+	c.python("a = 1", false)
+	c.python("a = [2]\ndef g():\n    return a", false)
+	contains(t, "rewind_session", c.tool("rewind_session", nil), "[Sandbox rewound] The session was rewound to block 1 (by mcp",
+		"Restored variables (1): a.", "Files are not rewound")
+	text, _ := c.python("print(a, 'g' in globals())", false)
+	contains(t, "after the rewind", text, "1 False")
+	if strings.Contains(text, "[Sandbox") {
+		t.Errorf("the notice came again: %q", text)
+	}
+	text, _, isErr, err := c.call(context.Background(), "rewind_session", map[string]any{"to": 1, "back": 1}, false)
+	if err != nil || !isErr || !strings.Contains(text, "not both") {
+		t.Errorf("to and back: %v %v %q", err, isErr, text)
 	}
 }
