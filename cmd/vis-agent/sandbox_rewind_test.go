@@ -26,7 +26,7 @@ func TestSandboxRewind(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
 			sb.block("r", "rows = list(range(1000))\ndef f():\n    return 'old'", 0)                          // block 1
-			sb.block("r", "rows = rows[:10]\ndef f():\n    return 'new'\nopen('out.txt', 'w').write('x')", 0) // block 2
+			sb.block("r", "rows = rows[:10]\ndef f():\n    return 'new'\nopen('out.json', 'w').write('{}')", 0) // block 2
 			sb.block("r", "y = 3", 0)                                                                         // block 3
 
 			r := sb.run("rewind", "--session", "r", "--back", "2")
@@ -34,13 +34,13 @@ func TestSandboxRewind(t *testing.T) {
 				t.Fatalf("rewind --back 2: %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			contains(t, "rewind --back 2", r.stdout, "[Sandbox rewound] The session was rewound to block 1 (vis-agent sandbox rewind).",
-				"Restored helpers (1): f; variables (1): rows.", "Files are not rewound")
+				"Restored helpers (1): f; variables (1): rows.", "Files are not rewound; the blocks rewound wrote out.json: they stay as they are")
 			r = sb.block("r", "print(len(rows), f(), 'y' in globals())", 0) // block 4
 			contains(t, "after the rewind", r.stdout, "1000 old False\n")
 			if strings.Contains(r.stdout, "[Sandbox") {
 				t.Errorf("the rewind's notice came again with the next block:\n%s", r.stdout)
 			}
-			if data, err := os.ReadFile(filepath.Join(sb.ws, "out.txt")); err != nil || string(data) != "x" {
+			if data, err := os.ReadFile(filepath.Join(sb.ws, "out.json")); err != nil || string(data) != "{}" {
 				t.Errorf("a file a rewound block wrote: %q %v", data, err)
 			}
 

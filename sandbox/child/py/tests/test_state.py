@@ -929,8 +929,9 @@ class HistoryTest(Case):
         s2.run("z = 1")  # block 4, run on block 1's state
         self.assertEqual(s2.state.history.line(4), [4, 1])
         self.assertEqual(s2.state.history.target(4), 1, "back one goes along the line, not to block 3")
+        s2.state.history.note_files(4, ["notes.json"])
         s3 = self.session()
-        s3.state.rewind(3)  # the rewind undone
+        self.assertEqual(s3.state.rewind(3), {"rewound_blocks": [4], "rewound_files": ["notes.json"]})  # the undo
         s3.restore()
         self.assertEqual((len(s3.ns["rows"]), s3.ns["f"](), s3.ns["y"]), (10, "new", 3))
         self.assertEqual(s3.state.next_block, 5, "the numbering goes on")

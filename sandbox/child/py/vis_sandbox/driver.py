@@ -365,10 +365,10 @@ class Driver:
         drop = info.get("drop") or ()
         # The session's packages (install()) before the restore imports.
         _packages.start(info.get("packages"))
-        rewind_error = None
+        rewind_error, rewound = None, {}
         if info.get("rewind"):
             try:
-                self.state.rewind(info["rewind"])
+                rewound = self.state.rewind(info["rewind"])
             except (OSError, ValueError) as e:
                 # the snapshot in force comes back instead, and the notice says so
                 rewind_error = f"the rewind to block {info['rewind']} failed: {e}"
@@ -386,6 +386,7 @@ class Driver:
             output, more = (captured.text(), captured.more_lines) if captured else ("", 0)
             if rewind_error:
                 report["rewind_error"] = rewind_error
+            report.update(rewound)
             self.notice = _state.notice(reason, report, output, more,
                                         rewound=bool(info.get("rewind")) and not rewind_error)
         values = dict(info.get("session") or {})
@@ -552,6 +553,7 @@ class Driver:
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more
+            self.state.history.note_files(block, self.workspace_paths(written))
         read = _checks.take_read()
         if read:
             _ahead.note_read(read, written)
@@ -566,6 +568,12 @@ class Driver:
         result["block"] = block
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
+
+    def workspace_paths(self, paths):
+        """paths, relative to the workspace where they lie in it."""
+        ws = (self.info.get("session") or {}).get("workspace") or ""
+        prefix = ws.rstrip(os.sep) + os.sep
+        return [p[len(prefix):] if ws and p.startswith(prefix) else p for p in paths]
 
     def changed_names(self, names):
         """The session's variables and helpers among names (a block's

@@ -7,6 +7,9 @@ that a rewind can bring back the state after any of them.
   the link keeps the old one whole). A block that changed nothing links
   the same file again: a history costs a directory entry a block, plus
   the spill files only older blocks name.
+- history/<block>.files: the files that block was seen to write (the
+  after-block check's: Python, JSON, TOML, YAML), one a line, only when
+  there are any, for a rewind's notice: files are not rewound.
 - Spill files are shared: a value unchanged between blocks keeps its file
   (spill/<sha256>, or spill/p-<random> kept by fingerprint), and a file
   goes only when no snapshot kept names it.
@@ -28,6 +31,9 @@ import stat
 
 HISTORY_DIR = "history"
 KEEP_BLOCKS = 50  # the default of sandbox.history_blocks
+# what a block's .files note keeps
+FILES_MAX = 64
+FILES_BYTES = 16 << 10
 
 
 class History:
@@ -138,7 +144,50 @@ class History:
     def _drop(self, block):
         self.dropped.append(block)
         _unlink(self._path(block))
+        _unlink(os.path.join(self.dir, f"{block}.files"))
         del self._entries[block]
+
+    def note_files(self, block, files):
+        """Records the files block wrote (relative to the workspace where
+        they lie in it), for a rewind's notice."""
+        if not files:
+            return
+        data = "\n".join(files[:FILES_MAX]).encode("utf-8", "surrogateescape")[:FILES_BYTES]
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            tmp = os.path.join(self.dir, f"{block}.files.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            _replace(tmp, os.path.join(self.dir, f"{block}.files"))
+        except OSError:
+            pass  # a note for a notice: the rewind works without it
+
+    def files_of(self, blocks):
+        """The files the blocks were seen to write, sorted."""
+        out = set()
+        for b in blocks:
+            try:
+                fd = os.open(os.path.join(self.dir, f"{b}.files"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    text = os.read(fd, FILES_BYTES).decode("utf-8", "replace")
+                    out.update(line for line in text.split("\n") if line)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return sorted(out)
+
+    def rewound(self, block, snapshot):
+        """The blocks a rewind to block goes back past: those of the line
+        of the snapshot in force (at path snapshot) that block's line does
+        not hold, oldest first."""
+        now = self.current(snapshot)
+        keep = set(self.line(block))
+        return sorted(b for b in self.line(now) if b not in keep) if now is not None else []
 
     def _prune(self, newest):
         order = sorted(self._entries, reverse=True)

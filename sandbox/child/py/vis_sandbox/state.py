@@ -1071,11 +1071,16 @@ class State:
 
     def rewind(self, block):
         """Makes the snapshot after block (from the history) the one the
-        restore reads; raises ValueError saying why it cannot."""
-        self.history.restore(block, os.path.join(self.folder, SNAPSHOT))
+        restore reads; raises ValueError saying why it cannot. Returns what
+        the notice says of it: the blocks it goes back past and the files
+        they were seen to write."""
+        path = os.path.join(self.folder, SNAPSHOT)
+        rewound = self.history.rewound(block, path)
+        self.history.restore(block, path)
         self._rewound_to = block
         # what the last process did not save is not what comes back
         _unlink(os.path.join(self.folder, UNSAVED))
+        return {"rewound_blocks": rewound, "rewound_files": self.history.files_of(rewound)}
 
     def _preload(self, namespace, imports, names):
         """The third-party top-level modules (standby.worth_preloading) that
@@ -1683,6 +1688,12 @@ def notice(reason, report, output="", more_lines=0, rewound=False):
         rows = [f"{h} ({', '.join(v)})" for h, v in sorted(ul.items())]
         lines.append("Restored helpers that use a name that did not come back: " + _names(rows) + ".")
     if rewound:
-        lines.append("Files are not rewound: what the blocks wrote stays as it is (a workspace under git is yours "
+        files = (report or {}).get("rewound_files") or []
+        wrote = ""
+        if files:
+            blocks = report.get("rewound_blocks") or []
+            which = f"block {blocks[0]}" if len(blocks) == 1 else "the blocks rewound"
+            wrote = f"; {which} wrote {_names(files)}"
+        lines.append(f"Files are not rewound{wrote}: they stay as they are (a workspace under git is yours "
                      "to restore).")
     return "\n".join(lines)
