@@ -25,9 +25,9 @@ func TestSandboxRewind(t *testing.T) {
 		t.Run(py.Name, func(t *testing.T) {
 			t.Parallel()
 			sb := newSandbox(t, py)
-			sb.block("r", "rows = list(range(1000))\ndef f():\n    return 'old'", 0)                          // block 1
+			sb.block("r", "rows = list(range(1000))\ndef f():\n    return 'old'", 0)                            // block 1
 			sb.block("r", "rows = rows[:10]\ndef f():\n    return 'new'\nopen('out.json', 'w').write('{}')", 0) // block 2
-			sb.block("r", "y = 3", 0)                                                                         // block 3
+			sb.block("r", "y = 3", 0)                                                                           // block 3
 
 			r := sb.run("rewind", "--session", "r", "--back", "2")
 			if r.code != 0 {
