@@ -44,6 +44,8 @@ func TestSandboxRewind(t *testing.T) {
 				t.Errorf("a file a rewound block wrote: %q %v", data, err)
 			}
 
+			contains(t, "defs", sb.run("defs", "--session", "r").stdout, "Rewind can go to blocks 1-4 (the state is block 4's)")
+
 			// the undo: back to block 3, the rewound line
 			contains(t, "rewind --to 3", sb.run("rewind", "--session", "r", "--to", "3").stdout, "rewound to block 3")
 			contains(t, "after the undo", sb.block("r", "print(len(rows), f(), y)", 0).stdout, "10 new 3\n") // block 5

@@ -261,7 +261,7 @@ class History:
                f"within {self.max_bytes >> 20} MiB (sandbox.max_snapshot_mb)"
         if not have:
             return f"there is no snapshot after block {block}: the history is empty ({kept})"
-        span = f"block {have[0]}" if len(have) == 1 else f"blocks {_spans(have)}"
+        span = f"block {have[0]}" if len(have) == 1 else f"blocks {spans(have)}"
         if block < have[0]:
             return f"block {block} is no longer in the history: {kept}; a rewind can go to {span}"
         if block > have[-1]:
@@ -269,7 +269,7 @@ class History:
         return f"there is no snapshot after block {block} (it did not run, or did not end); a rewind can go to {span}"
 
 
-def _spans(blocks):
+def spans(blocks):
     """1-3, 5, 7-9."""
     out, start, prev = [], blocks[0], blocks[0]
     for b in blocks[1:] + [None]:
