@@ -167,3 +167,35 @@ func TestMCPRewind(t *testing.T) {
 		t.Errorf("to and back: %v %v %q", err, isErr, text)
 	}
 }
+
+// TestSandboxFork: a fork of the last state and one at an earlier block,
+// each going its own way while the original is unchanged; sandbox list
+// says where they came from; an existing name and a block out of the
+// history are refused in one line.
+func TestSandboxFork(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			sb.block("a", "x = [1, 2, 3]\nbig = 'q' * (2 << 20)", 0)
+			sb.block("a", "x.append(4)", 0)
+			contains(t, "fork", sb.run("fork", "b", "--session", "a", "--at", "1").stdout, "Forked session b from a after block 1")
+			r := sb.block("b", "x.append(99)\nprint(x, len(big))", 0)
+			contains(t, "the fork", r.stdout, "[Sandbox restarted] The session was forked from session a after block 1 (vis-agent sandbox fork).",
+				"[1, 2, 3, 99] 2097152\n")
+			contains(t, "the original", sb.block("a", "print(x)", 0).stdout, "[1, 2, 3, 4]\n")
+			contains(t, "fork of the last", sb.run("fork", "c", "--session", "a").stdout, "Forked session c from a after its last block")
+			contains(t, "the second fork", sb.block("c", "print(x)", 0).stdout, "[1, 2, 3, 4]\n")
+			contains(t, "sandbox list", sb.run("list").stdout, "forked from a at block 1 (b)\n", "forked from a (c)\n")
+			r = sb.run("fork", "b", "--session", "a")
+			if r.code != 1 || !strings.Contains(r.stderr, `session "b" of workspace`) || !strings.Contains(r.stderr, "exists") {
+				t.Errorf("fork onto an existing session: %d %q", r.code, r.stderr)
+			}
+			r = sb.run("fork", "d", "--session", "a", "--at", "42")
+			if r.code != 1 || !strings.Contains(r.stderr, "block 42 is not in its history") {
+				t.Errorf("fork at a block not in the history: %d %q", r.code, r.stderr)
+			}
+		})
+	}
+}
