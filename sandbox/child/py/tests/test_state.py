@@ -947,6 +947,8 @@ class HistoryTest(Case):
             s.state.rewind(1)
         with self.assertRaisesRegex(ValueError, "does not reach back 3 blocks from block 5: it goes back to block 3"):
             s.state.history.target(5, back=3)
+        with self.assertRaisesRegex(ValueError, "none of the history's .*; the history holds blocks 3-5"):
+            s.state.history.target(None)
         s.run("a = b'a' * (3 << 20)")  # block 6
         s.run("a = b'b' * (3 << 20)")  # block 7: both fit in 8 MiB
         self.assertEqual(s.state.history.blocks(), [5, 6, 7])

@@ -249,7 +249,11 @@ class History:
         if back < len(line):
             return line[back]
         if not line:
-            raise ValueError("there is no block to rewind to: no block of this session has a snapshot in the history")
+            have = self.blocks()
+            if not have:
+                raise ValueError("there is no block to rewind to: no block of this session has a snapshot in the history")
+            raise ValueError("the session's state is none of the history's (it was discarded, or started empty): "
+                             f"give the block to rewind to; the history holds blocks {spans(have)}")
         gone = f"back {back} " + ("block" if back == 1 else "blocks")
         raise ValueError(f"the history does not reach {gone} from block {current}: it goes back to block {line[-1]}"
                       f" ({len(line) - 1} back; it keeps the last {self.keep} blocks, sandbox.history_blocks)")
