@@ -902,7 +902,9 @@ class HistoryTest(Case):
         s = self.session()
         s.run("big = b'a' * (3 << 20)\nx = 1")
         s.run("x = 2")
-        s.run("print(x)")  # changes nothing: the same snapshot, linked again
+        s.run("print(x)")  # changes nothing: the same snapshot, linked again once the session is idle
+        self.assertEqual(self.history(), ["1-0", "2-1"])
+        self.assertEqual(s.state.history_blocks(), [1, 2, 3])
         self.assertEqual(self.history(), ["1-0", "2-1", "3-2"])
         self.assertEqual(len(spill_files(self.folder)), 1, "big is unchanged: one file for every block")
         ino = lambda n: os.stat(os.path.join(self.folder, "history", n)).st_ino  # noqa: E731

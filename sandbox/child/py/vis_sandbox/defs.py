@@ -188,8 +188,7 @@ def listing(state, namespace, name=None, pattern=None, limit=20, offset=0, detai
 def _history_line(state):
     """The blocks a rewind can go to, as a line of the listing (none
     without a history)."""
-    history = getattr(state, "history", None)
-    blocks = history.blocks() if history is not None else []
+    blocks = state.history_blocks() if hasattr(state, "history_blocks") else []
     if not blocks:
         return []
     now = f" (the state is block {state.current}'s)" if state.current else ""

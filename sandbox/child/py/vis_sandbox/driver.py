@@ -700,6 +700,7 @@ class Driver:
     def history(self, req):
         """The block a rewind would go to (req's "to" or "back"), and the
         blocks of the history, as the host asks before it rewinds."""
+        self.state.flush_history()
         h = self.state.history
         try:
             block = h.target(self.state.current, to=req.get("to") or None, back=req.get("back") or None)
@@ -722,6 +723,7 @@ class Driver:
             report = self.state.save(self.ns, full=True, reasons=close_files(self.ns))
             if not report.get("error"):
                 self.state.mark_saved()
+            self.state.flush_history()
         except Exception:
             sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
 
@@ -928,6 +930,7 @@ def serve(fd, stacks_fd, folder, info_json):
     while True:
         if driver.pending is None:
             driver.warm_up(fd)
+            driver.state.flush_history_when_quiet(fd, WARM_AFTER)
             _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":

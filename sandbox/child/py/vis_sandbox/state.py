@@ -715,6 +715,10 @@ class State:
         self.current = None
         self._history_block = self._parent = None
         self._rewound_to = None
+        # (block, parent) of blocks that changed nothing: their entry is the
+        # snapshot on disk, linked when the session is idle (flush_history),
+        # not in the save a warm block waits for
+        self._history_pending = []
         # sys.path entries a block adds inside the workspace are saved
         self.workspace = os.path.realpath(workspace) if workspace else None
         self._base_path = frozenset(sys.path)
@@ -1032,6 +1036,8 @@ class State:
                 self._record_history()
                 return dict(result)
             try:
+                # the blocks waiting for their link name the file this write replaces
+                self.flush_history()
                 self._write(manifest, helpers, entries)
             except OSError as e:
                 # the old snapshot stays; the next save tries again
@@ -1048,14 +1054,31 @@ class State:
         return result
 
     def _record_history(self, sweep=False):
-        """Links the snapshot on disk as the state after the block this
-        process ran last, then deletes the spill files neither it nor the
-        history names (after the history entries that named them: a kill
-        in between leaves only files no one reads)."""
-        if self._history_block is not None:
-            self.history.record(self._history_block, self._parent or 0, os.path.join(self.folder, SNAPSHOT))
-            sweep = sweep or bool(self.history.dropped)
+        """Records the snapshot on disk as the state after the block this
+        process ran last: at once after a write (sweep: then deletes the
+        spill files neither it nor the history names, after the history
+        entries that named them, so that a kill in between leaves only
+        files no one reads), else when the session is idle."""
+        block = self._history_block
+        if block is None:
+            pass
+        elif sweep:
+            self.history.record(block, self._parent or 0, os.path.join(self.folder, SNAPSHOT))
+        elif not self._history_pending or self._history_pending[-1][0] != block:
+            self._history_pending.append((block, self._parent or 0))
         if sweep and self._last is not None:
+            self._sweep({s[1] for s in self._last[3]})
+
+    def flush_history(self):
+        """Links the snapshot on disk for the blocks that wait for it. A
+        kill first loses those entries only (their state is the one of the
+        last entry linked before them)."""
+        pending, self._history_pending = self._history_pending, []
+        dropped = False
+        for block, parent in pending:
+            self.history.record(block, parent, os.path.join(self.folder, SNAPSHOT))
+            dropped = dropped or bool(self.history.dropped)
+        if dropped and self._last is not None:
             self._sweep({s[1] for s in self._last[3]})
 
     def _sweep(self, keep):
@@ -1068,6 +1091,19 @@ class State:
         for n in old:
             if n not in keep and ".tmp-" not in n:
                 _unlink(os.path.join(spill_dir, n))
+
+    def flush_history_when_quiet(self, fd, quiet):
+        """flush_history once the link fd has been quiet for quiet seconds
+        (a request first: later)."""
+        if self._history_pending:
+            import select
+            if not select.select([fd], [], [], quiet)[0]:
+                self.flush_history()
+
+    def history_blocks(self):
+        """The blocks a rewind can go to, oldest first."""
+        self.flush_history()
+        return self.history.blocks()
 
     def rewind(self, block):
         """Makes the snapshot after block (from the history) the one the
