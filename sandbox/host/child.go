@@ -383,10 +383,12 @@ func (c *proc) answer() (protocol.Event, error) {
 	}
 }
 
-// exit asks the child to save and end, and kills it if it does not.
-func (c *proc) exit() {
+// exit asks the child to save and end, and kills it if it does not;
+// full: its save checks every value again (else only what its blocks
+// named: a rewind's, whose state is replaced at once).
+func (c *proc) exit(full bool) {
 	if c.alive() {
-		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit})
+		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit, Force: !full})
 		select {
 		case <-c.exited:
 		case <-time.After(unwindGrace):

@@ -643,7 +643,7 @@ func (h *Host) restartWith(reason string, opts startOptions) error {
 		<-c.exited
 		c.link.Close()
 	default:
-		c.exit()
+		c.exit(opts.rewind == 0)
 	}
 	_, err := h.ensureChild()
 	h.writeRecord()
@@ -658,7 +658,7 @@ func (h *Host) stopChild(reason string) {
 	h.child, h.reason = nil, reason
 	h.mu.Unlock()
 	if c != nil {
-		c.exit()
+		c.exit(true)
 	}
 	h.writeRecord()
 }

@@ -154,7 +154,8 @@
 //     or "error" saying why no block fits.
 //   - notice: answers "ok" with the restart notice the next block would
 //     start with (Message), which it then no longer shows.
-//   - exit: the child saves its snapshot and exits.
+//   - exit: the child saves its snapshot and exits; with Force (a
+//     rewind's) the save checks only the values its blocks named.
 //
 // A standby child (child.Info.Standby) answers "standby" instead of
 // restoring: it imported child.Info.Preload and waits. The host swaps it in

@@ -709,7 +709,7 @@ class Driver:
         return {"ev": "history", "history": {"block": block, "current": self.state.current or 0,
                                              "line": h.line(block), "blocks": h.blocks()}}
 
-    def finish(self):
+    def finish(self, full=True):
         # The last save before the host stops this child on purpose checks
         # every value again: a change made only through another module or
         # a thread escapes the per-block change detection. Files the
@@ -720,7 +720,7 @@ class Driver:
                 src, block, names = self.pending
                 self.pending = None
                 self.state.after_block(self.ns, src, block, names)
-            report = self.state.save(self.ns, full=True, reasons=close_files(self.ns))
+            report = self.state.save(self.ns, full=full, reasons=close_files(self.ns))
             if not report.get("error"):
                 self.state.mark_saved()
             self.state.flush_history()
@@ -927,6 +927,7 @@ def serve(fd, stacks_fd, folder, info_json):
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})
     _ahead.start((info.get("session") or {}).get("workspace"))
+    full = True  # the last save checks every value again (see Driver.finish)
     while True:
         if driver.pending is None:
             driver.warm_up(fd)
@@ -934,6 +935,9 @@ def serve(fd, stacks_fd, folder, info_json):
             _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
+            # Force: a rewind's exit, whose state is about to be replaced:
+            # the last save checks only what the blocks named
+            full = not (req and req.get("force"))
             break
         if req.get("v") != VERSION:
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
@@ -965,7 +969,7 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send(driver.completions(req))
         else:
             link.send({"ev": "error", "message": f"unknown request {op!r}"})
-    driver.finish()
+    driver.finish(full)
     flush_outputs()
     # Threads a block started must not hold the process up, nor atexit
     # handlers run against a half-torn session: the host asked it to end.
