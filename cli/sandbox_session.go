@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -202,7 +203,7 @@ func addSessionCmds(sandbox *cobra.Command, s Streams) {
 		newSandboxControlCmd(s, "interrupt", "Raise KeyboardInterrupt in a session's running block"),
 		newSandboxRmCmd(s), newSandboxHostCmd(s), newSandboxChildCmd(s), newSandboxConfineCmd(), newSandboxCheckWorkerCmd(), newSandboxGuardCmd(),
 		newSandboxAttachmentsCmd(s), newSandboxAttachmentCmd(s), newSandboxConnectCmd(s), newSandboxMuxCmd(s),
-		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s))
+		newSandboxExportCmd(s), newSandboxImportCmd(s), newSandboxLogCmd(s), newSandboxRewindCmd(s), newSandboxForkCmd(s))
 }
 
 func newSandboxRunCmd(s Streams) *cobra.Command {
@@ -491,6 +492,8 @@ type listed struct {
 	// KernelMissing: what the running child's kernel layer could not
 	// enforce.
 	KernelMissing string `json:"kernel_missing"`
+	// ForkOf: the session it was forked from (and at which block).
+	ForkOf string `json:"fork_of,omitempty"`
 }
 
 func newSandboxListCmd(s Streams) *cobra.Command {
@@ -561,6 +564,9 @@ sessions it holds for).`,
 				if r.KernelMissing != "" {
 					note("the kernel layer lacks: "+r.KernelMissing, r.Name)
 				}
+				if r.ForkOf != "" {
+					note("forked from "+r.ForkOf, r.Name)
+				}
 				// Its shell() runs commands under bubblewrap, or refuses.
 				if t == nil && r.State == "running" && r.Jail != nil && *r.Jail {
 					if !probed {
@@ -604,6 +610,9 @@ func listRows(s Streams) ([]listed, error) {
 		}
 		rec := f.Host()
 		row := listed{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: snapshotBytes(f.Dir), SavedNames: max(rec.Saved, 0)}
+		if m.ForkOf != nil {
+			row.ForkOf = m.ForkOf.String()
+		}
 		if rec.Policy != nil {
 			row.Jail, row.Network = &rec.Policy.Jail, &rec.Policy.Network
 			if rec.Policy.Proxied() {
@@ -646,9 +655,11 @@ func idleText(r listed) string {
 
 // snapshotBytes is the size of the session's snapshot and spill files:
 // everything in its folder but the host's own files, the child's temp
-// folder, install()'s packages and matplotlib's caches.
+// folder, install()'s packages and matplotlib's caches. A file linked
+// twice (the history's links to a snapshot) counts once.
 func snapshotBytes(dir string) int64 {
 	var n int64
+	seen := map[[2]uint64]bool{}
 	own := map[string]bool{"session.json": true, "host.json": true, "stopped.json": true, "host.alive": true,
 		"start.lock": true, "sock": true, session.LogFile: true}
 	state := filepath.Join(dir, "state")
@@ -661,9 +672,18 @@ func snapshotBytes(dir string) int64 {
 		if err != nil || d.IsDir() || own[d.Name()] && filepath.Dir(p) == dir {
 			return nil
 		}
-		if info, err := d.Info(); err == nil {
-			n += info.Size()
+		info, err := d.Info()
+		if err != nil {
+			return nil
 		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			id := [2]uint64{uint64(st.Dev), st.Ino}
+			if seen[id] {
+				return nil
+			}
+			seen[id] = true
+		}
+		n += info.Size()
 		return nil
 	})
 	return n

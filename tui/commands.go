@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ Commands
   /restart      restart the Python process (its state restored);
                 --fresh: start empty, the snapshot discarded;
                 --drop NAME...: leave those names out of it
+  /rewind [N | --back N]  the state after block N, or N blocks back
+                (default: before the last block); files are not rewound
   /reset        delete the session's state  /session NAME  switch sessions
   /timeout DUR  time blocks out after DUR   /clear  clear the transcript
   /help  this help     /quit  leave (the session keeps running)`
@@ -82,6 +85,23 @@ func (m *Model) command(line string) tea.Cmd {
 			}
 			return doneMsg{text: done, restart: key}
 		}
+	case "/rewind":
+		if m.s.running {
+			m.tr.add(kindProblem, "a block is running: interrupt it first (Ctrl+C)")
+			return nil
+		}
+		to, back, err := rewindArgs(arg)
+		if err != nil {
+			m.tr.add(kindProblem, err.Error())
+			return nil
+		}
+		return func() tea.Msg {
+			notice, _, err := s.Rewind(to, back)
+			if err != nil {
+				return doneMsg{err: fmt.Errorf("rewind: %w", err)}
+			}
+			return doneMsg{text: strings.TrimRight(notice, "\n")}
+		}
 	case "/reset":
 		m.confirm = "reset"
 		m.s.hint = "Delete session " + s.Meta.Name + "'s snapshot, helpers and variables? y/n"
@@ -121,6 +141,28 @@ func (m *Model) command(line string) tea.Cmd {
 		m.tr.add(kindProblem, "unknown command "+name+"; /help lists them")
 	}
 	return nil
+}
+
+// rewindArgs reads /rewind's arguments: nothing (back 1), a block's
+// number, or --back and a count.
+func rewindArgs(arg string) (to, back int, err error) {
+	words := strings.Fields(arg)
+	n := func(s string) int {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return 0
+		}
+		return v
+	}
+	switch {
+	case len(words) == 0:
+		return 0, 1, nil
+	case len(words) == 1 && n(words[0]) > 0:
+		return n(words[0]), 0, nil
+	case len(words) == 2 && words[0] == "--back" && n(words[1]) > 0:
+		return 0, n(words[1]), nil
+	}
+	return 0, 0, errors.New("use /rewind, /rewind BLOCK or /rewind --back N (BLOCK and N: 1 or more)")
 }
 
 // restartArgs reads /restart's arguments: nothing, --fresh, or --drop and

@@ -186,11 +186,14 @@ func TestMCPServer(t *testing.T) {
 		if want := tl.Name == "defs" || tl.Name == "list_attachments" || tl.Name == "read_attachment"; readOnly != want {
 			t.Errorf("%s: readOnlyHint %v", tl.Name, readOnly)
 		}
-		if tl.Name == "restart_session" && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint) {
-			t.Errorf("restart_session: no destructiveHint: %+v", tl.Annotations)
+		if (tl.Name == "restart_session" || tl.Name == "rewind_session") && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint) {
+			t.Errorf("%s: no destructiveHint: %+v", tl.Name, tl.Annotations)
+		}
+		if idempotent := tl.Annotations != nil && tl.Annotations.IdempotentHint; idempotent != (tl.Name == "rewind_session") {
+			t.Errorf("%s: idempotentHint %v", tl.Name, idempotent)
 		}
 	}
-	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session" {
+	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session rewind_session" {
 		t.Errorf("tools: %s", got)
 	}
 	// The help lists every tool the server offers, with its title.

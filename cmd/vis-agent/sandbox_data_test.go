@@ -67,6 +67,12 @@ func TestSandboxDataAndPlots(t *testing.T) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
 			sb.installData(wheels)
+			// A history of one block: a spill file goes with the last
+			// snapshot that names it (a longer one keeps it for a rewind:
+			// TestSandboxRewindFrame).
+			if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nhistory_blocks = 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.MkdirAll(filepath.Join(sb.ws, "lib"), 0o755); err != nil {
 				t.Fatal(err)
 			}

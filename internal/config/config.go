@@ -88,6 +88,9 @@ type Settings struct {
 	// SandboxJournalMB bounds a session's journal (the record of its
 	// blocks), in MiB: past it the oldest blocks go first.
 	SandboxJournalMB Setting[int] `key:"sandbox.journal_mb"`
+	// SandboxHistoryBlocks is how many of a session's last blocks keep
+	// their snapshot for a rewind (within SandboxMaxSnapshotMB).
+	SandboxHistoryBlocks Setting[int] `key:"sandbox.history_blocks"`
 	// SandboxMaxDiskMB bounds, in MiB, what a session's host keeps in the
 	// session's folder (shell output, installed packages, journal,
 	// snapshot, temp files).
@@ -180,6 +183,7 @@ func defaultSettings() Settings {
 		SandboxWarmRestart:      Setting[bool]{Value: true, From: "default"},
 		SandboxEcho:             Setting[bool]{Value: true, From: "default"},
 		SandboxJournalMB:        Setting[int]{Value: 64, From: "default"},
+		SandboxHistoryBlocks:    Setting[int]{Value: 50, From: "default"},
 		SandboxMaxDiskMB:        Setting[int]{Value: 2048, From: "default"},
 	}
 }
@@ -201,6 +205,10 @@ const MaxAttachmentsMB = 1 << 20
 // sandbox.max_snapshot_mb: a session's snapshot lives on the user's disk
 // and comes back into the session's memory.
 const MaxSnapshotMB = 1 << 20
+
+// MaxHistoryBlocks is the largest sandbox.history_blocks: each block a
+// rewind can go to is a file in the session's folder, read at a restore.
+const MaxHistoryBlocks = 10_000
 
 // MinDiskMB is the smallest sandbox.max_disk_mb: a session's folder holds
 // its journal and snapshot too.
@@ -423,6 +431,15 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 			return
 		}
 		s.SandboxJournalMB = Setting[int]{n, at}
+	case "history_blocks":
+		if !decode(&n, "an integer") {
+			return
+		}
+		if n < 1 || n > MaxHistoryBlocks {
+			problem("must be between 1 and %d, not %d", MaxHistoryBlocks, n)
+			return
+		}
+		s.SandboxHistoryBlocks = Setting[int]{n, at}
 	case "max_disk_mb":
 		if !decode(&n, "an integer") {
 			return

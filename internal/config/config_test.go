@@ -130,6 +130,7 @@ max_snapshot_mb = 64
 attach_figures = false
 journal_mb = 3
 max_disk_mb = 512
+history_blocks = 7
 `)
 	s := Load(user)
 	if len(s.Problems) != 0 {
@@ -167,9 +168,12 @@ max_disk_mb = 512
 	if s.SandboxMaxDiskMB.Value != 512 || s.SandboxMaxDiskMB.From != user+":17" {
 		t.Errorf("max_disk_mb %+v", s.SandboxMaxDiskMB)
 	}
+	if s.SandboxHistoryBlocks.Value != 7 || s.SandboxHistoryBlocks.From != user+":18" {
+		t.Errorf("history_blocks %+v", s.SandboxHistoryBlocks)
+	}
 
 	d := Load()
-	if d.SandboxJournalMB.Value != 64 || d.SandboxMaxDiskMB.Value != 2048 {
+	if d.SandboxJournalMB.Value != 64 || d.SandboxMaxDiskMB.Value != 2048 || d.SandboxHistoryBlocks.Value != 50 {
 		t.Errorf("journal_mb and max_disk_mb defaults %+v %+v", d.SandboxJournalMB, d.SandboxMaxDiskMB)
 	}
 	if !d.SandboxJail.Value || !d.SandboxNetwork.Value || d.SandboxAllowBuilds.Value || d.SandboxMaxThreads.Value != 64 || d.SandboxMemoryMB.Value != 4096 || d.SandboxMaxAttachmentMB.Value != 64 ||
@@ -197,6 +201,7 @@ max_value_mb = 0
 attach_figures = "yes"
 journal_mb = 0
 max_disk_mb = 10
+history_blocks = 0
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -212,6 +217,7 @@ max_disk_mb = 10
 		bad + ":11: sandbox.attach_figures: must be true or false, not a string",
 		bad + ":12: sandbox.journal_mb: must be between 1 and 1048576, not 0",
 		bad + ":13: sandbox.max_disk_mb: must be between 64 and 1048576, not 10",
+		bad + ":14: sandbox.history_blocks: must be between 1 and 10000, not 0",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

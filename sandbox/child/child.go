@@ -42,6 +42,9 @@ type Info struct {
 	// Drop are names the child leaves out of the restore, and so out of
 	// the snapshot it saves at once (restart --drop).
 	Drop []string `json:"drop,omitempty"`
+	// Rewind is the block whose snapshot in the session's history the
+	// child restores in place of the last one (sandbox rewind).
+	Rewind int `json:"rewind,omitempty"`
 	// Settings are the user's settings the driver applies; the child
 	// fills them in from the user's config before its jail.
 	Settings Settings `json:"settings"`
@@ -66,6 +69,7 @@ type Wake struct {
 	RestartReason string      `json:"restart_reason,omitempty"`
 	Discard       string      `json:"discard,omitempty"`
 	Drop          []string    `json:"drop,omitempty"`
+	Rewind        int         `json:"rewind,omitempty"`
 }
 
 // Settings are the session settings the driver applies (0 or unset: the
@@ -73,6 +77,7 @@ type Wake struct {
 type Settings struct {
 	MaxValueMB    int  `json:"max_value_mb,omitempty"`
 	MaxSnapshotMB int  `json:"max_snapshot_mb,omitempty"`
+	HistoryBlocks int  `json:"history_blocks,omitempty"`
 	AttachFigures bool `json:"attach_figures"`
 }
 

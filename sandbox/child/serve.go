@@ -146,7 +146,7 @@ func Serve(o Options) (int, error) {
 	// jailed code's to write.
 	st := config.Load(l.UserConfig())
 	ci.Settings = Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
-		AttachFigures: st.SandboxAttachFigures.Value}
+		HistoryBlocks: st.SandboxHistoryBlocks.Value, AttachFigures: st.SandboxAttachFigures.Value}
 	if ci.Packages, err = PackageLayer(folder, lib.Version.Short()); err != nil {
 		return 0, err
 	}

@@ -148,6 +148,7 @@ func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
 type startOptions struct {
 	discard string   // why it starts empty, deleting the snapshot ("": it restores it)
 	drop    []string // names it leaves out of the restore
+	rewind  int      // the block whose snapshot in the history it restores (0: the last snapshot)
 }
 
 // restoreError is a child that died, or did not answer in time, while it
@@ -185,6 +186,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		Policy:        policy,
 		Discard:       opts.discard,
 		Drop:          opts.drop,
+		Rewind:        opts.rewind,
 	}, np)
 	return c.awaitReady(err, policy)
 }
@@ -381,10 +383,12 @@ func (c *proc) answer() (protocol.Event, error) {
 	}
 }
 
-// exit asks the child to save and end, and kills it if it does not.
-func (c *proc) exit() {
+// exit asks the child to save and end, and kills it if it does not;
+// full: its save checks every value again (else only what its blocks
+// named: a rewind's, whose state is replaced at once).
+func (c *proc) exit(full bool) {
 	if c.alive() {
-		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit})
+		c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpExit, Force: !full})
 		select {
 		case <-c.exited:
 		case <-time.After(unwindGrace):

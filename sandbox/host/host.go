@@ -362,6 +362,8 @@ func (h *Host) serveConn(conn net.Conn) {
 			return
 		}
 		out.Send(protocol.Event{Ev: protocol.EvOK})
+	case protocol.OpRewind:
+		h.rewind(req, out)
 	case protocol.OpStop, protocol.OpRestart:
 		if err := h.stop(req); err != nil {
 			out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
@@ -607,8 +609,11 @@ func (h *Host) stop(req protocol.Request) error {
 	if req.Op == protocol.OpRestart {
 		reason = "the session was restarted (" + byWhom(req, "vis-agent sandbox restart") + ")"
 	}
-	if req.Op == protocol.OpRestart && (req.Fresh || len(req.Drop) > 0) {
-		return h.restartWith(reason, req.Fresh, req.Drop)
+	if req.Op == protocol.OpRestart && req.Fresh {
+		return h.restartWith(reason, startOptions{discard: "a restart with fresh asked for it"})
+	}
+	if req.Op == protocol.OpRestart && len(req.Drop) > 0 {
+		return h.restartWith(reason, startOptions{drop: req.Drop})
 	}
 	h.stopChild(reason)
 	if req.Op == protocol.OpStop {
@@ -626,14 +631,13 @@ func byWhom(req protocol.Request, command string) string {
 	return "by " + req.Client.String()
 }
 
-// restartWith replaces the child by one that starts with the snapshot
-// discarded (fresh; the old child is killed, its state not saved) or with
-// the names in drop left out of it. The caller holds the turn.
-func (h *Host) restartWith(reason string, fresh bool, drop []string) error {
-	opts := startOptions{drop: drop}
-	if fresh {
-		opts = startOptions{discard: "a restart with fresh asked for it"}
-	}
+// restartWith replaces the child by one that starts as opts say: with the
+// snapshot discarded (the old child is killed, its state not saved), with
+// names left out of it, or with a snapshot of the history (the old child
+// saves first: its last block's state stays in the history). The caller
+// holds the turn.
+func (h *Host) restartWith(reason string, opts startOptions) error {
+	fresh := opts.discard != ""
 	h.mu.Lock()
 	c := h.child
 	h.child, h.reason, h.next = nil, reason, opts
@@ -647,7 +651,7 @@ func (h *Host) restartWith(reason string, fresh bool, drop []string) error {
 		<-c.exited
 		c.link.Close()
 	default:
-		c.exit()
+		c.exit(opts.rewind == 0)
 	}
 	_, err := h.ensureChild()
 	h.writeRecord()
@@ -662,7 +666,7 @@ func (h *Host) stopChild(reason string) {
 	h.child, h.reason = nil, reason
 	h.mu.Unlock()
 	if c != nil {
-		c.exit()
+		c.exit(true)
 	}
 	h.writeRecord()
 }

@@ -164,6 +164,7 @@ func (r *record) finish(res protocol.Result) {
 	e.Output, e.OutputCut = r.out.Text()
 	e.DurationMS = res.DurationMS
 	e.RepairNote, e.Notice, e.Attachments = res.RepairNote, res.Notice, res.Attachments
+	e.Block = int64(res.Block)
 	e.Status = "ok"
 	if res.Error != nil {
 		e.Error = &journal.Error{Type: res.Error.Type, Message: res.Error.Message}

@@ -268,7 +268,7 @@ func (c *proc) awaitStandby(cfg Config, s *spawned, policy protocol.Policy, prel
 // would, and is then the session's child.
 func (c *proc) wake(policy protocol.Policy, reason string, opts startOptions) (*proc, error) {
 	c.started = time.Now()
-	err := c.conn.Send(child.Wake{V: protocol.Version, Op: protocol.OpWake, RestartReason: reason, Discard: opts.discard, Drop: opts.drop})
+	err := c.conn.Send(child.Wake{V: protocol.Version, Op: protocol.OpWake, RestartReason: reason, Discard: opts.discard, Drop: opts.drop, Rewind: opts.rewind})
 	return c.awaitReady(err, policy)
 }
 

@@ -62,6 +62,11 @@ type Entry struct {
 	DurationMS  int64               `json:"duration_ms"`
 	Attachments []protocol.Attached `json:"attachments,omitempty"`
 	CodeCut     int64               `json:"code_cut,omitempty"`
+	// Block is the block's number in its session's Python process (as in
+	// its tracebacks, "<block 12>"), which `sandbox rewind --to` takes; 0
+	// when it did not run there. Rewound: a rewind went back past it.
+	Block   int64 `json:"block,omitempty"`
+	Rewound bool  `json:"rewound,omitempty"`
 }
 
 // Error is how a block failed.
@@ -85,7 +90,7 @@ func Label(kind, id string) string {
 }
 
 // schema is the journal's one table; user_version says which schema a
-// file holds.
+// file holds (1 had no block and rewound: upgrade adds them).
 const schema = `CREATE TABLE IF NOT EXISTS blocks (
 	id          INTEGER PRIMARY KEY,
 	client      TEXT NOT NULL,
@@ -101,9 +106,28 @@ const schema = `CREATE TABLE IF NOT EXISTS blocks (
 	started     INTEGER NOT NULL,
 	duration_ms INTEGER NOT NULL,
 	attachments TEXT NOT NULL,
-	size        INTEGER NOT NULL
+	size        INTEGER NOT NULL,
+	block       INTEGER NOT NULL DEFAULT 0,
+	rewound     INTEGER NOT NULL DEFAULT 0
 );
-PRAGMA user_version = 1;`
+PRAGMA user_version = 2;`
+
+// upgrade adds what schema 2 added to a journal of schema 1. Another
+// process may be at it too: a column that is there already is no error.
+func upgrade(db *sql.DB) error {
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 1 {
+		return err
+	}
+	for _, col := range []string{"block", "rewound"} {
+		if _, err := db.Exec(`ALTER TABLE blocks ADD COLUMN ` + col + ` INTEGER NOT NULL DEFAULT 0`); err != nil &&
+			!strings.Contains(err.Error(), "duplicate column") {
+			return err
+		}
+	}
+	_, err := db.Exec(`PRAGMA user_version = 2`)
+	return err
+}
 
 // Journal is an open journal.
 type Journal struct {
@@ -131,6 +155,10 @@ func Create(path string, maxBytes int64) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := upgrade(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("upgrade the session's journal: %w", err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("make the session's journal: %w", err)
@@ -154,6 +182,10 @@ func OpenRead(path string) (*Journal, error) {
 	db, err := open(path, "rw")
 	if err != nil {
 		return nil, err
+	}
+	if err := upgrade(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("upgrade the session's journal: %w", err)
 	}
 	return &Journal{db: db}, nil
 }
@@ -202,7 +234,7 @@ func (j *Journal) AddAll(entries []Entry) ([]int64, error) {
 	}
 	defer tx.Rollback()
 	insert, err := tx.Prepare(`INSERT INTO blocks (client, client_id, code, code_cut, output, output_cut, status, error,
-		repair_note, notice, started, duration_ms, attachments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		repair_note, notice, started, duration_ms, attachments, size, block) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("record the blocks in the session's journal: %w", err)
 	}
@@ -223,7 +255,7 @@ func (j *Journal) AddAll(entries []Entry) ([]int64, error) {
 		}
 		size := int64(len(e.Code)+len(e.Output)+len(errText)+len(e.RepairNote)+len(e.Notice)+len(att)) + rowOverhead
 		res, err := insert.Exec(e.Client, e.ClientID, e.Code, e.CodeCut, e.Output, e.OutputCut, e.Status, errText, e.RepairNote, e.Notice,
-			e.Started.UnixMilli(), e.DurationMS, att, size)
+			e.Started.UnixMilli(), e.DurationMS, att, size, e.Block)
 		if err != nil {
 			return nil, fmt.Errorf("record the block in the session's journal: %w", err)
 		}
@@ -278,7 +310,7 @@ func (j *Journal) Last(n int, after int64) ([]Entry, error) {
 		n = -1
 	}
 	rows, err := j.db.Query(`SELECT id, client, client_id, code, code_cut, output, output_cut, status, error, repair_note,
-		notice, started, duration_ms, attachments FROM (SELECT * FROM blocks WHERE id > ? ORDER BY id DESC LIMIT ?) ORDER BY id`, after, n)
+		notice, started, duration_ms, attachments, block, rewound FROM (SELECT * FROM blocks WHERE id > ? ORDER BY id DESC LIMIT ?) ORDER BY id`, after, n)
 	if err != nil {
 		return nil, fmt.Errorf("read the session's journal: %w", err)
 	}
@@ -291,7 +323,7 @@ func (j *Journal) Last(n int, after int64) ([]Entry, error) {
 			started      int64
 		)
 		if err := rows.Scan(&e.ID, &e.Client, &e.ClientID, &e.Code, &e.CodeCut, &e.Output, &e.OutputCut, &e.Status, &errText,
-			&e.RepairNote, &e.Notice, &started, &e.DurationMS, &att); err != nil {
+			&e.RepairNote, &e.Notice, &started, &e.DurationMS, &att, &e.Block, &e.Rewound); err != nil {
 			return nil, fmt.Errorf("read the session's journal: %w", err)
 		}
 		e.Started = time.UnixMilli(started)
@@ -306,6 +338,28 @@ func (j *Journal) Last(n int, after int64) ([]Entry, error) {
 		return nil, fmt.Errorf("read the session's journal: %w", err)
 	}
 	return out, nil
+}
+
+// MarkRewound records a rewind to the state after the blocks in line (the
+// target first, then the blocks it ran on, as far as the session's history
+// goes): a block from the oldest of them on is rewound unless it is one of
+// them. A later rewind to a rewound block (an undo) so unmarks its line.
+func (j *Journal) MarkRewound(line []int) error {
+	if len(line) == 0 {
+		return nil
+	}
+	oldest := line[0]
+	on := make([]string, len(line))
+	for i, b := range line {
+		oldest = min(oldest, b)
+		on[i] = fmt.Sprint(b)
+	}
+	// the numbers are ints: formatted here, not spliced from text
+	_, err := j.db.Exec(`UPDATE blocks SET rewound = (block NOT IN (`+strings.Join(on, ",")+`)) WHERE block >= ?`, oldest)
+	if err != nil {
+		return fmt.Errorf("mark the rewound blocks in the session's journal: %w", err)
+	}
+	return nil
 }
 
 // cutHead keeps the first max bytes of s (whole characters), and says how
@@ -379,7 +433,7 @@ func (o *Output) Text() (string, int64) {
 }
 
 // Text is the block as people read it: a header line (id, client, start,
-// duration, status), the code with python's prompts, the notes, the
+// duration, status, the block's number and whether it was rewound), the code with python's prompts, the notes, the
 // output and how it ended.
 func (e Entry) Text() string {
 	same := func(s string) string { return s }
@@ -392,8 +446,16 @@ func (e Entry) Text() string {
 // the output as the block's output).
 func (e Entry) Render(text, output func(string) string) string {
 	var b strings.Builder
-	b.WriteString(text(fmt.Sprintf("── #%d %s · %s · %s · %s", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
-		durationText(e.DurationMS), e.Status)) + "\n")
+	head := fmt.Sprintf("── #%d %s · %s · %s · %s", e.ID, e.Label(), e.Started.Local().Format("2006-01-02 15:04:05"),
+		durationText(e.DurationMS), e.Status)
+	if e.Block > 0 {
+		// the number `sandbox rewind --to` takes
+		head += fmt.Sprintf(" · block %d", e.Block)
+	}
+	if e.Rewound {
+		head += " · rewound"
+	}
+	b.WriteString(text(head) + "\n")
 	for i, line := range strings.Split(strings.TrimRight(e.Code, "\n"), "\n") {
 		prompt := "... "
 		if i == 0 {

@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,62 @@ func benchAdd(b *testing.B, output string) {
 		if _, err := j.Add(e); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRewoundBlocks: a journal of schema 1 gains the block and rewound
+// columns; a rewind marks the blocks off its line, and an undo unmarks
+// them.
+func TestRewoundBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	db, err := open(path, "rwc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := strings.Replace(strings.Replace(schema, ",\n\tblock       INTEGER NOT NULL DEFAULT 0,\n\trewound     INTEGER NOT NULL DEFAULT 0", "", 1),
+		"user_version = 2", "user_version = 1", 1)
+	if _, err := db.Exec(v1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO blocks (client, client_id, code, code_cut, output, output_cut, status, error, repair_note, notice,
+		started, duration_ms, attachments, size) VALUES ('run', '', 'old = 1', 0, '', 0, 'ok', '', '', '', 0, 0, '[]', 300)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	j, err := Create(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for b := 1; b <= 5; b++ {
+		if _, err := j.Add(Entry{Code: "x = " + strconv.Itoa(b), Status: "ok", Block: int64(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewound := func() string {
+		t.Helper()
+		es, err := j.Last(0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			if e.Rewound {
+				out = append(out, strconv.FormatInt(e.Block, 10))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	// back to block 2, then block 6 runs on it; then the undo: to block 5
+	if err := j.MarkRewound([]int{2, 1}); err != nil || rewound() != "3 4 5" {
+		t.Fatalf("rewound after a rewind to 2: %q %v", rewound(), err)
+	}
+	j.Add(Entry{Code: "y = 6", Status: "ok", Block: 6})
+	if err := j.MarkRewound([]int{5, 4, 3, 2, 1}); err != nil || rewound() != "6" {
+		t.Fatalf("rewound after the undo: %q %v", rewound(), err)
+	}
+	es, _ := j.Last(0, 0)
+	if es[0].Code != "old = 1" || es[0].Block != 0 || !strings.Contains(es[6].Text(), "· block 6 · rewound\n") {
+		t.Errorf("entries: %+v", es)
 	}
 }

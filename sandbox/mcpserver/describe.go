@@ -111,6 +111,8 @@ const defsDescription = `List the session's helpers (signature, block, size, doc
 
 const restartDescription = `Restart the session's Python process from its snapshot; the next result begins with a "[Sandbox restarted]" notice. force: also while a block runs (it is killed). fresh: discard the snapshot (start empty). drop: names to leave out.`
 
+const rewindDescription = `Bring the session's state back to after an earlier block. to: block N (as "<block N>" in tracebacks); back: N blocks (default 1). Files are not rewound; rewinding to a later block undoes it.`
+
 const interruptDescription = `Send KeyboardInterrupt to your running block (or withdraw your waiting one); its python call returns with what it printed. any: also another client's block. Says whose block it stopped.`
 
 func (sv *server) listDescription() string {

@@ -166,6 +166,12 @@ var tools = []Tool{
 		t.Description, t.Annotations = restartDescription, &mcp.ToolAnnotations{DestructiveHint: &yes}
 		mcp.AddTool(srv, t, sv.restart)
 	}},
+	{"rewind_session", "Rewind the session's state to an earlier block", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		// destructive to the state it replaces; the same call twice ends
+		// in the same state
+		t.Description, t.Annotations = rewindDescription, &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true}
+		mcp.AddTool(srv, t, sv.rewind)
+	}},
 	{"interrupt", "Interrupt your running block", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
 		t.Description = interruptDescription
 		mcp.AddTool(srv, t, sv.interrupt)
@@ -526,6 +532,26 @@ func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in Rest
 	}
 	return textResult("Restarted: the session's Python process was " + stopped + ". The next python call runs in a new process " +
 		"restored from the snapshot; its result begins with a [Sandbox restarted] notice saying what came back and what did not.\n"), nil, nil
+}
+
+// RewindArgs are rewind_session's arguments.
+type RewindArgs struct {
+	To   int `json:"to,omitempty" jsonschema:"the block whose state comes back"`
+	Back int `json:"back,omitempty" jsonschema:"how many blocks back (default 1)"`
+}
+
+func (sv *server) rewind(ctx context.Context, req *mcp.CallToolRequest, in RewindArgs) (*mcp.CallToolResult, any, error) {
+	if in.To != 0 && in.Back != 0 {
+		return nil, nil, errors.New("give to or back, not both")
+	}
+	if in.To < 0 || in.Back < 0 {
+		return nil, nil, errors.New("to is a block's number and back a count of blocks, 1 or more")
+	}
+	notice, _, err := sv.s.Rewind(in.To, in.Back)
+	if err != nil {
+		return nil, nil, err
+	}
+	return textResult(strings.TrimRight(notice, "\n") + "\n"), nil, nil
 }
 
 // InterruptArgs are the interrupt tool's arguments.

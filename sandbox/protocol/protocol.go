@@ -77,6 +77,13 @@
 //     snapshot is discarded; the old child is killed, not saved) or Drop
 //     (names left out of the snapshot) starts the new child at once, so
 //     that the snapshot holds what was asked for before "ok".
+//   - rewind (To a block, or Back N from the current state's; neither:
+//     1): the session's state becomes the one after that block, from its
+//     history: the host asks the child where (history: "history" with
+//     History, or "error" saying why there is none), stops it (saving),
+//     starts the next one on that snapshot and answers "ok" with the
+//     "[Sandbox rewound]" notice as Message and History; "error" when a
+//     block runs.
 //
 // # Through `vis-agent sandbox connect` (another machine)
 //
@@ -143,12 +150,17 @@
 //     byte order mark and a coding declaration read as Python reads
 //     files): the check of the files a block changed.
 //   - defs, is_complete, completions: as for the client, one answer each.
-//   - exit: the child saves its snapshot and exits.
+//   - history: To, Back as a rewind's; answers "history" with History,
+//     or "error" saying why no block fits.
+//   - notice: answers "ok" with the restart notice the next block would
+//     start with (Message), which it then no longer shows.
+//   - exit: the child saves its snapshot and exits; with Force (a
+//     rewind's) the save checks only the values its blocks named.
 //
 // A standby child (child.Info.Standby) answers "standby" instead of
 // restoring: it imported child.Info.Preload and waits. The host swaps it in
 // with one child.Wake line (op "restore": the restart reason, Discard,
-// Drop), after which it restores and answers as above ("restoring",
+// Drop, Rewind), after which it restores and answers as above ("restoring",
 // "ready"), or answers "stale" and exits when a file its imports loaded
 // changed since.
 //
@@ -343,10 +355,15 @@ const (
 	OpRestart     Op = "restart"
 	OpFollow      Op = "follow"
 	OpJournal     Op = "journal"
+	OpRewind      Op = "rewind"
 
 	OpPing    Op = "ping"
 	OpCompile Op = "compile"
 	OpSave    Op = "save"
+	// OpHistory asks which block a rewind (To, Back) goes to (EvHistory);
+	// OpNotice takes the restart notice the next block would show (EvOK).
+	OpHistory Op = "history"
+	OpNotice  Op = "notice"
 	OpExit    Op = "exit"
 	// OpWake swaps a standby child in (child.Wake).
 	OpWake Op = "restore"
@@ -378,6 +395,7 @@ const (
 	EvPong      Ev = "pong"
 	EvCompiled  Ev = "compiled"
 	EvSaved     Ev = "saved"
+	EvHistory   Ev = "history"
 	// A standby child's: it is waiting; its imports changed on disk.
 	EvStandby Ev = "standby"
 	EvStale   Ev = "stale"
@@ -414,6 +432,10 @@ type Request struct {
 	// discarded, or with these names left out of it.
 	Fresh bool     `json:"fresh,omitempty"`
 	Drop  []string `json:"drop,omitempty"`
+	// To and Back (rewind): the block whose state comes back, or how many
+	// blocks back from the current state's (neither: 1).
+	To   int `json:"to,omitempty"`
+	Back int `json:"back,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
 	// AttachmentVersion is the version an attachment op names (0 the
@@ -563,6 +585,19 @@ type Event struct {
 	Message string       `json:"message,omitempty"`
 	// Client: whose block a "block" event of a follow is.
 	Client *Client `json:"client,omitempty"`
+	// History: the child's answer to OpHistory.
+	History *History `json:"history,omitempty"`
+}
+
+// History is where a rewind goes: Block, the block whose snapshot comes
+// back; Current, the block whose state the session holds (0: unknown);
+// Line, Block and the blocks it ran on, newest first, as far as the
+// history goes; Blocks, every block the history holds.
+type History struct {
+	Block   int   `json:"block"`
+	Current int   `json:"current,omitempty"`
+	Line    []int `json:"line,omitempty"`
+	Blocks  []int `json:"blocks,omitempty"`
 }
 
 // Result is how a block ended.
@@ -579,6 +614,10 @@ type Result struct {
 	// the result went out before the save (the save ends before the next
 	// block starts).
 	Snapshot string `json:"snapshot,omitempty"`
+	// Block is the block's number in the session's Python process (its
+	// tracebacks' "<block N>"), what a rewind's To names; 0 when it did
+	// not run there.
+	Block int `json:"block,omitempty"`
 	// Saved is how many names the snapshot holds after the block:
 	// helpers, classes, imports and variables (child to host only; -1
 	// when unknown).

@@ -68,6 +68,23 @@ func (f Folder) ID() string { return filepath.Base(f.Dir) }
 type Meta struct {
 	Name      string `json:"name"`
 	Workspace string `json:"workspace"`
+	// ForkOf: the session this one was forked from (sandbox fork).
+	ForkOf *ForkOf `json:"fork_of,omitempty"`
+}
+
+// ForkOf is where a fork came from: a session of the same workspace, and
+// the block whose state it started with (0: the source's last).
+type ForkOf struct {
+	Session string `json:"session"`
+	Block   int    `json:"block,omitempty"`
+}
+
+// String is where the fork came from, as `sandbox list` shows it.
+func (f ForkOf) String() string {
+	if f.Block > 0 {
+		return fmt.Sprintf("%s at block %d", f.Session, f.Block)
+	}
+	return f.Session
 }
 
 // id is the folder name of session name in workspace: two workspaces may

@@ -22,7 +22,7 @@ func TestCheckName(t *testing.T) {
 }
 
 func TestWorkspacesHaveTheirOwnSessions(t *testing.T) {
-	a, b := Find("/r", Meta{"default", "/a"}).ID(), Find("/r", Meta{"default", "/b"}).ID()
+	a, b := Find("/r", Meta{Name: "default", Workspace: "/a"}).ID(), Find("/r", Meta{Name: "default", Workspace: "/b"}).ID()
 	if a == b || !strings.HasPrefix(a, "default-") {
 		t.Errorf("ids: %s %s", a, b)
 	}

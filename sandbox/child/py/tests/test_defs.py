@@ -107,6 +107,8 @@ class DefsTest(unittest.TestCase):
         text = str(self.defs())
         self.assertTrue(text.startswith("defs: 30 helpers, 1 variable; rows 1-20 of 31\n"), text)
         self.assertIn("11 more: defs(offset=20)", text)
+        self.assertTrue(text.endswith("\nRewind can go to block 1 (the state is block 1's): rewind_session(to=N), "
+                                      "or sandbox rewind --to N."), text)
         page = str(self.defs(offset=20, limit=5))
         self.assertIn("rows 21-25 of 31", page)
         self.assertIn("fn020(a, b=<int>)", page)

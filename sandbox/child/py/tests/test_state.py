@@ -342,7 +342,8 @@ class SaveTest(Case):
         self.assertEqual(s2.ns["a5"], s.ns["a5"])
 
     def test_spill_files_and_del(self):
-        s = self.session(max_value_mb=32)
+        # a history of one block: a file goes with the last snapshot naming it
+        s = self.session(max_value_mb=32, history_blocks=1)
         r = s.run("""
             text = "é" + "x" * (3 << 20) + "\\ud800"
             blob = bytes(range(256)) * 8192
@@ -354,7 +355,7 @@ class SaveTest(Case):
         spill = os.path.join(self.folder, "spill")
         self.assertEqual(len(os.listdir(spill)), 2, "content-addressed: one file for equal values")
         s.run("del huge")
-        s2 = self.session()
+        s2 = self.session(history_blocks=1)
         r2 = s2.restore()
         self.assertEqual(sorted(r2["variables"]), ["blob", "same", "text"])
         self.assertEqual(s2.ns["text"], s.ns["text"])
@@ -784,7 +785,8 @@ class OutOfBandTest(Case):
         s2.ns["small"].data[0] = 1  # writable, as numpy needs
 
     def test_large_buffers_are_spilled_and_come_back_writable(self):
-        s = self.session()
+        # a history of one block: a file goes with the last snapshot naming it
+        s = self.session(history_blocks=1)
         r = s.run(BUFFERED + "big = Buf(bytearray(range(256)) * 40000, tag=7)\nalias = big\n")
         self.assertEqual(sorted(r["saved"]), ["alias", "big"])
         files = spill_files(self.folder)
@@ -792,14 +794,14 @@ class OutOfBandTest(Case):
         self.assertTrue(files[0].startswith("p-"), files)
         size = os.path.getsize(os.path.join(self.folder, "spill", files[0]))
         self.assertGreater(size, 256 * 40000)
-        s2 = self.session()
+        s2 = self.session(history_blocks=1)
         r2 = s2.restore()
         self.assertEqual(r2["variables"], ["alias", "big"])
         self.assertEqual(r2["lost"], {})
         big = s2.ns["big"]
         self.assertEqual((bytes(big.data[:3]), len(big.data), big.tag), (b"\x00\x01\x02", 256 * 40000, 7))
         big.data[0] = 9  # copy-on-write: the file keeps its bytes
-        self.assertEqual(self.session().restore()["variables"], ["alias", "big"])
+        self.assertEqual(self.session(history_blocks=1).restore()["variables"], ["alias", "big"])
         self.assertEqual(self.sessions[-1].ns["big"].data[0], 0)
         s2 = self.sessions[-1]
         s2.ns["big"].data[0] = 9
@@ -889,6 +891,90 @@ class OutOfBandTest(Case):
         self.assertLess(untouched - base, 1.0, "bounds a hang, not the 1 ms target")
 
 
+class HistoryTest(Case):
+    def history(self):
+        try:
+            return sorted(os.listdir(os.path.join(self.folder, "history")))
+        except FileNotFoundError:
+            return []
+
+    def test_every_block_links_its_snapshot_and_unchanged_values_are_stored_once(self):
+        s = self.session()
+        s.run("big = b'a' * (3 << 20)\nx = 1")
+        s.run("x = 2")
+        s.run("print(x)")  # changes nothing: the same snapshot, linked again once the session is idle
+        self.assertEqual(self.history(), ["1-0", "2-1"])
+        self.assertEqual(s.state.history_blocks(), [1, 2, 3])
+        self.assertEqual(self.history(), ["1-0", "2-1", "3-2"])
+        self.assertEqual(len(spill_files(self.folder)), 1, "big is unchanged: one file for every block")
+        ino = lambda n: os.stat(os.path.join(self.folder, "history", n)).st_ino  # noqa: E731
+        self.assertEqual(ino("2-1"), ino("3-2"))
+        self.assertEqual(ino("3-2"), os.stat(os.path.join(self.folder, "snapshot.bin")).st_ino)
+        s.run("big = b'b' * (3 << 20)")
+        self.assertEqual(len(spill_files(self.folder)), 2, "block 3's big stays for a rewind")
+
+    def test_a_rewind_restores_an_older_block_and_can_be_undone(self):
+        s = self.session()
+        s.run("rows = list(range(1000))\ndef f():\n    return 'old'\n")
+        s.run("rows = rows[:10]\ndef f():\n    return 'new'\n")
+        s.run("y = 3")
+        self.assertEqual(s.state.history.target(s.state.current), 2)
+        self.assertEqual(s.state.history.target(s.state.current, back=2), 1)
+        s2 = self.session()
+        s2.state.rewind(1)
+        r = s2.restore()
+        self.assertEqual((len(s2.ns["rows"]), s2.ns["f"](), "y" in s2.ns), (1000, "old", False))
+        self.assertEqual(r["variables"], ["rows"])
+        self.assertIn("[Sandbox rewound] Rewound.", notice("rewound", r, rewound=True))
+        self.assertIn("Files are not rewound", notice("rewound", r, rewound=True))
+        self.assertEqual(s2.state.current, 1)
+        s2.run("z = 1")  # block 4, run on block 1's state
+        self.assertEqual(s2.state.history.line(4), [4, 1])
+        self.assertEqual(s2.state.history.target(4), 1, "back one goes along the line, not to block 3")
+        s2.state.history.note_files(4, ["notes.json"])
+        s3 = self.session()
+        self.assertEqual(s3.state.rewind(3), {"rewound_blocks": [4], "rewound_files": ["notes.json"]})  # the undo
+        s3.restore()
+        self.assertEqual((len(s3.ns["rows"]), s3.ns["f"](), s3.ns["y"]), (10, "new", 3))
+        self.assertEqual(s3.state.next_block, 5, "the numbering goes on")
+
+    def test_history_drops_past_its_count_and_its_budget(self):
+        s = self.session(history_blocks=3, max_snapshot_mb=8)
+        for i in range(5):
+            s.run(f"x = {i}")
+        self.assertEqual(s.state.history.blocks(), [3, 4, 5])
+        with self.assertRaisesRegex(ValueError, r"block 1 is no longer in the history: the history keeps the "
+                                    r"snapshots of the last 3 blocks \(sandbox.history_blocks\) within 8 MiB "
+                                    r"\(sandbox.max_snapshot_mb\); a rewind can go to blocks 3-5"):
+            s.state.rewind(1)
+        with self.assertRaisesRegex(ValueError, "does not reach back 3 blocks from block 5: it goes back to block 3"):
+            s.state.history.target(5, back=3)
+        with self.assertRaisesRegex(ValueError, "none of the history's .*; the history holds blocks 3-5"):
+            s.state.history.target(None)
+        s.run("a = b'a' * (3 << 20)")  # block 6
+        s.run("a = b'b' * (3 << 20)")  # block 7: both fit in 8 MiB
+        self.assertEqual(s.state.history.blocks(), [5, 6, 7])
+        s.run("a = b'c' * (3 << 20)")  # block 8: 9 MiB with block 6's, over the budget
+        self.assertEqual(s.state.history.blocks(), [7, 8])
+        self.assertEqual(len(spill_files(self.folder)), 2)
+
+    def test_a_kill_leaves_every_entry_readable_and_hostile_entries_are_no_entries(self):
+        s = self.session()
+        s.run("x = 1")
+        hist = os.path.join(self.folder, "history")
+        # a killed writer's temp file, a link to elsewhere, a folder, junk
+        open(os.path.join(hist, "9-1.tmp-1-ab"), "w").close()
+        os.symlink("/etc/passwd", os.path.join(hist, "7-1"))
+        os.mkdir(os.path.join(hist, "8-1"))
+        with open(os.path.join(hist, "6-1"), "wb") as f:
+            f.write(b"junk")
+        s2 = self.session()
+        self.assertEqual(s2.state.history.blocks(), [1])
+        self.assertFalse(os.path.exists(os.path.join(hist, "9-1.tmp-1-ab")))
+        with self.assertRaisesRegex(ValueError, "block 7 has not run: the last block with a snapshot is 1"):
+            s2.state.rewind(7)
+
+
 class DropDiscardTest(Case):
     def test_drop_leaves_names_out_and_keeps_them_out(self):
         s = self.session()
@@ -904,9 +990,12 @@ class DropDiscardTest(Case):
         self.assertIn("Left out on request (3): bad, big, json.", text)
         self.assertIn("Not in the snapshot, so nothing to leave out: nothere.", text)
         self.assertTrue(s2.state.save(s2.ns, full=True)["changed"])
-        self.assertEqual(spill_files(self.folder), [])
+        # big's file stays while the history's snapshot after block 1 names it
+        self.assertEqual(len(spill_files(self.folder)), 1)
+        s2.run("x = 1")
+        self.assertEqual(s2.state.history.blocks(), [1, 2])
         r3 = self.session().restore()
-        self.assertEqual((r3["variables"], r3["imports"], r3["functions"]), (["keep"], [], ["helper"]))
+        self.assertEqual((r3["variables"], r3["imports"], r3["functions"]), (["keep", "x"], [], ["helper"]))
 
     def test_discard_deletes_the_snapshot_and_names_what_it_held(self):
         s = self.session()
@@ -915,7 +1004,9 @@ class DropDiscardTest(Case):
         r = s2.state.discard("a test asked for it")
         self.assertEqual(r["held"], ["big", "helper", "json", "keep"])
         self.assertFalse(os.path.exists(os.path.join(self.folder, "snapshot.bin")))
-        self.assertEqual(spill_files(self.folder), [])
+        # the history stays, and with it big's file: a rewind can bring it back
+        self.assertEqual(len(spill_files(self.folder)), 1)
+        self.assertEqual(s2.state.history.blocks(), [1])
         self.assertGreaterEqual(s2.state.next_block, 2, "numbering goes on")
         self.assertIn("discarded", s2.state.lost_reason("keep"))
         text = notice("restarted", r)

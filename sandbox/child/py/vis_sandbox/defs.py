@@ -1,5 +1,6 @@
 """The session's defs(): a short listing of its helpers and variables, never their values."""
 
+from .history import spans as _spans
 from .lazy import module as _lazy
 
 hashlib = _lazy("hashlib", globals())
@@ -160,7 +161,7 @@ def listing(state, namespace, name=None, pattern=None, limit=20, offset=0, detai
     if pattern is not None:
         head += f" matching {pattern!r}"
     if not total:
-        return head + "."
+        return "\n".join([head + ".", *(_history_line(state) if regex is None else ())])
     if not page:
         return head + f"; offset {offset} is past the last row ({total})."
     head += f"; rows {offset + 1}-{offset + len(page)} of {total}"
@@ -180,7 +181,19 @@ def listing(state, namespace, name=None, pattern=None, limit=20, offset=0, detai
     if rest > 0:
         out.append(f"{rest} more: defs(offset={offset + len(page)}), or narrow with defs(pattern=...).")
     out.append('defs("name") shows a helper\'s source, or all of a variable\'s row.')
+    out.extend(_history_line(state))
     return "\n".join(out)
+
+
+def _history_line(state):
+    """The blocks a rewind can go to, as a line of the listing (none
+    without a history)."""
+    blocks = state.history_blocks() if hasattr(state, "history_blocks") else []
+    if not blocks:
+        return []
+    now = f" (the state is block {state.current}'s)" if state.current else ""
+    return [f"Rewind can go to block{'s' if len(blocks) > 1 else ''} {_spans(blocks)}{now}: rewind_session(to=N), "
+            "or sandbox rewind --to N."]
 
 
 def make_defs(state, namespace):

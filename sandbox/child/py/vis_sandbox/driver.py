@@ -30,6 +30,7 @@ from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
+from vis_sandbox import history as _history
 from vis_sandbox import modules as _modules
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
@@ -345,7 +346,8 @@ class Driver:
         settings = info.get("settings") or {}
         self.state = _state.State(folder, PROTECTED, workspace=(info.get("session") or {}).get("workspace"),
                                   max_value_mb=settings.get("max_value_mb") or _state.MAX_VALUE_MB,
-                                  max_snapshot_mb=settings.get("max_snapshot_mb") or _state.MAX_SNAPSHOT_MB)
+                                  max_snapshot_mb=settings.get("max_snapshot_mb") or _state.MAX_SNAPSHOT_MB,
+                                  history_blocks=settings.get("history_blocks") or _history.KEEP_BLOCKS)
         self.figures = None
         self.notice = ""
         self.saved = -1
@@ -366,6 +368,13 @@ class Driver:
         drop = info.get("drop") or ()
         # The session's packages (install()) before the restore imports.
         _packages.start(info.get("packages"))
+        rewind_error, rewound = None, {}
+        if info.get("rewind"):
+            try:
+                rewound = self.state.rewind(info["rewind"])
+            except (OSError, ValueError) as e:
+                # the snapshot in force comes back instead, and the notice says so
+                rewind_error = f"the rewind to block {info['rewind']} failed: {e}"
         if info.get("discard"):
             report = self.state.discard(info["discard"])
         else:
@@ -378,7 +387,11 @@ class Driver:
         if restarted:
             reason = info.get("restart_reason") or "the previous sandbox process stopped"
             output, more = (captured.text(), captured.more_lines) if captured else ("", 0)
-            self.notice = _state.notice(reason, report, output, more)
+            if rewind_error:
+                report["rewind_error"] = rewind_error
+            report.update(rewound)
+            self.notice = _state.notice(reason, report, output, more,
+                                        rewound=bool(info.get("rewind")) and not rewind_error)
         values = dict(info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
         values["restarted"] = restarted
@@ -543,6 +556,7 @@ class Driver:
         written, more = _checks.take_written()
         if written or more:
             result["written"], result["written_more"] = written, more
+            self.state.history.note_files(block, self.workspace_paths(written))
         read = _checks.take_read()
         if read:
             _ahead.note_read(read, written)
@@ -555,8 +569,15 @@ class Driver:
         self.state.mark_unsaved(self.pending)
         result["snapshot"] = "saving"
         result["saved"] = -1
+        result["block"] = block
         result["duration_ms"] = int((time.perf_counter() - started) * 1000)
         self.link.send({"ev": "result", "result": result})
+
+    def workspace_paths(self, paths):
+        """paths, relative to the workspace where they lie in it."""
+        ws = (self.info.get("session") or {}).get("workspace") or ""
+        prefix = ws.rstrip(os.sep) + os.sep
+        return [p[len(prefix):] if ws and p.startswith(prefix) else p for p in paths]
 
     def changed_names(self, names):
         """The session's variables and helpers among names (a block's
@@ -688,7 +709,19 @@ class Driver:
             return {"ev": "error", "message": str(e)}
         return {"ev": "defs", "data": str(text)}
 
-    def finish(self):
+    def history(self, req):
+        """The block a rewind would go to (req's "to" or "back"), and the
+        blocks of the history, as the host asks before it rewinds."""
+        self.state.flush_history()
+        h = self.state.history
+        try:
+            block = h.target(self.state.current, to=req.get("to") or None, back=req.get("back") or None)
+        except ValueError as e:
+            return {"ev": "error", "message": str(e)}
+        return {"ev": "history", "history": {"block": block, "current": self.state.current or 0,
+                                             "line": h.line(block), "blocks": h.blocks()}}
+
+    def finish(self, full=True):
         # The last save before the host stops this child on purpose checks
         # every value again: a change made only through another module or
         # a thread escapes the per-block change detection. Files the
@@ -697,9 +730,10 @@ class Driver:
         try:
             self.pending = None
             self.learn()
-            report = self.state.save(self.ns, full=True, reasons=close_files(self.ns))
+            report = self.state.save(self.ns, full=full, reasons=close_files(self.ns))
             if not report.get("error"):
                 self.state.mark_saved()
+            self.state.flush_history()
         except Exception:
             sys.__stderr__.write("vis-agent: the last snapshot was not saved:\n" + traceback.format_exc())
 
@@ -903,12 +937,17 @@ def serve(fd, stacks_fd, folder, info_json):
     link.send({"ev": "ready", "data": sys.version.split()[0], "line": sys.version_info.minor,
                "message": "; ".join(kernel.get("missing") or [])})
     _ahead.start((info.get("session") or {}).get("workspace"))
+    full = True  # the last save checks every value again (see Driver.finish)
     while True:
         if driver.pending is None:
             driver.warm_up(fd)
+            driver.state.flush_history_when_quiet(fd, WARM_AFTER)
             _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
+            # Force: a rewind's exit, whose state is about to be replaced:
+            # the last save checks only what the blocks named
+            full = not (req and req.get("force"))
             break
         if req.get("v") != VERSION:
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
@@ -922,8 +961,9 @@ def serve(fd, stacks_fd, folder, info_json):
             # last one (a script's next command): it runs first, and one
             # save after it covers both.
             driver.learn()
-        elif op == "defs" and driver.pending is not None:
-            # defs() says what the snapshot holds: saved first.
+        elif op in ("defs", "history") and driver.pending is not None:
+            # defs() says what the snapshot holds, and a rewind's history
+            # needs the last block's entry: saved first.
             driver.save_pending()
         if op == "ping":
             link.send({"ev": "pong"})
@@ -933,13 +973,18 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send(driver.compile_check(req))
         elif op == "defs":
             link.send(driver.defs(req))
+        elif op == "history":
+            link.send(driver.history(req))
+        elif op == "notice":
+            link.send({"ev": "ok", "message": driver.notice})
+            driver.notice = ""
         elif op == "is_complete":
             link.send(driver.is_complete(req))
         elif op == "completions":
             link.send(driver.completions(req))
         else:
             link.send({"ev": "error", "message": f"unknown request {op!r}"})
-    driver.finish()
+    driver.finish(full)
     flush_outputs()
     # Threads a block started must not hold the process up, nor atexit
     # handlers run against a half-torn session: the host asked it to end.

@@ -97,7 +97,7 @@ def stale(sigs):
 
 def wait(link, info):
     """Serves as a standby: preloads, says "standby", and waits for the
-    host's wake, whose restart reason, discard and drop it returns. It exits
+    host's wake, whose restart reason, discard, drop and rewind it returns. It exits
     when the host closes the link, and, after "stale", when a preloaded
     module changed."""
     from . import packages as _packages
@@ -113,4 +113,5 @@ def wait(link, info):
     if changed is not None:
         link.send({"ev": "stale", "message": f"{changed} changed after the standby imported it"})
         os._exit(0)
-    return {"restart_reason": req.get("restart_reason"), "discard": req.get("discard"), "drop": req.get("drop")}
+    return {"restart_reason": req.get("restart_reason"), "discard": req.get("discard"), "drop": req.get("drop"),
+            "rewind": req.get("rewind")}

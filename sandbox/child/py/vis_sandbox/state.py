@@ -49,6 +49,7 @@ import types
 import zlib
 
 from . import defs as _defs
+from . import history as _history
 from . import standby as _standby
 from . import wire
 from .lazy import module as _lazy
@@ -85,6 +86,8 @@ UNSAVED = "unsaved"
 UNSAVED_MAX = 8192
 MAGIC = b"VISSNAP1"
 FORMAT = 1
+# a snapshot's header (its helpers' sources, its rows) is read whole
+HEADER_MAX = 64 * MiB
 PROTOCOL = 5
 
 
@@ -617,6 +620,30 @@ def _map(path, size):
         os.close(fd)
 
 
+def _spills_of(fd):
+    """{spill file: size} of the snapshot open at fd, its header read
+    bounded (the folder is the session's to write); ValueError when it is
+    not a snapshot."""
+    pos = len(MAGIC) + 12
+    start = os.pread(fd, pos, 0)
+    if len(start) < pos or start[:len(MAGIC)] != MAGIC:
+        raise ValueError("it is not a vis-agent snapshot")
+    n, crc = struct.unpack("<QI", start[len(MAGIC):pos])
+    if n > HEADER_MAX:
+        raise ValueError("its header is too large")
+    head = os.pread(fd, n, pos)
+    if len(head) != n or zlib.crc32(head) != crc:
+        raise ValueError("it is truncated or damaged")
+    header = wire.loads(head)
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"its format is not {FORMAT}")
+    out = {}
+    for r in header.get("spills") or []:
+        if isinstance(r, dict) and isinstance(r.get("file"), str) and type(r.get("size")) is int:
+            out[r["file"]] = r["size"]
+    return out
+
+
 def _fsync_dir(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -672,13 +699,26 @@ class State:
     """The snapshot of one session, kept in its folder."""
 
     def __init__(self, folder, protected=frozenset(), workspace=None, max_value_mb=MAX_VALUE_MB,
-                 max_snapshot_mb=MAX_SNAPSHOT_MB):
+                 max_snapshot_mb=MAX_SNAPSHOT_MB, history_blocks=_history.KEEP_BLOCKS):
         self.folder = folder
         self.protected = frozenset(protected)
         self.next_block = 1
         # the limits of one saved value and of the whole snapshot, in bytes
         self.max_value = max_value_mb * MiB
         self.max_snapshot = max_snapshot_mb * MiB
+        # the snapshots after the last blocks, for a rewind; current is the
+        # block whose state this process holds, _history_block the one a
+        # save records (None after a restore: the state is in the history
+        # already, and a save must not label it anew) and _parent the
+        # block it ran on
+        self.history = _history.History(folder, history_blocks, self.max_snapshot, _spills_of)
+        self.current = None
+        self._history_block = self._parent = None
+        self._rewound_to = None
+        # (block, parent) of blocks that changed nothing: their entry is the
+        # snapshot on disk, linked when the session is idle (flush_history),
+        # not in the save a warm block waits for
+        self._history_pending = []
         # sys.path entries a block adds inside the workspace are saved
         self.workspace = os.path.realpath(workspace) if workspace else None
         self._base_path = frozenset(sys.path)
@@ -706,6 +746,8 @@ class State:
         """Learns what the block (source, compiled; names: its code_names, if
         known) defined, imported and used."""
         self.next_block = max(self.next_block, block + 1)
+        if block != self._history_block:
+            self._parent, self.current, self._history_block = self.current, block, block
         if (names is not None and not any(w in source for w in ("import", "def", "class"))
                 and names.isdisjoint(self._helpers) and names.isdisjoint(self._imports)):
             # No statement can define or import anything without those
@@ -892,6 +934,7 @@ class State:
         if (touched is not None and q is not None and q[0] == keys and q[1] == ids and q[3] == self._version
                 and q[5] == sys.path and all(self._cache[n].immutable for n in touched if n in self._cache)):
             self._write_counter()
+            self._record_history()
             r = q[4]
             return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
                     "names": r["names"], "preload": list(r["preload"])}
@@ -990,8 +1033,11 @@ class State:
         try:
             if manifest == self._last:
                 self._write_counter()
+                self._record_history()
                 return dict(result)
             try:
+                # the blocks waiting for their link name the file this write replaces
+                self.flush_history()
                 self._write(manifest, helpers, entries)
             except OSError as e:
                 # the old snapshot stays; the next save tries again
@@ -1003,8 +1049,74 @@ class State:
                 e.written()  # nothing pins a value's buffers between blocks
         self._last = manifest
         self._write_counter()
+        self._record_history(sweep=True)
         result["changed"] = True
         return result
+
+    def _record_history(self, sweep=False):
+        """Records the snapshot on disk as the state after the block this
+        process ran last: at once after a write (sweep: then deletes the
+        spill files neither it nor the history names, after the history
+        entries that named them, so that a kill in between leaves only
+        files no one reads), else when the session is idle."""
+        block = self._history_block
+        if block is None:
+            pass
+        elif sweep:
+            self.history.record(block, self._parent or 0, os.path.join(self.folder, SNAPSHOT))
+        elif not self._history_pending or self._history_pending[-1][0] != block:
+            self._history_pending.append((block, self._parent or 0))
+        if sweep and self._last is not None:
+            self._sweep({s[1] for s in self._last[3]})
+
+    def flush_history(self):
+        """Links the snapshot on disk for the blocks that wait for it. A
+        kill first loses those entries only (their state is the one of the
+        last entry linked before them)."""
+        pending, self._history_pending = self._history_pending, []
+        dropped = False
+        for block, parent in pending:
+            self.history.record(block, parent, os.path.join(self.folder, SNAPSHOT))
+            dropped = dropped or bool(self.history.dropped)
+        if dropped and self._last is not None:
+            self._sweep({s[1] for s in self._last[3]})
+
+    def _sweep(self, keep):
+        spill_dir = os.path.join(self.folder, SPILL_DIR)
+        keep = keep | self.history.spill_files()
+        try:
+            old = os.listdir(spill_dir)
+        except OSError:
+            old = []
+        for n in old:
+            if n not in keep and ".tmp-" not in n:
+                _unlink(os.path.join(spill_dir, n))
+
+    def flush_history_when_quiet(self, fd, quiet):
+        """flush_history once the link fd has been quiet for quiet seconds
+        (a request first: later)."""
+        if self._history_pending:
+            import select
+            if not select.select([fd], [], [], quiet)[0]:
+                self.flush_history()
+
+    def history_blocks(self):
+        """The blocks a rewind can go to, oldest first."""
+        self.flush_history()
+        return self.history.blocks()
+
+    def rewind(self, block):
+        """Makes the snapshot after block (from the history) the one the
+        restore reads; raises ValueError saying why it cannot. Returns what
+        the notice says of it: the blocks it goes back past and the files
+        they were seen to write."""
+        path = os.path.join(self.folder, SNAPSHOT)
+        rewound = self.history.rewound(block, path)
+        self.history.restore(block, path)
+        self._rewound_to = block
+        # what the last process did not save is not what comes back
+        _unlink(os.path.join(self.folder, UNSAVED))
+        return {"rewound_blocks": rewound, "rewound_files": self.history.files_of(rewound)}
 
     def _preload(self, namespace, imports, names):
         """The third-party top-level modules (standby.worth_preloading) that
@@ -1164,17 +1276,6 @@ class State:
         # wait for the disk.
         _write_atomic(path, chunks, sync=os.path.exists(path))
         _remove_temps(self.folder, SNAPSHOT)
-        keep = {s[1] for s in spills}
-        try:
-            old = os.listdir(spill_dir)
-        except OSError:
-            old = []
-        for n in old:
-            if n not in keep:
-                try:
-                    os.unlink(os.path.join(spill_dir, n))
-                except OSError:
-                    pass
 
     # ---- restoring --------------------------------------------------------
 
@@ -1246,13 +1347,9 @@ class State:
             report["unreadable"] = str(e)
         self._lost = {n: f"the snapshot was discarded: {reason}" for n in report["held"]}
         _unlink(path)
-        spill_dir = os.path.join(self.folder, SPILL_DIR)
-        try:
-            names = os.listdir(spill_dir)
-        except OSError:
-            names = []
-        for n in names:
-            _unlink(os.path.join(spill_dir, n))
+        self._history_block = self.current = None
+        # the history stays: a rewind can still go back past the discard
+        self._sweep(set())
         return report
 
     def _restore(self, namespace, drop):
@@ -1487,6 +1584,8 @@ class State:
         # only when something differs (the lost names drop out of it).
         manifest = self._manifest_of(namespace)
         self._last = None if lost or dropped or interrupted else manifest
+        self._history_block = None
+        self.current = self._rewound_to or self.history.current(os.path.join(self.folder, SNAPSHOT))
         return report
 
     def _manifest_of(self, namespace):
@@ -1576,12 +1675,15 @@ def output_lines(text, more=0):
     return out
 
 
-def notice(reason, report, output="", more_lines=0):
-    """The "[Sandbox restarted]" text the next block's output starts with;
-    output is what restoring printed (stdout and stderr, warnings too),
-    more_lines how many lines after it were not kept."""
+def notice(reason, report, output="", more_lines=0, rewound=False):
+    """The "[Sandbox restarted]" text the next block's output starts with
+    ("[Sandbox rewound]" after a rewind); output is what restoring printed
+    (stdout and stderr, warnings too), more_lines how many lines after it
+    were not kept."""
     why = (reason or "the previous sandbox process stopped").strip().rstrip(".")
-    lines = [f"[Sandbox restarted] {why[:1].upper()}{why[1:]}."]
+    lines = [f"[Sandbox {'rewound' if rewound else 'restarted'}] {why[:1].upper()}{why[1:]}."]
+    if (report or {}).get("rewind_error"):
+        lines.append(f"{report['rewind_error'].rstrip('.')}; the session's last snapshot comes back instead.")
     unsaved = (report or {}).get("unsaved")
     if unsaved:
         what = f" to {_names(unsaved['names'])}" if unsaved["names"] else ""
@@ -1628,4 +1730,13 @@ def notice(reason, report, output="", more_lines=0):
     if ul:
         rows = [f"{h} ({', '.join(v)})" for h, v in sorted(ul.items())]
         lines.append("Restored helpers that use a name that did not come back: " + _names(rows) + ".")
+    if rewound:
+        files = (report or {}).get("rewound_files") or []
+        wrote = ""
+        if files:
+            blocks = report.get("rewound_blocks") or []
+            which = f"block {blocks[0]}" if len(blocks) == 1 else "the blocks rewound"
+            wrote = f"; {which} wrote {_names(files)}"
+        lines.append(f"Files are not rewound{wrote}: they stay as they are (a workspace under git is yours "
+                     "to restore).")
     return "\n".join(lines)

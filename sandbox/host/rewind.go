@@ -1,0 +1,83 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
+
+// rewind brings back the session's state after an earlier block, from the
+// snapshots its history keeps (sandbox rewind): the child says which block
+// req names (To, or Back from the current state's), saves and stops, and
+// the next one restores that block's snapshot through the restart's
+// restore path. The answer carries the "[Sandbox rewound]" notice, which
+// the next block then does not repeat. Files are not rewound.
+func (h *Host) rewind(req protocol.Request, out *sink) {
+	h.mu.Lock()
+	busy := h.busy
+	h.mu.Unlock()
+	if busy {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: "a block is running in this session: interrupt it first (vis-agent sandbox interrupt), then rewind"})
+		return
+	}
+	if !h.acquire(out, nil) {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: "the session stopped"})
+		return
+	}
+	defer h.release()
+	hist, err := h.askChild(protocol.Request{Op: protocol.OpHistory, To: req.To, Back: req.Back})
+	if err != nil {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
+		return
+	}
+	if hist.History == nil || hist.History.Block <= 0 {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: "the Python process did not say which block to rewind to"})
+		return
+	}
+	to := hist.History.Block
+	reason := fmt.Sprintf("the session was rewound to block %d (%s)", to, byWhom(req, "vis-agent sandbox rewind"))
+	if err := h.restartWith(reason, startOptions{rewind: to}); err != nil {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
+		return
+	}
+	h.noteRewind(*hist.History)
+	notice, err := h.askChild(protocol.Request{Op: protocol.OpNotice})
+	if err != nil {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
+		return
+	}
+	out.Send(protocol.Event{Ev: protocol.EvOK, Message: notice.Message, History: hist.History})
+}
+
+// noteRewind marks in the journal the blocks a rewind went back past
+// (and unmarks those it came back to), once every block's record is in.
+func (h *Host) noteRewind(hist protocol.History) {
+	j, err := h.journal.flush()
+	if err == nil && j != nil {
+		err = j.MarkRewound(hist.Line)
+	}
+	if err != nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v\n", err)
+	}
+}
+
+// askChild sends the child one request and returns its answer; an "error"
+// answer is the error. The caller holds the turn.
+func (h *Host) askChild(req protocol.Request) (protocol.Event, error) {
+	c, err := h.ensureChild()
+	if err != nil {
+		return protocol.Event{}, err
+	}
+	req.V = protocol.Version
+	if err := c.conn.Send(req); err != nil {
+		return protocol.Event{}, errChildGone
+	}
+	ev, err := c.answer()
+	if err != nil {
+		return protocol.Event{}, errChildGone
+	}
+	if ev.Ev == protocol.EvError {
+		return protocol.Event{}, fmt.Errorf("%s", ev.Message)
+	}
+	return ev, nil
+}
