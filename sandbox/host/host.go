@@ -113,7 +113,7 @@ type Host struct {
 	mu     sync.Mutex
 	child  *proc
 	busy   bool
-	saving bool // the child is saving after a block whose result went out (saveAfter)
+	saving bool // the child owes, or is making, the save after a block whose result went out (save.go)
 	// pending is the save the child owes since the latest block's result
 	// went out (save.go), nil when there is none.
 	pending *pendingSave

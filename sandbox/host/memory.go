@@ -137,15 +137,29 @@ func rssOf(pid int) int64 {
 }
 
 // evictChild stops this session's child for another session's memory; a
-// busy session is left alone.
+// busy session is left alone. One saving after a block that has answered
+// is evicted once the save ends (within evictWait).
 func (h *Host) evictChild() error {
 	select {
 	case h.turn <- struct{}{}:
 	default:
-		return fmt.Errorf("a block is running")
+		h.mu.Lock()
+		saving := h.saving && !h.busy
+		h.mu.Unlock()
+		if !saving {
+			return fmt.Errorf("a block is running")
+		}
+		select {
+		case h.turn <- struct{}{}:
+		case <-time.After(evictWait):
+			return fmt.Errorf("its snapshot is still being saved")
+		}
 	}
 	defer h.release()
 	h.discardStandby()
 	h.stopChild(evictReason)
 	return nil
 }
+
+// evictWait bounds how long an eviction waits for the save after a block.
+const evictWait = 5 * time.Second

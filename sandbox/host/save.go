@@ -33,7 +33,7 @@ func (h *Host) notePending(c *proc, limit time.Duration) *pendingSave {
 	ps := &pendingSave{c: c, limit: limit, done: make(chan struct{})}
 	h.mu.Lock()
 	old := h.pending
-	h.pending = ps
+	h.pending, h.saving = ps, true
 	h.mu.Unlock()
 	if old != nil {
 		close(old.done)
@@ -101,14 +101,10 @@ func (h *Host) noteSave(res protocol.Result) {
 // the blocks whose changes were lost.
 func (h *Host) saveAfter(ps *pendingSave) {
 	c := ps.c
-	h.mu.Lock()
-	h.saving = true
-	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		h.saving = false
 		if h.pending == ps {
-			h.pending = nil
+			h.pending, h.saving = nil, false
 			close(ps.done)
 		}
 		h.mu.Unlock()
