@@ -29,6 +29,18 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 // being saved (pyembed's racyWindow).
 const replayWait = 2100 * time.Millisecond
 
+// pastRacy waits until path (the binary, which a plan observes) is older
+// than replayWait: a binary built a moment ago, as make's test targets
+// do, keeps the first run from saving its plan.
+func pastRacy(t *testing.T, path string) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(st.ModTime().Add(replayWait)))
+}
+
 // planFiles lists the saved plans of a Vis home: name and inode, which a
 // plan saved again replaces.
 func planFiles(t *testing.T, home string) map[string]uint64 {

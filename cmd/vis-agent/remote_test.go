@@ -258,6 +258,7 @@ func TestRemoteSSH(t *testing.T) {
 		carried := func(args ...string) []string {
 			return append([]string{args[0], "--host", host, "--session", "r", "--workspace", rb.ws}, args[1:]...)
 		}
+		pastRacy(t, lc.bin)
 		lc.ok(carried("run", "-c", "x = 41")...)
 		_, ino := lc.runPlan()
 		for _, code := range []string{
