@@ -301,10 +301,12 @@ func closeTriple(src string, p Problem) []change {
 		e := trimRightSpace(src, start, end)
 		next := end + 1
 		if e > start && next < len(src) {
-			if at, ok := continuationLine(src, next); ok {
+			if cs, at, ok := continuationLine(src, next); ok {
 				// The closer stood at the start of a line that goes on
-				// with the expression, as in ''', re.VERBOSE).
-				if c, ok := closeTripleAt(src, lit, next, at, 1); ok {
+				// with the expression, as in ''', re.VERBOSE), after the
+				// blank lines ending the text: nobody leaves blank lines
+				// between a string and what goes on with it.
+				if c, ok := closeTripleAt(src, lit, cs, at, 1); ok {
 					out = append(out, c)
 				}
 				break
@@ -348,15 +350,19 @@ func closeTriple(src string, p Problem) []change {
 	return out
 }
 
-// continuationLine reports whether the line starting at i goes on with an
-// expression, starting (after its indentation) with a comma, a closer or
-// an attribute, and returns where that starts.
-func continuationLine(src string, i int) (int, bool) {
+// continuationLine reports whether the first line from i that is not
+// blank goes on with an expression, starting (after its indentation) with
+// a comma, a closer or an attribute, and returns that line's start and
+// where the expression goes on.
+func continuationLine(src string, i int) (start, at int, ok bool) {
 	k := i
-	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r' || src[k] == '\n') {
+		if src[k] == '\n' {
+			i = k + 1
+		}
 		k++
 	}
-	return k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
+	return i, k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
 		k+1 < len(src) && src[k] == '.' && isIdentStart(src[k+1])
 }
 
