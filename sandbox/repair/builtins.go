@@ -142,9 +142,10 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 	"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title",
 	"translate", "upper", "zfill", "decode", "hex", "fromhex")
 
-// misusesLiteral reports whether the code src[from:to] subscripts or
-// takes an attribute of True, False or None, as in full_output=True[1]
-// after a closer was lost before [1], subscripts a number, puts a sign
+// misusesLiteral reports whether the code src[from:to] subscripts, takes
+// an attribute of or does arithmetic on True, False or None, as in
+// full_output=True[1] after a closer was lost before [1] or
+// dense=True + bias after one was lost before +, subscripts a number, puts a sign
 // on a string, starts an argument with a binary operator, or calls on a
 // string literal a method strings do not have, as in ar['need'.append(t).
 func misusesLiteral(src string, from, to int) bool {
@@ -167,7 +168,7 @@ func misusesLiteral(src string, from, to int) bool {
 			k = lineEndFrom(src, k) - 1
 		case isIdentStart(c):
 			e := wordEnd(src, k)
-			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.') {
+			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
 				return true
 			}
 			k = max(e, k+1) - 1
@@ -197,6 +198,21 @@ func unaryBefore(src string, from, k int) bool {
 		j--
 	}
 	return j >= from && strings.IndexByte("([{,=", src[j]) >= 0
+}
+
+// arithmeticAfter reports whether text starts with an arithmetic
+// operator, after spaces, as + does in True + bias (not an augmented
+// assignment, nor the | of a type union such as None | int).
+func arithmeticAfter(text string) bool {
+	t := strings.TrimLeft(text, " ")
+	if t == "" || strings.IndexByte("+-*/%@", t[0]) < 0 {
+		return false
+	}
+	n := 1
+	if len(t) > 1 && (t[0] == '*' || t[0] == '/') && t[1] == t[0] {
+		n = 2 // ** or //
+	}
+	return n >= len(t) || t[n] != '='
 }
 
 // binaryAfter reports whether text, which follows an opening bracket or a

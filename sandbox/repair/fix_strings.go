@@ -301,10 +301,12 @@ func closeTriple(src string, p Problem) []change {
 		e := trimRightSpace(src, start, end)
 		next := end + 1
 		if e > start && next < len(src) {
-			if at, ok := continuationLine(src, next); ok {
+			if cs, at, ok := continuationLine(src, next); ok {
 				// The closer stood at the start of a line that goes on
-				// with the expression, as in ''', re.VERBOSE).
-				if c, ok := closeTripleAt(src, lit, next, at, 1); ok {
+				// with the expression, as in ''', re.VERBOSE), after the
+				// blank lines ending the text: nobody leaves blank lines
+				// between a string and what goes on with it.
+				if c, ok := closeTripleAt(src, lit, cs, at, 1); ok {
 					out = append(out, c)
 				}
 				break
@@ -324,6 +326,23 @@ func closeTriple(src string, p Problem) []change {
 			prompt := strings.HasPrefix(strings.TrimLeft(src[start:e], " \t"), ">>>")
 			if next >= len(src) || !prompt && nextLineIsCode(src, next, indent) {
 				cost = 1
+				// The line that reads as code may be the text's last, when
+				// a line of the string's indentation alone, the one its
+				// closer stood on, comes after it before the code.
+				if cs, ce, ok := indentOnlyLine(src, next, indent); ok {
+					if c, ok := closeTripleAt(src, lit, cs, ce, 1); ok {
+						out = append(out, c)
+					}
+				}
+			}
+			// Closers ending the text's last line that the text never
+			// opened, as in details.) for dedent("""..., close the
+			// brackets open before the string: the quotes stood before
+			// them.
+			if t := closersAtEnd(src, lit, start, e); cost == 1 && t < e {
+				if c, ok := closeTripleAt(src, lit, start, t, 1); ok {
+					out = append(out, c)
+				}
 			}
 			// Spaces before the line end belong to the text.
 			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, end), cost); ok {
@@ -348,15 +367,19 @@ func closeTriple(src string, p Problem) []change {
 	return out
 }
 
-// continuationLine reports whether the line starting at i goes on with an
-// expression, starting (after its indentation) with a comma, a closer or
-// an attribute, and returns where that starts.
-func continuationLine(src string, i int) (int, bool) {
+// continuationLine reports whether the first line from i that is not
+// blank goes on with an expression, starting (after its indentation) with
+// a comma, a closer or an attribute, and returns that line's start and
+// where the expression goes on.
+func continuationLine(src string, i int) (start, at int, ok bool) {
 	k := i
-	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r' || src[k] == '\n') {
+		if src[k] == '\n' {
+			i = k + 1
+		}
 		k++
 	}
-	return k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
+	return i, k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
 		k+1 < len(src) && src[k] == '.' && isIdentStart(src[k+1])
 }
 
@@ -384,6 +407,38 @@ func closerLine(src string, from, indent int) (start, end int, ok bool) {
 		return last, lastEnd, true
 	case own >= 0 && nextLineIsCode(src, i, indent):
 		return own, ownEnd, true
+	}
+	return 0, 0, false
+}
+
+// closersAtEnd returns where the closing brackets ending src[start:e],
+// the last line of lit's text, start, when the text from lit.body leaves
+// them unopened and as many brackets are open before lit; else e.
+func closersAtEnd(src string, lit strLit, start, e int) int {
+	t := e
+	for t > start && strings.IndexByte(")]}", src[t-1]) >= 0 {
+		t--
+	}
+	if t == e || !balanced(src[lit.body:t]) || bracketDepth(src, lit.start) < e-t {
+		return e
+	}
+	return t
+}
+
+// indentOnlyLine returns the start and end of the first blank line from
+// from, the start of a line, within maxTripleLines lines, when it holds
+// exactly indent spaces (at least one) and code at that indentation
+// follows it: the line a docstring's closer stood on alone. Editors strip
+// such spaces from other blank lines.
+func indentOnlyLine(src string, from, indent int) (start, end int, ok bool) {
+	for i, n := from, 0; i < len(src) && n < maxTripleLines; n++ {
+		e := lineEndFrom(src, i)
+		text := strings.TrimRight(src[i:e], "\r")
+		if strings.Trim(text, " \t") == "" {
+			ok = indent > 0 && text == strings.Repeat(" ", indent) && e < len(src) && nextLineIsCode(src, e+1, indent)
+			return i, i + len(text), ok
+		}
+		i = e + 1
 	}
 	return 0, 0, false
 }

@@ -120,9 +120,11 @@ func (s *searcher) settle(src string) *Problem {
 // most likely meant, or refuses the block naming two of them. A place
 // that gives a builtin arguments it does not take, as max(len(a)) does,
 // leaves a literal with a subscript or method it lacks, as True[1] or
-// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of the others, the one where the statement ends wins, as
-// a writer who loses count of closers loses the last ones of a line,
-// unless another place reads as deliberately as the end: before a
+// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of
+// the others, the only one that makes the bracket one of two operands of
+// the same form wins, as set(a) - set(b) does, else the one where the
+// statement ends, as a writer who loses count of closers loses the last
+// ones of a line; unless another place reads as deliberately: before a
 // subscript of a call's result, as in read(4)[0]; before a
 // comma, splitting the arguments between two calls; before a comparison,
 // as in len(d == n; or inside a parenthesis that groups part of an
@@ -139,31 +141,24 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run (a builtin called with arguments it does not take, or a method or subscript of a literal that has none); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (a builtin called with arguments it does not take, a method or subscript of a literal that has none, or arithmetic on True, False or None); not repaired",
 			src[pl.opener], col)
 		return p
 	}
-	pick := -1
+	pick, guard := -1, false
 	switch {
 	case len(fits) == 1:
 		pick = 0
-	case len(fits) > 1 && layoutPlace(src, pl.opener, fits) >= 0:
+	case parallelPlace(src, pl.opener, fits) >= 0:
+		pick, guard = parallelPlace(src, pl.opener, fits), true
+	case layoutPlace(src, pl.opener, fits) >= 0:
 		pick = layoutPlace(src, pl.opener, fits)
-	case len(fits) > 1 && !grouping(src, pl.opener):
-		for i, e := range fits {
-			if !endsStatement(src, pl.opener, e.off) {
-				continue
-			}
-			if pick >= 0 {
-				pick = -1
-				break
-			}
-			pick = i
-		}
-		for i, e := range fits {
-			if pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
-				pick = -1
-			}
+	case !grouping(src, pl.opener):
+		pick, guard = statementEnd(src, pl.opener, fits), true
+	}
+	for i, e := range fits {
+		if guard && pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
+			pick = -1
 		}
 	}
 	if pick < 0 {
@@ -174,6 +169,22 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 		s.result = apply(src, s.path[0].edits)
 	}
 	return nil
+}
+
+// statementEnd returns the index of the only place of fits that ends the
+// bracket's statement (see endsStatement), or -1.
+func statementEnd(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		if !endsStatement(src, opener, e.off) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
 }
 
 // layoutPlace returns the index of the only place of fits that ends an
@@ -198,6 +209,103 @@ func layoutPlace(src string, opener int, fits []edit) int {
 		found = i
 	}
 	return found
+}
+
+// parallelPlace returns the index of the only place of fits that makes
+// the bracket it closes one of two operands of the same form on either
+// side of a binary operator, as set(a) - set(b) or dtype[x] | dtype[y]
+// (a writer applies the same call or subscript to both operands), or -1.
+func parallelPlace(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		o := closedBy(src, opener, e.off)
+		head := headOf(src, o)
+		// An operand holding its twin, as dtype[a | dtype[b]], is not of
+		// the twin's form.
+		if head == "" || strings.Contains(src[o+1:e.off], head) ||
+			!twinAfter(src, e.off, head) && !twinBefore(src, o-(len(head)-1), e.off, head) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}
+
+// headOf is what the bracket at o starts an operand with: the name it
+// calls or subscripts with the bracket, as np.arcsinh( or dtype[, or ""
+// when no name comes right before it.
+func headOf(src string, o int) string {
+	s := o
+	for s > 0 && (isIdentChar(src[s-1]) || src[s-1] == '.') {
+		s--
+	}
+	if s == o || !isIdentStart(src[s]) || keywords[src[s:o]] {
+		return ""
+	}
+	return src[s : o+1]
+}
+
+// twinAfter reports whether a binary operator follows p on its line and
+// then an operand starting with head.
+func twinAfter(src string, p int, head string) bool {
+	rest := src[p:lineEndFrom(src, p)]
+	if !binaryAfter(rest) {
+		return false
+	}
+	t := strings.TrimLeft(rest, " ")
+	t = strings.TrimLeft(t[1:], " ")
+	return strings.HasPrefix(t, head)
+}
+
+// twinBefore reports whether the operand starting at s, with head and
+// closed at p, follows a binary operator that follows a closed operand
+// starting with head, and the operand ends there or the same operator
+// follows it, as in x[a] | x[b] | y: with another operator after it, as
+// in f(x)/f(z) - 1, the operands are of no one form.
+func twinBefore(src string, s, p int, head string) bool {
+	start := lineStartOf(src, s)
+	t := strings.TrimRight(src[start:s], " ")
+	n := len(t)
+	for n > 0 && len(t)-n < 2 && strings.IndexByte("+-*/%@&|^", t[n-1]) >= 0 {
+		n--
+	}
+	op := t[n:]
+	after := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+	if op == "" || after != "" && strings.IndexByte(",)]}:#", after[0]) < 0 &&
+		!(strings.HasPrefix(after, op) && !strings.ContainsRune("+-*/%@&|^", rune(after[min(len(op), len(after)-1)]))) {
+		return false
+	}
+	t = strings.TrimRight(t[:n], " ")
+	if t == "" || t[len(t)-1] != closerOf(head[len(head)-1]) {
+		return false
+	}
+	o := matchingOpener(t, len(t)-1)
+	if o < len(head)-1 || t[o-(len(head)-1):o+1] != head {
+		return false
+	}
+	b := o - len(head) // the byte before the twin's head
+	return b < 0 || !isIdentChar(t[b]) && t[b] != '.'
+}
+
+// matchingOpener returns the offset in text of the bracket the closer at
+// c closes, or -1 (brackets in strings are counted too: a miscount only
+// fails to find a twin).
+func matchingOpener(text string, c int) int {
+	depth := 0
+	for k := c; k >= 0; k-- {
+		switch text[k] {
+		case ')', ']', '}':
+			depth++
+		case '(', '[', '{':
+			if depth--; depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // maxCallsChecked bounds the calls misusedBuiltinNear checks, each a scan
@@ -485,9 +593,11 @@ func isWord(text string) bool {
 
 // knownNames reports whether every name in the code src[from:to] is a
 // keyword, a builtin, an attribute or keyword argument, or a name the
-// block uses on another line.
+// block uses as code on another line (in a string, as "pyarrow" is, it is
+// text).
 func knownNames(src string, from, to int) bool {
 	lineStart, lineEnd := lineStartOf(src, from), lineEndFrom(src, to)
+	before, after := withoutStrings(src[:lineStart]), withoutStrings(src[lineEnd:])
 	for i := from; i < to; {
 		if src[i] == '#' {
 			return true // a comment holds text, not names
@@ -501,12 +611,26 @@ func knownNames(src string, from, to int) bool {
 		attr := i > 0 && src[i-1] == '.'
 		kwarg := e < to && src[e] == '=' && (e+1 >= to || src[e+1] != '=')
 		if !keywords[w] && !builtins[w] && !attr && !kwarg &&
-			!usesName(src[:lineStart], w) && !usesName(src[lineEnd:], w) {
+			!usesName(before, w) && !usesName(after, w) {
 			return false
 		}
 		i = e
 	}
 	return true
+}
+
+// withoutStrings is code with the text of its string literals left out.
+func withoutStrings(code string) string {
+	var b strings.Builder
+	for k := 0; k < len(code); k++ {
+		if isQuote(code[k]) {
+			k = skipString(code, k, len(code)) - 1
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteByte(code[k])
+	}
+	return b.String()
 }
 
 // usesName reports whether name occurs in text as a whole word.
@@ -541,6 +665,8 @@ func stringPlaces(src string, pl *place) []edit {
 	out := closePlaces(src, lit.body, textEnd(src, lit.body, textStop(src, lit.body, pl.end)), lit.q, pl.inBrkt)
 	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
 		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
+	} else if k := unpairedQuote(src, lit.body, pl.end, otherQuote(lit.q), pl.inBrkt); k >= 0 {
+		out = append(out, replace(k, k+1, string(lit.q)))
 	}
 	for i := lineStartOf(src, lit.start); i < lit.start; i++ {
 		switch c := src[i]; {
@@ -560,6 +686,27 @@ func stringPlaces(src string, pl *place) []edit {
 		}
 	}
 	return out
+}
+
+// unpairedQuote returns the last quote q in the text src[body:end] that
+// code could follow, as ' does in "can't stop') or "<a href="x">" % v,
+// when it is left over from pairing the others, counting no apostrophe
+// between two letters: the closing quote typed as the other kind. Else -1.
+func unpairedQuote(src string, body, end int, q byte, inBrkt bool) int {
+	last, n := -1, 0
+	for k := body; k < end; k++ {
+		switch {
+		case src[k] == '\\':
+			k++
+		case src[k] == q && !(k > body && isIdentStart(src[k-1]) && k+1 < end && isIdentStart(src[k+1])):
+			last = k
+			n++
+		}
+	}
+	if n%2 == 0 || last+1 < end && !codeStartsAt(src, last+1, end, inBrkt) {
+		return -1
+	}
+	return last
 }
 
 // textEnd is where the text of a string that runs to end stops: before
