@@ -97,9 +97,9 @@ test-remote: test-remote-deps build $(GOTESTSUM)
 # (the wheelhouse has none for 3.14), as they do without make test-wheels;
 # TestSandboxJailEscapes, which compiles a C extension, is left out: the
 # root has no C compiler; and TestSandboxJailAsAnotherUser: inside the
-# bwrap that holds the root, the nobody user's own bubblewrap may not mount
-# a /proc (the outer one covers parts of its /proc, which the kernel then
-# will not show again); make test runs it on the other CPythons.
+# bwrap that holds the root, the nobody user's own bubblewrap is refused a
+# /proc ("bwrap: Can't mount proc on /proc: Operation not permitted");
+# make test runs it on the other CPythons.
 SID314 := bin/sid314
 CPY314 := bin/cpython314
 CPY314_RUN := ^(TestPythonMatchesReference|TestSignalsMatchReference|TestPythonMatchesReferenceReplayed|TestSandbox.*)$$
