@@ -36,13 +36,8 @@ a fork came from.`,
 			if cmd.Flags().Changed("at") && at < 1 {
 				return usageError{errors.New("--at is a block's number, 1 or more (see vis-agent sandbox defs)")}
 			}
-			c, err := sf.existing()
+			c, err := sf.settled()
 			if err != nil {
-				return err
-			}
-			// A running session's snapshot may be saving (after its last
-			// block's answer): forked once saved.
-			if err := c.Settle(); err != nil {
 				return err
 			}
 			lim := transferLimits(s)

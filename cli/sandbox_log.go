@@ -40,7 +40,7 @@ object per block. The journal is read directly: the session need not run.`,
 			if n < 0 {
 				return usageError{fmt.Errorf("-n must be 0 (all) or more, not %d", n)}
 			}
-			c, err := sf.existing()
+			c, err := sf.settled()
 			if err != nil {
 				return err
 			}
@@ -49,9 +49,6 @@ object per block. The journal is read directly: the session need not run.`,
 				var stop context.CancelFunc
 				ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 				defer stop()
-			}
-			if err := c.Settle(); err != nil {
-				return err
 			}
 			return showLog(ctx, c.Folder.JournalFile(), c.Meta.Name, n, follow, asJSON, s.Out)
 		}),

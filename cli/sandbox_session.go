@@ -195,6 +195,20 @@ func (sf *sessionFlags) existing() (*client.Session, error) {
 	return &client.Session{Folder: f, Meta: m}, nil
 }
 
+// settled is existing's session once the host has saved the snapshot
+// after its last block and journaled it (a running session saves after
+// the block's answer): for the commands that read its folder.
+func (sf *sessionFlags) settled() (*client.Session, error) {
+	c, err := sf.existing()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Settle(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // addSessionCmds adds the session commands to `vis-agent sandbox`.
 func addSessionCmds(sandbox *cobra.Command, s Streams) {
 	sandbox.AddCommand(newSandboxRunCmd(s), newSandboxDefsCmd(s), newSandboxListCmd(s),

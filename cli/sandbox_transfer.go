@@ -45,13 +45,8 @@ as its last block left it. Default FILE: SESSION.vis-session.zip here,
 never overwritten without --force; -o - writes to standard output.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			c, err := sf.existing()
+			c, err := sf.settled()
 			if err != nil {
-				return err
-			}
-			// A running session's snapshot may be saving (after its last
-			// block's answer): exported once saved.
-			if err := c.Settle(); err != nil {
 				return err
 			}
 			lim := transferLimits(s)

@@ -110,10 +110,9 @@ type Host struct {
 	ln   net.Listener
 	turn chan struct{} // held by the request that uses the child
 
-	mu     sync.Mutex
-	child  *proc
-	busy   bool
-	saving bool // the child owes, or is making, the save after a block whose result went out (save.go)
+	mu    sync.Mutex
+	child *proc
+	busy  bool
 	// pending is the save the child owes since the latest block's result
 	// went out (save.go), nil when there is none.
 	pending *pendingSave
@@ -592,7 +591,7 @@ func (h *Host) usePolicy(p protocol.Policy) {
 // options.
 func (h *Host) stop(req protocol.Request) error {
 	h.mu.Lock()
-	busy, saving, c := h.busy, h.saving, h.child
+	busy, saving, c := h.busy, h.pending != nil, h.child
 	h.mu.Unlock()
 	if busy && !req.Force {
 		return errors.New("a block is running in this session (use --force to stop it, or interrupt it first)")

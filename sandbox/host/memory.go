@@ -144,7 +144,7 @@ func (h *Host) evictChild() error {
 	case h.turn <- struct{}{}:
 	default:
 		h.mu.Lock()
-		saving := h.saving && !h.busy
+		saving := h.pending != nil && !h.busy
 		h.mu.Unlock()
 		if !saving {
 			return fmt.Errorf("a block is running")

@@ -33,7 +33,7 @@ func (h *Host) notePending(c *proc, limit time.Duration) *pendingSave {
 	ps := &pendingSave{c: c, limit: limit, done: make(chan struct{})}
 	h.mu.Lock()
 	old := h.pending
-	h.pending, h.saving = ps, true
+	h.pending = ps
 	h.mu.Unlock()
 	if old != nil {
 		close(old.done)
@@ -104,7 +104,7 @@ func (h *Host) saveAfter(ps *pendingSave) {
 	defer func() {
 		h.mu.Lock()
 		if h.pending == ps {
-			h.pending, h.saving = nil, false
+			h.pending = nil
 			close(ps.done)
 		}
 		h.mu.Unlock()
