@@ -36,6 +36,23 @@ FILES_MAX = 64
 FILES_BYTES = 16 << 10
 
 
+def read_bounded(path, limit):
+    """The first limit bytes of the regular file at path, None for anything
+    else: the state folder is the session's code's to write, which may
+    leave a link, a FIFO or a device there (read without following or
+    waiting)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 class History:
     def __init__(self, folder, keep, max_bytes, spills_of):
         """folder: the state folder; spills_of(fd) -> {spill file: size}
@@ -167,18 +184,9 @@ class History:
         """The files the blocks were seen to write, sorted."""
         out = set()
         for b in blocks:
-            try:
-                fd = os.open(os.path.join(self.dir, f"{b}.files"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                if stat.S_ISREG(os.fstat(fd).st_mode):
-                    text = os.read(fd, FILES_BYTES).decode("utf-8", "replace")
-                    out.update(line for line in text.split("\n") if line)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
+            data = read_bounded(os.path.join(self.dir, f"{b}.files"), FILES_BYTES)
+            if data:
+                out.update(line for line in data.decode("utf-8", "replace").split("\n") if line)
         return sorted(out)
 
     def rewound(self, block, snapshot):

@@ -42,7 +42,6 @@ import builtins
 import gc
 import marshal
 import os
-import stat
 import struct
 import sys
 import types
@@ -1213,19 +1212,11 @@ class State:
         when the snapshot (saved_next: its next block, 0 for none) is older
         than that block; None otherwise. The file is the session's to
         write: read bounded, regular files only, without waiting."""
+        data = _history.read_bounded(os.path.join(self.folder, UNSAVED), UNSAVED_MAX)
         try:
-            fd = os.open(os.path.join(self.folder, UNSAVED), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError:
+            marker = wire.loads(data) if data and data.strip() else None
+        except (ValueError, UnicodeDecodeError):
             return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            data = os.read(fd, UNSAVED_MAX)
-            marker = wire.loads(data) if data.strip() else None
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
-        finally:
-            os.close(fd)
         if not isinstance(marker, dict) or type(marker.get("block")) is not int or not isinstance(marker.get("names"), list):
             return None
         if saved_next > marker["block"]:
@@ -1303,17 +1294,9 @@ class State:
         # A block may have replaced it with a FIFO or a link to a device:
         # that reads as no counter, without waiting.
         try:
-            fd = os.open(os.path.join(self.folder, COUNTER), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError:
+            return int((_history.read_bounded(os.path.join(self.folder, COUNTER), 64) or b"0").strip() or b"0")
+        except ValueError:
             return 0
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return 0
-            return int(os.read(fd, 64).strip() or b"0")
-        except (OSError, ValueError):
-            return 0
-        finally:
-            os.close(fd)
 
     def restore(self, namespace, drop=()):
         """Brings the snapshot back into namespace, but for the names in drop
