@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/roots"
 )
 
@@ -27,7 +28,7 @@ type SessionRoots struct {
 func NewSessionRoots(workspace, state, tmp string, extra []string, warn func(string)) *SessionRoots {
 	j := &SessionRoots{rw: append([]string{workspace, state, tmp}, extra...), warn: warn}
 	for _, r := range j.rw {
-		if real, _, err := roots.Walk(r); err == nil {
+		if real, _, err := realpath.Walk(r); err == nil {
 			j.writable = append(j.writable, roots.Writable{Path: real, Name: "the writable root"})
 		}
 	}

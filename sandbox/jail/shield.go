@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // Shield is what a mount namespace of the jailed process's own keeps from
@@ -58,7 +59,7 @@ func (s Shield) Protects(roots []string) bool {
 		return false
 	}
 	for _, r := range roots {
-		if within(s.Sessions, canonical(r)) {
+		if realpath.Within(s.Sessions, canonical(r)) {
 			return true
 		}
 	}
@@ -70,7 +71,7 @@ func (s Shield) Protects(roots []string) bool {
 func (s Shield) Keep() []string {
 	var keep []string
 	for _, w := range s.Writable {
-		if s.Sessions != "" && within(w, s.Sessions) {
+		if s.Sessions != "" && realpath.Within(w, s.Sessions) {
 			keep = append(keep, w)
 		}
 	}
@@ -119,12 +120,12 @@ func NewShield(readWrite, own, inner []string, sessions string, keep []string) (
 			continue
 		}
 		for _, o := range ownC {
-			if within(o, root) {
+			if realpath.Within(o, root) {
 				add(o)
 			}
 		}
 		for _, in := range innerC {
-			if within(root, in) {
+			if realpath.Within(root, in) {
 				return Shield{}, fmt.Errorf("the writable root %s is inside %s, vis-agent's own: the jail could change its settings, packages or other sessions; use a folder outside it", root, in)
 			}
 		}
@@ -285,7 +286,7 @@ func relativeTo(dir, p string) string {
 // would take the root itself.
 func (s Shield) holdsRoot(p string) bool {
 	for _, w := range s.Writable {
-		if within(w, p) {
+		if realpath.Within(w, p) {
 			return true
 		}
 	}
@@ -307,7 +308,7 @@ func (s Shield) GitAt(path string) bool {
 // holds reports whether a writable root holds p.
 func (s Shield) holds(p string) bool {
 	for _, w := range s.Writable {
-		if within(p, w) {
+		if realpath.Within(p, w) {
 			return true
 		}
 	}
@@ -347,12 +348,12 @@ func (s Shield) ReadOnlyAt(path string) bool {
 	}
 	best, readOnly := -1, false
 	for _, p := range s.ReadOnly {
-		if within(path, p) && depth(p) > best {
+		if realpath.Within(path, p) && depth(p) > best {
 			best, readOnly = depth(p), true
 		}
 	}
 	for _, p := range s.Writable {
-		if within(path, p) && depth(p) > best {
+		if realpath.Within(path, p) && depth(p) > best {
 			best, readOnly = depth(p), false
 		}
 	}
@@ -368,8 +369,3 @@ func canonical(p string) string {
 }
 
 func depth(p string) int { return strings.Count(p, "/") }
-
-// within reports whether path is root or below it, at a / boundary.
-func within(path, root string) bool {
-	return path == root || root == "/" || strings.HasPrefix(path, root+"/")
-}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // The mount tree of a jailed child: a tmpfs of its own as "/", holding
@@ -132,7 +134,7 @@ func planTree(s Shield, readWrite, readOnly []string) *treePlan {
 func coveredBy(before []treeMount, m treeMount) bool {
 	best := -1
 	for i, b := range before {
-		if within(m.path, b.path) && (best < 0 || depth(b.path) >= depth(before[best].path)) {
+		if realpath.Within(m.path, b.path) && (best < 0 || depth(b.path) >= depth(before[best].path)) {
 			best = i
 		}
 	}
@@ -454,10 +456,10 @@ func tmpAlias(plan *treePlan) string {
 	for _, at := range tmpAliases {
 		free := true
 		for _, m := range plan.mounts {
-			free = free && !within(m.path, at) && !within(at, m.path)
+			free = free && !realpath.Within(m.path, at) && !realpath.Within(at, m.path)
 		}
 		for _, l := range plan.links {
-			free = free && !within(l[0], at) && !within(at, l[0])
+			free = free && !realpath.Within(l[0], at) && !realpath.Within(at, l[0])
 		}
 		if free {
 			return at

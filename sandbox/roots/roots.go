@@ -19,65 +19,10 @@ package roots
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
-
-// maxLinks bounds the symlinks one resolution follows, as the kernel's 40.
-const maxLinks = 40
-
-// Walk resolves an absolute path one element at a time, as the kernel
-// would, and returns where it really is with every real folder the
-// resolution passed on the way (each prefix of the path, and of each
-// symlink's target, once resolved). The path must exist.
-func Walk(path string) (real string, passed []string, err error) {
-	if !filepath.IsAbs(path) {
-		return "", nil, fmt.Errorf("%s: not an absolute path", path)
-	}
-	parts := strings.Split(path, "/")
-	real, links := "/", 0
-	for i := 0; i < len(parts); i++ {
-		switch parts[i] {
-		case "", ".":
-			continue
-		case "..":
-			real = filepath.Dir(real)
-			passed = append(passed, real)
-			continue
-		}
-		next := filepath.Join(real, parts[i])
-		st, err := os.Lstat(next)
-		if err != nil {
-			return "", nil, err
-		}
-		if st.Mode()&os.ModeSymlink == 0 {
-			real = next
-			passed = append(passed, real)
-			continue
-		}
-		// The link itself lies in real: a writable folder there could
-		// have planted it.
-		if links++; links > maxLinks {
-			return "", nil, fmt.Errorf("%s: too many levels of symbolic links", path)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", nil, err
-		}
-		if filepath.IsAbs(target) {
-			real = "/"
-		}
-		parts = append(strings.Split(target, "/"), parts[i+1:]...)
-		i = -1
-	}
-	return real, passed, nil
-}
-
-// Inside reports whether path is root or below it, at a / boundary.
-func Inside(path, root string) bool {
-	return root == "/" || path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
-}
 
 // Writable is a folder the jailed code may change, and how to name it in
 // a message ("the workspace").
@@ -86,10 +31,10 @@ type Writable struct {
 	Name string
 }
 
-// within is the first of ws that holds path, or nil.
-func within(path string, ws []Writable) *Writable {
+// holding is the first of ws that holds path, or nil.
+func holding(path string, ws []Writable) *Writable {
 	for i := range ws {
-		if Inside(path, ws[i].Path) {
+		if realpath.Within(path, ws[i].Path) {
 			return &ws[i]
 		}
 	}
@@ -100,7 +45,7 @@ func within(path string, ws []Writable) *Writable {
 // or nil.
 func reaches(real string, passed []string, ws []Writable) *Writable {
 	for _, p := range append(passed, real) {
-		if w := within(p, ws); w != nil {
+		if w := holding(p, ws); w != nil {
 			return w
 		}
 	}
@@ -115,7 +60,7 @@ var ErrMissing = errors.New("does not exist")
 // the jailed code could swap it, or a folder above it, for a symlink
 // before the next run resolves it again. It returns the resolved path.
 func CheckUser(path string, ws []Writable) (string, error) {
-	real, passed, err := Walk(filepath.Clean(path))
+	real, passed, err := realpath.Walk(filepath.Clean(path))
 	if err != nil {
 		return "", ErrMissing
 	}
@@ -134,11 +79,11 @@ func CheckUser(path string, ws []Writable) (string, error) {
 // with why) and whether the jail must open it read-only. trusted says the
 // file naming it lies outside ws (see Trusted).
 func Import(path string, trusted bool, ws []Writable) (importPath string, readOnly bool, why string) {
-	real, passed, err := Walk(filepath.Clean(path))
+	real, passed, err := realpath.Walk(filepath.Clean(path))
 	if err != nil {
 		return "", false, "it does not exist"
 	}
-	if within(real, ws) != nil {
+	if holding(real, ws) != nil {
 		return real, false, "" // the jail reads it already
 	}
 	if !trusted {
@@ -153,6 +98,6 @@ func Import(path string, trusted bool, ws []Writable) (importPath string, readOn
 // Trusted reports whether a configuration file lies outside ws, so that
 // the jailed code cannot have written it (or a folder on its way).
 func Trusted(file string, ws []Writable) bool {
-	real, passed, err := Walk(filepath.Clean(file))
+	real, passed, err := realpath.Walk(filepath.Clean(file))
 	return err == nil && reaches(real, passed, ws) == nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // Access is what the session's code may touch. Unconfined (the session's
@@ -85,7 +86,7 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 		}
 		path = a.Workspace + "/" + path // not Join: ".." must meet symlinks first
 	}
-	real, err := canonical(path)
+	real, err := realpath.Resolve(path)
 	if err != nil {
 		return resolved{}, fmt.Errorf("%s: %w", shown, err)
 	}
@@ -115,51 +116,6 @@ func (a Access) resolve(path string, write bool) (resolved, error) {
 	return resolved{}, failure(errRefused, "outside the session's roots: %s", where)
 }
 
-// canonical resolves an absolute path the way the kernel would, one
-// element at a time: a symlink is replaced by its target and a ".." goes
-// up from where the path really is, so "link/.." is link's parent, not
-// the folder holding link. From the first element that does not exist
-// on, the rest is appended as written (cleaned), so a path that does not
-// exist yet is judged by where it would be created.
-func canonical(path string) (string, error) {
-	parts := strings.Split(path, "/")
-	real, links := "/", 0
-	for i := 0; i < len(parts); i++ {
-		switch parts[i] {
-		case "", ".":
-			continue
-		case "..":
-			real = filepath.Dir(real)
-			continue
-		}
-		next := filepath.Join(real, parts[i])
-		st, err := os.Lstat(next)
-		if errors.Is(err, os.ErrNotExist) {
-			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if st.Mode()&os.ModeSymlink == 0 {
-			real = next
-			continue
-		}
-		if links++; links > 40 {
-			return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(target) {
-			real = "/"
-		}
-		parts = append(strings.Split(target, "/"), parts[i+1:]...)
-		i = -1
-	}
-	return real, nil
-}
-
 // under reports whether path is one of roots or inside one; each root is
 // made canonical first, so a root given through a symlink still matches.
 func under(path string, roots []string) bool {
@@ -167,22 +123,14 @@ func under(path string, roots []string) bool {
 		if !filepath.IsAbs(root) {
 			continue
 		}
-		if real, err := canonical(root); err == nil {
+		if real, err := realpath.Resolve(root); err == nil {
 			root = real
 		}
-		if within(path, root) {
+		if realpath.Within(path, root) {
 			return true
 		}
 	}
 	return false
-}
-
-// within reports whether path is root or below it, at a / boundary.
-func within(path, root string) bool {
-	if root == "/" || path == root {
-		return true
-	}
-	return strings.HasPrefix(path, root+"/")
 }
 
 // openNoSymlinks opens a canonical path refusing any symlink on the way,
@@ -234,10 +182,10 @@ func (a Access) rootOf(real string) string {
 		if !filepath.IsAbs(r) {
 			continue
 		}
-		if c, err := canonical(r); err == nil {
+		if c, err := realpath.Resolve(r); err == nil {
 			r = c
 		}
-		if within(real, r) && len(r) > len(best) {
+		if realpath.Within(real, r) && len(r) > len(best) {
 			best = r
 		}
 	}

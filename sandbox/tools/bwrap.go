@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // bwrapName is the program that confines commands; tests point it
@@ -135,7 +136,7 @@ func bwrapArgs(a Access, cwd string, hidden []string, helper string) []string {
 
 // rootPath is a root made canonical, as given when that fails.
 func rootPath(p string) string {
-	if real, err := canonical(filepath.Clean(p)); err == nil {
+	if real, err := realpath.Resolve(filepath.Clean(p)); err == nil {
 		return real
 	}
 	return filepath.Clean(p)

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // Limits of grep.
@@ -99,7 +101,7 @@ func Grep(ctx context.Context, a Access, pattern, path, glob string, limit int) 
 		}
 		g.sessions, g.keep = a.Shield.Sessions, a.Shield.Keep()
 	}
-	if ws, err := canonical(a.Workspace); err == nil && a.Workspace != "" {
+	if ws, err := realpath.Resolve(a.Workspace); err == nil && a.Workspace != "" {
 		g.workspace = ws
 	}
 	if st.IsDir() {
@@ -137,16 +139,16 @@ type grepper struct {
 // under one, or in another session's folder.
 func (g *grepper) hidden(p string) bool {
 	for _, h := range g.hide {
-		if within(p, h) {
+		if realpath.Within(p, h) {
 			return true
 		}
 	}
-	if g.sessions == "" || !within(p, g.sessions) {
+	if g.sessions == "" || !realpath.Within(p, g.sessions) {
 		return false
 	}
 	for _, k := range g.keep {
 		// The session's own folders and the way to them.
-		if within(p, k) || within(k, p) {
+		if realpath.Within(p, k) || realpath.Within(k, p) {
 			return false
 		}
 	}
@@ -339,7 +341,7 @@ func (g *grepper) search(f *os.File, r resolved) error {
 // display is how a row names a file: relative to the workspace when
 // inside it, absolute otherwise.
 func (g *grepper) display(p string) string {
-	if g.workspace != "" && within(p, g.workspace) {
+	if g.workspace != "" && realpath.Within(p, g.workspace) {
 		if rel, err := filepath.Rel(g.workspace, p); err == nil {
 			return rel
 		}

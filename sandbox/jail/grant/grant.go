@@ -18,6 +18,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/roots"
 )
 
@@ -95,7 +96,7 @@ func Decide(st config.Settings, asked *Asked, workspace, sessionDir string) (pro
 		}
 	}
 	base := []roots.Writable{{Path: workspace, Name: "the workspace"}, {Path: sessionDir, Name: "the session's folder"}}
-	if real, _, err := roots.Walk(sessionDir); err == nil {
+	if real, _, err := realpath.Walk(sessionDir); err == nil {
 		base[1].Path = real
 	}
 	// The writable roots first, each checked against the others too: a

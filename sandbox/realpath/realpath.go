@@ -1,0 +1,102 @@
+// Package realpath resolves a path the way the kernel would, one element
+// at a time, for every check of where a jailed session's path leads: the
+// roots the jail opens (sandbox/roots), the files the tools let a block
+// touch (sandbox/tools). One walker, so that each check sees a path the
+// way the others do; the jailed code can plant a symlink anywhere under
+// its writable roots, so a check that resolved differently (".." taken
+// lexically, a link followed once more or once less) would be a way out.
+package realpath
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// MaxLinks bounds the symlinks one resolution follows, as the kernel's 40.
+const MaxLinks = 40
+
+// Walk resolves an absolute path that must exist, and returns where it
+// really is with every real folder the resolution passed on the way (each
+// prefix of the path, and of each symlink's target, once resolved): a
+// symlink lies in the folder passed before it, so a writable folder
+// there could have planted it.
+func Walk(path string) (real string, passed []string, err error) {
+	if !filepath.IsAbs(path) {
+		return "", nil, fmt.Errorf("%s: not an absolute path", path)
+	}
+	real, err = walk(path, false, &passed)
+	if err != nil {
+		return "", nil, err
+	}
+	return real, passed, nil
+}
+
+// Resolve resolves a path that need not exist: from the first element
+// that does not, the rest is appended as written (cleaned), so a path not
+// made yet is judged by where it would be created. The path is read from
+// / whether or not it starts with one; its callers make it absolute
+// first.
+func Resolve(path string) (string, error) {
+	return walk(path, true, nil)
+}
+
+// walk is Walk and Resolve: a symlink is replaced by its target and a
+// ".." goes up from where the path really is, so "link/.." is link's
+// parent, not the folder holding link. missing lets the path end in
+// elements that do not exist; passed, when not nil, collects the real
+// folders on the way.
+func walk(path string, missing bool, passed *[]string) (string, error) {
+	pass := func(dir string) {
+		if passed != nil {
+			*passed = append(*passed, dir)
+		}
+	}
+	parts := strings.Split(path, "/")
+	real, links := "/", 0
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real)
+			pass(real)
+			continue
+		}
+		next := filepath.Join(real, parts[i])
+		st, err := os.Lstat(next)
+		if missing && errors.Is(err, os.ErrNotExist) {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			real = next
+			pass(real)
+			continue
+		}
+		if links++; links > MaxLinks {
+			return "", &os.PathError{Op: "resolve", Path: path, Err: syscall.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			real = "/"
+		}
+		parts = append(strings.Split(target, "/"), parts[i+1:]...)
+		i = -1
+	}
+	return real, nil
+}
+
+// Within reports whether path is root or below it, at a / boundary (a
+// root written with a trailing / too).
+func Within(path, root string) bool {
+	return root == "/" || path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
+}
