@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,12 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
-	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/proxy"
 )
 
 // Shell statuses.
@@ -263,157 +258,6 @@ func (m *Shells) reserve(cmd, cwd string, timeout time.Duration) (s *shell, n, h
 	return s, m.next, m.halts, nil
 }
 
-// launch starts command number n: under bubblewrap when the session is
-// jailed, through the confine helper when it has a kernel layer, and
-// waits for the helper's report of that layer.
-func (m *Shells) launch(s *shell, n int) error {
-	argv, env := []string{"/bin/sh", "-c", s.command}, os.Environ()
-	var prefix []string
-	// The shield as the roots are now, for each command: a .git the user
-	// made since the last one is kept read-only (jail.Shield.Now).
-	a := m.access
-	a.Shield = a.Shield.Now()
-	if !a.Unconfined {
-		bwrap, err := bwrapPath()
-		if err != nil {
-			return err
-		}
-		hidden := append([]string{m.dir}, a.Hidden...)
-		prefix = append(append([]string{bwrap}, bwrapArgs(a, s.cwd, hidden, m.limits.Exe)...), confineHelper)
-		env, s.confined = confinedEnv(s.cwd, m.access.Python), "bubblewrap"
-	}
-	policy, bounded := m.policy()
-	var extra []*os.File
-	var report *os.File
-	var proxyConn *net.UnixConn // the host's end of the proxy's link
-	var proxyEnd *os.File       // the helper's
-	var missing []string
-	if bounded {
-		if m.limits.Exe == "" {
-			return failure(errRefused, "shell: no vis-agent binary to apply the kernel layer with; nothing ran")
-		}
-		if prefix == nil {
-			prefix, s.confined = []string{m.limits.Exe}, "kernel"
-		}
-		pj, err := json.Marshal(policy)
-		if err != nil {
-			return fmt.Errorf("shell: %w", err)
-		}
-		r, w, err := os.Pipe()
-		if err != nil {
-			return fmt.Errorf("shell: %w", err)
-		}
-		defer r.Close()
-		defer w.Close() // also right after the start, below
-		report, extra = r, []*os.File{w}
-		// The report on descriptor 3, then the pids cgroup and the
-		// proxy's link.
-		prefix = append(prefix, "sandbox", "confine", "--policy", string(pj), "--status-fd", "3")
-		if m.limits.MaxTasks > 0 {
-			if s.group, err = jail.NewTaskGroup(n, m.limits.MaxTasks); err != nil {
-				missing = append(missing, fmt.Sprintf("tasks: the kernel does not cap the command's processes (%v)", err))
-			} else {
-				prefix, extra = append(prefix, "--group-fd", strconv.Itoa(3+len(extra))), append(extra, s.group.Join())
-			}
-		}
-		if policy.ProxyPort > 0 {
-			if proxyConn, proxyEnd, err = proxyLink(); err != nil {
-				return err
-			}
-			defer proxyConn.Close()
-			defer proxyEnd.Close()
-			prefix, extra = append(prefix, "--proxy-fd", strconv.Itoa(3+len(extra))), append(extra, proxyEnd)
-			env = append(env, proxy.Environ(policy.ProxyPort)...)
-			if m.access.Unconfined {
-				// No bubblewrap to make the namespace: the helper's C
-				// constructor makes it.
-				env = append(env, protocol.NetworkEnv+"=1")
-			}
-		}
-		argv = append(append(prefix, "--"), argv...)
-	} else if prefix != nil {
-		argv = append(prefix, argv...)
-	}
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Dir, c.Env, c.ExtraFiles = s.cwd, env, extra
-	c.Stdout, c.Stderr = s.out, s.err
-	c.WaitDelay = pipeGrace
-	// Its own process group, so that ending it ends what it started; and
-	// killed if the host dies without closing.
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	s.cmd = c
-	s.started = time.Now()
-	// Started from a goroutine of its own, which no LockOSThread holds:
-	// Pdeathsig fires when the starting thread exits, and the runtime
-	// ends only threads that a locked goroutine leaves.
-	started := make(chan error, 1)
-	go func() { started <- c.Start() }()
-	if err := <-started; err != nil {
-		return fmt.Errorf("shell: %w", err)
-	}
-	if report == nil {
-		return nil
-	}
-	// Only the command holds the report's write end now: its early end
-	// (bubblewrap's failure) is an end of file here.
-	extra[0].Close()
-	var proxyErr error
-	if proxyConn != nil {
-		// The helper hands its listener over before it reports; when it
-		// does not, its report says why.
-		proxyEnd.Close()
-		proxyConn.SetReadDeadline(time.Now().Add(statusTimeout))
-		var l net.Listener
-		if l, proxyErr = jail.ReceiveListener(proxyConn); proxyErr == nil {
-			m.access.Proxy.Serve(l)
-			s.proxyListener = l
-		}
-	}
-	kernel, err := readReport(report)
-	if err == nil && proxyErr != nil {
-		err = proxyErr
-	}
-	if err != nil {
-		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		c.Wait()
-		if s.proxyListener != nil {
-			s.proxyListener.Close()
-		}
-		if why, _ := s.err.text(); strings.TrimSpace(why) != "" {
-			err = fmt.Errorf("%w: %s", err, firstLine(why))
-		}
-		return failure(errRefused, "shell: the command's kernel layer: %v; nothing ran", err)
-	}
-	if s.group != nil {
-		kernel.MaxTasks = m.limits.MaxTasks
-	}
-	if s.confined == "bubblewrap" {
-		// bubblewrap's mounts: nothing writable but the roots, the
-		// shield's paths read-only, the sessions folder covered.
-		kernel.ReadOnlyMounts, kernel.ReadOnly, kernel.HiddenSessions = true, a.Shield.ReadOnly, a.Shield.Sessions
-	}
-	kernel.Missing = append(kernel.Missing, missing...)
-	s.kernel = kernel
-	return nil
-}
-
-// proxyLink is the unix socket pair a command's helper hands its
-// listener for the proxy over.
-func proxyLink() (*net.UnixConn, *os.File, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("shell: the proxy's link: %w", err)
-	}
-	f := os.NewFile(uintptr(fds[0]), "proxy link")
-	defer f.Close()
-	c, err := net.FileConn(f)
-	if err != nil {
-		syscall.Close(fds[1])
-		return nil, nil, fmt.Errorf("shell: the proxy's link: %w", err)
-	}
-	return c.(*net.UnixConn), os.NewFile(uintptr(fds[1]), "proxy link"), nil
-}
-
 // prune forgets the oldest ended commands past MaxKept, and deletes
 // their output.
 func (m *Shells) prune() {
@@ -430,31 +274,6 @@ func (m *Shells) prune() {
 		kept = append(kept, id)
 	}
 	m.order = kept
-}
-
-// readReport reads the helper's one-line report (jail.ConfineReport):
-// the layers in force, or why it ran nothing. bubblewrap holds the pipe
-// open for its whole life, so the line, not the end, is waited for.
-func readReport(r *os.File) (*jail.Status, error) {
-	r.SetReadDeadline(time.Now().Add(statusTimeout))
-	line, err := bufio.NewReader(r).ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("no report from the helper (%w)", err)
-	}
-	var rep jail.ConfineReport
-	if err := json.Unmarshal(line, &rep); err != nil {
-		return nil, fmt.Errorf("a bad report from the helper: %w", err)
-	}
-	if rep.Error != "" || rep.Status == nil {
-		return nil, fmt.Errorf("the helper could not apply it: %s", rep.Error)
-	}
-	return rep.Status, nil
-}
-
-// firstLine is s up to its first line end.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
 }
 
 // closeGroup lets the command's pids cgroup go.
@@ -496,155 +315,6 @@ func (s *shell) closeSpools() {
 	s.out.close()
 	s.err.close()
 	s.log.close()
-}
-
-// wait waits for the command, ending it at its timeout, and records how
-// it ended.
-func (s *shell) wait() {
-	exited := make(chan struct{})
-	if s.timeout > 0 {
-		timer := time.AfterFunc(s.timeout, func() { s.end(StatusTimedOut, exited) })
-		defer timer.Stop()
-	}
-	err := s.cmd.Wait()
-	close(exited)
-	// What the command left in its group goes with it.
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	if s.proxyListener != nil {
-		s.proxyListener.Close()
-	}
-	code := 0
-	if st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		code = 128 + int(st.Signal())
-	} else if s.cmd.ProcessState != nil {
-		code = s.cmd.ProcessState.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
-	s.closeSpools()
-	s.closeGroup()
-	s.mu.Lock()
-	s.exit, s.endTime = &code, time.Now()
-	s.mu.Unlock()
-	close(s.done)
-}
-
-// end ends a running command for reason: SIGTERM to the processes under
-// it, then SIGKILL after stopGrace. exited is closed when the command's
-// own process has ended.
-//
-// Without bubblewrap, the command's process group gets the signals too.
-// Under bubblewrap, bubblewrap itself is spared SIGTERM, which would end it at
-// once and leave what it runs to die a moment later: the command ends,
-// and bubblewrap with it; the SIGKILL goes to the namespace's first
-// process, whose end ends every process of the namespace before
-// bubblewrap sees it.
-func (s *shell) end(reason string, exited <-chan struct{}) {
-	s.mu.Lock()
-	if s.reason != "" || s.exit != nil {
-		s.mu.Unlock()
-		return
-	}
-	s.reason = reason
-	s.mu.Unlock()
-	pid := s.cmd.Process.Pid
-	confined := s.confined == "bubblewrap"
-	tree := descendants(pid)
-	// A command started a moment ago may not have its processes yet.
-	for i := 0; confined && len(tree) == 0 && i < 20; i++ {
-		time.Sleep(10 * time.Millisecond)
-		tree = descendants(pid)
-	}
-	signal(pid, tree, !confined, syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(stopGrace):
-	}
-	tree = append(tree, descendants(pid)...)
-	signal(pid, tree, true, syscall.SIGKILL)
-	// Processes that are not the host's children die a moment after
-	// their signal: wait for that, so that a stopped command has no
-	// process left.
-	for deadline := time.Now().Add(stopGrace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if !anyRunning(tree) {
-			break
-		}
-	}
-}
-
-// signal sends sig, when group is set, to the process group of pid (the
-// shell first: a shell whose child dies first runs on), then to the
-// processes of tree (the descendants of pid, which may have left its
-// group).
-func signal(pid int, tree []int, group bool, sig syscall.Signal) {
-	if group {
-		syscall.Kill(-pid, sig)
-	}
-	for _, p := range tree {
-		syscall.Kill(p, sig)
-	}
-}
-
-// anyRunning reports whether one of pids still runs: exists and is not
-// a zombie.
-func anyRunning(pids []int) bool {
-	for _, p := range pids {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-		if err != nil {
-			continue
-		}
-		if fields := procStatFields(stat); len(fields) > 0 && fields[0] != "Z" && fields[0] != "X" {
-			return true
-		}
-	}
-	return false
-}
-
-// procStatFields returns the fields of /proc/PID/stat after the command
-// name (which may hold spaces and parentheses): state, ppid, ...
-func procStatFields(stat []byte) []string {
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(stat[i+1:]))
-}
-
-// descendants lists the processes under pid, deepest last.
-func descendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		fields := procStatFields(stat)
-		if len(fields) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(fields[1]); err == nil {
-			children[ppid] = append(children[ppid], p)
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
 }
 
 // state is the command's state now.
@@ -758,69 +428,6 @@ func (m *Shells) Halt() {
 		trees = append(trees, s.kill()...)
 	}
 	waitGone(trees)
-}
-
-// waitGone waits until none of pids runs, at most stopGrace: processes
-// that are not the host's children die a moment after their signal.
-func waitGone(pids []int) {
-	for deadline := time.Now().Add(stopGrace); anyRunning(pids) && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// kill ends the command's processes at once, as stopped, and returns
-// them. They are found before any is signalled: bubblewrap's first
-// process in its pid namespace has a session of its own, and once
-// bubblewrap is gone it is no longer found under it (it ends a moment
-// later, by --die-with-parent, and the namespace with it).
-func (s *shell) kill() []int {
-	s.mu.Lock()
-	if s.reason == "" && s.exit == nil {
-		s.reason = StatusStopped
-	}
-	s.mu.Unlock()
-	pid := s.cmd.Process.Pid
-	tree := childTree(pid)
-	signal(pid, tree, true, syscall.SIGKILL)
-	return append(tree, pid)
-}
-
-// childTree lists the processes under pid from the kernel's lists of
-// each task's children (a few small reads), all of /proc where the
-// kernel keeps none.
-func childTree(pid int) []int {
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
-		for _, t := range tasks {
-			data, cerr := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
-			if errors.Is(cerr, os.ErrNotExist) && p == pid {
-				return descendants(pid)
-			}
-			for _, f := range strings.Fields(string(data)) {
-				if c, err := strconv.Atoi(f); err == nil {
-					out = append(out, c)
-					queue = append(queue, c)
-				}
-			}
-		}
-		if err != nil && p == pid {
-			return descendants(pid)
-		}
-	}
-	return out
-}
-
-// stop ends the command and waits until it has.
-func (s *shell) stop() {
-	if s.ended() {
-		return
-	}
-	s.end(StatusStopped, s.done)
-	<-s.done
 }
 
 // Close stops every running command; the host calls it when it exits.
