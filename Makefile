@@ -178,7 +178,8 @@ bench: build test-wheels
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
-	VIS_BENCH=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run TestReplFigures ./cmd/vis-agent | grep 'figure:'
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkReplStart$$' -benchtime 10x ./cmd/vis-agent
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkReplKeystroke$$' -benchtime 50x ./cmd/vis-agent
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -runs 9

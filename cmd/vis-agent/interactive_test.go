@@ -17,7 +17,7 @@ import (
 
 // terminal is a command running on a pseudo-terminal, and all it printed.
 type terminal struct {
-	t    *testing.T
+	t    testing.TB
 	tty  io.ReadWriteCloser
 	cmd  *exec.Cmd
 	mu   sync.Mutex
@@ -26,7 +26,7 @@ type terminal struct {
 	done chan struct{}
 }
 
-func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+func startTerminal(t testing.TB, cmd *exec.Cmd) *terminal {
 	t.Helper()
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 100})
 	if err != nil {

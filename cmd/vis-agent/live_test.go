@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -70,28 +68,23 @@ func TestReplLiveView(t *testing.T) {
 	tm.waitForGone("is running a block")
 }
 
-// TestReplLiveFigure measures, for BENCHMARKS.md (make bench sets
-// VIS_BENCH=1), how long after an MCP client's python call starts its
-// block's code shows on the terminal of a REPL open on the session.
-func TestReplLiveFigure(t *testing.T) {
-	t.Parallel()
-	if os.Getenv("VIS_BENCH") == "" {
-		t.Skip("make bench runs it (VIS_BENCH=1)")
-	}
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
-	c := connectMCP(t, sb)
+// BenchmarkReplLiveBlock measures, for BENCHMARKS.md, how long after an
+// MCP client's python call starts its block's code shows on the terminal
+// of a REPL open on the session: each iteration is one call printing a
+// new marker. Reported: the median and the slowest, and the calls' own
+// round trip (median).
+func BenchmarkReplLiveBlock(b *testing.B) {
+	sb := newSandbox(b, testenv.First(b))
+	c := connectMCP(b, sb)
 	c.python("x = 1", false) // the session is warm
-	cmd := exec.Command(sb.bin, "sandbox", "repl")
-	cmd.Env, cmd.Dir = append(sb.env, "TERM=xterm-256color"), sb.ws
-	term := startTerminal(t, cmd)
+	term := openTerminal(sb, sb.bin, "sandbox", "repl")
 	term.until(0, "Python 3.", time.Now())
 	time.Sleep(time.Second) // the REPL follows the session
 	var ds, calls []time.Duration
-	for i := 0; i < 21; i++ {
+	for i := 0; b.Loop(); i++ {
 		// The terminal gets only the cells that change: each marker
 		// differs from the last in every character.
-		marker := strings.Repeat(string(rune('A'+i)), 12)
+		marker := strings.Repeat(string(rune('A'+i%26)), 12)
 		off := term.mark()
 		done := make(chan struct{})
 		start := time.Now()
@@ -104,8 +97,9 @@ func TestReplLiveFigure(t *testing.T) {
 		<-done
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("figure: an MCP client's block on a REPL's terminal, CPython %s, pseudo-terminal: median %.1f ms, slowest %.1f ms after the python call starts (21 calls; the calls' own round trip: median %.1f ms)",
-		py.Version.Short(), msOf(medianOf(ds)), msOf(slowest(ds)), msOf(medianOf(calls)))
+	b.ReportMetric(msOf(medianOf(ds)), "median-ms")
+	b.ReportMetric(msOf(slowest(ds)), "slowest-ms")
+	b.ReportMetric(msOf(medianOf(calls)), "call-ms")
 }
 
 // hasLine is whether the screen has a line that is text (the transcript's

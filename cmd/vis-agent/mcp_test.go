@@ -32,7 +32,7 @@ import (
 // mcpClient is the SDK's client connected to `vis-agent sandbox mcp` for
 // session name of sb, with the progress notifications it received.
 type mcpClient struct {
-	t        *testing.T
+	t        testing.TB
 	cs       *mcp.ClientSession
 	mu       sync.Mutex
 	progress []string
@@ -45,13 +45,13 @@ type mcpClient struct {
 	output *jsonschema.Resolved
 }
 
-func connectMCP(t *testing.T, sb *sandbox, args ...string) *mcpClient {
+func connectMCP(t testing.TB, sb *sandbox, args ...string) *mcpClient {
 	t.Helper()
 	return connectMCPCommand(t, sb.command(append([]string{"mcp", "--workspace", sb.ws}, args...)...))
 }
 
 // connectMCPCommand connects to the MCP server cmd runs.
-func connectMCPCommand(t *testing.T, cmd *exec.Cmd) *mcpClient {
+func connectMCPCommand(t testing.TB, cmd *exec.Cmd) *mcpClient {
 	t.Helper()
 	c := &mcpClient{t: t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "vis-agent-test", Version: "1"}, &mcp.ClientOptions{

@@ -256,49 +256,49 @@ func TestReplNeedsTerminal(t *testing.T) {
 	}
 }
 
-// TestReplFigures measures the REPL on a pseudo-terminal for
-// BENCHMARKS.md (make bench sets VIS_BENCH=1): keystroke to repaint while
-// idle and while a block streams 10 MB, and start to a ready prompt on a
-// warm session next to python's own `>>>`, taken alternately.
-func TestReplFigures(t *testing.T) {
-	t.Parallel()
-	if os.Getenv("VIS_BENCH") == "" {
-		t.Skip("make bench runs it (VIS_BENCH=1)")
-	}
-	py := testenv.First(t)
-	sb := newSandbox(t, py)
+// BenchmarkReplStart measures, for BENCHMARKS.md (make bench), start to a
+// ready prompt on a pseudo-terminal on a warm session: each iteration
+// starts `sandbox repl` (until its status bar shows the session's Python)
+// and then python's own REPL (until `>>>`), so the two alternate. Reported:
+// the medians of each and their ratio.
+func BenchmarkReplStart(b *testing.B) {
+	py := testenv.First(b)
+	sb := newSandbox(b, py)
 	sb.block("default", "x = 1", 0) // the session is warm
-	open := func(argv ...string) *terminal {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env, cmd.Dir = append(sb.env, "TERM=xterm-256color"), sb.ws
-		return startTerminal(t, cmd)
-	}
-
 	var repl, python []time.Duration
-	for i := 0; i < 10; i++ {
+	for b.Loop() {
 		for _, c := range []struct {
 			argv  []string
 			ready string
 			into  *[]time.Duration
 		}{{[]string{sb.bin, "sandbox", "repl"}, "Python 3.", &repl}, {[]string{py.Executable}, ">>> ", &python}} {
 			start := time.Now()
-			term := open(c.argv...)
+			term := openTerminal(sb, c.argv...)
 			*c.into = append(*c.into, term.until(0, c.ready, start))
 			term.tty.Close()
 			term.cmd.Process.Kill()
 			term.cmd.Wait()
 		}
 	}
-	t.Logf("figure: start to a ready prompt on a warm session, CPython %s, pseudo-terminal, median of 10 alternate runs: vis-agent sandbox repl %.1f ms (until its status bar shows the session's Python), %s %.1f ms (until >>>), ratio %.2f",
-		py.Version.Short(), msOf(medianOf(repl)), filepath.Base(py.Executable), msOf(medianOf(python)), float64(medianOf(repl))/float64(medianOf(python)))
+	b.ReportMetric(msOf(medianOf(repl)), "repl-ms")
+	b.ReportMetric(msOf(medianOf(python)), filepath.Base(py.Executable)+"-ms")
+	b.ReportMetric(float64(medianOf(repl))/float64(medianOf(python)), "ratio")
+}
 
-	term := open(sb.bin, "sandbox", "repl")
+// BenchmarkReplKeystroke measures, for BENCHMARKS.md (make bench), a key
+// typed into `sandbox repl` on a pseudo-terminal until the terminal
+// receives its repaint: idle, and while a block streams 10 MB. Each
+// iteration is one key (each differs from the one before, so each is
+// drawn); reported besides the mean: the median, and for the streaming
+// one whether the block still streamed at the last key.
+func BenchmarkReplKeystroke(b *testing.B) {
+	sb := newSandbox(b, testenv.First(b))
+	sb.block("default", "x = 1", 0) // the session is warm
+	term := openTerminal(sb, sb.bin, "sandbox", "repl")
 	term.until(0, "Python 3.", time.Now())
-	// keys types n keys, timing each until the terminal receives its
-	// repaint; the keys differ from the one before, so each is drawn
-	keys := func(n int) []time.Duration {
+	keys := func(b *testing.B) {
 		var ds []time.Duration
-		for i := 0; i < n; i++ {
+		for i := 0; b.Loop(); i++ {
 			k := string("QZXWV"[i%5])
 			off := term.mark()
 			start := time.Now()
@@ -306,18 +306,29 @@ func TestReplFigures(t *testing.T) {
 			ds = append(ds, term.until(off, k, start))
 		}
 		term.send("\x03")
-		return ds
+		b.ReportMetric(msOf(medianOf(ds)), "median-ms")
 	}
-	idle := keys(50)
-	term.send(`for i in range(400): print(("y" * 99 + "\n") * 250, end="", flush=True); time.sleep(0.01)` + "\r")
-	time.Sleep(50 * time.Millisecond)
-	term.send("\r")
-	start := term.mark()
-	term.until(start, "more lines", time.Now())
-	busy := keys(50)
-	stillRunning := !strings.Contains(ansi.Strip(term.since(start)), "snapshot")
-	t.Logf("figure: REPL keystroke to repaint on a pseudo-terminal, CPython %s: median %.2f ms idle, %.2f ms while a block streams 10 MB (the block still streaming at the last key: %v); 50 keys each",
-		py.Version.Short(), msOf(medianOf(idle)), msOf(medianOf(busy)), stillRunning)
+	b.Run("idle", keys)
+	b.Run("streaming", func(b *testing.B) {
+		term.send(`for i in range(400): print(("y" * 99 + "\n") * 250, end="", flush=True); time.sleep(0.01)` + "\r")
+		time.Sleep(50 * time.Millisecond)
+		term.send("\r")
+		start := term.mark()
+		term.until(start, "more lines", time.Now())
+		keys(b)
+		still := 0.0
+		if !strings.Contains(ansi.Strip(term.since(start)), "snapshot") {
+			still = 1
+		}
+		b.ReportMetric(still, "streaming-at-end")
+	})
+}
+
+// openTerminal starts argv on a pseudo-terminal in sb's workspace.
+func openTerminal(sb *sandbox, argv ...string) *terminal {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = append(sb.env, "TERM=xterm-256color"), sb.ws
+	return startTerminal(sb.t, cmd)
 }
 
 // mark is how much the terminal has printed so far.

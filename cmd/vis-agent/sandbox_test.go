@@ -22,14 +22,14 @@ import (
 // and workspace, a short idle time, and a cleanup that stops every host
 // the test started.
 type sandbox struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	home string
 	ws   string
 	env  []string
 }
 
-func newSandbox(t *testing.T, py testenv.Python, extra ...string) *sandbox {
+func newSandbox(t testing.TB, py testenv.Python, extra ...string) *sandbox {
 	t.Helper()
 	home := t.TempDir()
 	sb := &sandbox{t: t, bin: testenv.Binary(t), home: home, ws: t.TempDir()}
@@ -178,7 +178,7 @@ func oldestAndNewest(t *testing.T) []testenv.Python {
 	return pys
 }
 
-func contains(t *testing.T, what, got string, wants ...string) {
+func contains(t testing.TB, what, got string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(got, w) {
