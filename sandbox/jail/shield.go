@@ -361,6 +361,11 @@ func (s Shield) ReadOnlyAt(path string) bool {
 }
 
 // canonical is p with its symlinks resolved, p cleaned when that fails.
+// It is the standard library's resolver, not sandbox/realpath's: the two
+// differ where the shield's paths would then change (this one follows 255
+// links, not the kernel's 40; it refuses a file followed by more
+// elements; it resolves a relative p from the working folder), a change
+// of behaviour for a commit of its own.
 func canonical(p string) string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		return r
