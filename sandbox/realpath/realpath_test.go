@@ -95,7 +95,7 @@ func TestResolve(t *testing.T) {
 		{d + "/missing", d + "/missing"},
 		{d + "/a/missing/new", d + "/a/missing/new"},
 		{d + "/a/rel/missing/new", d + "/x/missing/new"},
-		{d + "/a/missing/../b", d + "/a/b"}, // past the missing element, ".." is cleaned as written
+		{d + "/a/missing/../b", d + "/a/b"},  // past the missing element, ".." is cleaned as written
 		{d + "/dangle", d + "/nowhere/file"}, // a dangling link: where its target would be created
 		{d + "/dangle/x", d + "/nowhere/file/x"},
 		{"/", "/"},
