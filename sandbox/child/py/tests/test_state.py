@@ -22,6 +22,7 @@ if PKG_ROOT not in sys.path:  # when a test runs this file as a fresh interprete
 
 from vis_sandbox import state as st  # noqa: E402
 from vis_sandbox.state import State, notice  # noqa: E402
+
 MiB = 1 << 20
 
 

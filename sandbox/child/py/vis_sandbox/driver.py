@@ -7,15 +7,6 @@ request with one final event. It is the main thread's loop: SIGINT from the
 host lands in the block as KeyboardInterrupt.
 """
 
-import builtins
-import faulthandler
-import io
-import os
-import sys
-import _thread
-import time
-import types
-
 # Mapping without the collections package (os has imported
 # _collections_abc already), and locks and the flusher thread on _thread:
 # threading imports functools and so collections, milliseconds a new
@@ -24,6 +15,14 @@ import _collections_abc
 
 # _signal is what signal wraps: signal's import costs enum's
 import _signal as signal
+import _thread
+import builtins
+import faulthandler
+import io
+import os
+import sys
+import time
+import types
 
 from vis_sandbox import ahead as _ahead
 from vis_sandbox import checks as _checks
@@ -76,7 +75,7 @@ class Link:
     # the whole link needs.
     def __init__(self, fd, interrupts):
         self.fd = fd
-        self.rfile = io.open(fd, "rb", buffering=1 << 16, closefd=False)
+        self.rfile = open(fd, "rb", buffering=1 << 16, closefd=False)
         self.lock = _thread.allocate_lock()
         self.interrupts = interrupts
 

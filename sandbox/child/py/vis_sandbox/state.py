@@ -47,11 +47,11 @@ import sys
 import types
 import zlib
 
-from . import defs as _defs
-from . import history as _history
-from . import standby as _standby
-from . import wire
-from .lazy import module as _lazy
+from vis_sandbox import defs as _defs
+from vis_sandbox import history as _history
+from vis_sandbox import standby as _standby
+from vis_sandbox import wire
+from vis_sandbox.lazy import module as _lazy
 
 ast = _lazy("ast", globals())
 hashlib = _lazy("hashlib", globals())
