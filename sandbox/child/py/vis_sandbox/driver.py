@@ -25,12 +25,14 @@ import time
 import types
 
 from vis_sandbox import ahead as _ahead
+from vis_sandbox import changes as _changes
 from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
 from vis_sandbox import history as _history
 from vis_sandbox import modules as _modules
+from vis_sandbox import notices as _notices
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import standby as _standby
@@ -389,7 +391,7 @@ class Driver:
             if rewind_error:
                 report["rewind_error"] = rewind_error
             report.update(rewound)
-            self.notice = _state.notice(reason, report, output, more,
+            self.notice = _notices.notice(reason, report, output, more,
                                         rewound=bool(info.get("rewind")) and not rewind_error)
         values = dict(info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
@@ -497,7 +499,7 @@ class Driver:
         _sources.register(filename, src)
         names = set()
         for code in codes:
-            _state.code_names(code, names)
+            _changes.code_names(code, names)
         self.bind_auto(names)
         result = {"error": None, "restarted": bool(self.notice), "notice": self.notice}
         if self.notice:
