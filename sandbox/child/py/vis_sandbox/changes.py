@@ -271,12 +271,7 @@ def pickled(value, limit):
     its stream and out-of-band buffers for a spill file; or why there is
     none (too_big: over limit bytes)."""
     if type(value) in MARSHALLED:
-        data = MARSHAL_TAG + marshal.dumps(value)
-        if len(data) <= VALUE_LIMIT:
-            return Entry(value, data=data, immutable=True)
-        if len(data) > limit:
-            return Entry(value, too_big=True, immutable=True)
-        return Entry(value, parts=[[data]], immutable=True)
+        return _marshalled(value, limit)
     w = _LimitedWriter(limit)
     buffers = []
 
@@ -298,14 +293,8 @@ def pickled(value, limit):
         pickle.Pickler(w, PROTOCOL, buffer_callback=out_of_band).dump(value)
     except _TooBig:
         too_big = True
-    except RecursionError:
-        reason = f"{_defs.type_name(value)} cannot be pickled: it is nested too deeply"
     except Exception as e:  # any __reduce__ may raise anything
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        qual = getattr(value, "__qualname__", "")
-        if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
-            msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
-        reason = f"{_defs.type_name(value)} cannot be pickled: {msg}"
+        reason = _unpicklable(value, e)
     if reason is not None:
         return Entry(value, reason=reason)
     reach = _reach(value)
@@ -324,6 +313,27 @@ def pickled(value, limit):
     if not buffers and w.size <= VALUE_LIMIT:
         return Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
     return Entry(value, parts=[w.parts, *buffers], reach=reach, immutable=immutable)
+
+
+def _marshalled(value, limit):
+    """An Entry for a value of a type in MARSHALLED (see pickled)."""
+    data = MARSHAL_TAG + marshal.dumps(value)
+    if len(data) <= VALUE_LIMIT:
+        return Entry(value, data=data, immutable=True)
+    if len(data) > limit:
+        return Entry(value, too_big=True, immutable=True)
+    return Entry(value, parts=[[data]], immutable=True)
+
+
+def _unpicklable(value, e):
+    """Why value cannot be pickled, pickling it having raised e."""
+    if isinstance(e, RecursionError):
+        return f"{_defs.type_name(value)} cannot be pickled: it is nested too deeply"
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    qual = getattr(value, "__qualname__", "")
+    if isinstance(value, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual):
+        msg = "it is a lambda or a nested function; define it with def at the top of a block to keep it"
+    return f"{_defs.type_name(value)} cannot be pickled: {msg}"
 
 
 # Objects a value may hold that are not its data: a change to them is not a

@@ -316,6 +316,24 @@ class Driver:
             os._exit(1 if error is not None else 0)
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
+        self.after_checks(block, result)
+        # Answer first, save after: the snapshot is written when the host
+        # asks ("save", once the block's client has its result), in the
+        # time the agent takes to read it. Until then a marker names what
+        # a kill would lose, for the next restart's notice.
+        self.unlearned.append((src, block, names))
+        self.pending = (self.pending or []) + [(block, self.changed_names(names))]
+        self.state.mark_unsaved(self.pending)
+        result["snapshot"] = "saving"
+        result["saved"] = -1
+        result["block"] = block
+        result["duration_ms"] = int((time.perf_counter() - started) * 1000)
+        self.link.send({"ev": "result", "result": result})
+
+    def after_checks(self, block, result):
+        """What is checked after a block ran: the modules changed on disk
+        (a note on stderr), the files it wrote (into result, for the host
+        to check) and read."""
         try:
             stale = _modules.note(_modules.watch.changed(), os.getcwd())
         except Exception as e:  # a note, never a block's failure
@@ -332,18 +350,6 @@ class Driver:
         read = _checks.take_read()
         if read:
             _ahead.note_read(read, written)
-        # Answer first, save after: the snapshot is written when the host
-        # asks ("save", once the block's client has its result), in the
-        # time the agent takes to read it. Until then a marker names what
-        # a kill would lose, for the next restart's notice.
-        self.unlearned.append((src, block, names))
-        self.pending = (self.pending or []) + [(block, self.changed_names(names))]
-        self.state.mark_unsaved(self.pending)
-        result["snapshot"] = "saving"
-        result["saved"] = -1
-        result["block"] = block
-        result["duration_ms"] = int((time.perf_counter() - started) * 1000)
-        self.link.send({"ev": "result", "result": result})
 
     def workspace_paths(self, paths):
         """paths, relative to the workspace where they lie in it."""

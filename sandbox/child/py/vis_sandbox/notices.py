@@ -35,11 +35,7 @@ def notice(reason, report, output="", more_lines=0, rewound=False):
         lines.append(f"{report['rewind_error'].rstrip('.')}; the session's last snapshot comes back instead.")
     unsaved = (report or {}).get("unsaved")
     if unsaved:
-        what = f" to {_names(unsaved['names'])}" if unsaved["names"] else ""
-        first, last = unsaved["block"], unsaved.get("last", unsaved["block"])
-        which = f"block {first}" if last == first else f"blocks {first} to {last}"
-        lines.append(f"The changes of {which}{what} were not saved: the process stopped after the "
-                     "block answered and before its snapshot was written.")
+        lines.append(_unsaved(unsaved))
     if output.strip():
         lines.append("Restoring printed:")
         lines.extend("  " + r for r in output_lines(output, more_lines))
@@ -47,13 +43,35 @@ def notice(reason, report, output="", more_lines=0, rewound=False):
         lines.append("There was no snapshot to restore.")
         return "\n".join(lines)
     if report.get("discarded"):
-        gone = report["discarded"].strip().rstrip(".")
-        lines.append(f"The snapshot was discarded: {gone}; the session starts empty.")
-        if report.get("held"):
-            lines.append(f"It held ({len(report['held'])}): {_names(report['held'])}.")
-        elif report.get("unreadable"):
-            lines.append(f"It could not be read: {report['unreadable']}.")
+        lines.extend(_discarded(report))
         return "\n".join(lines)
+    lines.extend(_restored(report))
+    if rewound:
+        lines.append(_files_not_rewound(report))
+    return "\n".join(lines)
+
+
+def _unsaved(unsaved):
+    what = f" to {_names(unsaved['names'])}" if unsaved["names"] else ""
+    first, last = unsaved["block"], unsaved.get("last", unsaved["block"])
+    which = f"block {first}" if last == first else f"blocks {first} to {last}"
+    return (f"The changes of {which}{what} were not saved: the process stopped after the "
+            "block answered and before its snapshot was written.")
+
+
+def _discarded(report):
+    gone = report["discarded"].strip().rstrip(".")
+    lines = [f"The snapshot was discarded: {gone}; the session starts empty."]
+    if report.get("held"):
+        lines.append(f"It held ({len(report['held'])}): {_names(report['held'])}.")
+    elif report.get("unreadable"):
+        lines.append(f"It could not be read: {report['unreadable']}.")
+    return lines
+
+
+def _restored(report):
+    """What came back, what was left out, and what did not come back and why."""
+    lines = []
     if report.get("error"):
         lines.append(f"Restoring failed: {report['error']}; the session starts without it.")
     kinds = [("functions", "helpers"), ("classes", "classes"), ("variables", "variables"), ("imports", "imports"),
@@ -79,13 +97,14 @@ def notice(reason, report, output="", more_lines=0, rewound=False):
     if ul:
         rows = [f"{h} ({', '.join(v)})" for h, v in sorted(ul.items())]
         lines.append("Restored helpers that use a name that did not come back: " + _names(rows) + ".")
-    if rewound:
-        files = (report or {}).get("rewound_files") or []
-        wrote = ""
-        if files:
-            blocks = report.get("rewound_blocks") or []
-            which = f"block {blocks[0]}" if len(blocks) == 1 else "the blocks rewound"
-            wrote = f"; {which} wrote {_names(files)}"
-        lines.append(f"Files are not rewound{wrote}: they stay as they are (a workspace under git is yours "
-                     "to restore).")
-    return "\n".join(lines)
+    return lines
+
+
+def _files_not_rewound(report):
+    files = (report or {}).get("rewound_files") or []
+    wrote = ""
+    if files:
+        blocks = report.get("rewound_blocks") or []
+        which = f"block {blocks[0]}" if len(blocks) == 1 else "the blocks rewound"
+        wrote = f"; {which} wrote {_names(files)}"
+    return f"Files are not rewound{wrote}: they stay as they are (a workspace under git is yours to restore)."
