@@ -48,6 +48,7 @@ def block(state, ns, src):
 t = time.perf_counter()
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
 import_ms = (time.perf_counter() - t) * 1000
 
 big_state, big_ns = session("big")

@@ -44,8 +44,8 @@ class CompileCheckTest(unittest.TestCase):
         self.assertEqual((line, col), ("2", "5"))
 
     def test_warnings_not_printed(self):
-        import io
         import contextlib
+        import io
 
         err = io.StringIO()
         with contextlib.redirect_stderr(err):

@@ -55,7 +55,7 @@ def insert_roots(roots):
     """
     import os
 
-    stdlib_zip = "python%d%d.zip" % sys.version_info[:2]
+    stdlib_zip = "python{}{}.zip".format(*sys.version_info[:2])
     stdlib = os.path.dirname(os.__file__)
     at = next((i for i, p in enumerate(sys.path) if p.endswith(stdlib_zip) or p == stdlib), len(sys.path))
     new = [r for r in roots if r not in sys.path[:at]]

@@ -30,7 +30,7 @@ import (
 const Format = 1
 
 // SnapshotMagic starts a snapshot this vis-agent restores (MAGIC of
-// sandbox/child/py/vis_sandbox/state.py, its format in its last byte).
+// sandbox/child/py/vis_sandbox/snapfile.py, its format in its last byte).
 const SnapshotMagic = "VISSNAP1"
 
 // Names in the archive.

@@ -231,11 +231,11 @@ func TestImportRefuses(t *testing.T) {
 
 // The Python side's magic is the one Import accepts.
 func TestSnapshotMagicIsThePythonOne(t *testing.T) {
-	src, err := os.ReadFile("../child/py/vis_sandbox/state.py")
+	src, err := os.ReadFile("../child/py/vis_sandbox/snapfile.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(src), `MAGIC = b"`+SnapshotMagic+`"`) {
-		t.Errorf("state.py's MAGIC is not %q", SnapshotMagic)
+		t.Errorf("snapfile.py's MAGIC is not %q", SnapshotMagic)
 	}
 }

@@ -133,7 +133,7 @@ def answer(req):
         return {"ok": False, "msg": e.msg or "", "lineno": e.lineno or 0,
                 "offset": e.offset or 0, "text": e.text or ""}
     except (ValueError, RecursionError, MemoryError) as e:
-        return {"ok": False, "msg": "%s: %s" % (type(e).__name__, e),
+        return {"ok": False, "msg": f"{type(e).__name__}: {e}",
                 "lineno": 0, "offset": 0, "text": ""}
 
 

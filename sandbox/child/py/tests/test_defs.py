@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_state import Session  # noqa: E402 (it also puts the package on sys.path)
+from sessions import Session  # noqa: E402 (it also puts the package on sys.path)
 
 from vis_sandbox.defs import listing, make_defs  # noqa: E402
 

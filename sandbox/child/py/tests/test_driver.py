@@ -19,8 +19,8 @@ class Child:
         self.sock, theirs = socket.socketpair()
         self.stacks_r, stacks_w = os.pipe()
         info = json.dumps(info or {"session": {"name": "t", "workspace": folder, "access": {"is_jailed": False, "network": True}}})
-        code = ("import sys; sys.path.insert(0, %r); import vis_sandbox.driver as d; d.serve(%d, %d, %r, %r)"
-                % (PY_DIR, theirs.fileno(), stacks_w, folder, info))
+        code = (f"import sys; sys.path.insert(0, {PY_DIR!r}); import vis_sandbox.driver as d; "
+                f"d.serve({theirs.fileno()}, {stacks_w}, {folder!r}, {info!r})")
         self.proc = subprocess.Popen([sys.executable, "-B", "-c", code], pass_fds=(theirs.fileno(), stacks_w),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=folder)
         theirs.close()

@@ -1,7 +1,7 @@
 """The session's defs(): a short listing of its helpers and variables, never their values."""
 
-from .history import spans as _spans
-from .lazy import module as _lazy
+from vis_sandbox.history import spans as _spans
+from vis_sandbox.lazy import module as _lazy
 
 hashlib = _lazy("hashlib", globals())
 inspect = _lazy("inspect", globals())

@@ -7,15 +7,6 @@ request with one final event. It is the main thread's loop: SIGINT from the
 host lands in the block as KeyboardInterrupt.
 """
 
-import builtins
-import faulthandler
-import io
-import os
-import sys
-import _thread
-import time
-import types
-
 # Mapping without the collections package (os has imported
 # _collections_abc already), and locks and the flusher thread on _thread:
 # threading imports functools and so collections, milliseconds a new
@@ -24,14 +15,25 @@ import _collections_abc
 
 # _signal is what signal wraps: signal's import costs enum's
 import _signal as signal
+import _thread
+import builtins
+import faulthandler
+import io
+import os
+import sys
+import time
+import types
 
 from vis_sandbox import ahead as _ahead
+from vis_sandbox import changes as _changes
 from vis_sandbox import checks as _checks
 from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
 from vis_sandbox import history as _history
+from vis_sandbox import link as _link
 from vis_sandbox import modules as _modules
+from vis_sandbox import notices as _notices
 from vis_sandbox import packages as _packages
 from vis_sandbox import sources as _sources
 from vis_sandbox import standby as _standby
@@ -40,18 +42,15 @@ from vis_sandbox import tools as _tools
 from vis_sandbox import wire
 from vis_sandbox.checks import syntax_fields
 from vis_sandbox.lazy import module as _lazy
+from vis_sandbox.link import Capture, Captured, Flusher, Interrupts, Link, Output
 
 json = _lazy("json", globals())
 linecache = _lazy("linecache", globals())
 traceback = _lazy("traceback", globals())
 
 VERSION = 1
-CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
-FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
-CAPTURE_LIMIT = 64 << 10  # characters of what restoring prints that are kept
 WARM_AFTER = 0.05  # seconds of a quiet link before an auto-import is done ahead
 
-_MAIN_THREAD = _thread.get_ident()  # the driver is imported by the main thread
 _TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _ONLY_AST = 0x400  # ast.PyCF_ONLY_AST
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
@@ -66,233 +65,6 @@ PROTECTED = AUTO_ALL | {"session", "defs"} | frozenset(_tools.NAMES)
 # reads there: a block using one gets every auto-imported name bound.
 REACHES_ALL = frozenset({"globals", "vars", "locals", "dir", "exec", "eval", "modules", "__main__",
                          "__dict__", "__globals__", "f_globals", "__import__"})
-
-
-class Link:
-    """The socket to the host: JSON lines, sent whole even when SIGINT
-    arrives mid-write (the handler defers the interrupt, see Interrupts)."""
-
-    # Plain file descriptor I/O: the socket module's import costs more than
-    # the whole link needs.
-    def __init__(self, fd, interrupts):
-        self.fd = fd
-        self.rfile = io.open(fd, "rb", buffering=1 << 16, closefd=False)
-        self.lock = _thread.allocate_lock()
-        self.interrupts = interrupts
-
-    def send(self, msg):
-        data = (wire.dumps(msg) + "\n").encode("utf-8", "surrogateescape")
-        with self.interrupts.deferred(), self.lock:
-            view = memoryview(data)
-            while view:
-                view = view[_os_write(self.fd, view):]
-
-    def receive(self):
-        while True:
-            try:
-                line = self.rfile.readline()
-                break
-            except KeyboardInterrupt:
-                continue  # an interrupt for a block that has already ended
-        if not line:
-            return None
-        return wire.loads(line)
-
-
-class Interrupts:
-    """SIGINT while a block runs is KeyboardInterrupt; between blocks, and
-    while a message is being written, it is held back (a half-written
-    message would break the link)."""
-
-    def __init__(self):
-        self.in_block = False
-        self.deferring = 0
-        self.pending = False
-
-    def handler(self, signum, frame):
-        if not self.in_block:
-            return
-        if self.deferring:
-            self.pending = True
-            return
-        raise KeyboardInterrupt
-
-    def install(self):
-        signal.signal(signal.SIGINT, self.handler)
-
-    def deferred(self):
-        return _Deferred(self)
-
-
-class _Deferred:
-    __slots__ = ("owner", "main")
-
-    def __init__(self, owner):
-        self.owner = owner
-        self.main = _thread.get_ident() == _MAIN_THREAD
-
-    def __enter__(self):
-        if self.main:
-            self.owner.deferring += 1
-
-    def __exit__(self, *exc):
-        if not self.main:
-            return
-        self.owner.deferring -= 1
-        if not self.owner.deferring and self.owner.pending:
-            self.owner.pending = False
-            if self.owner.in_block and exc[0] is None:
-                raise KeyboardInterrupt
-
-
-class _TextSink(io.TextIOBase):
-    """What sys.stdout and sys.stderr say of themselves in a session: a
-    UTF-8, strict, writable stream that is not a terminal."""
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    @property
-    def errors(self):
-        return "strict"
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-
-class Output(_TextSink):
-    """sys.stdout / sys.stderr of the session: text goes to the host in
-    chunks, at the latest FLUSH_AFTER seconds after it was printed. A line
-    printed after a quiet spell goes at once: the block may next get stuck
-    in C code, holding the GIL the flusher thread needs, and output printed
-    before a retire must not be lost."""
-
-    def __init__(self, link, stream, flusher):
-        self.link = link
-        self.stream = stream
-        self.flusher = flusher
-        self.parts = []
-        self.size = 0
-        self.sent = 0.0  # time.monotonic() of the last send
-        self.lock = _thread.RLock()
-
-    def write(self, s):
-        if not isinstance(s, str):
-            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        if not s:
-            return 0
-        with self.lock:
-            self.parts.append(s)
-            self.size += len(s)
-            if self.size >= CHUNK or (s[-1] == "\n" and time.monotonic() - self.sent >= FLUSH_AFTER):
-                self._send()
-            elif len(self.parts) == 1:
-                self.flusher.wake()
-        return len(s)
-
-    def flush(self):
-        with self.lock:
-            self._send()
-
-    def _send(self):
-        if not self.parts:
-            return
-        data = "".join(self.parts)
-        self.parts, self.size = [], 0
-        self.sent = time.monotonic()
-        for i in range(0, len(data), CHUNK):
-            self.link.send({"ev": "out", "stream": self.stream, "data": data[i:i + CHUNK]})
-
-
-class Captured:
-    """What restoring printed, stdout and stderr in one text, in order: the
-    first CAPTURE_LIMIT characters, and how many lines came after them."""
-
-    def __init__(self):
-        self.parts = []
-        self.size = 0
-        self.more_lines = 0
-        self.open_line = None  # whether the kept text ends in half a line, once known
-
-    def add(self, s):
-        room = CAPTURE_LIMIT - self.size
-        if room > 0:
-            self.parts.append(s[:room])
-            self.size += min(room, len(s))
-            s = s[room:]
-        if not s:
-            return
-        n = s.count("\n")
-        if self.open_line is None:  # the first text dropped
-            self.open_line = bool(self.parts) and not self.parts[-1].endswith("\n")
-        if self.open_line and n:
-            n -= 1  # this newline ends the line the kept text ends in
-            self.open_line = False
-        self.more_lines += n
-
-    def text(self):
-        return "".join(self.parts)
-
-
-class Capture(_TextSink):
-    """sys.stdout / sys.stderr while the snapshot is restored: what the
-    restored code prints (warnings too) goes to captured, for the restart
-    notice; nothing reaches the host before the child is ready. Afterwards
-    it writes to target, the session's output: a logging handler or a
-    thread that kept it still prints."""
-
-    def __init__(self, captured):
-        self.captured = captured  # shared by stdout and stderr
-        self.target = None
-
-    def write(self, s):
-        if not isinstance(s, str):
-            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        target = self.target
-        if target is not None:
-            return target.write(s)
-        self.captured.add(s)
-        return len(s)
-
-    def flush(self):
-        if self.target is not None:
-            self.target.flush()
-
-
-class Flusher:
-    """A thread that sends printed output that has waited FLUSH_AFTER, so a
-    block that prints and then computes is seen printing."""
-
-    def __init__(self):
-        # held while there is nothing to send: wake() releases it
-        self.woken = _thread.allocate_lock()
-        self.woken.acquire()
-        self.outputs = ()
-
-    def start(self, outputs):
-        self.outputs = outputs
-        _thread.start_new_thread(self._loop, ())
-
-    def wake(self):
-        try:
-            self.woken.release()
-        except RuntimeError:
-            pass  # woken already
-
-    def _loop(self):
-        while True:
-            self.woken.acquire()
-            time.sleep(FLUSH_AFTER)
-            self.woken.acquire(False)  # a wake meanwhile is served now
-            for out in self.outputs:
-                try:
-                    out.flush()
-                except Exception:
-                    pass
 
 
 class Session(_collections_abc.Mapping):
@@ -390,7 +162,7 @@ class Driver:
             if rewind_error:
                 report["rewind_error"] = rewind_error
             report.update(rewound)
-            self.notice = _state.notice(reason, report, output, more,
+            self.notice = _notices.notice(reason, report, output, more,
                                         rewound=bool(info.get("rewind")) and not rewind_error)
         values = dict(info.get("session") or {})
         values["python"] = values.get("python") or sys.version.split()[0]
@@ -498,7 +270,7 @@ class Driver:
         _sources.register(filename, src)
         names = set()
         for code in codes:
-            _state.code_names(code, names)
+            _changes.code_names(code, names)
         self.bind_auto(names)
         result = {"error": None, "restarted": bool(self.notice), "notice": self.notice}
         if self.notice:
@@ -544,6 +316,24 @@ class Driver:
             os._exit(1 if error is not None else 0)
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
+        self.after_checks(block, result)
+        # Answer first, save after: the snapshot is written when the host
+        # asks ("save", once the block's client has its result), in the
+        # time the agent takes to read it. Until then a marker names what
+        # a kill would lose, for the next restart's notice.
+        self.unlearned.append((src, block, names))
+        self.pending = (self.pending or []) + [(block, self.changed_names(names))]
+        self.state.mark_unsaved(self.pending)
+        result["snapshot"] = "saving"
+        result["saved"] = -1
+        result["block"] = block
+        result["duration_ms"] = int((time.perf_counter() - started) * 1000)
+        self.link.send({"ev": "result", "result": result})
+
+    def after_checks(self, block, result):
+        """What is checked after a block ran: the modules changed on disk
+        (a note on stderr), the files it wrote (into result, for the host
+        to check) and read."""
         try:
             stale = _modules.note(_modules.watch.changed(), os.getcwd())
         except Exception as e:  # a note, never a block's failure
@@ -560,18 +350,6 @@ class Driver:
         read = _checks.take_read()
         if read:
             _ahead.note_read(read, written)
-        # Answer first, save after: the snapshot is written when the host
-        # asks ("save", once the block's client has its result), in the
-        # time the agent takes to read it. Until then a marker names what
-        # a kill would lose, for the next restart's notice.
-        self.unlearned.append((src, block, names))
-        self.pending = (self.pending or []) + [(block, self.changed_names(names))]
-        self.state.mark_unsaved(self.pending)
-        result["snapshot"] = "saving"
-        result["saved"] = -1
-        result["block"] = block
-        result["duration_ms"] = int((time.perf_counter() - started) * 1000)
-        self.link.send({"ev": "result", "result": result})
 
     def workspace_paths(self, paths):
         """paths, relative to the workspace where they lie in it."""
@@ -653,6 +431,12 @@ class Driver:
         except (SyntaxError, ValueError) as e:
             return {"ev": "compiled", "syntax": syntax_fields(e)}
         return {"ev": "compiled"}
+
+    def take_notice(self, req):
+        """The restart notice the next block would show (a rewind's), which
+        the next block then does not show."""
+        notice, self.notice = self.notice, ""
+        return {"ev": "ok", "message": notice}
 
     def is_complete(self, req):
         """Whether Enter runs the input, by the rules of python's REPL (codeop,
@@ -780,7 +564,7 @@ def run_coroutine(coro):
 
 
 # The runtime's own files, whose frames a block's traceback leaves out.
-_RUNTIME_FILES = frozenset({__file__, _tools.__file__, _packages.__file__})
+_RUNTIME_FILES = frozenset({__file__, _link.__file__, _tools.__file__, _packages.__file__})
 
 
 def trim(te):
@@ -902,6 +686,22 @@ def flush_outputs():
             pass
 
 
+# What the loop does with each request of the host (protocol.Op* of the
+# child): the event that answers it (run sends its own). "exit" ends the
+# loop (serve), and "restore" is a standby's (standby.wait).
+REQUESTS = {
+    "ping": lambda driver, req: {"ev": "pong"},
+    "save": lambda driver, req: driver.save_pending(),
+    "run": Driver.run,
+    "compile": Driver.compile_check,
+    "defs": Driver.defs,
+    "history": Driver.history,
+    "notice": Driver.take_notice,
+    "is_complete": Driver.is_complete,
+    "completions": Driver.completions,
+}
+
+
 def serve(fd, stacks_fd, folder, info_json):
     """The child's main loop: serves the host on socket fd until it closes
     the link or asks the child to exit. stacks_fd receives every thread's
@@ -953,9 +753,6 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
             continue
         op = req.get("op")
-        if op == "save":
-            link.send(driver.save_pending())
-            continue
         if op == "run":
             # A block that came before the host asked for the save of the
             # last one (a script's next command): it runs first, and one
@@ -965,25 +762,13 @@ def serve(fd, stacks_fd, folder, info_json):
             # defs() says what the snapshot holds, and a rewind's history
             # needs the last block's entry: saved first.
             driver.save_pending()
-        if op == "ping":
-            link.send({"ev": "pong"})
-        elif op == "run":
-            driver.run(req)
-        elif op == "compile":
-            link.send(driver.compile_check(req))
-        elif op == "defs":
-            link.send(driver.defs(req))
-        elif op == "history":
-            link.send(driver.history(req))
-        elif op == "notice":
-            link.send({"ev": "ok", "message": driver.notice})
-            driver.notice = ""
-        elif op == "is_complete":
-            link.send(driver.is_complete(req))
-        elif op == "completions":
-            link.send(driver.completions(req))
-        else:
+        answer = REQUESTS.get(op) if isinstance(op, str) else None
+        if answer is None:
             link.send({"ev": "error", "message": f"unknown request {op!r}"})
+            continue
+        event = answer(driver, req)
+        if event is not None:
+            link.send(event)
     driver.finish(full)
     flush_outputs()
     # Threads a block started must not hold the process up, nor atexit

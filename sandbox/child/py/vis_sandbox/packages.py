@@ -234,15 +234,9 @@ def _toml_loads():
     return tomllib.loads
 
 
-def project_requirements(path, extras=()):
-    """The requirements a project declares in its pyproject.toml (path: its
-    folder or the file): [project] dependencies, and for each of extras its
-    optional dependencies or dependency group (PEP 735), an extra that
-    names the project itself followed; never the project itself."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"project= names a folder or its pyproject.toml, not {type(path).__name__}")
-    if isinstance(extras, str):
-        extras = [extras]
+def _pyproject(path):
+    """(file, its TOML, its [project] table) of the pyproject.toml at path
+    (a folder or the file)."""
     path = os.fspath(path)
     file = path if os.path.basename(path) == "pyproject.toml" else os.path.join(path, "pyproject.toml")
     with open(file, "rb") as f:
@@ -254,46 +248,68 @@ def project_requirements(path, extras=()):
     if "dependencies" in (proj.get("dynamic") or []):
         raise ValueError(f"{file}: the project's dependencies are dynamic (its build backend computes them): "
                          "name them in install(...)")
+    return file, doc, proj
+
+
+def project_requirements(path, extras=()):
+    """The requirements a project declares in its pyproject.toml (path: its
+    folder or the file): [project] dependencies, and for each of extras its
+    optional dependencies or dependency group (PEP 735), an extra that
+    names the project itself followed; never the project itself."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"project= names a folder or its pyproject.toml, not {type(path).__name__}")
+    if isinstance(extras, str):
+        extras = [extras]
+    file, doc, proj = _pyproject(path)
     own = _normal(str(proj.get("name") or ""))
     optional = {_normal(k): v for k, v in (proj.get("optional-dependencies") or {}).items()}
     groups = {_normal(k): v for k, v in (doc.get("dependency-groups") or {}).items()}
-    specs, done = [], set()
-
-    def take(reqs, depth):
-        for req in reqs if isinstance(reqs, list) else []:
-            if isinstance(req, dict) and isinstance(req.get("include-group"), str):
-                extra(req["include-group"], depth + 1)
-            elif isinstance(req, str):
-                m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", req)
-                if m and own and _normal(m.group(1)) == own:
-                    for e in (m.group(2) or "").split(","):
-                        if e.strip():
-                            extra(e.strip(), depth + 1)
-                else:
-                    specs.append(req)
-
-    def extra(name, depth):
-        key = _normal(name)
-        if key in done:
-            return
-        if depth > MAX_EXTRA_DEPTH:
-            raise ValueError(f"{file}: extras name each other more than {MAX_EXTRA_DEPTH} deep")
-        done.add(key)
-        if key in optional:
-            take(optional[key], depth)
-        elif key in groups:
-            take(groups[key], depth)
-        else:
-            known = sorted(set(optional) | set(groups))
-            raise ValueError(f"{file}: no optional dependencies or dependency group {name!r}"
-                             + (f" (it has: {', '.join(known)})" if known else ""))
-
-    take(proj.get("dependencies") or [], 0)
+    found = _Declared(file, own, optional, groups)
+    found.take(proj.get("dependencies") or [], 0)
     for e in extras:
         if not isinstance(e, str):
             raise TypeError(f"extras are names (str), not {type(e).__name__}")
-        extra(e, 0)
-    return specs
+        found.extra(e, 0)
+    return found.specs
+
+
+class _Declared:
+    """The requirements of a pyproject.toml (file) as they are collected:
+    specs, the extras and groups followed so far (done), an extra that
+    names the project itself (own) followed."""
+
+    def __init__(self, file, own, optional, groups):
+        self.file, self.own, self.optional, self.groups = file, own, optional, groups
+        self.specs, self.done = [], set()
+
+    def take(self, reqs, depth):
+        for req in reqs if isinstance(reqs, list) else []:
+            if isinstance(req, dict) and isinstance(req.get("include-group"), str):
+                self.extra(req["include-group"], depth + 1)
+            elif isinstance(req, str):
+                m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", req)
+                if m and self.own and _normal(m.group(1)) == self.own:
+                    for e in (m.group(2) or "").split(","):
+                        if e.strip():
+                            self.extra(e.strip(), depth + 1)
+                else:
+                    self.specs.append(req)
+
+    def extra(self, name, depth):
+        key = _normal(name)
+        if key in self.done:
+            return
+        if depth > MAX_EXTRA_DEPTH:
+            raise ValueError(f"{self.file}: extras name each other more than {MAX_EXTRA_DEPTH} deep")
+        self.done.add(key)
+        if key in self.optional:
+            self.take(self.optional[key], depth)
+        elif key in self.groups:
+            self.take(self.groups[key], depth)
+        else:
+            known = sorted(set(self.optional) | set(self.groups))
+            raise ValueError(f"{self.file}: no optional dependencies or dependency group {name!r}"
+                             + (f" (it has: {', '.join(known)})" if known else ""))
 
 
 def _normal(name):

@@ -100,7 +100,7 @@ def wait(link, info):
     host's wake, whose restart reason, discard, drop and rewind it returns. It exits
     when the host closes the link, and, after "stale", when a preloaded
     module changed."""
-    from . import packages as _packages
+    from vis_sandbox import packages as _packages
     # The session's packages (install()) first, as a child's restore has them.
     _packages.start(info.get("packages"))
     workspace = (info.get("session") or {}).get("workspace")
