@@ -6,20 +6,13 @@ package pyembed
 import "C"
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"hash"
 	"hash/fnv"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/vis-agent/vis-agent/internal/atomicfile"
+	"github.com/vis-agent/vis-agent/internal/plan"
 )
 
 // Plan is a python run as fastpath.c replays it, before the Go runtime
@@ -73,84 +66,30 @@ func (p Plan) ExecEnv(environ []string) []string {
 // plan to replay and found none that holds: then it should save its own.
 func FastPathMissed() bool { return C.vis_fastpath_missed() != 0 }
 
-// racyWindow: a path changed this recently may change again within the
-// same timestamp tick without its signature changing, so a plan that
-// observed it is not saved (the next run saves one).
-const racyWindow = 2 * time.Second
-
-// maxPlans bounds the plans kept; the oldest go first.
-const maxPlans = 64
-
-// errRacy says a plan observed a path that changed too recently.
-var errRacy = errors.New("an observed path changed too recently")
-
 // SavePlan writes p where fastpath.c finds it, under stateDir
 // (~/.vis/python). A plan whose observed paths changed too recently is not
 // written.
 func SavePlan(stateDir string, p Plan) error {
-	var b planWriter
-	b.field(C.VIS_FASTPATH_MAGIC)
-	b.field(p.Cwd)
-	b.field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
-	b.list(p.Args)
-	b.field(strconv.Itoa(p.Need))
-	b.field(flag(p.Exact))
-	if err := b.observe(p.Observed); err != nil {
+	var b plan.Writer
+	b.Field(C.VIS_FASTPATH_MAGIC)
+	b.Field(p.Cwd)
+	b.Environ(p.Environ)
+	b.List(p.Args)
+	b.Field(strconv.Itoa(p.Need))
+	b.Field(flag(p.Exact))
+	if err := b.Observe(p.Observed); err != nil {
 		return err
 	}
-	b.field(p.Library)
-	b.field(strconv.Itoa(p.Minor))
-	b.field(p.Home)
-	b.field(p.Startup)
-	b.field(p.Argv0)
-	b.list(p.ArgvHead)
-	b.field(p.Exec)
-	b.field(flag(p.DropEmpty))
-	b.list(p.AddEnv)
-	return b.save(filepath.Join(stateDir, C.VIS_FASTPATH_DIR), planName(p.Cwd, p.Environ, p.Args))
-}
-
-// planWriter builds a plan of NUL-terminated fields (plan.h).
-type planWriter struct{ bytes.Buffer }
-
-func (b *planWriter) field(s string) {
-	b.WriteString(s)
-	b.WriteByte(0)
-}
-
-// list is a count, then the items.
-func (b *planWriter) list(l []string) {
-	b.field(strconv.Itoa(len(l)))
-	for _, s := range l {
-		b.field(s)
-	}
-}
-
-// observe adds the observed paths with their signatures; errRacy when one
-// changed too recently for its signature to tell a later change.
-func (b *planWriter) observe(paths []string) error {
-	b.field(strconv.Itoa(len(paths)))
-	recent := time.Now().Add(-racyWindow)
-	for _, path := range paths {
-		sig, changed := statSignature(path)
-		if changed.After(recent) {
-			return errRacy
-		}
-		b.field(path)
-		b.field(sig)
-	}
-	return nil
-}
-
-// save ends the plan and writes it as name in dir, keeping the newest
-// maxPlans there.
-func (b *planWriter) save(dir, name string) error {
-	b.field("end")
-	if err := atomicfile.Write(filepath.Join(dir, name), b.Bytes()); err != nil {
-		return fmt.Errorf("save the run's plan: %w", err)
-	}
-	prunePlans(dir)
-	return nil
+	b.Field(p.Library)
+	b.Field(strconv.Itoa(p.Minor))
+	b.Field(p.Home)
+	b.Field(p.Startup)
+	b.Field(p.Argv0)
+	b.List(p.ArgvHead)
+	b.Field(p.Exec)
+	b.Field(flag(p.DropEmpty))
+	b.List(p.AddEnv)
+	return b.Save(filepath.Join(stateDir, C.VIS_FASTPATH_DIR), planName(p.Cwd, p.Environ, p.Args))
 }
 
 func flag(b bool) string {
@@ -173,68 +112,9 @@ func planName(cwd string, environ, args []string) string {
 	}
 	h := fnv.New64a()
 	h.Write(append([]byte(cwd), 0))
-	envHash(h, environ)
+	plan.EnvHash(h, environ)
 	h.Write([]byte{1})
 	h.Write(append([]byte(first), 0))
 	h.Write(append([]byte(sub), 0))
 	return fmt.Sprintf("%016x", h.Sum64())
-}
-
-// envHash adds each variable, ended by a NUL, to h (fastpath.c's
-// env_hash).
-func envHash(h hash.Hash64, environ []string) hash.Hash64 {
-	for _, kv := range environ {
-		h.Write(append([]byte(kv), 0))
-	}
-	return h
-}
-
-// statSignature is fastpath.c's stat_signature, and the latest change time
-// it covers.
-func statSignature(path string) (sig string, changed time.Time) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		return "-", time.Time{}
-	}
-	format := func(st *syscall.Stat_t) string {
-		t := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-		if m := time.Unix(st.Mtim.Sec, st.Mtim.Nsec); m.After(t) {
-			t = m
-		}
-		if t.After(changed) {
-			changed = t
-		}
-		return fmt.Sprintf("%d:%d:%o:%d:%d.%09d:%d.%09d", st.Dev, st.Ino, st.Mode, st.Size,
-			st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
-	}
-	sig = format(&st)
-	if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
-		return sig, changed
-	}
-	if err := syscall.Stat(path, &st); err != nil {
-		return sig + ">-", changed
-	}
-	return sig + ">" + format(&st), changed
-}
-
-// prunePlans keeps the newest maxPlans plans in dir.
-func prunePlans(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) <= maxPlans {
-		return
-	}
-	type plan struct {
-		name string
-		mod  time.Time
-	}
-	var plans []plan
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			plans = append(plans, plan{e.Name(), info.ModTime()})
-		}
-	}
-	slices.SortFunc(plans, func(a, b plan) int { return b.mod.Compare(a.mod) })
-	for _, p := range plans[min(maxPlans, len(plans)):] {
-		os.Remove(filepath.Join(dir, p.name))
-	}
 }

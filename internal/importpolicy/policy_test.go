@@ -34,7 +34,9 @@ var cgoSide = []string{
 	"cmd/vis-agent", "cli",
 	"pyrun", // the python-run planner: it loads CPython and applies --no-network
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
-	"internal/earlyargv", // the constructors' C matchers, for tests
+	"internal/earlyargv",     // the constructors' C matchers, for tests
+	"internal/plan",          // the fast paths' plan reader, in C
+	"sandbox/client/runpath", // the warm `sandbox run` carried before Go starts
 	"sandbox/host", "sandbox/child", "sandbox/jail",
 	"sandbox/tools", // the host's shell(), confined by the jail's helper
 }
