@@ -179,10 +179,10 @@ func Serve(o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
+	if err := installHostCall(protocol.CallsFD); err != nil {
 		return 0, err
 	}
-	if err := lib.InstallWriteNotes(); err != nil {
+	if err := installWriteNotes(); err != nil {
 		return 0, err
 	}
 	return lib.Main([]string{plan.Argv0, "-c", boot}, inst.Home, plan.Startup), nil
