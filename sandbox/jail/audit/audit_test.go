@@ -14,8 +14,8 @@ import (
 	"github.com/vis-agent/vis-agent/internal/testenv"
 	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
-	"github.com/vis-agent/vis-agent/sandbox/jail/audit"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/jail/audit"
 )
 
 // hookChildEnv carries a hookRequest into the re-executed test binary,
