@@ -3,13 +3,13 @@
 // initializers before CPython starts; python spends none. When the same
 // command line runs again in the same folder with the same environment,
 // and none of the files the run was decided from has changed, the decision
-// is the same: Go saved it (pyembed/fastpath.go) as a plan, and this
+// is the same: Go saved it (pyembed/fastpath_unsafe.go) as a plan, and this
 // constructor replays it (loads the library, sets the environment, runs
 // CPython's main and exits) without starting Go at all. Anything it cannot
 // confirm leaves the run to Go, which decides afresh and saves a new plan;
 // a wrong or damaged plan costs time, never a different run.
 //
-// A plan is a file of NUL-terminated fields (fastpath.go writes them):
+// A plan is a file of NUL-terminated fields (fastpath_unsafe.go writes them):
 //   magic, cwd, a hash of environ, argument prefix (count, tokens),
 //   how many arguments must follow it, whether none may follow ("1"/"0"),
 //   observed paths (count, then path and stat signature pairs), library,
