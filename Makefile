@@ -160,7 +160,7 @@ lint: $(RUFF) $(GOLANGCI)
 	$(GO) vet ./...
 	$(GOLANGCI) run --allow-serial-runners ./...
 	$(GO) mod tidy -diff
-	for f in $(C_SOURCES); do (cd $$(dirname $$f) && $(CC_LINT) $(C_WARNINGS) -fsyntax-only $$(basename $$f)) || exit 1; done
+	for f in $(C_SOURCES); do (cd $$(dirname $$f) && $(CC_LINT) $(C_WARNINGS) -I$(CURDIR) -fsyntax-only $$(basename $$f)) || exit 1; done
 	for py in $$(ls -d /root/.pyenv/versions/3.1[0-9]*/bin/python3 2>/dev/null) python3; do \
 		$$py -B -c 'import ast, sys; [ast.parse(open(f, "rb").read(), f) for f in sys.argv[1:]]' $(PY_SOURCES) || exit 1; \
 	done

@@ -10,18 +10,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/vis-agent/vis-agent/internal/config"
-	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/client/runpath"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/remotemux"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // A warm `sandbox run -c CODE` is carried to the session's host by the
-// next identical command line before Go starts (pyembed.RunPlan,
-// pyembed/runpath.c): the request is the same but for its code, when the
-// same flags run in the same workspace with the same environment and the
-// user's settings and the binary are as they were. Only flags whose whole
+// next identical command line before Go starts (sandbox/client/runpath):
+// the request is the same but for its code, when the same flags run in
+// the same workspace with the same environment and the user's settings
+// and the binary are as they were. Only flags whose whole
 // effect is in the request qualify; the others (--timeout, which may be
 // clamped with a line on stderr; --json; --raw; --workspace; the jail
 // flags) always go through Go. A session on another machine is reached
@@ -38,7 +38,7 @@ var (
 // with req (its code and client aside): best effort, a plan not saved
 // only costs the next run Go's start.
 func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.Request) {
-	if !pyembed.RunPathMissed() || s.OutTerminal || s.ErrTerminal {
+	if !runpath.Missed() || s.OutTerminal || s.ErrTerminal {
 		return
 	}
 	flags := runPathFlags
@@ -63,7 +63,7 @@ func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.
 	if err != nil {
 		return
 	}
-	plan := pyembed.RunPlan{Workspace: wd, Environ: s.Environ(), Args: args[3 : len(args)-1],
+	plan := runpath.Plan{Workspace: wd, Environ: s.Environ(), Args: args[3 : len(args)-1],
 		Observed: []string{s.Layout().UserConfig(), exe}}
 	if !planTarget(&plan, c, req.Policy) {
 		return
@@ -72,7 +72,7 @@ func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.
 	if plan.Request, err = json.Marshal(req); err != nil {
 		return
 	}
-	_ = pyembed.SaveRunPlan(s.Layout().Python(), plan)
+	_ = runpath.Save(s.Layout().Python(), plan)
 }
 
 // planTarget fills in where plan's request goes: the session's socket, or
@@ -80,7 +80,7 @@ func saveRunPlan(s Streams, cmd *cobra.Command, c *client.Session, req protocol.
 // client does; false when it cannot (a local policy is then the
 // settings' alone: roots are resolved through links that may change
 // without the settings changing).
-func planTarget(plan *pyembed.RunPlan, c *client.Session, p *protocol.Policy) bool {
+func planTarget(plan *runpath.Plan, c *client.Session, p *protocol.Policy) bool {
 	if r := c.Remote; r != nil {
 		if r.Mux == nil { // VIS_SANDBOX_MUX=0: an engine run each time
 			return false

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/sandbox/client"
+	"github.com/vis-agent/vis-agent/sandbox/client/runpath"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/remotemux"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -14,8 +14,8 @@ import (
 
 // runpath.c reads the multiplexer's own ack.
 func TestRunPathMuxAck(t *testing.T) {
-	if pyembed.MuxAck != remotemux.Ack {
-		t.Errorf("runpath.h's ack %q, remotemux.Ack %q", rune(pyembed.MuxAck), rune(remotemux.Ack))
+	if runpath.MuxAck != remotemux.Ack {
+		t.Errorf("runpath.h's ack %q, remotemux.Ack %q", rune(runpath.MuxAck), rune(remotemux.Ack))
 	}
 }
 
@@ -47,7 +47,7 @@ func TestPlanTarget(t *testing.T) {
 		{"a root", "/w", &protocol.Policy{Jail: true, Roots: []string{"/r"}}, false},
 		{"a read-only root", "/w", &protocol.Policy{Jail: true, ReadOnlyRoots: []string{"/r"}}, false},
 	} {
-		plan := pyembed.RunPlan{Workspace: c.wd}
+		plan := runpath.Plan{Workspace: c.wd}
 		if got := planTarget(&plan, local, c.p); got != c.ok {
 			t.Errorf("local, %s: %v", c.name, got)
 		} else if got && (plan.Socket != local.Folder.SocketPath() || plan.Key != local.Folder.KeyPath() || plan.Header != "" || plan.URL != "") {
@@ -61,7 +61,7 @@ func TestPlanTarget(t *testing.T) {
 	}
 	args := []string{"--session", "s", "--workspace", "/there"}
 	mux := &remotemux.Config{Dir: "/v/sandbox/remote"}
-	plan := pyembed.RunPlan{Workspace: "/anywhere"}
+	plan := runpath.Plan{Workspace: "/anywhere"}
 	if !planTarget(&plan, client.OpenRemote(tg, m, args, mux), nil) {
 		t.Fatal("a remote session through its multiplexer: no plan")
 	}
@@ -71,11 +71,11 @@ func TestPlanTarget(t *testing.T) {
 		strings.Contains(plan.Header, "\n") {
 		t.Errorf("remote: %+v", plan)
 	}
-	if planTarget(&pyembed.RunPlan{}, client.OpenRemote(tg, m, args, nil), nil) {
+	if planTarget(&runpath.Plan{}, client.OpenRemote(tg, m, args, nil), nil) {
 		t.Error("a plan for a remote session without a multiplexer (VIS_SANDBOX_MUX=0)")
 	}
 	long := &remotemux.Config{Dir: "/" + strings.Repeat("d", session.MaxSocketPath)}
-	if planTarget(&pyembed.RunPlan{}, client.OpenRemote(tg, m, args, long), nil) {
+	if planTarget(&runpath.Plan{}, client.OpenRemote(tg, m, args, long), nil) {
 		t.Error("a plan for a multiplexer's socket path runpath.c cannot connect to")
 	}
 }

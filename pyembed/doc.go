@@ -8,12 +8,11 @@
 // every CPython from 3.10 on, and C extensions (lib-dynload and wheels, which
 // are not linked against libpython) find the C API in the global namespace.
 //
-// The bridge is cgo over C (shim.c, with the audit hook in audit.c, the
-// host-call module in hostcall.c and the replay of saved plans in
+// The bridge is cgo over C (shim.c, with the replay of saved plans in
 // fastpath.c) rather than purego: C can reset signal dispositions with
 // sigaction before CPython starts and run before Go does (constructors),
-// C entry points that CPython calls back (module init functions, the audit
-// hook) are plain C, and release builds need cgo anyway because a static
+// C entry points that CPython calls back (module init functions, audit
+// hooks) are plain C, and release builds need cgo anyway because a static
 // Go binary cannot dlopen.
 //
 // Running a program is Py_BytesMain with argv[0] set to the python executable
@@ -34,8 +33,11 @@
 // there come back as *PyError values (type, message, formatted traceback),
 // never as text printed on stderr.
 //
-// Two more C parts serve the sandbox child, installed before its
-// interpreter starts: the jail's audit hook (audit.c) and the built-in
-// module _vis_host (hostcall.c), the one entry point through which the
-// session's Python calls its host.
+// It knows no policy and no sandbox. The C that other packages install
+// into a loaded library before its interpreter starts lives with its
+// owner and includes the headers here (pymodule.h, pyfind.h) through its
+// cgo flags: the jail's audit hook (sandbox/jail/audit), the sandbox
+// child's built-in modules (sandbox/child); the warm `sandbox run`
+// constructor is sandbox/client/runpath's, and the plans' format
+// internal/plan's.
 package pyembed

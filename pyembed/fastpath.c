@@ -3,13 +3,13 @@
 // initializers before CPython starts; python spends none. When the same
 // command line runs again in the same folder with the same environment,
 // and none of the files the run was decided from has changed, the decision
-// is the same: Go saved it (pyembed/fastpath.go) as a plan, and this
+// is the same: Go saved it (pyembed/fastpath_unsafe.go) as a plan, and this
 // constructor replays it (loads the library, sets the environment, runs
 // CPython's main and exits) without starting Go at all. Anything it cannot
 // confirm leaves the run to Go, which decides afresh and saves a new plan;
 // a wrong or damaged plan costs time, never a different run.
 //
-// A plan is a file of NUL-terminated fields (fastpath.go writes them):
+// A plan is a file of NUL-terminated fields (fastpath_unsafe.go writes them):
 //   magic, cwd, a hash of environ, argument prefix (count, tokens),
 //   how many arguments must follow it, whether none may follow ("1"/"0"),
 //   observed paths (count, then path and stat signature pairs), library,
@@ -21,8 +21,6 @@
 // A plan holds a hash of the environment, never its values (which may be
 // secrets).
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +30,7 @@
 #include <unistd.h>
 
 #include "argv.h"
-#include "plan.h"
+#include "internal/plan/plan.h"
 #include "shim.h"
 
 extern char **environ;
@@ -40,83 +38,6 @@ extern char **environ;
 static int fastpath_missed;
 
 int vis_fastpath_missed(void) { return fastpath_missed; }
-
-const char *vis_plan_field(vis_plan_fields *f) {
-	if (f->at >= f->end) {
-		return NULL;
-	}
-	const char *s = f->at;
-	const char *nul = memchr(s, '\0', (size_t)(f->end - s));
-	if (nul == NULL) {
-		return NULL;
-	}
-	f->at = nul + 1;
-	return s;
-}
-
-// vis_plan_count reads a count field; -1 when it is not a small number.
-long vis_plan_count(vis_plan_fields *f) {
-	const char *s = vis_plan_field(f);
-	if (s == NULL || *s == '\0') {
-		return -1;
-	}
-	char *e;
-	errno = 0;
-	long n = strtol(s, &e, 10);
-	if (*e != '\0' || errno != 0 || n < 0 || n > 100000) {
-		return -1;
-	}
-	return n;
-}
-
-static int append_stat(char *buf, size_t size, const struct stat *st) {
-	return snprintf(buf, size, "%llu:%llu:%o:%lld:%lld.%09ld:%lld.%09ld", (unsigned long long)st->st_dev,
-	                (unsigned long long)st->st_ino, (unsigned)st->st_mode, (long long)st->st_size,
-	                (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
-	                st->st_ctim.tv_nsec);
-}
-
-// stat_signature is what a plan remembers of a path (fastpath.go's
-// statSignature): its lstat, and for a link its target's stat after ">", or
-// "-" when it does not exist. A file's content cannot change without its
-// change time (ctime) changing.
-static void stat_signature(const char *path, char *buf, size_t size) {
-	struct stat st;
-	if (lstat(path, &st) != 0) {
-		snprintf(buf, size, "-");
-		return;
-	}
-	int n = append_stat(buf, size, &st);
-	if (!S_ISLNK(st.st_mode) || n < 0 || (size_t)n >= size) {
-		return;
-	}
-	if (stat(path, &st) != 0) {
-		snprintf(buf + n, size - (size_t)n, ">-");
-	} else {
-		buf[n] = '>';
-		append_stat(buf + n + 1, size - (size_t)n - 1, &st);
-	}
-}
-
-int vis_plan_observed_hold(vis_plan_fields *f) {
-	long nobserved = vis_plan_count(f);
-	if (nobserved < 0) {
-		return 0;
-	}
-	char sig[256];
-	for (long i = 0; i < nobserved; i++) {
-		const char *path = vis_plan_field(f);
-		const char *want = vis_plan_field(f);
-		if (path == NULL || want == NULL) {
-			return 0;
-		}
-		stat_signature(path, sig, sizeof sig);
-		if (strcmp(sig, want) != 0) {
-			return 0;
-		}
-	}
-	return 1;
-}
 
 // go_cwd is the working folder as Go's os.Getwd names it: $PWD when it is
 // absolute and names the same folder as ".", else the kernel's path.
@@ -131,23 +52,6 @@ static int go_cwd(char *buf, size_t size) {
 	return getcwd(buf, size) != NULL;
 }
 
-// FNV-1a, 64 bits: the plan's file name (fastpath.go's planName). Two keys
-// with the same name only share a file; the plan compares them in full.
-uint64_t vis_plan_fnv(uint64_t h, const char *s, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-uint64_t vis_plan_env_hash(uint64_t h, char **env) {
-	for (char **e = env; e != NULL && *e != NULL; e++) {
-		h = vis_plan_fnv(h, *e, strlen(*e) + 1);
-	}
-	return h;
-}
-
 // plan_name: the working folder, the environment, the first argument and,
 // after uv, its subcommand, so that `uv sync` and `uv lock` keep a plan
 // each.
@@ -158,54 +62,6 @@ static uint64_t plan_name(const char *cwd, char **env, int argc, char **argv) {
 	h = vis_plan_fnv(vis_plan_env_hash(h, env), "\1", 1);
 	h = vis_plan_fnv(h, first, strlen(first) + 1);
 	return vis_plan_fnv(h, sub, strlen(sub) + 1);
-}
-
-// read_plan reads the plan file into a malloc'd buffer, if it is a regular
-// file of this user that nobody else may write (and not a link to one).
-static char *read_plan(const char *path, size_t *len) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		return NULL;
-	}
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0 &&
-	    st.st_size > 0 && st.st_size <= (1 << 20)) {
-		buf = malloc((size_t)st.st_size);
-		if (buf != NULL && read(fd, buf, (size_t)st.st_size) != st.st_size) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)st.st_size;
-	}
-	close(fd);
-	return buf;
-}
-
-void vis_plan_act(const char *file, void (*act)(vis_plan_fields *, const char *, int, char **), const char *cwd, int argc,
-                  char **argv) {
-	size_t len = 0;
-	char *plan = read_plan(file, &len);
-	if (plan == NULL) {
-		return;
-	}
-	vis_plan_fields f = {plan, plan + len};
-	act(&f, cwd, argc, argv);
-	free(plan);
-}
-
-int vis_plan_path(char *buf, size_t size, const char *dir, uint64_t name) {
-	const char *vis_home = getenv("VIS_HOME");
-	const char *home = getenv("HOME");
-	int n;
-	if (vis_home != NULL && vis_home[0] != '\0') {
-		n = snprintf(buf, size, "%s/python/%s/%016llx", vis_home, dir, (unsigned long long)name);
-	} else if (home != NULL && home[0] != '\0') {
-		n = snprintf(buf, size, "%s/.vis/python/%s/%016llx", home, dir, (unsigned long long)name);
-	} else {
-		return 0;
-	}
-	return n > 0 && (size_t)n < size;
 }
 
 // exec_env is the environment of a plan's program: the process's (without

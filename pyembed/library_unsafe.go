@@ -1,7 +1,7 @@
 package pyembed
 
 /*
-#cgo CFLAGS: -Wall -Wextra
+#cgo CFLAGS: -Wall -Wextra -I${SRCDIR}/..
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "shim.h"

@@ -1,7 +1,8 @@
 // VIS_FIND, for the C files that call the loaded libpython without the
-// shim's table (the audit hook, the host-call module): point name at the
-// C API symbol sym, found in the global namespace libpython was opened
-// into (RTLD_GLOBAL), or return from the enclosing function with a message.
+// shim's table (sandbox/jail/audit's hook, sandbox/child's modules), which
+// include this header through their cgo flags: point name at the C API
+// symbol sym, found in the global namespace libpython was opened into
+// (RTLD_GLOBAL), or return from the enclosing function with a message.
 #ifndef VIS_PYEMBED_PYFIND_H
 #define VIS_PYEMBED_PYFIND_H
 

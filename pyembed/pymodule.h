@@ -2,7 +2,7 @@
 // (an object's head, PyMethodDef, PyModuleDef, PyModuleDef_Slot), as laid
 // out by release builds that are not free-threaded, which is all
 // vis-agent loads: no CPython header is needed at build time. shim.c's
-// start-up module and hostcall.c's _vis_host use them.
+// start-up module and sandbox/child's _vis_host and _vis_written use them.
 #ifndef VIS_PYEMBED_PYMODULE_H
 #define VIS_PYEMBED_PYMODULE_H
 

@@ -163,7 +163,7 @@ func Main(args []string, s iostreams.Streams) int {
 		return fail(err)
 	}
 	if pa.Vis.NoNetwork {
-		if err := refuseNetwork(lib, stderr); err != nil {
+		if err := refuseNetwork(stderr); err != nil {
 			return fail(err)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/jail/audit"
 )
 
 // refuseNetwork makes --no-network hold before the program starts: the C
@@ -13,9 +13,9 @@ import (
 // naming --no-network, and the kernel layer under it refuses the network
 // to the whole process, so also to ctypes, C extensions and every child.
 // What this kernel cannot enforce is said on stderr; a layer that fails
-// is an error, and the program does not run.
-func refuseNetwork(lib *pyembed.Library, stderr io.Writer) error {
-	if err := lib.InstallAuditHook(pyembed.AuditPolicy{NoNetwork: true, Name: "vis-agent python --no-network"}); err != nil {
+// is an error, and the program does not run. libpython is loaded.
+func refuseNetwork(stderr io.Writer) error {
+	if err := audit.Install(audit.Policy{NoNetwork: true, Name: "vis-agent python --no-network"}); err != nil {
 		return fmt.Errorf("--no-network: %w", err)
 	}
 	st, err := jail.Apply(jail.NoNetwork())

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSandboxRunPathLongOutput: a block printing 200 MB without a newline
-// through the `sandbox run` fast path (pyembed/runpath.c) of a remote
+// through the `sandbox run` fast path (sandbox/client/runpath) of a remote
 // session (a stand-in docker engine, so the events come through the
 // multiplexer in pieces that end anywhere in a message) reaches stdout
 // whole, and the client's memory stays bounded. It kept every byte it had

@@ -41,7 +41,7 @@ func (sb *sandbox) goRun(args ...string) result {
 var unstable = regexp.MustCompile(`block \d+|att_[0-9a-f]+|version \d+| v\d+`)
 
 // TestSandboxRunPath: a warm `sandbox run -c` is carried to the host by
-// pyembed/runpath.c before Go starts (the plan the first run saved is not
+// sandbox/client/runpath before Go starts (the plan the first run saved is not
 // saved again), and shows what Go's client shows: output on both streams,
 // a trailing expression, errors and their status, attachments, notices,
 // bytes JSON escapes; Ctrl-C interrupts the block, a second one leaves it

@@ -25,7 +25,7 @@ var frontEnds = []string{"tui", "sandbox/mcpserver", "sandbox/client"}
 
 // sessionInternals are the host, the child, their jail and the embedded
 // interpreter: what runs a session, never what talks to one.
-var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail", "pyembed", "pyembed/early"}
+var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail", "sandbox/jail/audit", "pyembed", "pyembed/early"}
 
 // cgoSide are the packages allowed to import a cgo package of this module:
 // the binary's command tree and the session's processes. Every other package
@@ -34,9 +34,12 @@ var cgoSide = []string{
 	"cmd/vis-agent", "cli",
 	"pyrun", // the python-run planner: it loads CPython and applies --no-network
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
-	"internal/earlyargv", // the constructors' C matchers, for tests
+	"internal/earlyargv",     // the constructors' C matchers, for tests
+	"internal/plan",          // the fast paths' plan reader, in C
+	"sandbox/client/runpath", // the warm `sandbox run` carried before Go starts
 	"sandbox/host", "sandbox/child", "sandbox/jail",
-	"sandbox/tools", // the host's shell(), confined by the jail's helper
+	"sandbox/jail/audit", // the jail's C audit hook, for the child and pyrun's --no-network
+	"sandbox/tools",      // the host's shell(), confined by the jail's helper
 }
 
 // foreignCgo are the cgo packages outside this module a pure-Go package may
@@ -46,8 +49,9 @@ var cgoSide = []string{
 var foreignCgo = []string{"runtime/cgo", "net", "os/user", "github.com/mattn/go-sqlite3"}
 
 // policyPackages decide what a session may do; pyembed (the loader, with its
-// start-up constructor and the pure discovery under it) knows none of them:
-// the audit hook's policy comes to it as plain values.
+// start-up constructors and the pure discovery under it) knows none of them:
+// the C that serves a policy (the audit hook, the child's modules) lives with
+// its owner.
 var (
 	loader         = []string{"pyembed", "pyembed/early", "pyembed/findpython"}
 	policyPackages = []string{"cli", "pyrun", "tui", "packages", "uvwrap", "internal/config", "sandbox/"}

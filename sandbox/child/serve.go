@@ -17,6 +17,7 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/pyrun"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/jail/audit"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/proxy"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -179,10 +180,10 @@ func Serve(o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := lib.InstallHostCall(protocol.CallsFD); err != nil {
+	if err := installHostCall(protocol.CallsFD); err != nil {
 		return 0, err
 	}
-	if err := lib.InstallWriteNotes(); err != nil {
+	if err := installWriteNotes(); err != nil {
 		return 0, err
 	}
 	return lib.Main([]string{plan.Argv0, "-c", boot}, inst.Home, plan.Startup), nil
@@ -207,7 +208,7 @@ func PackageLayer(f session.Folder, version string) (string, error) {
 // proxyPort) still hold. It returns what is in force, for session.access.
 func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int, tmp string) (Access, error) {
 	acc := Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
-		ThreadCap: p.MaxThreads > 0 && lib.ThreadCapHeld(), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
+		ThreadCap: p.MaxThreads > 0 && audit.ThreadCapHeld(lib.Version), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
 	memory := uint64(p.MemoryMB) << 20
 	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
 	if p.Jail {
@@ -228,7 +229,7 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 	// The hook after the kernel layer (both before any Python runs): it
 	// follows what the kernel put in force (processes, a /dev/shm of the
 	// jail's own).
-	hook := pyembed.AuditPolicy{Jail: p.Jail, Processes: st.Processes, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
+	hook := audit.Policy{Jail: p.Jail, Processes: st.Processes, ReadWrite: kernel.ReadWrite, ReadOnly: kernel.ReadOnly,
 		NoNetwork: !p.Network, MaxThreads: p.MaxThreads, Name: "the sandbox's jail"}
 	if st.OwnShm {
 		hook.ReadWrite = append(slices.Clip(hook.ReadWrite), "/dev/shm")
@@ -243,10 +244,10 @@ func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, 
 	if !p.Jail {
 		hook.Name = "the sandbox session's policy"
 	}
-	if err := lib.InstallAuditHook(hook); err != nil {
+	if err := audit.Install(hook); err != nil {
 		return acc, fmt.Errorf("the sandbox's jail: %w", err)
 	}
-	if p.MaxThreads > 0 && !lib.ThreadCapHeld() && st.MaxTasks == 0 {
+	if p.MaxThreads > 0 && !audit.ThreadCapHeld(lib.Version) && st.MaxTasks == 0 {
 		// One sentence on threads: after the kernel's, if it gave one.
 		note := fmt.Sprintf("CPython %s raises no event when a thread starts (3.12+ does), so the cap of %d threads is held in Python only, where code can undo it; the address-space cap still ends a thread bomb", lib.Version.Short(), p.MaxThreads)
 		if i := slices.IndexFunc(st.Missing, func(m string) bool { return strings.HasPrefix(m, "threads: ") }); i >= 0 {

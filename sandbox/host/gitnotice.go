@@ -30,7 +30,7 @@ const maxGitNamed = 20
 var gitSkipped = map[string]bool{"objects": true, "logs": true, "refs": true, "lfs": true}
 
 // takeGitNotes takes the paths inside a .git out of the child's write
-// notes (pyembed/written.c notes them beside the checked files), and
+// notes (sandbox/child/written.c notes them beside the checked files), and
 // reports whether there were any.
 func takeGitNotes(res *protocol.Result) bool {
 	kept, noted := res.Written[:0], false

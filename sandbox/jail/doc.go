@@ -3,9 +3,9 @@
 // no capabilities, rlimits and a pids cgroup, on every thread, before
 // untrusted code runs.
 //
-// It is the layer under the C audit hook (pyembed): the hook refuses with a
-// clear Python error, the kernel layer still holds when the hook is
-// bypassed (ctypes, a C extension, a child process). Restrictions are
+// It is the layer under the C audit hook (sandbox/jail/audit): the hook
+// refuses with a clear Python error, the kernel layer still holds when the
+// hook is bypassed (ctypes, a C extension, a child process). Restrictions are
 // one-way: nothing in a jailed process, its threads or its children can
 // lift them.
 //

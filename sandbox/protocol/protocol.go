@@ -181,7 +181,7 @@
 //
 // The session's functions (attach, shell, cat, ...) are Python in the
 // child whose work the host does. They reach it through one entry point,
-// the built-in module _vis_host of the shim (pyembed/hostcall.c); the
+// the built-in module _vis_host of the shim (sandbox/child/hostcall.c); the
 // descriptor's number is held in C memory only. A call is one frame each
 // way: a JSON header line ('\n'-terminated, at most MaxCallHeader bytes)
 // that begins {"id":N,"size":M and a raw payload of exactly M bytes after

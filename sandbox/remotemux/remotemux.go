@@ -59,11 +59,11 @@ const headerMax = 64 << 10
 
 // Ack is the byte the multiplexer sends a client once its stream is open:
 // a client that gets none knows its request went nowhere, and may send it
-// again through a new multiplexer (pyembed/runpath.c reads it too).
+// again through a new multiplexer (sandbox/client/runpath reads it too).
 const Ack = '+'
 
 // Header is a stream's first line, its newline included: connect's flags
-// for its request (pyembed/runpath.c sends it as a run plan saved it).
+// for its request (sandbox/client/runpath sends it as a run plan saved it).
 func Header(args []string) ([]byte, error) {
 	return protocol.Line(header{Args: args})
 }

@@ -41,7 +41,7 @@ class TakeWrittenTest(unittest.TestCase):
         self.assertEqual(checks.take_read(), [])
 
     def test_the_notes(self):
-        # The child's built-in module (pyembed/written.c), as the driver
+        # The child's built-in module (sandbox/child/written.c), as the driver
         # finds it; its notes are tested through the built binary.
         class Notes:
             @staticmethod

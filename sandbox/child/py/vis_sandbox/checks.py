@@ -5,7 +5,7 @@ session's code wrote, so that the host reads those and no others (and of
 the paths inside a .git it wrote or linked, after which the host looks
 at what changed there: sandbox/host's gitnotice.go).
 
-The notes are taken in C (pyembed/written.c), by an audit hook: the
+The notes are taken in C (sandbox/child/written.c), by an audit hook: the
 "open" events of files opened for writing (open(), os.open(), and what
 calls them: pathlib, shutil, json's users...) and the destinations of
 "os.rename" (os.rename, os.replace: atomic writes); and, apart, the
@@ -19,7 +19,7 @@ only decide what the host checks, never what anyone may do.
 """
 
 try:
-    import _vis_written  # built into the sandbox child only (pyembed/written.c)
+    import _vis_written  # built into the sandbox child only (sandbox/child/written.c)
 except ImportError:
     _vis_written = None
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "pyfind.h"
+#include "pyembed/pyfind.h"
 
 // The C API the hook calls, found in the loaded libpython (opened with
 // RTLD_GLOBAL) when the hook is installed.

@@ -1,6 +1,20 @@
-package pyembed
+// Package audit is the jail's layer inside the interpreter: a CPython audit
+// hook written in C (audit.c), its policy in C memory, installed before the
+// interpreter starts. It refuses, with a clear Python error, what the jail
+// refuses: files outside the roots, new processes, signals to others,
+// CPython's test modules, the network, threads past a cap. It is no
+// boundary (ctypes or any C extension can undo it); the kernel layer
+// (package jail) is, and holds without it.
+//
+// Its owners are the sandbox child, whose jail puts it in force (roots and
+// processes from jail.SessionRoots and jail.Status), and `vis-agent python
+// --no-network` (pyrun), which pairs it with the jail's kernel layer; the
+// loader (pyembed) only has to have loaded libpython, whose C API the hook
+// finds in the global namespace.
+package audit
 
 /*
+#cgo CFLAGS: -Wall -Wextra -I${SRCDIR}/../../..
 #include <stdlib.h>
 #include "audit.h"
 */
@@ -14,11 +28,11 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
-// AuditPolicy is what the C audit hook refuses. The hook runs for every
+// Policy is what the C audit hook refuses. The hook runs for every
 // audit event CPython raises, from before the first line of Python; its
 // policy lives in C memory, out of Python's reach, and is fixed once
 // installed.
-type AuditPolicy struct {
+type Policy struct {
 	// Jail confines files to the roots (reads to ReadWrite and ReadOnly,
 	// writes to ReadWrite), and refuses new processes, signals to other
 	// processes and CPython's test modules.
@@ -41,16 +55,17 @@ type AuditPolicy struct {
 	Name string
 }
 
-// ThreadCapHeld reports whether this CPython raises the audit event the
-// thread cap needs (3.12+).
-func (l *Library) ThreadCapHeld() bool {
-	return !l.Version.Less(findpython.Version{Major: 3, Minor: 12})
+// ThreadCapHeld reports whether CPython version v raises the audit event
+// the thread cap needs (3.12+).
+func ThreadCapHeld(v findpython.Version) bool {
+	return !v.Less(findpython.Version{Major: 3, Minor: 12})
 }
 
-// InstallAuditHook installs the hook with policy p, before the
-// interpreter starts (Main or Interp); a process installs it once. (The
-// test-only build skips it when asked: nohook_test_build.go.)
-func (l *Library) InstallAuditHook(p AuditPolicy) error {
+// Install installs the hook with policy p, once libpython is loaded
+// (pyembed) and before the interpreter starts (Main or Interp); a process
+// installs it once. (The test-only build skips it when asked:
+// nohook_test_build.go.)
+func Install(p Policy) error {
 	if p.Name == "" {
 		return errors.New("the audit policy needs a name for its refusals")
 	}

@@ -2,8 +2,8 @@
 // whose call() sends one request to the session's host over an inherited
 // socket and returns its answer (framing: the sandbox/protocol package
 // doc, "Host calls"). The socket's number lives in C memory only.
-#ifndef VIS_PYEMBED_HOSTCALL_H
-#define VIS_PYEMBED_HOSTCALL_H
+#ifndef VIS_CHILD_HOSTCALL_H
+#define VIS_CHILD_HOSTCALL_H
 
 // vis_host_install registers _vis_host as a built-in module calling the
 // host over socket fd (made close-on-exec); the library must be loaded and

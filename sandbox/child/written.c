@@ -9,8 +9,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "pyfind.h"
-#include "pymodule.h"
+#include "pyembed/pyfind.h"
+#include "pyembed/pymodule.h"
 #include "written.h"
 
 // The C API the hook and the module call, found in the loaded libpython.

@@ -1,4 +1,4 @@
-package pyembed_test
+package audit_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/jail/audit"
 )
 
 // hookChildEnv carries a hookRequest into the re-executed test binary,
@@ -25,7 +26,7 @@ const hookChildEnv = "VIS_AUDIT_TEST_CHILD"
 
 type hookRequest struct {
 	Library string
-	Policy  pyembed.AuditPolicy
+	Policy  audit.Policy
 	Kernel  *jail.Policy
 	Argv    []string
 }
@@ -49,11 +50,11 @@ func runHookChild(req string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	if err := lib.InstallAuditHook(r.Policy); err != nil {
+	if err := audit.Install(r.Policy); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	if err := lib.InstallAuditHook(r.Policy); err == nil {
+	if err := audit.Install(r.Policy); err == nil {
 		fmt.Fprintln(os.Stderr, "a second InstallAuditHook was accepted")
 		return 3
 	}
@@ -243,7 +244,7 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (out, ws, out
 	}
 	req := hookRequest{
 		Library: py.Library,
-		Policy: pyembed.AuditPolicy{Jail: true, NoNetwork: true, MaxThreads: 4, Name: "the test jail",
+		Policy: audit.Policy{Jail: true, NoNetwork: true, MaxThreads: 4, Name: "the test jail",
 			ReadWrite: []string{ws, "/dev/null"}, ReadOnly: []string{py.Prefix}},
 		Argv: []string{py.Executable, "-c", hookAttempts},
 	}
@@ -290,11 +291,10 @@ func runHookAttempts(t *testing.T, py testenv.Python, kernel bool) (out, ws, out
 // TestAuditPolicyErrors: a policy the hook cannot hold is an error before
 // anything is installed.
 func TestAuditPolicyErrors(t *testing.T) {
-	var lib pyembed.Library
-	if err := lib.InstallAuditHook(pyembed.AuditPolicy{Jail: true}); err == nil || !strings.Contains(err.Error(), "needs a name") {
+	if err := audit.Install(audit.Policy{Jail: true}); err == nil || !strings.Contains(err.Error(), "needs a name") {
 		t.Errorf("a policy without a name: %v", err)
 	}
-	err := lib.InstallAuditHook(pyembed.AuditPolicy{Jail: true, Name: "x", ReadOnly: []string{"relative/root"}})
+	err := audit.Install(audit.Policy{Jail: true, Name: "x", ReadOnly: []string{"relative/root"}})
 	if err == nil || !strings.Contains(err.Error(), "root relative/root: not an absolute path") {
 		t.Errorf("a relative root: %v", err)
 	}
@@ -309,7 +309,7 @@ func TestThreadCapWithoutJail(t *testing.T) {
 			continue
 		}
 		ran = true
-		req, _ := json.Marshal(hookRequest{Library: py.Library, Policy: pyembed.AuditPolicy{MaxThreads: 3, Name: "the test cap"},
+		req, _ := json.Marshal(hookRequest{Library: py.Library, Policy: audit.Policy{MaxThreads: 3, Name: "the test cap"},
 			Argv: []string{py.Executable, "-c", `import threading
 ev = threading.Event()
 ts = []
@@ -347,7 +347,7 @@ func TestInterruptUnderKernel(t *testing.T) {
 	ws := t.TempDir()
 	kernel := jail.Session([]string{ws}, []string{py.Prefix}, false, 0)
 	req, _ := json.Marshal(hookRequest{Library: py.Library, Kernel: &kernel,
-		Policy: pyembed.AuditPolicy{Jail: true, NoNetwork: true, Name: "the test jail", ReadWrite: []string{ws}, ReadOnly: []string{py.Prefix}},
+		Policy: audit.Policy{Jail: true, NoNetwork: true, Name: "the test jail", ReadWrite: []string{ws}, ReadOnly: []string{py.Prefix}},
 		Argv:   []string{py.Executable, "-u", "-c", "try:\n    print('ready')\n    while True: pass\nexcept KeyboardInterrupt:\n    print('interrupted')\n"}})
 	cmd := exec.Command(os.Args[0])
 	cmd.Dir = ws

@@ -1,6 +1,14 @@
-package pyembed
+// Package runpath carries a warm `sandbox run -c CODE` to its session
+// before the Go runtime starts: runpath.c, a C constructor, is a second
+// client of the session's socket (with its JSON in json.c) that sends the
+// block with a request Go saved for the same command line, shows the
+// host's events as cli's runBlock does, and exits; this file saves that
+// request (Save) and tells Go when the constructor looked and could not
+// carry the block (Missed). The plans' format is internal/plan's.
+package runpath
 
 /*
+#cgo CFLAGS: -Wall -Wextra -I${SRCDIR}/../../..
 #include "runpath.h"
 */
 import "C"
@@ -9,14 +17,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+
+	"github.com/vis-agent/vis-agent/internal/plan"
 )
 
-// RunPlan is a warm `sandbox run -c CODE` as runpath.c carries it to the
+// Plan is a warm `sandbox run -c CODE` as runpath.c carries it to the
 // session's running host (or a remote session's running multiplexer)
 // before the Go runtime starts, when the same command line (up to the
 // code) runs again in the same workspace with the same environment and
 // none of the observed paths has changed.
-type RunPlan struct {
+type Plan struct {
 	// Workspace is the working folder as the kernel names it (getcwd),
 	// which is the session's workspace; Environ the process's environment,
 	// of which the plan keeps a hash.
@@ -51,39 +61,39 @@ const (
 	MuxAck          = C.VIS_RUNPATH_MUX_ACK
 )
 
-// RunPathMissed reports whether this `sandbox run` looked for a run plan
+// Missed reports whether this `sandbox run` looked for a run plan
 // and could not carry its block: then it should save its own.
-func RunPathMissed() bool { return C.vis_runpath_missed() != 0 }
+func Missed() bool { return C.vis_runpath_missed() != 0 }
 
-// SaveRunPlan writes p where runpath.c finds it, under stateDir
+// Save writes p where runpath.c finds it, under stateDir
 // (~/.vis/python).
-func SaveRunPlan(stateDir string, p RunPlan) error {
+func Save(stateDir string, p Plan) error {
 	if len(p.Request) < 2 || p.Request[0] != '{' || p.Request[len(p.Request)-1] != '}' {
 		return fmt.Errorf("save the run's plan: the request %q is not a JSON object", p.Request)
 	}
-	var b planWriter
-	b.field(C.VIS_RUNPATH_MAGIC)
-	b.field(p.Workspace)
-	b.field(fmt.Sprintf("%016x", envHash(fnv.New64a(), p.Environ).Sum64()))
-	b.list(p.Args)
-	if err := b.observe(p.Observed); err != nil {
+	var b plan.Writer
+	b.Field(C.VIS_RUNPATH_MAGIC)
+	b.Field(p.Workspace)
+	b.Environ(p.Environ)
+	b.List(p.Args)
+	if err := b.Observe(p.Observed); err != nil {
 		return err
 	}
-	b.field(p.Socket)
-	b.field(p.Key)
-	b.field(p.Header)
-	b.field(p.URL)
-	b.field(string(p.Request[1:]))
-	return b.save(filepath.Join(stateDir, C.VIS_RUNPATH_DIR), runPlanName(p.Workspace, p.Environ, p.Args))
+	b.Field(p.Socket)
+	b.Field(p.Key)
+	b.Field(p.Header)
+	b.Field(p.URL)
+	b.Field(string(p.Request[1:]))
+	return b.Save(filepath.Join(stateDir, C.VIS_RUNPATH_DIR), planName(p.Workspace, p.Environ, p.Args))
 }
 
-// runPlanName is runpath.c's run_name: FNV-1a of the workspace, each
+// planName is runpath.c's run_name: FNV-1a of the workspace, each
 // variable and each argument, each ended by a NUL, with a 2 before the
 // arguments.
-func runPlanName(workspace string, environ, args []string) string {
+func planName(workspace string, environ, args []string) string {
 	h := fnv.New64a()
 	h.Write(append([]byte(workspace), 0))
-	envHash(h, environ)
+	plan.EnvHash(h, environ)
 	h.Write([]byte{2})
 	for _, a := range args {
 		h.Write(append([]byte(a), 0))

@@ -1,10 +1,11 @@
 // Plans: files of NUL-terminated fields that Go saves for a command line,
 // and that a C constructor acts on before the Go runtime starts when the
-// same command line runs again (fastpath.c replays python runs,
-// runpath.c carries a warm `sandbox run` block to its session's host).
-// fastpath.c holds these helpers; fastpath.go and runpath.go write plans.
-#ifndef VIS_PYEMBED_PLAN_H
-#define VIS_PYEMBED_PLAN_H
+// same command line runs again (pyembed's fastpath.c replays python runs,
+// sandbox/client/runpath's runpath.c carries a warm `sandbox run` block
+// to its session's host). plan.c holds these helpers; Go writes plans
+// with plan.go's Writer.
+#ifndef VIS_PLAN_H
+#define VIS_PLAN_H
 
 #include <stddef.h>
 #include <stdint.h>

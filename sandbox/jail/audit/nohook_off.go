@@ -1,6 +1,6 @@
 //go:build !visnohook
 
-package pyembed
+package audit
 
 // hookSkipped is false in every build but the test-only one
 // (nohook_test_build.go): a release binary always installs the hook,

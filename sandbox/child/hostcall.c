@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "hostcall.h"
-#include "pymodule.h"
-#include "pyfind.h"
+#include "pyembed/pymodule.h"
+#include "pyembed/pyfind.h"
 
 // The C API the module uses, found in the loaded libpython (opened with
 // RTLD_GLOBAL) when the module is registered.

@@ -2,8 +2,8 @@
 // files the session's Python code opens for writing or renames onto, of
 // the kinds the host checks after a block (sandbox/check), and the built-in
 // module _vis_written whose take() hands them over.
-#ifndef VIS_PYEMBED_WRITTEN_H
-#define VIS_PYEMBED_WRITTEN_H
+#ifndef VIS_CHILD_WRITTEN_H
+#define VIS_CHILD_WRITTEN_H
 
 // vis_written_install adds the hook and registers _vis_written; the
 // library must be loaded and the interpreter not yet started. NULL, or

@@ -2,8 +2,8 @@
 // C memory, installed before the interpreter starts. No Python object
 // holds the policy, so nothing Python code can reach (gc.get_objects,
 // sys.addaudithook, swapping builtins.open) weakens it.
-#ifndef VIS_PYEMBED_AUDIT_H
-#define VIS_PYEMBED_AUDIT_H
+#ifndef VIS_JAIL_AUDIT_H
+#define VIS_JAIL_AUDIT_H
 
 // vis_audit_add_root adds a file root (writable or read only) to the
 // policy, made canonical (realpath of its deepest existing ancestor). It

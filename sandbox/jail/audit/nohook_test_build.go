@@ -1,6 +1,6 @@
 //go:build visnohook
 
-package pyembed
+package audit
 
 import (
 	"fmt"

@@ -5,10 +5,11 @@
 // request. When the same command line (up to the code) runs again in the
 // same folder with the same environment and none of the files the request
 // was decided from (the user's settings, the binary) has changed, the
-// request is the same but for its code: Go saved it (runpath.go) as a run
-// plan, and this constructor sends it, with the code and a client id of
-// its own, to the session's running host, shows the events as Go's
-// `sandbox run` does (cli/sandbox_session.go, runBlock) and exits.
+// request is the same but for its code: Go saved it (runpath_unsafe.go)
+// as a run plan, and this constructor sends it, with the code and a
+// client id of its own, to the session's running host, shows the events
+// as Go's `sandbox run` does (cli/sandbox_session.go, runBlock; json.c
+// reads them) and exits.
 //
 // It does what Go's client does to reach the host (sandbox/session): the
 // socket must be a socket of this user, the host must run as this user
@@ -22,7 +23,8 @@
 // retries once. Ctrl-C is forwarded as Go does: the first asks the host
 // to cancel this block, the second leaves it running.
 //
-// A run plan is a file of NUL-terminated fields (runpath.go writes them):
+// A run plan is a file of NUL-terminated fields (runpath_unsafe.go
+// writes them, internal/plan's plan.c reads them):
 //   magic, the workspace (the kernel's path of the working folder), a
 //   hash of environ, the arguments between `run` and the code (count,
 //   tokens), observed paths (count, then path and stat signature pairs),
@@ -54,7 +56,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "plan.h"
+#include "internal/plan/plan.h"
+#include "json.h"
 #include "runpath.h"
 
 extern char **environ;
@@ -62,279 +65,6 @@ extern char **environ;
 static int runpath_missed;
 
 int vis_runpath_missed(void) { return runpath_missed; }
-
-// buf is a growing byte buffer; a failed allocation ends the process, as
-// Go's would.
-typedef struct {
-	char *s;
-	size_t n, cap;
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n) {
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (b->n + n + 1 > cap) {
-			cap *= 2;
-		}
-		char *s2 = realloc(b->s, cap);
-		if (s2 == NULL) {
-			static const char msg[] = "vis-agent: out of memory\n";
-			(void)!write(2, msg, sizeof msg - 1);
-			_exit(1);
-		}
-		b->s = s2;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-// buf_utf8 adds code point c as UTF-8.
-static void buf_utf8(buf *b, unsigned long c) {
-	char u[4];
-	if (c < 0x80) {
-		u[0] = (char)c;
-		buf_add(b, u, 1);
-	} else if (c < 0x800) {
-		u[0] = (char)(0xC0 | (c >> 6));
-		u[1] = (char)(0x80 | (c & 0x3F));
-		buf_add(b, u, 2);
-	} else if (c < 0x10000) {
-		u[0] = (char)(0xE0 | (c >> 12));
-		u[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		u[2] = (char)(0x80 | (c & 0x3F));
-		buf_add(b, u, 3);
-	} else {
-		u[0] = (char)(0xF0 | (c >> 18));
-		u[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-		u[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-		u[3] = (char)(0x80 | (c & 0x3F));
-		buf_add(b, u, 4);
-	}
-}
-
-// json_quote adds s as a JSON string. Invalid UTF-8 passes as it is:
-// Go's decoder on the host reads it as U+FFFD, as Go's encoder would have
-// written it.
-static void json_quote(buf *b, const char *s) {
-	static const char hex[] = "0123456789abcdef";
-	buf_add(b, "\"", 1);
-	for (const char *p = s; *p != '\0'; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c == '"' || c == '\\') {
-			char e[2] = {'\\', (char)c};
-			buf_add(b, e, 2);
-		} else if (c < 0x20) {
-			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			buf_add(b, e, 6);
-		} else {
-			buf_add(b, (const char *)&c, 1);
-		}
-	}
-	buf_add(b, "\"", 1);
-}
-
-// A reader of the host's JSON events: just what runBlock reads of them.
-typedef struct {
-	const char *p, *end;
-	int bad;
-} json;
-
-static void json_ws(json *j) {
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) {
-		j->p++;
-	}
-}
-
-static int json_eat(json *j, char c) {
-	json_ws(j);
-	if (j->p < j->end && *j->p == c) {
-		j->p++;
-		return 1;
-	}
-	return 0;
-}
-
-static int json_hex4(json *j, unsigned long *v) {
-	if (j->end - j->p < 4) {
-		return 0;
-	}
-	*v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = *j->p++;
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-		if (d < 0) {
-			return 0;
-		}
-		*v = *v << 4 | (unsigned long)d;
-	}
-	return 1;
-}
-
-// json_string reads a string into out (decoded; NULL: skipped).
-static int json_string(json *j, buf *out) {
-	if (!json_eat(j, '"')) {
-		return 0;
-	}
-	while (j->p < j->end) {
-		const char *run = j->p;
-		while (j->p < j->end && *j->p != '"' && *j->p != '\\') {
-			j->p++;
-		}
-		if (out != NULL) {
-			buf_add(out, run, (size_t)(j->p - run));
-		}
-		if (j->p >= j->end) {
-			return 0;
-		}
-		if (*j->p++ == '"') {
-			return 1;
-		}
-		if (j->p >= j->end) {
-			return 0;
-		}
-		char c = *j->p++, lit = 0;
-		unsigned long u;
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			lit = c;
-			break;
-		case 'b':
-			lit = '\b';
-			break;
-		case 'f':
-			lit = '\f';
-			break;
-		case 'n':
-			lit = '\n';
-			break;
-		case 'r':
-			lit = '\r';
-			break;
-		case 't':
-			lit = '\t';
-			break;
-		case 'u':
-			if (!json_hex4(j, &u)) {
-				return 0;
-			}
-			if (u >= 0xD800 && u < 0xDC00) {
-				unsigned long lo;
-				json save = *j;
-				if (j->end - j->p >= 2 && j->p[0] == '\\' && j->p[1] == 'u' && (j->p += 2, json_hex4(j, &lo)) &&
-				    lo >= 0xDC00 && lo < 0xE000) {
-					u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-				} else {
-					*j = save;
-					u = 0xFFFD;
-				}
-			} else if (u >= 0xDC00 && u < 0xE000) {
-				u = 0xFFFD;
-			}
-			if (out != NULL) {
-				buf_utf8(out, u);
-			}
-			continue;
-		default:
-			return 0;
-		}
-		if (out != NULL) {
-			buf_add(out, &lit, 1);
-		}
-	}
-	return 0;
-}
-
-// json_int reads an integer (the events' numbers are).
-static int json_int(json *j, long long *v) {
-	json_ws(j);
-	int neg = j->p < j->end && *j->p == '-';
-	j->p += neg;
-	const char *start = j->p;
-	long long n = 0;
-	while (j->p < j->end && *j->p >= '0' && *j->p <= '9' && n < LLONG_MAX / 10 - 10) {
-		n = n * 10 + (*j->p++ - '0');
-	}
-	*v = neg ? -n : n;
-	return j->p > start;
-}
-
-static int json_skip(json *j, int depth);
-
-// json_key reads the next key of an object into key and its ':';
-// first says the object's '{' is still to read. 0 at its end (or when it
-// is malformed: j->bad).
-static int json_key(json *j, buf *key, int *first) {
-	if (*first) {
-		*first = 0;
-		if (!json_eat(j, '{')) {
-			j->bad = 1;
-			return 0;
-		}
-		if (json_eat(j, '}')) {
-			return 0;
-		}
-	} else if (!json_eat(j, ',')) {
-		if (!json_eat(j, '}')) {
-			j->bad = 1;
-		}
-		return 0;
-	}
-	key->n = 0;
-	buf_add(key, "", 0);
-	if (!json_string(j, key) || !json_eat(j, ':')) {
-		j->bad = 1;
-		return 0;
-	}
-	return 1;
-}
-
-static int json_skip(json *j, int depth) {
-	json_ws(j);
-	if (j->p >= j->end || depth > 64) {
-		return 0;
-	}
-	char c = *j->p;
-	if (c == '"') {
-		return json_string(j, NULL);
-	}
-	if (c == '{' || c == '[') {
-		j->p++;
-		char close = c == '{' ? '}' : ']';
-		if (json_eat(j, close)) {
-			return 1;
-		}
-		do {
-			if (c == '{' && (!json_string(j, NULL) || !json_eat(j, ':'))) {
-				return 0;
-			}
-			if (!json_skip(j, depth + 1)) {
-				return 0;
-			}
-		} while (json_eat(j, ','));
-		return json_eat(j, close);
-	}
-	const char *start = j->p;
-	while (j->p < j->end && strchr("-+.eE0123456789truefalsn", *j->p) != NULL) {
-		j->p++;
-	}
-	return j->p > start;
-}
-
-// json_null reads a null, if that is what comes.
-static int json_null(json *j) {
-	json_ws(j);
-	if (j->end - j->p >= 4 && memcmp(j->p, "null", 4) == 0) {
-		j->p += 4;
-		return 1;
-	}
-	return 0;
-}
 
 // out writes all of s to fd, as Go's unbuffered writes do.
 static void out(int fd, const char *s, size_t n) {
@@ -355,11 +85,11 @@ static void outs(int fd, const char *s) { out(fd, s, strlen(s)); }
 
 // fail ends the run as Go's Main does for an error: its line, status 1.
 static void fail(const char *msg, const char *detail) {
-	buf b = {0};
-	buf_str(&b, "vis-agent: ");
-	buf_str(&b, msg);
-	buf_str(&b, detail);
-	buf_str(&b, "\n");
+	vis_buf b = {0};
+	vis_buf_str(&b, "vis-agent: ");
+	vis_buf_str(&b, msg);
+	vis_buf_str(&b, detail);
+	vis_buf_str(&b, "\n");
 	out(2, b.s, b.n);
 	exit(1);
 }
@@ -384,40 +114,40 @@ static void size_text(char *s, size_t n, long long size) {
 }
 
 // show_attachment prints one of the result's attachments as runBlock does.
-static int show_attachment(json *j) {
-	buf key = {0}, filename = {0}, media = {0}, id = {0};
+static int show_attachment(vis_json *j) {
+	vis_buf key = {0}, filename = {0}, media = {0}, id = {0};
 	long long version = 0, size = 0;
 	int first = 1, ok = 1;
-	while (ok && json_key(j, &key, &first)) {
+	while (ok && vis_json_key(j, &key, &first)) {
 		if (strcmp(key.s, "filename") == 0) {
-			ok = json_string(j, &filename);
+			ok = vis_json_string(j, &filename);
 		} else if (strcmp(key.s, "media_type") == 0) {
-			ok = json_string(j, &media);
+			ok = vis_json_string(j, &media);
 		} else if (strcmp(key.s, "id") == 0) {
-			ok = json_string(j, &id);
+			ok = vis_json_string(j, &id);
 		} else if (strcmp(key.s, "version") == 0) {
-			ok = json_int(j, &version);
+			ok = vis_json_int(j, &version);
 		} else if (strcmp(key.s, "size") == 0) {
-			ok = json_int(j, &size);
+			ok = vis_json_int(j, &size);
 		} else {
-			ok = json_skip(j, 2);
+			ok = vis_json_skip(j, 2);
 		}
 	}
 	if (ok && !j->bad) {
 		char st[64];
 		size_text(st, sizeof st, size);
-		buf line = {0};
-		buf_str(&line, "[attached ");
-		buf_str(&line, filename.s ? filename.s : "");
+		vis_buf line = {0};
+		vis_buf_str(&line, "[attached ");
+		vis_buf_str(&line, filename.s ? filename.s : "");
 		char v[32];
 		snprintf(v, sizeof v, " version %lld: ", version);
-		buf_str(&line, v);
-		buf_str(&line, media.s ? media.s : "");
-		buf_str(&line, ", ");
-		buf_str(&line, st);
-		buf_str(&line, ", id ");
-		buf_str(&line, id.s ? id.s : "");
-		buf_str(&line, "]\n");
+		vis_buf_str(&line, v);
+		vis_buf_str(&line, media.s ? media.s : "");
+		vis_buf_str(&line, ", ");
+		vis_buf_str(&line, st);
+		vis_buf_str(&line, ", id ");
+		vis_buf_str(&line, id.s ? id.s : "");
+		vis_buf_str(&line, "]\n");
 		out(2, line.s, line.n);
 		free(line.s);
 	}
@@ -427,36 +157,36 @@ static int show_attachment(json *j) {
 
 // finish shows a block's result as runBlock does and exits with its
 // status.
-static void finish(json *j) {
-	buf key = {0}, traceback = {0};
+static void finish(vis_json *j) {
+	vis_buf key = {0}, traceback = {0};
 	int first = 1, ok = 1, raised = 0;
-	while (ok && json_key(j, &key, &first)) {
+	while (ok && vis_json_key(j, &key, &first)) {
 		if (strcmp(key.s, "error") == 0) {
-			if (json_null(j)) {
+			if (vis_json_null(j)) {
 				continue;
 			}
 			raised = 1;
 			int efirst = 1;
-			buf ekey = {0};
-			while (ok && json_key(j, &ekey, &efirst)) {
-				ok = strcmp(ekey.s, "traceback") == 0 ? json_string(j, &traceback) : json_skip(j, 2);
+			vis_buf ekey = {0};
+			while (ok && vis_json_key(j, &ekey, &efirst)) {
+				ok = strcmp(ekey.s, "traceback") == 0 ? vis_json_string(j, &traceback) : vis_json_skip(j, 2);
 			}
 			ok = ok && !j->bad;
 			free(ekey.s);
 		} else if (strcmp(key.s, "attachments") == 0) {
-			if (json_null(j)) {
+			if (vis_json_null(j)) {
 				continue;
 			}
-			if (!json_eat(j, '[')) {
+			if (!vis_json_eat(j, '[')) {
 				ok = 0;
-			} else if (!json_eat(j, ']')) {
+			} else if (!vis_json_eat(j, ']')) {
 				do {
 					ok = show_attachment(j);
-				} while (ok && json_eat(j, ','));
-				ok = ok && json_eat(j, ']');
+				} while (ok && vis_json_eat(j, ','));
+				ok = ok && vis_json_eat(j, ']');
 			}
 		} else {
-			ok = json_skip(j, 1);
+			ok = vis_json_skip(j, 1);
 		}
 	}
 	if (!ok || j->bad) {
@@ -478,12 +208,12 @@ static void on_interrupt(int sig) {
 // event handles one of the host's events as Go's client and runBlock do;
 // it exits at the final one.
 static void event(const char *line, size_t n) {
-	json j = {line, line + n, 0};
-	buf key = {0}, ev = {0}, stream = {0}, data = {0}, message = {0}, kind = {0};
+	vis_json j = {line, line + n, 0};
+	vis_buf key = {0}, ev = {0}, stream = {0}, data = {0}, message = {0}, kind = {0};
 	const char *result = NULL;
 	int first = 1, ok = 1;
-	while (ok && json_key(&j, &key, &first)) {
-		buf *into = strcmp(key.s, "ev") == 0       ? &ev
+	while (ok && vis_json_key(&j, &key, &first)) {
+		vis_buf *into = strcmp(key.s, "ev") == 0       ? &ev
 		            : strcmp(key.s, "stream") == 0  ? &stream
 		            : strcmp(key.s, "data") == 0    ? &data
 		            : strcmp(key.s, "message") == 0 ? &message
@@ -491,17 +221,17 @@ static void event(const char *line, size_t n) {
 		                                            : NULL;
 		if (into != NULL) {
 			into->n = 0;
-			buf_add(into, "", 0);
-			ok = json_string(&j, into);
+			vis_buf_add(into, "", 0);
+			ok = vis_json_string(&j, into);
 		} else {
-			if (strcmp(key.s, "result") == 0 && json_null(&j)) {
+			if (strcmp(key.s, "result") == 0 && vis_json_null(&j)) {
 				continue;
 			}
 			if (strcmp(key.s, "result") == 0) {
-				json_ws(&j);
+				vis_json_ws(&j);
 				result = j.p;
 			}
-			ok = json_skip(&j, 1);
+			ok = vis_json_skip(&j, 1);
 		}
 	}
 	if (!ok || j.bad || ev.s == NULL) {
@@ -510,14 +240,14 @@ static void event(const char *line, size_t n) {
 	const char *e = ev.s;
 	if (strcmp(e, "started") == 0) {
 	} else if (strcmp(e, "wait") == 0) {
-		buf w = {0};
-		buf_str(&w, "vis-agent: ");
-		buf_add(&w, message.s ? message.s : "", message.n);
-		buf_str(&w, "\n");
+		vis_buf w = {0};
+		vis_buf_str(&w, "vis-agent: ");
+		vis_buf_add(&w, message.s ? message.s : "", message.n);
+		vis_buf_str(&w, "\n");
 		out(2, w.s, w.n);
 		free(w.s);
 	} else if (strcmp(e, "note") == 0) {
-		buf_str(&data, "\n");
+		vis_buf_str(&data, "\n");
 		out(1, data.s, data.n);
 	} else if (strcmp(e, "out") == 0 || strcmp(e, "data") == 0) {
 		if (data.s != NULL) {
@@ -529,12 +259,12 @@ static void event(const char *line, size_t n) {
 		}
 		fail(message.s ? message.s : "", "");
 	} else if (result == NULL) {
-		buf q = {0};
-		json_quote(&q, e);
-		buf_str(&q, " to a block");
+		vis_buf q = {0};
+		vis_json_quote(&q, e);
+		vis_buf_str(&q, " to a block");
 		fail("the session's host answered ", q.s);
 	} else {
-		json r = {result, line + n, 0};
+		vis_json r = {result, line + n, 0};
 		finish(&r);
 	}
 	free(key.s), free(ev.s), free(stream.s), free(data.s), free(message.s), free(kind.s);
@@ -623,8 +353,8 @@ static int multiplexer_ack(int fd) {
 }
 
 // run_name names the plan of a command line: the workspace, the
-// environment and the arguments between `run` and the code (runpath.go's
-// runPlanName).
+// environment and the arguments between `run` and the code
+// (runpath_unsafe.go's planName).
 static uint64_t run_name(const char *ws, int argc, char **argv) {
 	uint64_t h = vis_plan_fnv(VIS_PLAN_FNV_OFFSET, ws, strlen(ws) + 1);
 	h = vis_plan_fnv(vis_plan_env_hash(h, environ), "\2", 1);
@@ -682,21 +412,21 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	for (size_t i = 0; i < sizeof raw; i++) {
 		snprintf(id + 2 * i, 3, "%02x", raw[i]);
 	}
-	buf req = {0};
-	buf_str(&req, "{\"v\":" VIS_RUNPATH_VERSION ",\"key\":\"");
-	buf_str(&req, key);
-	buf_str(&req, "\"}\n");
+	vis_buf req = {0};
+	vis_buf_str(&req, "{\"v\":" VIS_RUNPATH_VERSION ",\"key\":\"");
+	vis_buf_str(&req, key);
+	vis_buf_str(&req, "\"}\n");
 	if (remote) {
-		buf_str(&req, header);
-		buf_str(&req, "\n");
+		vis_buf_str(&req, header);
+		vis_buf_str(&req, "\n");
 	}
-	buf_str(&req, "{\"code\":");
-	json_quote(&req, argv[argc - 1]);
-	buf_str(&req, ",\"client\":{\"kind\":\"run\",\"id\":\"");
-	buf_str(&req, id);
-	buf_str(&req, "\"},");
-	buf_str(&req, body);
-	buf_str(&req, "\n");
+	vis_buf_str(&req, "{\"code\":");
+	vis_json_quote(&req, argv[argc - 1]);
+	vis_buf_str(&req, ",\"client\":{\"kind\":\"run\",\"id\":\"");
+	vis_buf_str(&req, id);
+	vis_buf_str(&req, "\"},");
+	vis_buf_str(&req, body);
+	vis_buf_str(&req, "\n");
 	// SIGINT is blocked but while the read waits (ppoll), so that one
 	// arriving at any moment ends that wait.
 	struct sigaction sa = {.sa_handler = on_interrupt}, old;
@@ -711,7 +441,7 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	// A remote session's multiplexer passes nothing on before its ack.
 	int sent = send_all(fd, req.s, req.n) && (!remote || multiplexer_ack(fd));
 	free(req.s);
-	buf in = {0};
+	vis_buf in = {0};
 	int answered = 0, cancelled = 0;
 	while (sent) {
 		if (interrupts > 1) {
@@ -741,7 +471,7 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 		// in holds the message under way, of which the first scanned bytes
 		// hold no newline.
 		size_t scanned = in.n, from = 0;
-		buf_add(&in, chunk, (size_t)r);
+		vis_buf_add(&in, chunk, (size_t)r);
 		char *nl;
 		while ((nl = memchr(in.s + scanned, '\n', in.n - scanned)) != NULL) {
 			answered = 1;
@@ -763,10 +493,10 @@ static void carry(vis_plan_fields *f, const char *ws, int argc, char **argv) {
 	free(in.s);
 	if (remote && sent) {
 		// remote.go's dropped(url, answered, "").
-		buf msg = {0};
-		buf_str(&msg, answered ? "the connection to " : "");
-		buf_str(&msg, url);
-		buf_str(&msg, answered ? " ended (the connection dropped); a block goes on running there" : ": the connection ended");
+		vis_buf msg = {0};
+		vis_buf_str(&msg, answered ? "the connection to " : "");
+		vis_buf_str(&msg, url);
+		vis_buf_str(&msg, answered ? " ended (the connection dropped); a block goes on running there" : ": the connection ended");
 		fail("no answer from the remote session: ", msg.s);
 	}
 	if (answered || cancelled) {

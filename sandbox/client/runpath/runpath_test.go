@@ -1,4 +1,4 @@
-package pyembed
+package runpath
 
 import (
 	"os"
@@ -22,14 +22,14 @@ func TestRunPathProtocol(t *testing.T) {
 
 // A run plan holds the request without its opening brace, under the name
 // runpath.c computes; a request that is not an object is not saved.
-func TestSaveRunPlan(t *testing.T) {
+func TestSave(t *testing.T) {
 	dir := t.TempDir()
-	p := RunPlan{Workspace: "/w", Environ: []string{"A=1"}, Args: []string{"--session", "s", "-c"},
+	p := Plan{Workspace: "/w", Environ: []string{"A=1"}, Args: []string{"--session", "s", "-c"},
 		Socket: "/s/sock", Key: "/s/key", Request: []byte(`{"v":1,"op":"run"}`)}
-	if err := SaveRunPlan(dir, p); err != nil {
+	if err := Save(dir, p); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "runpath", runPlanName(p.Workspace, p.Environ, p.Args)))
+	data, err := os.ReadFile(filepath.Join(dir, "runpath", planName(p.Workspace, p.Environ, p.Args)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,15 +39,15 @@ func TestSaveRunPlan(t *testing.T) {
 		t.Errorf("plan %q", data)
 	}
 	p.Header, p.URL = `{"args":["--session","s"]}`, "ssh://h"
-	if err := SaveRunPlan(dir, p); err != nil {
+	if err := Save(dir, p); err != nil {
 		t.Fatal(err)
 	}
-	data, _ = os.ReadFile(filepath.Join(dir, "runpath", runPlanName(p.Workspace, p.Environ, p.Args)))
+	data, _ = os.ReadFile(filepath.Join(dir, "runpath", planName(p.Workspace, p.Environ, p.Args)))
 	if !strings.Contains(string(data), "\x00/s/key\x00{\"args\":[\"--session\",\"s\"]}\x00ssh://h\x00\"v\":1,") {
 		t.Errorf("a remote session's plan %q", data)
 	}
 	p.Request = []byte("null")
-	if SaveRunPlan(dir, p) == nil {
+	if Save(dir, p) == nil {
 		t.Error("a request that is not an object was saved")
 	}
 }

@@ -1,4 +1,4 @@
-// The run plans of warm `sandbox run` blocks (runpath.c, runpath.go).
+// The run plans of warm `sandbox run` blocks (runpath.c, runpath_unsafe.go).
 #ifndef VIS_PYEMBED_RUNPATH_H
 #define VIS_PYEMBED_RUNPATH_H
 
