@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyrun"
@@ -21,7 +22,7 @@ project's vis.toml (the project wins), each setting with the file and line it
 comes from. Entries that are ignored are listed on stderr, and the status is
 then 1.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(func(cmd *cobra.Command, args []string) error {
 			if s.Dir == "" {
 				return fmt.Errorf("the working folder cannot be read (was it removed?)")
 			}
@@ -47,7 +48,7 @@ then 1.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "vis-agent config: %s\n", termtext.Text(p))
 			}
 			if len(settings.Problems) > 0 || err != nil {
-				return exitError{1}
+				return cmdutil.ExitError{Code: 1}
 			}
 			return nil
 		}),

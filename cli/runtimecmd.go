@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 
@@ -18,7 +19,7 @@ func newRuntimeCmd(s Streams) *cobra.Command {
 		Use:   "runtime",
 		Short: "Show which CPython vis-agent python loads, and from where",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(cmd *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(func(cmd *cobra.Command, args []string) error {
 			record := s.Layout().RuntimeRecord()
 			if forget {
 				if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
