@@ -12,6 +12,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // NewCmdAttachment is `sandbox attachment` and its subcommands.
@@ -78,11 +79,7 @@ current folder; the "wrote" line names where the file went.`,
 
 func runAttachmentGet(opts *AttachmentGetOptions) error {
 	s := opts.Session.Streams
-	c, err := opts.Session.Existing()
-	if err != nil {
-		return err
-	}
-	d, err := c.Attachment(opts.Attachment, opts.Version)
+	c, d, err := findAttachment(&opts.Session, opts.Attachment, opts.Version)
 	if err != nil {
 		return err
 	}
@@ -107,6 +104,17 @@ func runAttachmentGet(opts *AttachmentGetOptions) error {
 	}
 	fmt.Fprintf(s.Err, "vis-agent: wrote %s (%s version %d, %s)\n", termtext.Line(wrote), termtext.Line(d.Filename), d.Version, sizeText(d.Size))
 	return nil
+}
+
+// findAttachment is the session the flags name and the version of its
+// attachment ref (an ID or a filename) that get and comment act on.
+func findAttachment(sf *cmdutil.SessionFlags, ref string, version int) (*client.Session, attachments.Descriptor, error) {
+	c, err := sf.Existing()
+	if err != nil {
+		return nil, attachments.Descriptor{}, err
+	}
+	d, err := c.Attachment(ref, version)
+	return c, d, err
 }
 
 // getTo writes attachment d's bytes r to its filename in the working

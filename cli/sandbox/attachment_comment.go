@@ -54,11 +54,7 @@ saying so. get_attachment() in the session shows the comments.`,
 
 func runAttachmentComment(opts *AttachmentCommentOptions) error {
 	s := opts.Session.Streams
-	c, err := opts.Session.Existing()
-	if err != nil {
-		return err
-	}
-	d, err := c.Attachment(opts.Attachment, opts.Version)
+	c, d, err := findAttachment(&opts.Session, opts.Attachment, opts.Version)
 	if err != nil {
 		return err
 	}
