@@ -57,7 +57,7 @@ func newRoot(s Streams) *cobra.Command {
 	root.SetUsageFunc(usage)
 	sb := sandbox.NewCmdSandbox(f)
 	sb.AddCommand(proc.NewCmds(f)...)
-	root.AddCommand(newPythonCmd(s), newRuntimeCmd(s), newConfigCmd(s), sb)
+	root.AddCommand(newPythonCmd(s), NewCmdRuntime(f, nil), NewCmdConfig(f, nil), sb)
 	fixCompletionCmd(root)
 	return root
 }

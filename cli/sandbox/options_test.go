@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"errors"
-	"io"
 	"slices"
 	"testing"
 
@@ -14,32 +12,8 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// parse builds a command as gh's tests do, with a runF that keeps its
-// options, and runs args through it: the options runF got (nil when the
-// command refused the line first) and the command's error.
-func parse[T any](t *testing.T, newCmd func(*cmdutil.Factory, func(*T) error) *cobra.Command, args ...string) (*T, error) {
-	t.Helper()
-	s, _, _ := clitest.Streams(t, nil)
-	var got *T
-	cmd := newCmd(&cmdutil.Factory{Streams: s, Version: "v-test"}, func(o *T) error { got = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	return got, cmd.Execute()
-}
-
-// usage fails the test unless err is a command line the command refused
-// itself (status 2) and runF was not reached.
-func usage[T any](t *testing.T, line string, got *T, err error) {
-	t.Helper()
-	if !errors.As(err, new(cmdutil.UsageError)) || got != nil {
-		t.Errorf("%s: %v (options %v), want a usage error before the run", line, err, got != nil)
-	}
-}
-
 func TestRunOptions(t *testing.T) {
-	o, err := parse(t, NewCmdRun, "--session", "s", "-c", "x = 1", "--timeout", "30s", "--echo", "--raw", "--json",
+	o, err := clitest.Parse(t, NewCmdRun, "--session", "s", "-c", "x = 1", "--timeout", "30s", "--echo", "--raw", "--json",
 		"--no-jail", "--root", "/r", "--allow-host", "h", "--network", "allow")
 	if err != nil {
 		t.Fatal(err)
@@ -53,38 +27,38 @@ func TestRunOptions(t *testing.T) {
 		t.Errorf("flags given: %q, want %q", o.Given, want)
 	}
 
-	o, err = parse(t, NewCmdRun, "block.py")
+	o, err = clitest.Parse(t, NewCmdRun, "block.py")
 	if err != nil || o.Session.Name != session.DefaultName || o.CodeGiven || !slices.Equal(o.Files, []string{"block.py"}) || len(o.Given) != 0 {
 		t.Errorf("run block.py: %v, %+v", err, o)
 	}
 	// -c given empty is a block (the empty one).
-	if o, err = parse(t, NewCmdRun, "-c", ""); err != nil || !o.CodeGiven {
+	if o, err = clitest.Parse(t, NewCmdRun, "-c", ""); err != nil || !o.CodeGiven {
 		t.Errorf("run -c '': %v, %+v", err, o)
 	}
-	if o, err = parse(t, NewCmdRun, "a.py", "b.py"); err == nil || o != nil {
+	if o, err = clitest.Parse(t, NewCmdRun, "a.py", "b.py"); err == nil || o != nil {
 		t.Error("run takes two files")
 	}
 }
 
 func TestDefsOptions(t *testing.T) {
-	o, err := parse(t, NewCmdDefs, "helper", "--pattern", "^h", "--details", "--json", "--offset", "3")
+	o, err := clitest.Parse(t, NewCmdDefs, "helper", "--pattern", "^h", "--details", "--json", "--offset", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := o.Defs; d.Name != "helper" || d.Pattern != "^h" || !d.Details || !d.JSON || d.Offset != 3 || d.Limit != 20 {
 		t.Errorf("defs options: %+v", d)
 	}
-	if o, err = parse(t, NewCmdDefs, "a", "b"); err == nil || o != nil {
+	if o, err = clitest.Parse(t, NewCmdDefs, "a", "b"); err == nil || o != nil {
 		t.Error("defs takes two names")
 	}
 }
 
 func TestListOptions(t *testing.T) {
-	o, err := parse(t, NewCmdList, "--json", "--host", "ssh://h")
+	o, err := clitest.Parse(t, NewCmdList, "--json", "--host", "ssh://h")
 	if err != nil || !o.JSON || o.Host != "ssh://h" {
 		t.Errorf("list options: %v, %+v", err, o)
 	}
-	if o, err = parse(t, NewCmdList, "extra"); err == nil || o != nil {
+	if o, err = clitest.Parse(t, NewCmdList, "extra"); err == nil || o != nil {
 		t.Error("list takes an argument")
 	}
 }
@@ -95,115 +69,115 @@ func TestControlOptions(t *testing.T) {
 			return NewCmdControl(f, op, op, runF)
 		}
 	}
-	o, err := parse(t, cmd("restart"), "--drop", "x", "--drop", "_y2", "--force")
+	o, err := clitest.Parse(t, cmd("restart"), "--drop", "x", "--drop", "_y2", "--force")
 	if err != nil || o.Op != "restart" || !o.Force || o.Fresh || !slices.Equal(o.Drop, []string{"x", "_y2"}) {
 		t.Errorf("restart --drop: %v, %+v", err, o)
 	}
-	o, err = parse(t, cmd("restart"), "--fresh", "--drop", "x")
-	usage(t, "restart --fresh --drop", o, err)
-	o, err = parse(t, cmd("restart"), "--drop", "1x")
-	usage(t, "restart --drop 1x", o, err)
-	if o, err = parse(t, cmd("stop"), "--fresh"); err == nil || o != nil {
+	o, err = clitest.Parse(t, cmd("restart"), "--fresh", "--drop", "x")
+	clitest.WantUsage(t, "restart --fresh --drop", o, err)
+	o, err = clitest.Parse(t, cmd("restart"), "--drop", "1x")
+	clitest.WantUsage(t, "restart --drop 1x", o, err)
+	if o, err = clitest.Parse(t, cmd("stop"), "--fresh"); err == nil || o != nil {
 		t.Error("stop takes --fresh")
 	}
-	if o, err = parse(t, cmd("interrupt"), "--any"); err != nil || !o.Any || o.Op != "interrupt" {
+	if o, err = clitest.Parse(t, cmd("interrupt"), "--any"); err != nil || !o.Any || o.Op != "interrupt" {
 		t.Errorf("interrupt --any: %v, %+v", err, o)
 	}
-	if o, err = parse(t, cmd("interrupt"), "--force"); err == nil || o != nil {
+	if o, err = clitest.Parse(t, cmd("interrupt"), "--force"); err == nil || o != nil {
 		t.Error("interrupt takes --force")
 	}
 }
 
 func TestRmOptions(t *testing.T) {
-	o, err := parse(t, NewCmdRm)
-	usage(t, "rm without --session", o, err)
-	if o, err = parse(t, NewCmdRm, "--session", "default", "--force"); err != nil || o.Session.Name != "default" || !o.Force {
+	o, err := clitest.Parse(t, NewCmdRm)
+	clitest.WantUsage(t, "rm without --session", o, err)
+	if o, err = clitest.Parse(t, NewCmdRm, "--session", "default", "--force"); err != nil || o.Session.Name != "default" || !o.Force {
 		t.Errorf("rm --session default --force: %v, %+v", err, o)
 	}
 }
 
 func TestLogOptions(t *testing.T) {
-	o, err := parse(t, NewCmdLog)
+	o, err := clitest.Parse(t, NewCmdLog)
 	if err != nil || o.Lines != 20 || o.Follow || o.JSON {
 		t.Errorf("log: %v, %+v", err, o)
 	}
-	if o, err = parse(t, NewCmdLog, "-f", "--json", "-n", "0"); err != nil || o.Lines != 0 || !o.Follow || !o.JSON {
+	if o, err = clitest.Parse(t, NewCmdLog, "-f", "--json", "-n", "0"); err != nil || o.Lines != 0 || !o.Follow || !o.JSON {
 		t.Errorf("log -f --json -n 0: %v, %+v", err, o)
 	}
-	o, err = parse(t, NewCmdLog, "-n", "-1")
-	usage(t, "log -n -1", o, err)
+	o, err = clitest.Parse(t, NewCmdLog, "-n", "-1")
+	clitest.WantUsage(t, "log -n -1", o, err)
 }
 
 func TestAttachmentOptions(t *testing.T) {
-	g, err := parse(t, NewCmdAttachmentGet, "notes.md", "--version", "-2", "-o", "-", "--force")
+	g, err := clitest.Parse(t, NewCmdAttachmentGet, "notes.md", "--version", "-2", "-o", "-", "--force")
 	if err != nil || g.Attachment != "notes.md" || g.Version != -2 || g.Output != "-" || !g.Force {
 		t.Errorf("attachment get: %v, %+v", err, g)
 	}
-	g, err = parse(t, NewCmdAttachmentGet)
-	usage(t, "attachment get without ID", g, err)
+	g, err = clitest.Parse(t, NewCmdAttachmentGet)
+	clitest.WantUsage(t, "attachment get without ID", g, err)
 
-	c, err := parse(t, NewCmdAttachmentComment, "id1", "looks right", "--version", "-1")
+	c, err := clitest.Parse(t, NewCmdAttachmentComment, "id1", "looks right", "--version", "-1")
 	if err != nil || c.Attachment != "id1" || c.Text != "looks right" || c.Version != -1 {
 		t.Errorf("attachment comment: %v, %+v", err, c)
 	}
-	c, err = parse(t, NewCmdAttachmentComment, "id1", "text")
-	usage(t, "attachment comment without --version", c, err)
-	c, err = parse(t, NewCmdAttachmentComment, "id1", " ", "--version", "1")
-	usage(t, "attachment comment with empty text", c, err)
+	c, err = clitest.Parse(t, NewCmdAttachmentComment, "id1", "text")
+	clitest.WantUsage(t, "attachment comment without --version", c, err)
+	c, err = clitest.Parse(t, NewCmdAttachmentComment, "id1", " ", "--version", "1")
+	clitest.WantUsage(t, "attachment comment with empty text", c, err)
 
-	a, err := parse(t, NewCmdAttachments, "--json")
+	a, err := clitest.Parse(t, NewCmdAttachments, "--json")
 	if err != nil || !a.JSON {
 		t.Errorf("attachments --json: %v, %+v", err, a)
 	}
 }
 
 func TestTransferOptions(t *testing.T) {
-	e, err := parse(t, NewCmdExport, "-o", "-", "--force")
+	e, err := clitest.Parse(t, NewCmdExport, "-o", "-", "--force")
 	if err != nil || e.Output != "-" || !e.Force || e.Version != "v-test" || !e.Session.Local {
 		t.Errorf("export: %v, %+v", err, e)
 	}
-	if e, err = parse(t, NewCmdExport, "--host", "ssh://h"); err == nil || e != nil {
+	if e, err = clitest.Parse(t, NewCmdExport, "--host", "ssh://h"); err == nil || e != nil {
 		t.Error("export takes --host")
 	}
-	i, err := parse(t, NewCmdImport, "s.vis-session.zip")
+	i, err := clitest.Parse(t, NewCmdImport, "s.vis-session.zip")
 	if err != nil || i.Archive != "s.vis-session.zip" || i.SessionGiven {
 		t.Errorf("import: %v, %+v", err, i)
 	}
-	if i, err = parse(t, NewCmdImport, "s.zip", "--session", "new"); err != nil || !i.SessionGiven || i.Session.Name != "new" {
+	if i, err = clitest.Parse(t, NewCmdImport, "s.zip", "--session", "new"); err != nil || !i.SessionGiven || i.Session.Name != "new" {
 		t.Errorf("import --session new: %v, %+v", err, i)
 	}
-	i, err = parse(t, NewCmdImport)
-	usage(t, "import without FILE", i, err)
+	i, err = clitest.Parse(t, NewCmdImport)
+	clitest.WantUsage(t, "import without FILE", i, err)
 }
 
 func TestMCPOptions(t *testing.T) {
-	o, err := parse(t, NewCmdMCP, "--no-echo", "--network", "off")
+	o, err := clitest.Parse(t, NewCmdMCP, "--no-echo", "--network", "off")
 	if err != nil || o.MaxOutput != mcpserver.DefaultMaxOutput || !o.NoEcho || o.Jail.Network != "off" || o.Version != "v-test" {
 		t.Errorf("mcp: %v, %+v", err, o)
 	}
-	o, err = parse(t, NewCmdMCP, "--max-output", "0")
-	usage(t, "mcp --max-output 0", o, err)
+	o, err = clitest.Parse(t, NewCmdMCP, "--max-output", "0")
+	clitest.WantUsage(t, "mcp --max-output 0", o, err)
 }
 
 func TestReplOptions(t *testing.T) {
-	o, err := parse(t, NewCmdRepl, "--network", "allow", "--allow-host", "h", "--deny-host", "d", "--no-echo")
+	o, err := clitest.Parse(t, NewCmdRepl, "--network", "allow", "--allow-host", "h", "--deny-host", "d", "--no-echo")
 	if err != nil || o.Network != "allow" || !slices.Equal(o.Allow, []string{"h"}) || !slices.Equal(o.Deny, []string{"d"}) || !o.NoEcho {
 		t.Errorf("repl: %v, %+v", err, o)
 	}
-	if o, err = parse(t, NewCmdRepl, "--no-jail"); err == nil || o != nil {
+	if o, err = clitest.Parse(t, NewCmdRepl, "--no-jail"); err == nil || o != nil {
 		t.Error("repl takes --no-jail")
 	}
 }
 
 func TestCheckAndRepairOptions(t *testing.T) {
-	c, err := parse(t, NewCmdCheck, "--fix", "a.py", "b.json")
+	c, err := clitest.Parse(t, NewCmdCheck, "--fix", "a.py", "b.json")
 	if err != nil || !c.Fix || !slices.Equal(c.Files, []string{"a.py", "b.json"}) {
 		t.Errorf("check: %v, %+v", err, c)
 	}
-	if c, err = parse(t, NewCmdCheck); err == nil || c != nil {
+	if c, err = clitest.Parse(t, NewCmdCheck); err == nil || c != nil {
 		t.Error("check runs without a FILE")
 	}
-	r, err := parse(t, NewCmdRepair, "--json", "-")
+	r, err := clitest.Parse(t, NewCmdRepair, "--json", "-")
 	if err != nil || !r.JSON || !slices.Equal(r.Files, []string{"-"}) {
 		t.Errorf("repair: %v, %+v", err, r)
 	}
