@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // Dynamic completion (cobra's __complete, which the scripts of `vis-agent
@@ -22,10 +22,10 @@ func (sf *SessionFlags) CompleteSessions(_ *cobra.Command, _ []string, prefix st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	folders, _ := session.All(sf.Streams.Layout().Sessions())
+	metas, _ := client.Metas(sf.Streams.Layout().Sessions())
 	var names []string
-	for _, f := range folders {
-		if m, err := f.Meta(); err == nil && m.Workspace == ws && strings.HasPrefix(m.Name, prefix) {
+	for _, m := range metas {
+		if m.Workspace == ws && strings.HasPrefix(m.Name, prefix) {
 			names = append(names, m.Name)
 		}
 	}

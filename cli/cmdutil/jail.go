@@ -20,6 +20,7 @@ type JailFlags struct {
 	AllowHosts, DenyHosts []string
 }
 
+// Add adds the jail flags to cmd.
 func (jf *JailFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&jf.NoJail, "no-jail", false, "run without the jail: files, processes and foreign code unconfined (the thread and memory caps stay)")
 	cmd.Flags().BoolVar(&jf.NoNetwork, "no-network", false, "no sockets but unix ones, no name lookups (audit hook and kernel); as --network off")

@@ -24,6 +24,8 @@ type SessionFlags struct {
 	Streams Streams
 }
 
+// Add adds the flags to cmd, with --session's completion; --host unless
+// Local.
 func (sf *SessionFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&sf.Name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
 	workspace := "the session's workspace folder (default: the current folder; with --host, connect's folder there)"
@@ -174,11 +176,7 @@ func (sf *SessionFlags) Existing() (*client.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := session.Find(sf.Streams.Layout().Sessions(), m)
-	if _, err := os.Stat(f.Dir); err != nil {
-		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
-	}
-	return &client.Session{Folder: f, Meta: m}, nil
+	return client.Existing(sf.Streams.Layout().Sessions(), m)
 }
 
 // Settled is Existing's session once the host has saved the snapshot

@@ -2,6 +2,8 @@ package client
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -42,6 +44,30 @@ func List(root string) ([]protocol.ListRow, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// Metas are the sessions under root as their folders name them (a
+// folder whose meta cannot be read is left out): what completion offers,
+// without List's look at each folder's size and host.
+func Metas(root string) ([]session.Meta, error) {
+	folders, err := session.All(root)
+	var metas []session.Meta
+	for _, f := range folders {
+		if m, err := f.Meta(); err == nil {
+			metas = append(metas, m)
+		}
+	}
+	return metas, err
+}
+
+// Existing is the client of session m under root, which must exist: no
+// host is started for it.
+func Existing(root string, m session.Meta) (*Session, error) {
+	f := session.Find(root, m)
+	if _, err := os.Stat(f.Dir); err != nil {
+		return nil, fmt.Errorf("no session %q for workspace %s", m.Name, m.Workspace)
+	}
+	return &Session{Folder: f, Meta: m}, nil
 }
 
 // ListRemote is `vis-agent sandbox list` on t: the rows its connect
