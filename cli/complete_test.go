@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vis-agent/vis-agent/cli/clitest"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -33,7 +34,7 @@ func complete(t *testing.T, s Streams, args ...string) []string {
 // workspace named (not another workspace's), and `attachment get` the
 // session's filenames and version ids.
 func TestCompleteSessionsAndAttachments(t *testing.T) {
-	s, _, _ := testStreams(t, nil)
+	s, _, _ := clitest.Streams(t, nil)
 	ws, _ := filepath.EvalSymlinks(s.Dir)
 	root := s.Layout().Sessions()
 	for _, m := range []session.Meta{{Name: "default", Workspace: ws}, {Name: "analysis", Workspace: ws}, {Name: "elsewhere", Workspace: t.TempDir()}} {
@@ -65,5 +66,17 @@ func TestCompleteSessionsAndAttachments(t *testing.T) {
 	}
 	if got := complete(t, s, "sandbox", "attachment", "get", "--session", "default", ""); len(got) != 0 {
 		t.Errorf("a session without attachments completes to %q", got)
+	}
+}
+
+// TestSandboxHelpNamesTheREPL: `vis-agent sandbox --help` says what the
+// bare command does on a terminal.
+func TestSandboxHelpNamesTheREPL(t *testing.T) {
+	s, out, _ := clitest.Streams(t, nil)
+	if code := Main(context.Background(), []string{"sandbox", "--help"}, s); code != 0 {
+		t.Fatalf("status %d", code)
+	}
+	if !strings.Contains(out.String(), "On a terminal, vis-agent sandbox with no subcommand opens the REPL") {
+		t.Errorf("sandbox --help does not name the REPL:\n%s", out)
 	}
 }

@@ -3,37 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/vis-agent/vis-agent/pyrun"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// testStreams runs commands on buffers, in a temporary working folder,
-// with an environment of the test's own.
-func testStreams(t *testing.T, env map[string]string) (Streams, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	if env == nil {
-		env = map[string]string{}
-	}
-	if _, ok := env["VIS_HOME"]; !ok {
-		env["VIS_HOME"] = t.TempDir()
-	}
-	return Streams{
-		In: strings.NewReader(""), Out: &out, Err: &errOut,
-		Getenv: func(k string) string { return env[k] },
-		Environ: func() []string {
-			var kvs []string
-			for k, v := range env {
-				kvs = append(kvs, k+"="+v)
-			}
-			return kvs
-		},
-		Dir: t.TempDir(),
-	}, &out, &errOut
-}
+	"github.com/vis-agent/vis-agent/cli/clitest"
+	"github.com/vis-agent/vis-agent/pyrun"
+)
 
 // The generated scripts in completions/ are what `vis-agent completion`
 // prints now: `make completions` refreshes them.
@@ -41,7 +18,7 @@ func TestCompletionsUpToDate(t *testing.T) {
 	for shell, file := range map[string]string{
 		"bash": "vis-agent.bash", "zsh": "_vis-agent", "fish": "vis-agent.fish", "powershell": "vis-agent.ps1",
 	} {
-		s, out, errOut := testStreams(t, nil)
+		s, out, errOut := clitest.Streams(t, nil)
 		if code := Main(context.Background(), []string{"completion", shell}, s); code != 0 {
 			t.Fatalf("completion %s: status %d: %s", shell, code, errOut)
 		}
@@ -56,7 +33,7 @@ func TestCompletionsUpToDate(t *testing.T) {
 }
 
 func TestCompletionUnknownShell(t *testing.T) {
-	s, out, errOut := testStreams(t, nil)
+	s, out, errOut := clitest.Streams(t, nil)
 	code := Main(context.Background(), []string{"completion", "tcsh"}, s)
 	if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), `unknown shell "tcsh"`) {
 		t.Errorf("completion tcsh: status %d, stdout %q, stderr %q; want status 2 and one line naming the shell", code, out, errOut)
@@ -65,7 +42,7 @@ func TestCompletionUnknownShell(t *testing.T) {
 
 func TestCompletePython(t *testing.T) {
 	complete := func(args ...string) string {
-		s, out, _ := testStreams(t, nil)
+		s, out, _ := clitest.Streams(t, nil)
 		if code := Main(context.Background(), append([]string{"__complete", "python"}, args...), s); code != 0 {
 			t.Fatalf("__complete %v: status %d", args, code)
 		}
@@ -84,7 +61,7 @@ func TestCompletePython(t *testing.T) {
 
 // `vis-agent help python` is the same full help as `vis-agent python -h`.
 func TestHelpPython(t *testing.T) {
-	s, out, _ := testStreams(t, nil)
+	s, out, _ := clitest.Streams(t, nil)
 	if code := Main(context.Background(), []string{"help", "python"}, s); code != 0 || out.String() != pyrun.Help {
 		t.Errorf("help python: status %d, output:\n%s", code, out)
 	}

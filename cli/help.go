@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/vis-agent/vis-agent/sandbox/mcpserver"
 )
 
 // helpWidth is the widest line of any command's help: the flags'
@@ -43,18 +41,4 @@ func usage(c *cobra.Command) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(c.OutOrStderr(), b.String())
 	return err
-}
-
-// mcpTools lists the MCP server's tools for `sandbox mcp --help`, from
-// the server's own list, so that the help names every tool it offers.
-func mcpTools() string {
-	var b strings.Builder
-	width := 0
-	for _, t := range mcpserver.Tools() {
-		width = max(width, len(t.Name))
-	}
-	for _, t := range mcpserver.Tools() {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, t.Name, t.Title)
-	}
-	return b.String()
 }

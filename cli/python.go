@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/pyrun"
 )
 
@@ -18,7 +19,7 @@ func newPythonCmd(s Streams) *cobra.Command {
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := pyrun.Main(args, s); code != 0 {
-				return exitError{code}
+				return cmdutil.ExitError{Code: code}
 			}
 			return nil
 		},

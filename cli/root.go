@@ -11,6 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/vis-agent/vis-agent/cli/cmdutil"
+	"github.com/vis-agent/vis-agent/cli/proc"
+	"github.com/vis-agent/vis-agent/cli/sandbox"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/pyrun"
@@ -20,7 +23,7 @@ import (
 // Streams is what every command takes from the process it runs in
 // (iostreams.Streams): commands never read os.Stdin, os.Getenv or
 // os.Getwd themselves.
-type Streams = iostreams.Streams
+type Streams = cmdutil.Streams
 
 // System is the streams of this process.
 func System() Streams { return iostreams.System() }
@@ -29,46 +32,15 @@ func System() Streams { return iostreams.System() }
 // "-X github.com/vis-agent/vis-agent/cli.Version=…".
 var Version = ""
 
-// exitError carries an exit status out of a command without cobra printing
-// anything more.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-// failure is a command that could not do its work: status 1, where a
-// command line cobra refuses has status 2.
-type failure struct{ err error }
-
-func (f failure) Error() string { return f.err.Error() }
-
-// usageError is a bad command line found by a command itself: status 2,
-// as for one cobra refuses.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-
-// runE is every command's one error adapter: a usageError keeps status 2,
-// an exitError its status, and any other error is a failure (status 1).
-func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		err := f(cmd, args)
-		var ue usageError
-		var ee exitError
-		if err == nil || errors.As(err, &ue) || errors.As(err, &ee) {
-			return err
-		}
-		return failure{err}
-	}
-}
-
 func newRoot(s Streams) *cobra.Command {
+	f := &cmdutil.Factory{Streams: s, Version: buildVersion()}
 	var showVersion bool
 	root := &cobra.Command{
 		Use:           "vis-agent",
 		Short:         "An embedded-CPython python for agent sandboxes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          subcommandArgs,
+		Args:          cmdutil.SubcommandArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if showVersion {
 				printVersion(s)
@@ -83,27 +55,11 @@ func newRoot(s Streams) *cobra.Command {
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageFunc(usage)
-	root.AddCommand(newPythonCmd(s), newRuntimeCmd(s), newConfigCmd(s), newSandboxCmd(s))
+	sb := sandbox.NewCmdSandbox(f)
+	sb.AddCommand(proc.NewCmds(f)...)
+	root.AddCommand(newPythonCmd(s), NewCmdRuntime(f, nil), NewCmdConfig(f, nil), sb)
 	fixCompletionCmd(root)
 	return root
-}
-
-// subcommandArgs refuses the arguments of a command whose arguments are its
-// subcommands, naming the ones the first resembles on the same line
-// (cobra's own suggestions take several lines, and it makes none for a
-// command that takes no arguments).
-func subcommandArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	// cobra's default distance (2) applies only to its own suggestions.
-	if cmd.SuggestionsMinimumDistance <= 0 {
-		cmd.SuggestionsMinimumDistance = 2
-	}
-	if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
-		return fmt.Errorf("unknown command %q for %s: did you mean %s?", args[0], cmd.CommandPath(), strings.Join(near, " or "))
-	}
-	return fmt.Errorf("unknown command %q for %s (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
 }
 
 // flagError is every command's answer to a command line pflag refuses: a
@@ -113,7 +69,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	// A mistyped command's flags (pyhton -c) are the parent's to parse:
 	// the command is what to correct.
 	if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
-		return subcommandArgs(cmd, args)
+		return cmdutil.SubcommandArgs(cmd, args)
 	}
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) {
@@ -192,13 +148,13 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	root := newRoot(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	var ee exitError
-	var f failure
+	var ee cmdutil.ExitError
+	var f cmdutil.Failure
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
-		return ee.code
+		return ee.Code
 	}
 	// An error may quote what a session set (a filename, a line of its
 	// code), a remote peer's answer or an archive's manifest: as text.

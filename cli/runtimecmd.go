@@ -3,48 +3,64 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/vis-agent/vis-agent/pyrun"
 	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
+	"github.com/vis-agent/vis-agent/pyrun"
 )
 
-func newRuntimeCmd(s Streams) *cobra.Command {
-	var forget bool
+// RuntimeOptions are `vis-agent runtime`'s flag.
+type RuntimeOptions struct {
+	Streams Streams
+	Forget  bool
+}
+
+// NewCmdRuntime is `vis-agent runtime`; runF (nil: runRuntime) runs it.
+func NewCmdRuntime(f *cmdutil.Factory, runF func(*RuntimeOptions) error) *cobra.Command {
+	opts := &RuntimeOptions{Streams: f.Streams}
 	cmd := &cobra.Command{
 		Use:   "runtime",
 		Short: "Show which CPython vis-agent python loads, and from where",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			record := s.Layout().RuntimeRecord()
-			if forget {
-				if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("forget the recorded runtime: %w", err)
-				}
+		RunE: cmdutil.RunE(func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
 			}
-			lib, choice, inst, err := pyrun.LoadRuntime(s)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "library:    %s\n", lib.Path)
-			fmt.Fprintf(w, "source:     %s\n", choice.Source)
-			fmt.Fprintf(w, "version:    %s\n", lib.Version)
-			fmt.Fprintf(w, "prefix:     %s\n", inst.Prefix)
-			fmt.Fprintf(w, "executable: %s\n", inst.Executable)
-			if inst.Home != "" {
-				fmt.Fprintf(w, "home:       %s\n", inst.Home)
-			}
-			fmt.Fprintf(w, "record:     %s\n", recordState(record, choice))
-			fmt.Fprintf(w, "shared:     %s\n", s.Layout().SharedEnvironment(lib.Version.Short()))
-			return nil
+			return runRuntime(opts)
 		}),
 	}
-	cmd.Flags().BoolVar(&forget, "forget", false, "forget the recorded runtime and find the machine's CPython again")
+	cmd.Flags().BoolVar(&opts.Forget, "forget", false, "forget the recorded runtime and find the machine's CPython again")
 	return cmd
+}
+
+func runRuntime(opts *RuntimeOptions) error {
+	s := opts.Streams
+	record := s.Layout().RuntimeRecord()
+	if opts.Forget {
+		if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("forget the recorded runtime: %w", err)
+		}
+	}
+	lib, choice, inst, err := pyrun.LoadRuntime(s)
+	if err != nil {
+		return err
+	}
+	w := s.Out
+	fmt.Fprintf(w, "library:    %s\n", lib.Path)
+	fmt.Fprintf(w, "source:     %s\n", choice.Source)
+	fmt.Fprintf(w, "version:    %s\n", lib.Version)
+	fmt.Fprintf(w, "prefix:     %s\n", inst.Prefix)
+	fmt.Fprintf(w, "executable: %s\n", inst.Executable)
+	if inst.Home != "" {
+		fmt.Fprintf(w, "home:       %s\n", inst.Home)
+	}
+	fmt.Fprintf(w, "record:     %s\n", recordState(record, choice))
+	fmt.Fprintf(w, "shared:     %s\n", s.Layout().SharedEnvironment(lib.Version.Short()))
+	return nil
 }
 
 // recordState says what the runtime record holds: its path when it names

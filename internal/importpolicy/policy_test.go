@@ -18,9 +18,9 @@ const module = "github.com/vis-agent/vis-agent"
 
 // frontEnds are the programs people and agents drive a session with. They
 // reach sessions only through sandbox/client, so none of them may pull in
-// the session's own processes (cli is one package with the host's and the
-// child's hidden commands, so its sandbox commands are checked by review,
-// not here).
+// the session's own processes (cli/sandbox links the loader for run's
+// fast-path plan and the checks' compiler, so its commands are checked by
+// review, not here; the host's and child's commands are cli/proc's).
 var frontEnds = []string{"tui", "sandbox/mcpserver", "sandbox/client"}
 
 // sessionInternals are the host, the child, their jail and the embedded
@@ -31,7 +31,7 @@ var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail",
 // the binary's command tree and the session's processes. Every other package
 // is pure Go (see TestPureGo), and a new package must be put on one side.
 var cgoSide = []string{
-	"cmd/vis-agent", "cli",
+	"cmd/vis-agent", "cli", "cli/sandbox", "cli/proc",
 	"pyrun", // the python-run planner: it loads CPython and applies --no-network
 	"pyembed", "pyembed/early", "pyembed/compilecheck",
 	"internal/earlyargv",     // the constructors' C matchers, for tests

@@ -269,13 +269,6 @@ func (s *Session) remoteAttachment(d attachments.Descriptor) io.ReadCloser {
 	return pr
 }
 
-// ListRemote is `vis-agent sandbox list` on t: the rows as JSON.
-func ListRemote(t Target, mux *remotemux.Config) ([]byte, error) {
-	s := OpenRemote(t, session.Meta{}, nil, mux)
-	ev, err := s.remoteCall(protocol.Request{Op: protocol.OpList}, nil)
-	return []byte(ev.Data), err
-}
-
 // Bridge serves one request that arrived on a connection (connect's
 // standard input, in) as a local client of this session: it connects,
 // starting the host when start, sends req and passes whatever follows on
