@@ -470,6 +470,7 @@ type forwarder struct {
 	logged  int
 	recent  []byte
 	copying bool
+	closed  bool // r is closed: the child's end of the pipe was
 }
 
 // maxLogged bounds what a child's stray output adds to the host's log.
@@ -506,7 +507,12 @@ func (f *forwarder) loop() {
 			f.mu.Unlock()
 		}
 		if err != nil {
+			// Under f.mu: pending must not read the descriptor as it
+			// is closed.
+			f.mu.Lock()
+			f.closed = true
 			f.r.Close()
+			f.mu.Unlock()
 			return
 		}
 	}
@@ -532,10 +538,15 @@ func (f *forwarder) setSink(s *sink) {
 // pending reports whether output is waiting in the pipe or being copied.
 func (f *forwarder) pending() bool {
 	f.mu.Lock()
-	copying := f.copying
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	if f.copying {
+		return true
+	}
+	if f.closed {
+		return false
+	}
 	n, err := unix.IoctlGetInt(int(f.r.Fd()), unix.TIOCINQ)
-	return copying || (err == nil && n > 0)
+	return err == nil && n > 0
 }
 
 // lastLines is the end of what the child wrote, for a start-up failure.
