@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -40,7 +41,7 @@ func (st *store) get() (*attachments.Store, error) {
 		return st.s, nil
 	}
 	if st.dir == "" {
-		return nil, errorf("RuntimeError", "this sandbox host has no attachments store")
+		return nil, hostcalls.Errorf("RuntimeError", "this sandbox host has no attachments store")
 	}
 	s, err := attachments.Open(st.dir)
 	if err != nil {
@@ -75,7 +76,7 @@ func (st *store) counted() *int {
 }
 
 // attachmentOps adds the attachment calls, for this host's session only.
-func (h *Host) attachmentOps(ops map[protocol.Call]op, streams map[protocol.Call]streamOp) {
+func (h *Host) attachmentOps(ops map[protocol.Call]hostcalls.Op, streams map[protocol.Call]hostcalls.StreamOp) {
 	key := h.store.key
 	type ref struct {
 		Ref     string
@@ -83,7 +84,7 @@ func (h *Host) attachmentOps(ops map[protocol.Call]op, streams map[protocol.Call
 	}
 	get := func(args json.RawMessage) (*attachments.Store, attachments.Descriptor, error) {
 		var in ref
-		if err := decodeArgs(args, &in); err != nil {
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
 			return nil, attachments.Descriptor{}, err
 		}
 		s, err := h.store.get()
@@ -93,7 +94,7 @@ func (h *Host) attachmentOps(ops map[protocol.Call]op, streams map[protocol.Call
 		d, err := s.Get(key, in.Ref, in.Version)
 		return s, d, attachError(err)
 	}
-	streams[protocol.CallAttach] = func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
+	streams[protocol.CallAttach] = func(ctx context.Context, args json.RawMessage, payload io.Reader) (hostcalls.Reply, error) {
 		var in struct {
 			Filename    string `json:"filename"`
 			Kind        string `json:"kind"`
@@ -101,60 +102,60 @@ func (h *Host) attachmentOps(ops map[protocol.Call]op, streams map[protocol.Call
 			Commentable bool   `json:"commentable"`
 			Block       int    `json:"block"`
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		if in.Filename != "" {
 			if err := attachments.CheckFilename(in.Filename); err != nil {
-				return reply{}, &callError{typ: "ValueError", msg: err.Error()}
+				return hostcalls.Reply{}, &hostcalls.Error{Type: "ValueError", Message: err.Error()}
 			}
 		}
 		if in.Block < 0 {
-			return reply{}, errorf("ValueError", "attach: block %d is negative", in.Block)
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "attach: block %d is negative", in.Block)
 		}
 		s, err := h.store.get()
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		d, err := s.Attach(attachments.New{Session: key, SessionName: h.cfg.Meta.Name, Block: in.Block, Filename: in.Filename,
 			Kind: in.Kind, MediaType: in.MediaType, Commentable: in.Commentable}, payload,
 			attachments.Limits{MaxBytes: h.attachLimit(), SessionMaxBytes: h.cfg.AttachQuotaBytes})
 		if err != nil {
-			return reply{}, attachError(err)
+			return hostcalls.Reply{}, attachError(err)
 		}
 		h.store.attached()
 		h.noteAttached(d)
-		return reply{result: d}, nil
+		return hostcalls.Reply{Result: d}, nil
 	}
-	ops[protocol.CallAttachments] = func(ctx context.Context, args json.RawMessage) (reply, error) {
-		if err := decodeArgs(args, &struct{}{}); err != nil {
-			return reply{}, err
+	ops[protocol.CallAttachments] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
+		if err := hostcalls.DecodeArgs(args, &struct{}{}); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		s, err := h.store.get()
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		list, err := s.List(key)
 		if list == nil {
 			list = []attachments.Descriptor{}
 		}
-		return reply{result: list}, attachError(err)
+		return hostcalls.Reply{Result: list}, attachError(err)
 	}
-	ops[protocol.CallAttachment] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallAttachment] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		_, d, err := get(args)
-		return reply{result: d}, err
+		return hostcalls.Reply{Result: d}, err
 	}
-	ops[protocol.CallAttachmentRead] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallAttachmentRead] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		s, d, err := get(args)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		// Streamed to the link: the host never holds it whole.
 		r, err := s.Read(d)
 		if err != nil {
-			return reply{}, attachError(err)
+			return hostcalls.Reply{}, attachError(err)
 		}
-		return reply{result: d, body: r, size: d.Size}, nil
+		return hostcalls.Reply{Result: d, Body: r, Size: d.Size}, nil
 	}
 }
 
@@ -167,15 +168,15 @@ func attachError(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &nf):
-		return &callError{typ: "KeyError", msg: err.Error()}
+		return &hostcalls.Error{Type: "KeyError", Message: err.Error()}
 	case errors.As(err, &tl), errors.As(err, &qe):
-		return &callError{typ: "ValueError", msg: err.Error()}
+		return &hostcalls.Error{Type: "ValueError", Message: err.Error()}
 	}
-	var ce *callError
+	var ce *hostcalls.Error
 	if errors.As(err, &ce) {
 		return err
 	}
-	return &callError{typ: "OSError", msg: err.Error()}
+	return &hostcalls.Error{Type: "OSError", Message: err.Error()}
 }
 
 // noteAttached adds d to the running block's result (a thread that

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -99,7 +100,7 @@ func (cfg Config) limits() *child.HostLimits {
 	}
 	return &child.HostLimits{
 		Socket:   "only clients that present the session's key (a file of its folder the jailed code cannot read) and run as this user",
-		MaxCalls: maxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
+		MaxCalls: hostcalls.MaxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
 		ReadMB: tools.MaxScanBytes >> 20, GrepRows: tools.MaxGrepRows, PatchMB: tools.MaxPatchBytes >> 20,
 	}
 }
@@ -181,7 +182,7 @@ type Host struct {
 // on success), and serves until the host stops.
 func serve(cfg Config, ready func(error)) error {
 	// The host's own memory is bounded by what it does for a block (see
-	// callServer); the collector keeps the heap close to that rather than
+	// hostcalls.Server); the collector keeps the heap close to that rather than
 	// at twice the peak.
 	debug.SetMemoryLimit(memoryTarget)
 	alive, err := cfg.Folder.LockAlive(10 * time.Second)
@@ -544,7 +545,7 @@ func (h *Host) ensureChild() (*proc, error) {
 // startFor starts a child under policy: the standby, else a new one,
 // whose shield protects against the first gen git changes.
 func (h *Host) startFor(policy protocol.Policy, gen int, reason string, opts startOptions) (*proc, error) {
-	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
+	calls := func(conn net.Conn) *hostcalls.Server { return h.callServer(conn, policy) }
 	np, err := h.proxyFor(policy)
 	if err != nil {
 		return nil, err

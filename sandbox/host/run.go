@@ -178,7 +178,7 @@ func (h *Host) startBlock(c *proc, t *ticket, w *watch, out *sink) bool {
 // endBlock undoes startBlock once the block ended.
 func (h *Host) endBlock(c *proc, w *watch) {
 	// The block's host calls end with it.
-	c.calls.cancelAll()
+	c.calls.CancelAll()
 	w.finish()
 	c.drain()
 	c.setSink(nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -63,7 +64,7 @@ func newFakeChild(t *testing.T) (*proc, *fakeChild) {
 	}
 	c := &proc{process: cmd.Process, link: hostEnd, conn: protocol.NewConn(hostEnd, hostEnd), started: time.Now(),
 		exited: make(chan struct{}), stacks: newTail(pipe(), 1<<20), stdout: newForwarder(pipe(), protocol.StreamStdout, io.Discard),
-		stderr: newForwarder(pipe(), protocol.StreamStderr, io.Discard), calls: &callServer{}, minor: 12}
+		stderr: newForwarder(pipe(), protocol.StreamStderr, io.Discard), calls: hostcalls.NewServer(nil, nil, nil, 0), minor: 12}
 	go func() {
 		c.state, _ = cmd.Process.Wait()
 		close(c.exited)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -138,7 +139,7 @@ func (h *Host) makeStandby() {
 	sb := &standby{policy: h.policy, preload: h.preload, ready: make(chan struct{}), config: stampOfPath(h.cfg.UserConfig)}
 	h.warm = sb
 	h.mu.Unlock()
-	calls := func(conn net.Conn) *callServer { return h.callServer(conn, sb.policy) }
+	calls := func(conn net.Conn) *hostcalls.Server { return h.callServer(conn, sb.policy) }
 	// Its shield is computed when it starts, which may be long before it
 	// serves: the roots as they are then are watched first (a home
 	// folder's new folder is one).

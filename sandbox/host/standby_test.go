@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -59,7 +60,7 @@ func sleeper(t *testing.T) *proc {
 	link, _ := net.Pipe()
 	calls, _ := net.Pipe()
 	c := newProc(Config{Log: io.Discard}, &spawned{process: cmd.Process, link: link, calls: calls, stacks: readers[0], stdout: readers[1], stderr: readers[2]},
-		func(net.Conn) *callServer { return nil })
+		func(net.Conn) *hostcalls.Server { return nil })
 	t.Cleanup(c.end)
 	return c
 }
