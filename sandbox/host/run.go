@@ -363,8 +363,8 @@ func (h *Host) readyChild() (*proc, error) {
 		}
 	}
 	h.mu.Lock()
-	fresh := h.fresh == c && time.Since(h.freshReady) < freshFor
-	h.fresh = nil
+	fresh := h.fresh.c == c && time.Since(h.fresh.ready) < freshFor
+	h.fresh.c = nil
 	h.mu.Unlock()
 	if fresh && c.alive() {
 		return c, nil

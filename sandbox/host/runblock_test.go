@@ -98,7 +98,7 @@ func (f *fakeChild) send(ev protocol.Event) {
 // block), and the events it sends a block's client.
 func fakeHost(t *testing.T, c *proc) (*Host, *sink, func() []protocol.Event) {
 	h := &Host{cfg: Config{Meta: session.Meta{Name: "fake", Workspace: t.TempDir()}, Folder: session.Folder{Dir: t.TempDir()},
-		Logs: t.TempDir(), Log: io.Discard}, child: c, fresh: c, freshReady: time.Now(), memoryChecked: time.Now()}
+		Logs: t.TempDir(), Log: io.Discard}, child: c, fresh: freshChild{c: c, ready: time.Now()}, memoryChecked: time.Now()}
 	var mu sync.Mutex
 	var events []protocol.Event
 	out := &sink{w: io.Discard, tap: func(ev protocol.Event) {

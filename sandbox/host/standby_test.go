@@ -93,7 +93,7 @@ func TestStandbyOfAnOlderShield(t *testing.T) {
 		return sb
 	}
 	old := standbyOf(0)
-	h.warm = old
+	h.warm.sb = old
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestStandbyOfAnOlderShield(t *testing.T) {
 	if want := filepath.Join(root, ".git") + " appeared"; changes != 1 || len(told) != 1 || told[0].what != want {
 		t.Errorf("%d changes told %v, want 1: %q", changes, told, want)
 	}
-	h.warm = standbyOf(1)
+	h.warm.sb = standbyOf(1)
 	if c := h.takeStandby(policy); c == nil || c.gitGen != 1 {
 		t.Errorf("the standby started after the change was not swapped in")
 	}
