@@ -21,20 +21,40 @@ func (d *dogCounts) want(t *testing.T, when string, interrupts, retires int32) {
 	}
 }
 
+// after lets d pass, in the bubble, then wants the counts.
+func (d *dogCounts) after(t *testing.T, dur time.Duration, when string, interrupts, retires int32) {
+	t.Helper()
+	time.Sleep(dur)
+	synctest.Wait()
+	d.want(t, when, interrupts, retires)
+}
+
 // A block that ends before its timeout is neither interrupted nor
-// retired, and was not timed out.
-func TestWatchdogBlockEndsInTime(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var d dogCounts
-		w := d.start(10*time.Second, 5*time.Second)
-		time.Sleep(9 * time.Second)
-		w.stop()
-		time.Sleep(time.Hour)
-		d.want(t, "after stop", 0, 0)
-		if w.expired() {
-			t.Error("expired without a timeout")
-		}
-	})
+// retired, and is not timed out; one that stops within the grace after
+// its interrupt is not retired, and stays timed out.
+func TestWatchdogStoppedInTime(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		ran        time.Duration
+		interrupts int32
+	}{
+		{"before the timeout", 9 * time.Second, 0},
+		{"within the grace", 14 * time.Second, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var d dogCounts
+				w := d.start(10*time.Second, 5*time.Second)
+				time.Sleep(c.ran)
+				w.stop()
+				time.Sleep(time.Hour)
+				d.want(t, "an hour after stop", c.interrupts, 0)
+				if w.expired() != (c.interrupts > 0) {
+					t.Errorf("expired: %v", w.expired())
+				}
+			})
+		})
+	}
 }
 
 // A block past its timeout is interrupted once, at the timeout; one that
@@ -43,40 +63,16 @@ func TestWatchdogInterruptsThenRetires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var d dogCounts
 		w := d.start(10*time.Second, 5*time.Second)
-		time.Sleep(10*time.Second - time.Nanosecond)
-		synctest.Wait()
-		d.want(t, "just before the timeout", 0, 0)
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
-		d.want(t, "at the timeout", 1, 0)
+		d.after(t, 10*time.Second-time.Nanosecond, "just before the timeout", 0, 0)
+		d.after(t, time.Nanosecond, "at the timeout", 1, 0)
 		if !w.expired() {
 			t.Error("not expired at the timeout")
 		}
-		time.Sleep(5*time.Second - time.Nanosecond)
-		synctest.Wait()
-		d.want(t, "just before the grace's end", 1, 0)
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
-		d.want(t, "at the grace's end", 1, 1)
+		d.after(t, 5*time.Second-time.Nanosecond, "just before the grace's end", 1, 0)
+		d.after(t, time.Nanosecond, "at the grace's end", 1, 1)
 		w.stop()
 		time.Sleep(time.Hour)
 		d.want(t, "an hour later", 1, 1)
-	})
-}
-
-// A block that stops within the grace after its interrupt is not
-// retired, and stays timed out.
-func TestWatchdogUnwoundWithinTheGrace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var d dogCounts
-		w := d.start(3*time.Second, 5*time.Second)
-		time.Sleep(7 * time.Second)
-		w.stop()
-		time.Sleep(time.Hour)
-		d.want(t, "stopped within the grace", 1, 0)
-		if !w.expired() {
-			t.Error("a block interrupted at its timeout is not expired")
-		}
 	})
 }
 
