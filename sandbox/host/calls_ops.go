@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 
+	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -21,7 +22,8 @@ func (h *Host) callServer(conn net.Conn, policy protocol.Policy) *hostcalls.Serv
 func (h *Host) callOps(policy protocol.Policy) (map[protocol.Call]hostcalls.Op, map[protocol.Call]hostcalls.StreamOp) {
 	ops, streams := map[protocol.Call]hostcalls.Op{}, map[protocol.Call]hostcalls.StreamOp{}
 	ops[protocol.CallSession] = h.sessionOp(policy)
-	h.attachmentOps(ops, streams)
+	hostcalls.AttachmentOps(&h.store, h.cfg.Meta.Name, attachments.Limits{MaxBytes: h.attachLimit(), SessionMaxBytes: h.cfg.AttachQuotaBytes},
+		h.noteAttached, ops, streams)
 	h.toolOps(ops, policy)
 	h.shellOps(ops, policy)
 	ops[protocol.CallInstall] = h.installOp(policy)
@@ -50,3 +52,26 @@ func (h *Host) roots(policy protocol.Policy) (rw, ro []string) {
 	rw = append([]string{h.cfg.Meta.Workspace, h.cfg.Folder.StateDir(), h.cfg.Folder.TempDir()}, policy.Roots...)
 	return rw, append([]string(nil), policy.ReadOnlyRoots...)
 }
+
+// attachLimit is the largest payload a host call may carry: an
+// attachment's limit.
+func (h *Host) attachLimit() int64 {
+	if h.cfg.AttachMaxBytes > 0 {
+		return h.cfg.AttachMaxBytes
+	}
+	return attachments.DefaultMaxBytes
+}
+
+// noteAttached adds d to the running block's result (a thread that
+// attaches between blocks adds to none).
+func (h *Host) noteAttached(d attachments.Descriptor) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.attached != nil && len(h.attached) < maxListed {
+		h.attached = append(h.attached, protocol.Attached{ID: d.ID, Filename: d.Filename, Version: d.Version, Kind: d.Kind,
+			MediaType: d.MediaType, Size: d.Size})
+	}
+}
+
+// maxListed bounds the attachments one block's result lists.
+const maxListed = 1000

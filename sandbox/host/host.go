@@ -149,8 +149,8 @@ type Host struct {
 	conns    sync.WaitGroup
 	// door lets clients in (not under mu).
 	door    door
-	store   store  // the attachments store, opened on first use
-	shells  shells // the shell commands of the session's code
+	store   hostcalls.Store // the attachments store, opened on first use
+	shells  shells          // the shell commands of the session's code
 	proxies proxies
 
 	// installs are install()'s runs and the bytecode compiles after them.
@@ -224,7 +224,7 @@ func serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
+		policy: cfg.Policy, store: hostcalls.Store{Dir: cfg.Attachments, Key: cfg.Folder.ID()},
 		door: door{key: key, strangers: make(chan struct{}, maxStrangers)}, journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
@@ -469,7 +469,7 @@ func (h *Host) status() protocol.Status {
 	defer h.mu.Unlock()
 	st := protocol.Status{Name: h.cfg.Meta.Name, Workspace: h.cfg.Meta.Workspace, HostPID: os.Getpid(), Busy: h.busy,
 		IdleSec: int64(time.Since(h.lastUse) / time.Second)}
-	st.Attachments = h.store.counted()
+	st.Attachments = h.store.Counted()
 	if h.child != nil && h.child.alive() {
 		st.ChildPID = h.child.pid()
 		st.Python = h.child.version

@@ -2,8 +2,9 @@
 // link of fd 5: shell, install, attach, cat, grep, patch…): the framing
 // of requests and answers and their payloads, the bounds of the calls
 // under way, their cancellation when their block ends, and the Python
-// exception each failure becomes. What each call does is an Op the host
-// hands it.
+// exception each failure becomes; and the attachment calls (attach.go),
+// for the session whose store the host hands them. What the other calls
+// do is an Op the host hands it.
 package hostcalls
 
 import (
