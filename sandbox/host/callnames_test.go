@@ -13,7 +13,7 @@ import (
 // ...) in sandbox/child/py/vis_sandbox) is one the host serves, so a
 // renamed protocol.Call fails here rather than in a block.
 func TestCallNames(t *testing.T) {
-	s := (&Host{}).callServer(nil, protocol.Policy{})
+	ops, streams := (&Host{}).callOps(protocol.Policy{})
 	files, err := filepath.Glob("../child/py/vis_sandbox/*.py")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("the child's Python: %v (%d files)", err, len(files))
@@ -28,7 +28,7 @@ func TestCallNames(t *testing.T) {
 		for _, m := range calls.FindAllStringSubmatch(string(src), -1) {
 			seen++
 			name := protocol.Call(m[1])
-			if s.ops[name] == nil && s.streams[name] == nil {
+			if ops[name] == nil && streams[name] == nil {
 				t.Errorf("%s calls %q, which the host does not serve", filepath.Base(f), name)
 			}
 		}

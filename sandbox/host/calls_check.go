@@ -17,6 +17,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/check"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -41,16 +42,16 @@ const maxPatchCompiles = 64
 // session's Python compiled ahead for that path (vis_sandbox.ahead): when
 // it is the file's text before the edit, the edit is checked as one of a
 // file known to compile. It is that process's word, as each verdict is.
-func (h *Host) patchOp(a tools.Access) op {
-	return func(ctx context.Context, args json.RawMessage) (reply, error) {
+func (h *Host) patchOp(a tools.Access) hostcalls.Op {
+	return func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			Path, Old, New string
 			Check          *bool
 			Compiled       map[string]*repair.SyntaxError
 			Known          string
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		var decide tools.PatchCheck
 		var decided check.Decision
@@ -62,19 +63,19 @@ func (h *Host) patchOp(a tools.Access) op {
 		var refused *tools.Refused
 		switch {
 		case errors.As(err, &need):
-			return reply{result: map[string]any{"compile": map[string]string{"key": need.key, "name": need.name}},
-				body: io.NopCloser(strings.NewReader(need.src)), size: int64(len(need.src))}, nil
+			return hostcalls.Reply{Result: map[string]any{"compile": map[string]string{"key": need.key, "name": need.name}},
+				Body: io.NopCloser(strings.NewReader(need.src)), Size: int64(len(need.src))}, nil
 		case errors.As(err, &refused):
-			return reply{result: map[string]string{"refused": refused.Msg}}, nil
+			return hostcalls.Reply{Result: map[string]string{"refused": refused.Msg}}, nil
 		case err != nil:
-			return reply{}, toolError(err)
+			return hostcalls.Reply{}, toolError(err)
 		}
 		if strings.HasPrefix(res.Checked, string(check.Python)) && res.Invalid == "" {
 			h.checks.compiles(res.Real, res.Written, decided.Starts)
 		}
 		res.Version = h.checks.bump(h.versionsFile(), res.Real)
 		res.Note = patchNote(res)
-		return reply{result: res}, nil
+		return hostcalls.Reply{Result: res}, nil
 	}
 }
 

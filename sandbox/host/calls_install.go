@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -20,36 +21,36 @@ import (
 // block gives requirements (checked by install's strict grammar) and its
 // base environment's versions (checked pins); everything else (uv, the
 // CPython, the index, builds) comes from the user's settings.
-func (h *Host) installOp(policy protocol.Policy) op {
-	return func(ctx context.Context, args json.RawMessage) (reply, error) {
+func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
+	return func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			Specs []string `json:"specs"`
 			Base  []string `json:"base"`
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		if h.cfg.Install == nil {
-			return reply{}, errorf("RuntimeError", "install() is not available in this session")
+			return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install() is not available in this session")
 		}
 		if len(in.Specs) > install.MaxSpecs {
-			return reply{}, errorf("ValueError", "install: %d requirements; at most %d in one call", len(in.Specs), install.MaxSpecs)
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "install: %d requirements; at most %d in one call", len(in.Specs), install.MaxSpecs)
 		}
 		var reqs []install.Requirement
 		for _, s := range in.Specs {
 			r, err := install.ParseRequirement(s)
 			if err != nil {
-				return reply{}, errorf("ValueError", "%v", err)
+				return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "%v", err)
 			}
 			reqs = append(reqs, r)
 		}
 		pins, err := install.ParsePins(in.Base)
 		if err != nil {
-			return reply{}, errorf("ValueError", "%v", err)
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "%v", err)
 		}
 		opts, err := h.cfg.Install()
 		if err != nil {
-			return reply{}, errorf("RuntimeError", "install: %v", err)
+			return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
 		}
 		h.mu.Lock()
 		opts.Environ = withTrust(opts.Environ, h.trust)
@@ -61,11 +62,11 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			// (a local index, the user's own, is reached as without the
 			// network).
 			if opts.Proxy, err = np.local(); err != nil {
-				return reply{}, errorf("RuntimeError", "install: %v", err)
+				return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
 			}
 		}
 		if err := install.CheckNetwork(opts); err != nil {
-			return reply{}, errorf("PermissionError", "%v", err)
+			return hostcalls.Reply{}, hostcalls.Errorf("PermissionError", "%v", err)
 		}
 		if policy.Jail {
 			target := opts.Target
@@ -75,12 +76,12 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			rw, _ := h.roots(policy)
 			for _, root := range rw {
 				if within(target, root) {
-					return reply{}, errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
+					return hostcalls.Reply{}, hostcalls.Errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
 				}
 			}
 		}
 		if err := h.checkDisk("install"); err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		defer h.disk.forget()
 		// A standby imported from the environment install() changes.
@@ -95,9 +96,9 @@ func (h *Host) installOp(policy protocol.Policy) op {
 			}
 		}
 		if err != nil && errors.Is(err, context.Canceled) {
-			return reply{}, errorf("InterruptedError", "%v", err)
+			return hostcalls.Reply{}, hostcalls.Errorf("InterruptedError", "%v", err)
 		}
-		return reply{result: res}, err
+		return hostcalls.Reply{Result: res}, err
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -99,102 +100,102 @@ func max0(d time.Duration) time.Duration { return max(d, 0) }
 func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
 	d := time.Duration(ms) * time.Millisecond
 	if ms < 0 || d > limit {
-		return 0, errorf("ValueError", "shell: %s must be between 0 and %s", name, limit)
+		return 0, hostcalls.Errorf("ValueError", "shell: %s must be between 0 and %s", name, limit)
 	}
 	return d, nil
 }
 
 // shellOps adds shell_start, shell_state, shell_wait, shell_logs and
 // shell_stop, for the commands of children started under policy.
-func (h *Host) shellOps(ops map[protocol.Call]op, policy protocol.Policy) {
-	ops[protocol.CallShellStart] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Policy) {
+	ops[protocol.CallShellStart] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			Cmd       string `json:"cmd"`
 			Cwd       string `json:"cwd"`
 			TimeoutMS int64  `json:"timeout_ms"`
 			WaitMS    int64  `json:"wait_ms"`
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		if strings.TrimSpace(in.Cmd) == "" {
-			return reply{}, errorf("ValueError", "shell: the command is empty")
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "shell: the command is empty")
 		}
 		timeout, err := millis("timeout", in.TimeoutMS, maxShellWait)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		if timeout == 0 {
-			return reply{}, errorf("ValueError", "shell: timeout must be more than 0 seconds")
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "shell: timeout must be more than 0 seconds")
 		}
 		timeout = min(timeout, protocol.MaxTimeout)
 		wait, err := millis("wait", in.WaitMS, maxShellWait)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		if err := h.checkDisk("shell"); err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		m := h.shellsFor(policy)
 		st, err := m.Start(in.Cmd, in.Cwd, timeout)
 		if err != nil {
-			return reply{}, toolError(err)
+			return hostcalls.Reply{}, toolError(err)
 		}
 		if wait > 0 {
 			st, err = waitShell(ctx, m, st.ID, wait)
 		}
-		return reply{result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
 	}
 	id := func(args json.RawMessage) (string, error) {
 		var in struct {
 			ID string `json:"id"`
 		}
-		err := decodeArgs(args, &in)
+		err := hostcalls.DecodeArgs(args, &in)
 		return in.ID, err
 	}
-	ops[protocol.CallShellState] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellState] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		sid, err := id(args)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		st, err := h.shellsFor(policy).State(sid)
-		return reply{result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
 	}
-	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		sid, err := id(args)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		st, err := h.shellsFor(policy).Stop(sid)
-		return reply{result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
 	}
-	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			ID    string `json:"id"`
 			MaxMS int64  `json:"max_ms"`
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		max, err := millis("max", in.MaxMS, maxShellWait)
 		if err != nil {
-			return reply{}, err
+			return hostcalls.Reply{}, err
 		}
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
-		return reply{result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
 	}
-	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			ID string `json:"id"`
 			N  int    `json:"n"`
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		lines, err := h.shellsFor(policy).Logs(in.ID, in.N)
 		if lines == nil {
 			lines = []string{}
 		}
-		return reply{result: map[string]any{"lines": lines}}, toolError(err)
+		return hostcalls.Reply{Result: map[string]any{"lines": lines}}, toolError(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -37,46 +38,46 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 }
 
 // toolOps adds cat, grep and patch, run under the child's access.
-func (h *Host) toolOps(ops map[protocol.Call]op, policy protocol.Policy) {
+func (h *Host) toolOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Policy) {
 	a := h.access(policy)
-	ops[protocol.CallCat] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallCat] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			Path          string
 			Offset, Limit int
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		if in.Offset < 0 || in.Limit < 0 {
-			return reply{}, errorf("ValueError", "cat: offset and limit are 0 or more")
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "cat: offset and limit are 0 or more")
 		}
 		res, err := tools.Cat(ctx, a, in.Path, in.Offset, in.Limit)
-		return reply{result: res}, toolError(err)
+		return hostcalls.Reply{Result: res}, toolError(err)
 	}
-	ops[protocol.CallGrep] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops[protocol.CallGrep] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
 			Pattern, Path, Glob string
 			Limit               int
 		}
-		if err := decodeArgs(args, &in); err != nil {
-			return reply{}, err
+		if err := hostcalls.DecodeArgs(args, &in); err != nil {
+			return hostcalls.Reply{}, err
 		}
 		if in.Limit < 0 {
-			return reply{}, errorf("ValueError", "grep: limit is 0 or more")
+			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "grep: limit is 0 or more")
 		}
 		res, err := tools.Grep(ctx, a, in.Pattern, in.Path, in.Glob, in.Limit)
-		return reply{result: res}, toolError(err)
+		return hostcalls.Reply{Result: res}, toolError(err)
 	}
 	ops[protocol.CallPatch] = h.patchOp(a)
 }
 
 // toolError is a tool's failure as the child raises it: of its kind when
 // sandbox/tools marked one (a missing file, a refused path or command, a
-// folder; see errorType), else a ValueError (a bad regex, a patch whose
+// folder; see hostcalls.ErrorType), else a ValueError (a bad regex, a patch whose
 // old text is missing or not unique).
 func toolError(err error) error {
-	if err == nil || errorType(err) != "" {
+	if err == nil || hostcalls.ErrorType(err) != "" {
 		return err
 	}
-	return &callError{typ: "ValueError", msg: err.Error()}
+	return &hostcalls.Error{Type: "ValueError", Message: err.Error()}
 }

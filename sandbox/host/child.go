@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
@@ -45,7 +46,7 @@ type proc struct {
 	stderr *forwarder
 	exited chan struct{}
 	// calls serves its host calls.
-	calls *callServer
+	calls *hostcalls.Server
 
 	mu      sync.Mutex
 	retired string // why the host killed it, when it did
@@ -80,7 +81,7 @@ func (s *spawned) close() {
 
 // spawnChild starts `Exe protocol.ChildArgs(...)` for a child under policy.
 func spawnChild(cfg Config, policy protocol.Policy) (*spawned, error) {
-	calls, callsEnd, err := callLink()
+	calls, callsEnd, err := hostcalls.Link()
 	if err != nil {
 		return nil, fmt.Errorf("start the Python process: %w", err)
 	}
@@ -167,7 +168,7 @@ func (e *restoreError) Error() string {
 // A child whose network is an allow list (np not nil) hands the host its
 // listener for the proxy on its host-call link first; np serves it until
 // the child ends.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *callServer, np *netProxy) (*proc, error) {
+func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
 	s, dropsPrivileges, ownNetwork := takeEarlyChild()
 	if s != nil && (dropsPrivileges != policy.Jail || ownNetwork != policy.Proxied()) {
 		s.discard()
@@ -196,7 +197,7 @@ func sessionInfo(cfg Config) child.SessionInfo {
 }
 
 // newProc watches a child just started: its exit and its output.
-func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *callServer) *proc {
+func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *hostcalls.Server) *proc {
 	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
 		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
@@ -253,7 +254,7 @@ func (c *proc) introduce(s *spawned, info child.Info, np *netProxy) error {
 		}
 	}
 	go func() {
-		if err := c.calls.serve(); err != nil {
+		if err := c.calls.Serve(); err != nil {
 			c.mu.Lock()
 			c.callsBroken = err.Error()
 			c.mu.Unlock()
@@ -338,7 +339,7 @@ func (c *proc) alive() bool {
 // raise the KeyboardInterrupt rather than the call's cancellation).
 func (c *proc) interrupt() {
 	syscall.Kill(c.pid(), syscall.SIGINT)
-	c.calls.cancelAfter(callGrace)
+	c.calls.CancelAfter(callGrace)
 }
 
 // callGrace is how long after an interrupt the calls under way stop.
@@ -470,6 +471,7 @@ type forwarder struct {
 	logged  int
 	recent  []byte
 	copying bool
+	closed  bool // r is closed: the child's end of the pipe was
 }
 
 // maxLogged bounds what a child's stray output adds to the host's log.
@@ -506,7 +508,12 @@ func (f *forwarder) loop() {
 			f.mu.Unlock()
 		}
 		if err != nil {
+			// Under f.mu: pending must not read the descriptor as it
+			// is closed.
+			f.mu.Lock()
+			f.closed = true
 			f.r.Close()
+			f.mu.Unlock()
 			return
 		}
 	}
@@ -532,10 +539,15 @@ func (f *forwarder) setSink(s *sink) {
 // pending reports whether output is waiting in the pipe or being copied.
 func (f *forwarder) pending() bool {
 	f.mu.Lock()
-	copying := f.copying
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	if f.copying {
+		return true
+	}
+	if f.closed {
+		return false
+	}
 	n, err := unix.IoctlGetInt(int(f.r.Fd()), unix.TIOCINQ)
-	return copying || (err == nil && n > 0)
+	return err == nil && n > 0
 }
 
 // lastLines is the end of what the child wrote, for a start-up failure.

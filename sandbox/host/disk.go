@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 )
 
 // The session's disk budget (sandbox.max_disk_mb, Config.DiskBytes): what
@@ -117,9 +119,9 @@ func (h *Host) checkDisk(what string) error {
 	}
 	held := "more than " + fmt.Sprint(maxDiskEntries) + " files"
 	if !d.tooMany {
-		held = sizeText(d.total) + " (" + largest(d.parts, 3) + ")"
+		held = hostcalls.SizeText(d.total) + " (" + largest(d.parts, 3) + ")"
 	}
-	return errorf("OSError", "%s: the session's disk budget is spent: its folder %s holds %s, past sandbox.max_disk_mb = %d; delete what the session made there (its temp folder is its TMPDIR), or raise sandbox.max_disk_mb in config.toml (vis-agent sandbox rm deletes the session and all of it)",
+	return hostcalls.Errorf("OSError", "%s: the session's disk budget is spent: its folder %s holds %s, past sandbox.max_disk_mb = %d; delete what the session made there (its temp folder is its TMPDIR), or raise sandbox.max_disk_mb in config.toml (vis-agent sandbox rm deletes the session and all of it)",
 		what, dir, held, h.cfg.DiskBytes>>20)
 }
 
@@ -132,7 +134,7 @@ func largest(parts map[string]int64, n int) string {
 	sort.Slice(names, func(i, j int) bool { return parts[names[i]] > parts[names[j]] })
 	var out []string
 	for _, name := range names[:min(n, len(names))] {
-		out = append(out, name+" "+sizeText(parts[name]))
+		out = append(out, name+" "+hostcalls.SizeText(parts[name]))
 	}
 	return strings.Join(out, ", ")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -37,7 +38,7 @@ func TestCheckDisk(t *testing.T) {
 	}
 	stale()
 	err := h.checkDisk("shell")
-	if errorType(err) != "OSError" || !strings.Contains(err.Error(), "shell: the session's disk budget is spent: its folder "+dir+" holds 2.1 MiB (tmp 2.0 MiB, journal.db 10") ||
+	if hostcalls.ErrorType(err) != "OSError" || !strings.Contains(err.Error(), "shell: the session's disk budget is spent: its folder "+dir+" holds 2.1 MiB (tmp 2.0 MiB, journal.db 10") ||
 		!strings.Contains(err.Error(), "past sandbox.max_disk_mb = 1;") {
 		t.Fatalf("past the budget: %v", err)
 	}

@@ -436,8 +436,8 @@ func (h *Host) gitMark(events []gitEvent) func() {
 	// (the child started for it has run no block) is told with it.
 	h.git.told = append(h.git.told, events...)
 	told := slices.Clone(h.git.told)
-	c, sb := h.child, h.warm
-	h.warm = nil
+	c, sb := h.child, h.warm.sb
+	h.warm.sb = nil
 	return func() { h.gitEnd(seen, told, c, sb) }
 }
 

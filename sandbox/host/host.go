@@ -19,6 +19,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
@@ -99,7 +100,7 @@ func (cfg Config) limits() *child.HostLimits {
 	}
 	return &child.HostLimits{
 		Socket:   "only clients that present the session's key (a file of its folder the jailed code cannot read) and run as this user",
-		MaxCalls: maxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
+		MaxCalls: hostcalls.MaxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
 		ReadMB: tools.MaxScanBytes >> 20, GrepRows: tools.MaxGrepRows, PatchMB: tools.MaxPatchBytes >> 20,
 	}
 }
@@ -131,10 +132,8 @@ type Host struct {
 	stopping bool
 	idle     *time.Timer
 	done     chan struct{}
-	// current is the run request holding the turn; waiting, those waiting
-	// for it, oldest first (see ticket).
-	current *ticket
-	waiting []*ticket
+	// queue are the run requests (see ticket).
+	queue tickets
 	// disk is the last measure of the session's folder (disk.go).
 	disk disk
 	// workers keeps a spare worker for the data files' parses
@@ -142,23 +141,17 @@ type Host struct {
 	workers parseWorkers
 	// memoryChecked is when relieveMemory last ran for a block.
 	memoryChecked time.Time
-	// recorded is the last record written, without its last use
-	// (recordedUse, Unix ms).
-	recorded    []byte
-	recordedUse int64
-	// fresh is the child ensureChild started, until its first block, and
-	// when it said it was ready.
-	fresh      *proc
-	freshReady time.Time
-	recordMu   sync.Mutex
-	conns      sync.WaitGroup
-	// key is what a client must present (session.Authenticate); strangers
-	// counts the connections not let in yet.
-	key       []byte
-	strangers chan struct{}
-	store     store  // the attachments store, opened on first use
-	shells    shells // the shell commands of the session's code
-	proxies   proxies
+	// written is the last record written (recordUnchanged).
+	written writtenRecord
+	// fresh is the child ensureChild started, until its first block.
+	fresh    freshChild
+	recordMu sync.Mutex
+	conns    sync.WaitGroup
+	// door lets clients in (not under mu).
+	door    door
+	store   hostcalls.Store // the attachments store, opened on first use
+	shells  shells          // the shell commands of the session's code
+	proxies proxies
 
 	// installs are install()'s runs and the bytecode compiles after them.
 	installs installs
@@ -167,21 +160,56 @@ type Host struct {
 	// journal records every block; viewers follow them live.
 	journal blockLog
 	viewers viewers
-	// warm is the standby child (standby.go), preload the modules the
-	// last snapshot needs, warmTimer makes the standby when idle.
-	warm      *standby
-	preload   []string
-	warmTimer *time.Timer
+	// warm is the standby child and what it imports (standby.go).
+	warm standbys
 	// git is what the host knows of the session's .git folders
 	// (gitwatch.go, gitnotice.go).
 	git gitState
+}
+
+// tickets are the run requests of the session, under Host.mu: current
+// holds the turn; waiting, those waiting for it, oldest first.
+type tickets struct {
+	current *ticket
+	waiting []*ticket
+}
+
+// freshChild is the child ensureChild started, until its first block,
+// and when it said it was ready; under Host.mu.
+type freshChild struct {
+	c     *proc
+	ready time.Time
+}
+
+// standbys are the standby child (nil: none), the modules the last
+// snapshot needs, which a standby imports, and the timer that makes one
+// when the session is idle; under Host.mu.
+type standbys struct {
+	sb      *standby
+	preload []string
+	timer   *time.Timer
+}
+
+// writtenRecord is the host record last written, without its last use,
+// and that last use (Unix ms); under Host.mu.
+type writtenRecord struct {
+	key     []byte
+	lastUse int64
+}
+
+// door lets in the clients that show the session's key
+// (session.Authenticate): strangers counts the connections not let in
+// yet. Set before the host listens, it needs no lock.
+type door struct {
+	key       []byte
+	strangers chan struct{}
 }
 
 // serve listens on the session's socket, reports readiness with ready (nil
 // on success), and serves until the host stops.
 func serve(cfg Config, ready func(error)) error {
 	// The host's own memory is bounded by what it does for a block (see
-	// callServer); the collector keeps the heap close to that rather than
+	// hostcalls.Server); the collector keeps the heap close to that rather than
 	// at twice the peak.
 	debug.SetMemoryLimit(memoryTarget)
 	alive, err := cfg.Folder.LockAlive(10 * time.Second)
@@ -196,8 +224,8 @@ func serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: store{dir: cfg.Attachments, key: cfg.Folder.ID()},
-		key: key, strangers: make(chan struct{}, maxStrangers), journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
+		policy: cfg.Policy, store: hostcalls.Store{Dir: cfg.Attachments, Key: cfg.Folder.ID()},
+		door: door{key: key, strangers: make(chan struct{}, maxStrangers)}, journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
 	if h.reason == "" {
@@ -286,12 +314,12 @@ const maxStrangers = 32
 // connection's reader after the key, or nil when it closed it.
 func (h *Host) admit(conn net.Conn) io.Reader {
 	select {
-	case h.strangers <- struct{}{}:
+	case h.door.strangers <- struct{}{}:
 	default:
 		return nil
 	}
-	r, err := session.Authenticate(conn, h.key)
-	<-h.strangers
+	r, err := session.Authenticate(conn, h.door.key)
+	<-h.door.strangers
 	if err != nil && !errors.Is(err, io.EOF) {
 		protocol.Write(conn, protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		// What the client sent after must be read, a little of it, or
@@ -441,7 +469,7 @@ func (h *Host) status() protocol.Status {
 	defer h.mu.Unlock()
 	st := protocol.Status{Name: h.cfg.Meta.Name, Workspace: h.cfg.Meta.Workspace, HostPID: os.Getpid(), Busy: h.busy,
 		IdleSec: int64(time.Since(h.lastUse) / time.Second)}
-	st.Attachments = h.store.counted()
+	st.Attachments = h.store.Counted()
 	if h.child != nil && h.child.alive() {
 		st.ChildPID = h.child.pid()
 		st.Python = h.child.version
@@ -485,10 +513,10 @@ func (h *Host) recordUnchanged(r session.HostRecord) bool {
 	if err != nil {
 		return false
 	}
-	if bytes.Equal(key, h.recorded) && use-h.recordedUse < 1000 {
+	if bytes.Equal(key, h.written.key) && use-h.written.lastUse < 1000 {
 		return true
 	}
-	h.recorded, h.recordedUse = key, use
+	h.written.key, h.written.lastUse = key, use
 	return false
 }
 
@@ -527,7 +555,7 @@ func (h *Host) ensureChild() (*proc, error) {
 		h.mu.Lock()
 		if c.gitGen == h.git.changes {
 			h.child, h.reason, h.next = c, "", startOptions{}
-			h.fresh, h.freshReady = c, time.Now()
+			h.fresh.c, h.fresh.ready = c, time.Now()
 			h.scheduleStandbyLocked()
 			h.mu.Unlock()
 			// Not in the way of the block waiting for this child: the
@@ -544,7 +572,7 @@ func (h *Host) ensureChild() (*proc, error) {
 // startFor starts a child under policy: the standby, else a new one,
 // whose shield protects against the first gen git changes.
 func (h *Host) startFor(policy protocol.Policy, gen int, reason string, opts startOptions) (*proc, error) {
-	calls := func(conn net.Conn) *callServer { return h.callServer(conn, policy) }
+	calls := func(conn net.Conn) *hostcalls.Server { return h.callServer(conn, policy) }
 	np, err := h.proxyFor(policy)
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ type ticket struct {
 func (h *Host) enqueue(client protocol.Client) *ticket {
 	t := &ticket{client: client}
 	h.mu.Lock()
-	h.waiting = append(h.waiting, t)
+	h.queue.waiting = append(h.queue.waiting, t)
 	h.mu.Unlock()
 	return t
 }
@@ -33,7 +33,7 @@ func (h *Host) enqueue(client protocol.Client) *ticket {
 func (h *Host) begin(t *ticket) {
 	h.mu.Lock()
 	h.dequeue(t)
-	h.current = t
+	h.queue.current = t
 	t.began = time.Now()
 	h.mu.Unlock()
 }
@@ -42,17 +42,17 @@ func (h *Host) begin(t *ticket) {
 func (h *Host) finish(t *ticket) {
 	h.mu.Lock()
 	h.dequeue(t)
-	if h.current == t {
-		h.current = nil
+	if h.queue.current == t {
+		h.queue.current = nil
 	}
 	t.child = nil
 	h.mu.Unlock()
 }
 
 func (h *Host) dequeue(t *ticket) {
-	for i, w := range h.waiting {
+	for i, w := range h.queue.waiting {
 		if w == t {
-			h.waiting = append(h.waiting[:i], h.waiting[i+1:]...)
+			h.queue.waiting = append(h.queue.waiting[:i], h.queue.waiting[i+1:]...)
 			return
 		}
 	}
@@ -99,17 +99,17 @@ func (h *Host) interruptFor(req protocol.Request) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	owns := func(t *ticket) bool { return req.Any || req.Client == nil || req.Client.Owns(t.client) }
-	if t := h.current; t != nil && owns(t) {
+	if t := h.queue.current; t != nil && owns(t) {
 		h.interruptTicket(t)
 		return fmt.Sprintf("interrupted the running block of %s (it had run for %s)", t.client, roundDuration(time.Since(t.began))), nil
 	}
-	for _, t := range h.waiting {
+	for _, t := range h.queue.waiting {
 		if owns(t) {
 			h.interruptTicket(t)
 			return fmt.Sprintf("withdrew the waiting block of %s: it will not run", t.client), nil
 		}
 	}
-	if t := h.current; t != nil {
+	if t := h.queue.current; t != nil {
 		return "", fmt.Errorf("the running block belongs to %s, not to you, so nothing was interrupted (--any, or any: true, stops it)", t.client)
 	}
 	return "no block is running; nothing was interrupted", nil
@@ -119,10 +119,10 @@ func (h *Host) interruptFor(req protocol.Request) (string, error) {
 func (h *Host) holder() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.current == nil {
+	if h.queue.current == nil {
 		return ""
 	}
-	return h.current.client.String()
+	return h.queue.current.client.String()
 }
 
 // roundDuration is d in whole seconds, or ms under a second: "3 s", "250 ms".

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/journal"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -202,28 +203,28 @@ const maxJournalRead = 200
 
 // journalOp is read_session(n) of the session's code: its newest blocks
 // from the journal, which the jailed code cannot open itself.
-func (h *Host) journalOp(ctx context.Context, args json.RawMessage) (reply, error) {
+func (h *Host) journalOp(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 	var in struct {
 		N int `json:"n"`
 	}
-	if err := decodeArgs(args, &in); err != nil {
-		return reply{}, err
+	if err := hostcalls.DecodeArgs(args, &in); err != nil {
+		return hostcalls.Reply{}, err
 	}
 	if in.N < 1 || in.N > maxJournalRead {
-		return reply{}, errorf("ValueError", "n is how many of the latest blocks to read, 1 to %d, not %d", maxJournalRead, in.N)
+		return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "n is how many of the latest blocks to read, 1 to %d, not %d", maxJournalRead, in.N)
 	}
 	j, err := h.journal.flush()
 	if err != nil {
-		return reply{}, errorf("RuntimeError", "%v", err)
+		return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "%v", err)
 	}
 	entries, err := j.Last(in.N, 0)
 	if err != nil {
-		return reply{}, errorf("RuntimeError", "%v", err)
+		return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "%v", err)
 	}
 	if entries == nil {
 		entries = []journal.Entry{}
 	}
-	return reply{result: entries}, nil
+	return hostcalls.Reply{Result: entries}, nil
 }
 
 // close writes what is queued (for a bounded time) and closes the

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -103,11 +102,42 @@ func onlyComments(src string) bool {
 // runBlock runs the block in the child; saving is that child when the
 // result went out before its snapshot was saved (saveAfter).
 func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) (_ protocol.Result, saving *proc) {
-	if h.cancelled(t) {
+	c, refused := h.childFor(req, t)
+	if refused != nil {
+		return *refused, nil
+	}
+	if !h.startBlock(c, t, w, out) {
 		return notStarted(), nil
 	}
+	defer h.endBlock(c, w)
+
+	timeout := protocol.ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
+	dog := startWatchdog(timeout, unwindGrace, func() {
+		h.mu.Lock()
+		h.interruptTicket(t)
+		h.mu.Unlock()
+	}, func() { h.retire(c, timeout) })
+	defer dog.stop()
+
+	started := time.Now()
+	ev, note, end := h.runRepaired(c, req, out, t, dog)
+	if end != nil {
+		return *end, nil
+	}
+	return h.outcome(c, ev, note, dog, started, out)
+}
+
+// childFor is the child a block runs in, or the result of a block that
+// does not run: interrupted before it started, holding no code, or
+// finding no Python process.
+func (h *Host) childFor(req protocol.Request, t *ticket) (*proc, *protocol.Result) {
+	if h.cancelled(t) {
+		res := notStarted()
+		return nil, &res
+	}
 	if onlyComments(req.Code) {
-		return blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran"), nil
+		res := blockError("EmptyBlock", "the block holds only comments or blank lines, so nothing ran")
+		return nil, &res
 	}
 	if req.Policy != nil {
 		h.usePolicy(*req.Policy)
@@ -115,11 +145,19 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) (_
 	h.relieveMemorySometimes()
 	c, err := h.readyChild()
 	if err != nil {
-		return blockError("SandboxError", err.Error()), nil
+		res := blockError("SandboxError", err.Error())
+		return nil, &res
 	}
 	if h.cancelled(t) {
-		return notStarted(), nil
+		res := notStarted()
+		return nil, &res
 	}
+	return c, nil
+}
+
+// startBlock marks the session busy with t's block and tells the client
+// it started; false when its client withdrew it first.
+func (h *Host) startBlock(c *proc, t *ticket, w *watch, out *sink) bool {
 	h.mu.Lock()
 	h.busy = true
 	h.mu.Unlock()
@@ -127,145 +165,135 @@ func (h *Host) runBlock(req protocol.Request, out *sink, t *ticket, w *watch) (_
 		h.mu.Lock()
 		h.busy = false
 		h.mu.Unlock()
-		return notStarted(), nil
+		return false
 	}
 	// From here the block may run: a client that loses the host after this
 	// must not send it again.
 	out.Send(protocol.Event{Ev: protocol.EvStarted})
 	h.git.shown(&h.mu)
 	c.setSink(out)
-	defer func() {
-		// The block's host calls end with it.
-		c.calls.cancelAll()
-		w.finish()
-		c.drain()
-		c.setSink(nil)
-		h.mu.Lock()
-		h.busy = false
-		h.mu.Unlock()
-	}()
+	return true
+}
 
-	timeout := protocol.ClampTimeout(time.Duration(req.TimeoutMS) * time.Millisecond)
-	var (
-		mu       sync.Mutex
-		timedOut bool
-		finished bool
-		grace    *time.Timer
-	)
-	timer := time.AfterFunc(timeout, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if finished {
-			return
-		}
-		timedOut = true
-		h.mu.Lock()
-		h.interruptTicket(t)
-		h.mu.Unlock()
-		grace = time.AfterFunc(unwindGrace, func() {
-			mu.Lock()
-			done := finished
-			mu.Unlock()
-			if !done {
-				h.retire(c, timeout)
-			}
-		})
-	})
-	stopTimers := func() {
-		mu.Lock()
-		finished = true
-		timer.Stop()
-		if grace != nil {
-			grace.Stop()
-		}
-		mu.Unlock()
-	}
-	defer stopTimers()
-	wasTimedOut := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return timedOut
-	}
+// endBlock undoes startBlock once the block ended.
+func (h *Host) endBlock(c *proc, w *watch) {
+	// The block's host calls end with it.
+	c.calls.CancelAll()
+	w.finish()
+	c.drain()
+	c.setSink(nil)
+	h.mu.Lock()
+	h.busy = false
+	h.mu.Unlock()
+}
 
-	code, note := req.Code, ""
-	started := time.Now()
+// runRepaired runs the block in c, repaired once when Python refuses it
+// and the repair engine fixes it; it returns the child's result event and
+// the repair's note, or end, the result of a block that ended otherwise.
+func (h *Host) runRepaired(c *proc, req protocol.Request, out *sink, t *ticket, dog *watchdog) (ev protocol.Event, note string, end *protocol.Result) {
+	code := req.Code
 	for {
 		if h.cancelled(t) { // while the block was being repaired
-			return notStarted(), nil
+			res := notStarted()
+			return ev, note, &res
 		}
-		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpRun, Code: code, Echo: req.Echo}); err != nil {
-			return h.childLost(c, wasTimedOut(), timeout), nil
+		if ev, end = h.exchange(c, protocol.Request{V: protocol.Version, Op: protocol.OpRun, Code: code, Echo: req.Echo}, out, t, dog); end != nil {
+			return ev, note, end
 		}
-		var ev protocol.Event
-	events:
-		for {
-			ev = protocol.Event{}
-			if err := c.conn.Receive(&ev); err != nil {
-				return h.childLost(c, wasTimedOut(), timeout), nil
+		if ev.Syntax == nil {
+			return ev, note, nil
+		}
+		if note != "" {
+			res := syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax})
+			return ev, note, &res
+		}
+		rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
+		if !rep.Repaired {
+			if rep.PythonError == nil {
+				rep.PythonError = ev.Syntax
 			}
-			switch ev.Ev {
-			case protocol.EvOut, protocol.EvNote:
-				out.Send(ev)
-			case protocol.EvRunning:
-				h.running(t, c)
-			case protocol.EvResult:
-				break events
-			default:
-				return blockError("SandboxError", "the Python process answered "+string(ev.Ev)+": "+ev.Message), nil
-			}
+			res := syntaxResult(rep)
+			return ev, note, &res
 		}
-		if ev.Syntax != nil {
-			if note != "" {
-				return syntaxResult(repair.Result{Source: code, PythonError: ev.Syntax}), nil
-			}
-			rep := repair.Repair(code, repair.Options{Minor: c.minor, Compile: c.compiler()})
-			if !rep.Repaired {
-				if rep.PythonError == nil {
-					rep.PythonError = ev.Syntax
-				}
-				return syntaxResult(rep), nil
-			}
-			code, note = rep.Source, rep.NoteWhen("before running it")
-			out.Send(protocol.Event{Ev: protocol.EvNote, Kind: protocol.NoteRepair, Data: note})
-			continue
-		}
-		if ev.Result == nil {
-			// Not the driver's: the block wrote on its descriptor to the
-			// host. Its stream can no longer be trusted to line up.
-			c.kill()
-			reason := "the Python process sent a result that holds none (the block wrote to the host's link), so it was replaced"
-			h.stopChild(reason)
-			return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot"), nil
-		}
-		res := *ev.Result
-		res.Repaired, res.RepairNote = note != "", note
-		if wasTimedOut() {
-			res.TimedOut = true
-			past := humanDuration(timeout)
-			if res.Error != nil {
-				res.Error.Message = fmt.Sprintf("the block ran past its timeout of %s and was interrupted", past)
-				res.Error.Traceback += "The block ran past its timeout of " + past + ".\n"
-			} else {
-				// Its code caught the interrupt (pytest.main does) and
-				// ended on its own: still a timeout, never a silent one.
-				res.Error = &protocol.BlockError{Type: "TimeoutError",
-					Message:   fmt.Sprintf("the block ran past its timeout of %s; its code caught the KeyboardInterrupt and went on", past),
-					Traceback: "The block ran past its timeout of " + past + ": it was interrupted, and its code caught the KeyboardInterrupt and went on.\n"}
-			}
-		}
-		// The block has ended: its timeout no longer runs while the files
-		// it changed are checked.
-		stopTimers()
-		resultHints(&res, c.policy)
-		refusalHint(&res)
-		gitNoted := takeGitNotes(&res)
-		h.checkBlock(c, &res, started, out)
-		h.noteGit(c, &res, started, gitNoted, out)
-		if res.Snapshot == "saving" {
-			saving = c
-		}
-		return res, saving
+		code, note = rep.Source, rep.NoteWhen("before running it")
+		out.Send(protocol.Event{Ev: protocol.EvNote, Kind: protocol.NoteRepair, Data: note})
 	}
+}
+
+// exchange sends the child one run request and forwards its events to
+// the client until its result; end is the block's result when the child
+// was lost or answered something else.
+func (h *Host) exchange(c *proc, run protocol.Request, out *sink, t *ticket, dog *watchdog) (ev protocol.Event, end *protocol.Result) {
+	if err := c.conn.Send(run); err != nil {
+		res := h.childLost(c, dog.expired(), dog.timeout)
+		return ev, &res
+	}
+	for {
+		ev = protocol.Event{}
+		if err := c.conn.Receive(&ev); err != nil {
+			res := h.childLost(c, dog.expired(), dog.timeout)
+			return ev, &res
+		}
+		switch ev.Ev {
+		case protocol.EvOut, protocol.EvNote:
+			out.Send(ev)
+		case protocol.EvRunning:
+			h.running(t, c)
+		case protocol.EvResult:
+			return ev, nil
+		default:
+			res := blockError("SandboxError", "the Python process answered "+string(ev.Ev)+": "+ev.Message)
+			return ev, &res
+		}
+	}
+}
+
+// outcome is the result of a block the child ran to its end (note: the
+// repair it ran with), with what the host adds to it: the timeout, the
+// hints, and the checks of the files the block changed.
+func (h *Host) outcome(c *proc, ev protocol.Event, note string, dog *watchdog, started time.Time, out *sink) (_ protocol.Result, saving *proc) {
+	if ev.Result == nil {
+		// Not the driver's: the block wrote on its descriptor to the
+		// host. Its stream can no longer be trusted to line up.
+		c.kill()
+		reason := "the Python process sent a result that holds none (the block wrote to the host's link), so it was replaced"
+		h.stopChild(reason)
+		return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot"), nil
+	}
+	res := *ev.Result
+	res.Repaired, res.RepairNote = note != "", note
+	if dog.expired() {
+		markTimedOut(&res, dog.timeout)
+	}
+	// The block has ended: its timeout no longer runs while the files
+	// it changed are checked.
+	dog.stop()
+	resultHints(&res, c.policy)
+	refusalHint(&res)
+	gitNoted := takeGitNotes(&res)
+	h.checkBlock(c, &res, started, out)
+	h.noteGit(c, &res, started, gitNoted, out)
+	if res.Snapshot == "saving" {
+		saving = c
+	}
+	return res, saving
+}
+
+// markTimedOut makes res the result of a block interrupted at its
+// timeout.
+func markTimedOut(res *protocol.Result, timeout time.Duration) {
+	res.TimedOut = true
+	past := humanDuration(timeout)
+	if res.Error != nil {
+		res.Error.Message = fmt.Sprintf("the block ran past its timeout of %s and was interrupted", past)
+		res.Error.Traceback += "The block ran past its timeout of " + past + ".\n"
+		return
+	}
+	// Its code caught the interrupt (pytest.main does) and ended on its
+	// own: still a timeout, never a silent one.
+	res.Error = &protocol.BlockError{Type: "TimeoutError",
+		Message:   fmt.Sprintf("the block ran past its timeout of %s; its code caught the KeyboardInterrupt and went on", past),
+		Traceback: "The block ran past its timeout of " + past + ": it was interrupted, and its code caught the KeyboardInterrupt and went on.\n"}
 }
 
 // syntaxResult is the error of a block Python refused and the repair could
@@ -335,8 +363,8 @@ func (h *Host) readyChild() (*proc, error) {
 		}
 	}
 	h.mu.Lock()
-	fresh := h.fresh == c && time.Since(h.freshReady) < freshFor
-	h.fresh = nil
+	fresh := h.fresh.c == c && time.Since(h.fresh.ready) < freshFor
+	h.fresh.c = nil
 	h.mu.Unlock()
 	if fresh && c.alive() {
 		return c, nil

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vis-agent/vis-agent/sandbox/child"
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -59,11 +60,11 @@ func (h *Host) noteSnapshot(preload []string) {
 	}
 	preload = validPreload(preload)
 	h.mu.Lock()
-	h.preload = preload
-	sb := h.warm
+	h.warm.preload = preload
+	sb := h.warm.sb
 	fits := sb != nil && sb.policy.Equal(h.policy) && covers(sb.preload, preload) && len(preload) > 0
 	if !fits {
-		h.warm = nil
+		h.warm.sb = nil
 	}
 	if !fits {
 		h.scheduleStandbyLocked()
@@ -79,13 +80,13 @@ func (h *Host) noteSnapshot(preload []string) {
 // block, and after a child starts (the standby it may have taken was the
 // one the next crash or restart would take). The caller holds h.mu.
 func (h *Host) scheduleStandbyLocked() {
-	if !h.cfg.WarmRestart || h.warm != nil || len(h.preload) == 0 || h.stopping {
+	if !h.cfg.WarmRestart || h.warm.sb != nil || len(h.warm.preload) == 0 || h.stopping {
 		return
 	}
-	if h.warmTimer == nil {
-		h.warmTimer = time.AfterFunc(warmAfter, h.makeStandby)
+	if h.warm.timer == nil {
+		h.warm.timer = time.AfterFunc(warmAfter, h.makeStandby)
 	} else {
-		h.warmTimer.Reset(warmAfter)
+		h.warm.timer.Reset(warmAfter)
 	}
 }
 
@@ -131,14 +132,14 @@ func covers(have, want []string) bool {
 // standby is what the next block wakes instead of a cold start.
 func (h *Host) makeStandby() {
 	h.mu.Lock()
-	if h.stopping || h.busy || h.warm != nil || len(h.preload) == 0 || h.child == nil {
+	if h.stopping || h.busy || h.warm.sb != nil || len(h.warm.preload) == 0 || h.child == nil {
 		h.mu.Unlock()
 		return
 	}
-	sb := &standby{policy: h.policy, preload: h.preload, ready: make(chan struct{}), config: stampOfPath(h.cfg.UserConfig)}
-	h.warm = sb
+	sb := &standby{policy: h.policy, preload: h.warm.preload, ready: make(chan struct{}), config: stampOfPath(h.cfg.UserConfig)}
+	h.warm.sb = sb
 	h.mu.Unlock()
-	calls := func(conn net.Conn) *callServer { return h.callServer(conn, sb.policy) }
+	calls := func(conn net.Conn) *hostcalls.Server { return h.callServer(conn, sb.policy) }
 	// Its shield is computed when it starts, which may be long before it
 	// serves: the roots as they are then are watched first (a home
 	// folder's new folder is one).
@@ -198,10 +199,10 @@ func (sb *standby) discard() {
 // discardStandby ends the session's standby, if it has one.
 func (h *Host) discardStandby() {
 	h.mu.Lock()
-	sb := h.warm
-	h.warm = nil
-	if h.warmTimer != nil {
-		h.warmTimer.Stop()
+	sb := h.warm.sb
+	h.warm.sb = nil
+	if h.warm.timer != nil {
+		h.warm.timer.Stop()
 	}
 	h.mu.Unlock()
 	sb.discard()
@@ -213,8 +214,8 @@ func (h *Host) discardStandby() {
 // the watch has told of it yet.
 func (h *Host) takeStandby(policy protocol.Policy) *proc {
 	h.mu.Lock()
-	sb := h.warm
-	h.warm = nil
+	sb := h.warm.sb
+	h.warm.sb = nil
 	h.mu.Unlock()
 	if sb == nil {
 		return nil

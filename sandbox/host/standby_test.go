@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -59,7 +60,7 @@ func sleeper(t *testing.T) *proc {
 	link, _ := net.Pipe()
 	calls, _ := net.Pipe()
 	c := newProc(Config{Log: io.Discard}, &spawned{process: cmd.Process, link: link, calls: calls, stacks: readers[0], stdout: readers[1], stderr: readers[2]},
-		func(net.Conn) *callServer { return nil })
+		func(net.Conn) *hostcalls.Server { return nil })
 	t.Cleanup(c.end)
 	return c
 }
@@ -92,7 +93,7 @@ func TestStandbyOfAnOlderShield(t *testing.T) {
 		return sb
 	}
 	old := standbyOf(0)
-	h.warm = old
+	h.warm.sb = old
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestStandbyOfAnOlderShield(t *testing.T) {
 	if want := filepath.Join(root, ".git") + " appeared"; changes != 1 || len(told) != 1 || told[0].what != want {
 		t.Errorf("%d changes told %v, want 1: %q", changes, told, want)
 	}
-	h.warm = standbyOf(1)
+	h.warm.sb = standbyOf(1)
 	if c := h.takeStandby(policy); c == nil || c.gitGen != 1 {
 		t.Errorf("the standby started after the change was not swapped in")
 	}

@@ -1,4 +1,11 @@
-package host
+// Package hostcalls is the host's server of a child's host calls (the
+// link of fd 5: shell, install, attach, cat, grep, patch…): the framing
+// of requests and answers and their payloads, the bounds of the calls
+// under way, their cancellation when their block ends, and the Python
+// exception each failure becomes; and the attachment calls (attach.go),
+// for the session whose store the host hands them. What the other calls
+// do is an Op the host hands it.
+package hostcalls
 
 import (
 	"bufio"
@@ -22,9 +29,9 @@ import (
 // first, and is smaller).
 const maxCallPayload = 1 << 30
 
-// callLink makes the socketpair of a child's host calls: the host's end,
+// Link makes the socketpair of a child's host calls: the host's end,
 // and the child's, to pass as its file descriptor 5.
-func callLink() (net.Conn, *os.File, error) {
+func Link() (net.Conn, *os.File, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("make the tool link: %w", err)
@@ -39,41 +46,43 @@ func callLink() (net.Conn, *os.File, error) {
 	return conn, os.NewFile(uintptr(fds[1]), "calls"), nil
 }
 
-// callError is a host call's failure as the child raises it.
-type callError struct {
-	typ, msg string
+// Error is a host call's failure as the child raises it: a Python
+// exception's type and its message.
+type Error struct {
+	Type, Message string
 }
 
-func (e *callError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.Message }
 
-func errorf(typ, format string, args ...any) error {
-	return &callError{typ: typ, msg: fmt.Sprintf(format, args...)}
+// Errorf is an Error of type typ.
+func Errorf(typ, format string, args ...any) error {
+	return &Error{Type: typ, Message: fmt.Sprintf(format, args...)}
 }
 
-// reply is what an op answers: a result (JSON), and a payload of size
-// bytes streamed from body (nil: none).
-type reply struct {
-	result any
-	body   io.ReadCloser
-	size   int64
+// Reply is what an op answers: a result (JSON), and a payload of Size
+// bytes streamed from Body (nil: none).
+type Reply struct {
+	Result any
+	Body   io.ReadCloser
+	Size   int64
 }
 
-// op is one host call's work, for the session this host serves; ctx ends
+// Op is one host call's work, for the session this host serves; ctx ends
 // when the call is abandoned (its block ended or was interrupted).
-type op func(ctx context.Context, args json.RawMessage) (reply, error)
+type Op func(ctx context.Context, args json.RawMessage) (Reply, error)
 
-// streamOp is an op that takes a payload: it reads it from the link
+// StreamOp is an op that takes a payload: it reads it from the link
 // (payload holds exactly the request's size bytes) before the next
 // request is read, so a payload is never held whole in memory.
-type streamOp func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error)
+type StreamOp func(ctx context.Context, args json.RawMessage, payload io.Reader) (Reply, error)
 
 // Bounds of one child's host calls.
 const (
-	// maxCalls is how many may run at once. The child's shim makes one at
+	// MaxCalls is how many may run at once. The child's shim makes one at
 	// a time (an earlier one still running was abandoned): more means the
 	// session's code wrote requests to the link itself, and the rest are
 	// refused.
-	maxCalls = 4
+	MaxCalls = 4
 	// maxCallBytes bounds the request headers the running calls hold.
 	maxCallBytes = 32 << 20
 	// answerTimeout bounds the write of one answer: a child that does not
@@ -81,11 +90,11 @@ const (
 	answerTimeout = 30 * time.Second
 )
 
-// callServer serves the host calls of one child.
-type callServer struct {
+// Server serves the host calls of one child.
+type Server struct {
 	conn    net.Conn
-	ops     map[protocol.Call]op
-	streams map[protocol.Call]streamOp
+	ops     map[protocol.Call]Op
+	streams map[protocol.Call]StreamOp
 	// maxPayload is the largest payload a request may carry (the
 	// attachments' limit).
 	maxPayload int64
@@ -97,6 +106,13 @@ type callServer struct {
 	broken  string                 // why the host closed the link
 }
 
+// NewServer is the server of the calls on conn (serve it to start):
+// ops and streams (the ops taking a payload, of at most maxPayload bytes)
+// by the call they do.
+func NewServer(conn net.Conn, ops map[protocol.Call]Op, streams map[protocol.Call]StreamOp, maxPayload int64) *Server {
+	return &Server{conn: conn, ops: ops, streams: streams, maxPayload: maxPayload}
+}
+
 // callSlot is one call under way.
 type callSlot struct {
 	cancel context.CancelFunc
@@ -106,7 +122,7 @@ type callSlot struct {
 // begin registers a call whose header took n bytes: the calls under way
 // before it were abandoned, and are cancelled; past the bounds it is
 // refused (nil).
-func (s *callServer) begin(n int) (context.Context, *callSlot) {
+func (s *Server) begin(n int) (context.Context, *callSlot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held := n
@@ -114,7 +130,7 @@ func (s *callServer) begin(n int) (context.Context, *callSlot) {
 		c.cancel()
 		held += c.bytes
 	}
-	if len(s.running) >= maxCalls || held > maxCallBytes {
+	if len(s.running) >= MaxCalls || held > maxCallBytes {
 		return nil, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,16 +143,16 @@ func (s *callServer) begin(n int) (context.Context, *callSlot) {
 }
 
 // end forgets a call that answered.
-func (s *callServer) end(c *callSlot) {
+func (s *Server) end(c *callSlot) {
 	c.cancel()
 	s.mu.Lock()
 	delete(s.running, c)
 	s.mu.Unlock()
 }
 
-// cancelAll abandons every call under way: their block ended, was
+// CancelAll abandons every call under way: their block ended, was
 // interrupted, or the child is gone.
-func (s *callServer) cancelAll() {
+func (s *Server) CancelAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.running {
@@ -144,9 +160,9 @@ func (s *callServer) cancelAll() {
 	}
 }
 
-// cancelAfter abandons the calls under way now, after d: not one a later
+// CancelAfter abandons the calls under way now, after d: not one a later
 // block makes meanwhile.
-func (s *callServer) cancelAfter(d time.Duration) {
+func (s *Server) CancelAfter(d time.Duration) {
 	s.mu.Lock()
 	now := make([]*callSlot, 0, len(s.running))
 	for c := range s.running {
@@ -162,7 +178,7 @@ func (s *callServer) cancelAfter(d time.Duration) {
 
 // refusal is the answer to a call past the bounds.
 func refusal() error {
-	return errorf("RuntimeError", "too many host calls at once (at most %d, holding %d MiB of arguments): the session's functions make one at a time, so these were written to the host-call link directly", maxCalls, maxCallBytes>>20)
+	return Errorf("RuntimeError", "too many host calls at once (at most %d, holding %d MiB of arguments): the session's functions make one at a time, so these were written to the host-call link directly", MaxCalls, maxCallBytes>>20)
 }
 
 // serve reads requests until the child's end closes. Each runs on its own
@@ -171,14 +187,14 @@ func refusal() error {
 // so an earlier call still running was abandoned). It returns an error
 // when it closed the link because of what the child wrote or did not
 // read.
-func (s *callServer) serve() error {
-	defer s.cancelAll()
+func (s *Server) Serve() error {
+	defer s.CancelAll()
 	defer s.conn.Close()
 	r := bufio.NewReaderSize(s.conn, 64<<10)
 	for {
 		line, err := readBounded(r, protocol.MaxCallHeader)
 		if errors.Is(err, errLongHeader) {
-			s.answer(0, reply{}, errorf("ValueError", "tool call: %v; the tool link is closed", err))
+			s.answer(0, Reply{}, Errorf("ValueError", "tool call: %v; the tool link is closed", err))
 			return fmt.Errorf("the session's code wrote %w to the tool link", err)
 		}
 		if err != nil {
@@ -186,11 +202,11 @@ func (s *callServer) serve() error {
 		}
 		req, err := parseCall(line)
 		if err != nil {
-			s.answer(0, reply{}, errorf("ValueError", "tool call: %v", err))
+			s.answer(0, Reply{}, Errorf("ValueError", "tool call: %v", err))
 			continue
 		}
 		if req.Size < 0 || req.Size > maxCallPayload {
-			s.answer(req.ID, reply{}, errorf("ValueError", "tool call: a payload of %d bytes; the tool link is closed", req.Size))
+			s.answer(req.ID, Reply{}, Errorf("ValueError", "tool call: a payload of %d bytes; the tool link is closed", req.Size))
 			return fmt.Errorf("the session's code wrote a request for a payload of %d bytes to the tool link", req.Size)
 		}
 		if req.Size > 0 {
@@ -201,7 +217,7 @@ func (s *callServer) serve() error {
 		}
 		ctx, slot := s.begin(len(line))
 		if slot == nil {
-			s.answer(req.ID, reply{}, refusal())
+			s.answer(req.ID, Reply{}, refusal())
 			continue
 		}
 		go s.run(ctx, req, nil, slot)
@@ -211,17 +227,17 @@ func (s *callServer) serve() error {
 // stream serves a request with a payload, here, before the next request
 // is read; what its op leaves of the payload is read past. An error means
 // the link failed.
-func (s *callServer) stream(req protocol.CallRequest, n int, payload io.Reader) error {
+func (s *Server) stream(req protocol.CallRequest, n int, payload io.Reader) error {
 	switch {
 	case s.streams[req.Op] == nil:
-		s.answer(req.ID, reply{}, errorf("ValueError", "tool call %q takes no payload", req.Op))
+		s.answer(req.ID, Reply{}, Errorf("ValueError", "tool call %q takes no payload", req.Op))
 	case req.Size > s.maxPayload:
-		s.answer(req.ID, reply{}, errorf("ValueError", "%s is over the limit of %s per attachment (sandbox.max_attachment_mb in config.toml); nothing was stored",
-			sizeText(req.Size), sizeText(s.maxPayload)))
+		s.answer(req.ID, Reply{}, Errorf("ValueError", "%s is over the limit of %s per attachment (sandbox.max_attachment_mb in config.toml); nothing was stored",
+			SizeText(req.Size), SizeText(s.maxPayload)))
 	default:
 		ctx, slot := s.begin(n)
 		if slot == nil {
-			s.answer(req.ID, reply{}, refusal())
+			s.answer(req.ID, Reply{}, refusal())
 			break
 		}
 		s.run(ctx, req, payload, slot)
@@ -253,18 +269,18 @@ func (e *exactly) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload io.Reader, slot *callSlot) {
+func (s *Server) run(ctx context.Context, req protocol.CallRequest, payload io.Reader, slot *callSlot) {
 	f, sf := s.ops[req.Op], s.streams[req.Op]
 	if f == nil && sf == nil {
-		s.answerFor(slot, req.ID, reply{}, errorf("ValueError", "unknown tool call %q", req.Op))
+		s.answerFor(slot, req.ID, Reply{}, Errorf("ValueError", "unknown tool call %q", req.Op))
 		return
 	}
-	var rep reply
+	var rep Reply
 	err := func() (err error) {
 		// A bug in one op must not take the session's host down.
 		defer func() {
 			if p := recover(); p != nil {
-				err = errorf("RuntimeError", "the sandbox host failed in %s: %v", req.Op, p)
+				err = Errorf("RuntimeError", "the sandbox host failed in %s: %v", req.Op, p)
 			}
 		}()
 		if sf != nil {
@@ -273,7 +289,7 @@ func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload 
 			rep, err = f(ctx, req.Args)
 		}
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			err = errorf("InterruptedError", "%s was abandoned: its block ended or was interrupted", req.Op)
+			err = Errorf("InterruptedError", "%s was abandoned: its block ended or was interrupted", req.Op)
 		}
 		return err
 	}()
@@ -281,7 +297,7 @@ func (s *callServer) run(ctx context.Context, req protocol.CallRequest, payload 
 }
 
 // answer writes the answer to a request that never ran (no slot).
-func (s *callServer) answer(id uint64, rep reply, err error) {
+func (s *Server) answer(id uint64, rep Reply, err error) {
 	s.answerFor(nil, id, rep, err)
 }
 
@@ -289,13 +305,13 @@ func (s *callServer) answer(id uint64, rep reply, err error) {
 // means the child is gone or does not read, and the link is closed. The
 // call's slot is freed once the answer holds the link, before a byte of
 // it is written: the shim makes its next call on this answer, which must
-// not find this one still counted against maxCalls, while the answers
+// not find this one still counted against MaxCalls, while the answers
 // waiting for the link stay bounded by it.
-func (s *callServer) answerFor(slot *callSlot, id uint64, rep reply, err error) {
-	if rep.body != nil {
-		defer rep.body.Close()
+func (s *Server) answerFor(slot *callSlot, id uint64, rep Reply, err error) {
+	if rep.Body != nil {
+		defer rep.Body.Close()
 	}
-	a := protocol.CallAnswer{ID: id, OK: err == nil, Result: rep.result, Size: rep.size}
+	a := protocol.CallAnswer{ID: id, OK: err == nil, Result: rep.Result, Size: rep.Size}
 	if err != nil {
 		a.Result, a.Size = nil, 0
 		a.Error = pyError(err)
@@ -313,7 +329,7 @@ func (s *callServer) answerFor(slot *callSlot, id uint64, rep reply, err error) 
 	s.conn.SetWriteDeadline(time.Now().Add(answerTimeout))
 	_, werr := s.conn.Write(append(head, '\n'))
 	if werr == nil && a.Size > 0 {
-		_, werr = io.CopyN(s.conn, rep.body, a.Size)
+		_, werr = io.CopyN(s.conn, rep.Body, a.Size)
 	}
 	if errors.Is(werr, os.ErrDeadlineExceeded) {
 		s.mu.Lock()
@@ -328,7 +344,7 @@ func (s *callServer) answerFor(slot *callSlot, id uint64, rep reply, err error) 
 }
 
 // brokenErr is why the host closed the link, nil when it did not.
-func (s *callServer) brokenErr() error {
+func (s *Server) brokenErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken == "" {
@@ -341,7 +357,7 @@ func (s *callServer) brokenErr() error {
 // else one that fits the Go error (RuntimeError when none does), with a
 // one-line message.
 func pyError(err error) *protocol.CallError {
-	typ := errorType(err)
+	typ := ErrorType(err)
 	if typ == "" {
 		typ = "RuntimeError"
 	}
@@ -352,13 +368,13 @@ func pyError(err error) *protocol.CallError {
 	return &protocol.CallError{Type: typ, Message: msg}
 }
 
-// errorType is the Python exception an op chose for err (a callError), or
+// ErrorType is the Python exception an op chose for err (an Error), or
 // the one of err's kind, or "" when it has none.
-func errorType(err error) string {
-	var ce *callError
+func ErrorType(err error) string {
+	var ce *Error
 	switch {
 	case errors.As(err, &ce):
-		return ce.typ
+		return ce.Type
 	case errors.Is(err, os.ErrNotExist):
 		return "FileNotFoundError"
 	case errors.Is(err, os.ErrPermission):
@@ -415,21 +431,21 @@ func parseCall(line []byte) (protocol.CallRequest, error) {
 	return req, nil
 }
 
-// decodeArgs reads an op's arguments into v, refusing unknown fields.
-func decodeArgs(args json.RawMessage, v any) error {
+// DecodeArgs reads an op's arguments into v, refusing unknown fields.
+func DecodeArgs(args json.RawMessage, v any) error {
 	if len(args) == 0 {
 		return nil
 	}
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return errorf("TypeError", "bad arguments: %v", err)
+		return Errorf("TypeError", "bad arguments: %v", err)
 	}
 	return nil
 }
 
-// sizeText is "64 MiB", "1.5 KiB", "12 bytes".
-func sizeText(n int64) string {
+// SizeText is "64 MiB", "1.5 KiB", "12 bytes".
+func SizeText(n int64) string {
 	units := []string{"KiB", "MiB", "GiB"}
 	if n < 1024 {
 		return fmt.Sprintf("%d bytes", n)

@@ -1,4 +1,4 @@
-package host
+package hostcalls
 
 import (
 	"bufio"
@@ -23,14 +23,14 @@ type callPeer struct {
 	conn net.Conn
 	r    *bufio.Reader
 	done chan error
-	s    *callServer
+	s    *Server
 }
 
 // newCallPeer serves ops and streams (with payloads up to max) on a real
 // socketpair.
-func newCallPeer(t *testing.T, ops map[protocol.Call]op, streams map[protocol.Call]streamOp, max int64) *callPeer {
+func newCallPeer(t *testing.T, ops map[protocol.Call]Op, streams map[protocol.Call]StreamOp, max int64) *callPeer {
 	t.Helper()
-	host, child, err := callLink()
+	host, child, err := Link()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +39,9 @@ func newCallPeer(t *testing.T, ops map[protocol.Call]op, streams map[protocol.Ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &callServer{conn: host, ops: ops, streams: streams, maxPayload: max}
+	s := NewServer(host, ops, streams, max)
 	p := &callPeer{t: t, conn: conn, r: bufio.NewReader(conn), done: make(chan error, 1), s: s}
-	go func() { p.done <- s.serve() }()
+	go func() { p.done <- s.Serve() }()
 	t.Cleanup(func() { conn.Close() })
 	return p
 }
@@ -75,35 +75,35 @@ func (p *callPeer) answer() (protocol.CallAnswer, []byte) {
 	return a, data
 }
 
-func echoOps() (map[protocol.Call]op, map[protocol.Call]streamOp) {
-	return map[protocol.Call]op{
-			"block": func(ctx context.Context, args json.RawMessage) (reply, error) {
+func echoOps() (map[protocol.Call]Op, map[protocol.Call]StreamOp) {
+	return map[protocol.Call]Op{
+			"block": func(ctx context.Context, args json.RawMessage) (Reply, error) {
 				<-ctx.Done()
-				return reply{}, ctx.Err()
+				return Reply{}, ctx.Err()
 			},
-			"panic": func(ctx context.Context, args json.RawMessage) (reply, error) {
+			"panic": func(ctx context.Context, args json.RawMessage) (Reply, error) {
 				panic("a bug")
 			},
-			"missing": func(ctx context.Context, args json.RawMessage) (reply, error) {
+			"missing": func(ctx context.Context, args json.RawMessage) (Reply, error) {
 				_, err := os.Open("/nonexistent/file")
-				return reply{}, err
+				return Reply{}, err
 			},
-		}, map[protocol.Call]streamOp{
+		}, map[protocol.Call]StreamOp{
 			// echo answers its say argument, and its payload as the
 			// answer's.
-			"echo": func(ctx context.Context, args json.RawMessage, payload io.Reader) (reply, error) {
+			"echo": func(ctx context.Context, args json.RawMessage, payload io.Reader) (Reply, error) {
 				var in struct{ Say string }
-				if err := decodeArgs(args, &in); err != nil {
-					return reply{}, err
+				if err := DecodeArgs(args, &in); err != nil {
+					return Reply{}, err
 				}
 				var data []byte
 				if payload != nil {
 					var err error
 					if data, err = io.ReadAll(payload); err != nil {
-						return reply{}, err
+						return Reply{}, err
 					}
 				}
-				return reply{result: in.Say, body: io.NopCloser(bytes.NewReader(data)), size: int64(len(data))}, nil
+				return Reply{Result: in.Say, Body: io.NopCloser(bytes.NewReader(data)), Size: int64(len(data))}, nil
 			},
 		}
 }
@@ -174,13 +174,13 @@ func TestCallsCancelAnAbandonedCall(t *testing.T) {
 }
 
 // TestCallsBounded: calls written past the shim, each ignoring its
-// cancellation for a while, are refused past maxCalls; the ones that run
-// are cancelled by the next and by cancelAll (the block's end).
+// cancellation for a while, are refused past MaxCalls; the ones that run
+// are cancelled by the next and by CancelAll (the block's end).
 func TestCallsBounded(t *testing.T) {
 	ops, streams := echoOps()
-	ops["stubborn"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
+	ops["stubborn"] = func(ctx context.Context, args json.RawMessage) (Reply, error) {
 		time.Sleep(500 * time.Millisecond)
-		return reply{}, ctx.Err()
+		return Reply{}, ctx.Err()
 	}
 	p := newCallPeer(t, ops, streams, 1<<20)
 	for i := 1; i <= 10; i++ {
@@ -198,19 +198,19 @@ func TestCallsBounded(t *testing.T) {
 			t.Errorf("answer %+v %+v", a, a.Error)
 		}
 	}
-	if refused != 10-maxCalls || cancelled != maxCalls {
-		t.Errorf("%d refused, %d cancelled; want %d and %d", refused, cancelled, 10-maxCalls, maxCalls)
+	if refused != 10-MaxCalls || cancelled != MaxCalls {
+		t.Errorf("%d refused, %d cancelled; want %d and %d", refused, cancelled, 10-MaxCalls, MaxCalls)
 	}
 	// The block's end: a call under way is cancelled at once.
 	p.write(`{"id":11,"size":0,"op":"block"}` + "\n")
 	time.Sleep(50 * time.Millisecond)
-	p.s.cancelAll()
+	p.s.CancelAll()
 	if a, _ := p.answer(); a.ID != 11 || a.Error == nil || a.Error.Type != "InterruptedError" {
-		t.Errorf("after cancelAll: %+v", a)
+		t.Errorf("after CancelAll: %+v", a)
 	}
 	// An interrupt's late cancel ends the calls of its time, not the
 	// next block's.
-	p.s.cancelAfter(100 * time.Millisecond)
+	p.s.CancelAfter(100 * time.Millisecond)
 	p.write(`{"id":12,"size":0,"op":"stubborn"}` + "\n")
 	if a, _ := p.answer(); a.ID != 12 || a.Error != nil {
 		t.Errorf("a call after an interrupt: %+v %+v", a, a.Error)
@@ -255,8 +255,8 @@ func TestCallsEndWithTheChild(t *testing.T) {
 
 func TestSizeText(t *testing.T) {
 	for n, want := range map[int64]string{12: "12 bytes", 1536: "1.5 KiB", 64 << 20: "64 MiB", 3 << 30: "3 GiB"} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		if got := SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
@@ -271,18 +271,18 @@ func (slowClose) Close() error {
 }
 
 // TestCallsFreeTheirSlotBeforeTheyAnswer: a call no longer counts against
-// maxCalls once its answer can be read, so the shim's next call (made on
+// MaxCalls once its answer can be read, so the shim's next call (made on
 // that answer) never meets its predecessors. It failed when the slot was
 // freed after the answer's write and its body's close: CI's
 // TestSandboxToolsEdges was refused 'too many host calls at once' on a
 // loaded machine, with two forged calls and stragglers still counted.
 func TestCallsFreeTheirSlotBeforeTheyAnswer(t *testing.T) {
 	ops, streams := echoOps()
-	ops["file"] = func(ctx context.Context, args json.RawMessage) (reply, error) {
-		return reply{result: "f", body: slowClose{strings.NewReader("data")}, size: 4}, nil
+	ops["file"] = func(ctx context.Context, args json.RawMessage) (Reply, error) {
+		return Reply{Result: "f", Body: slowClose{strings.NewReader("data")}, Size: 4}, nil
 	}
 	p := newCallPeer(t, ops, streams, 1<<20)
-	for i := 1; i <= maxCalls+2; i++ {
+	for i := 1; i <= MaxCalls+2; i++ {
 		p.write(fmt.Sprintf(`{"id":%d,"size":0,"op":"file"}`+"\n", i))
 		a, data := p.answer()
 		if a.ID != uint64(i) || !a.OK || string(data) != "data" {
