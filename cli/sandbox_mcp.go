@@ -54,8 +54,12 @@ Codex:        [mcp_servers.python-sandbox] in ~/.codex/config.toml with
 			defer stop()
 			st := config.Load(s.Layout().UserConfig())
 			maxAttach := int64(st.SandboxMaxAttachmentMB.Value) << 20
-			err = mcpserver.Run(ctx, mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
-				MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !noEcho}, mcpserver.Stdio(s.In, wire))
+			cfg := mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: buildVersion(), MaxOutput: maxOutput, Policy: policy,
+				MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !noEcho}
+			if c.Remote == nil { // fork_session copies a session of this machine
+				cfg.Fork = mcpFork(sf, &jf)
+			}
+			err = mcpserver.Run(ctx, cfg, mcpserver.Stdio(s.In, wire))
 			if err == nil || errors.Is(err, context.Canceled) {
 				return nil // the client closed standard input, or a signal
 			}
