@@ -207,3 +207,22 @@ func symlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSandboxRewindNoHistory: sandbox.history_blocks = 0 keeps no
+// history, and a rewind says so.
+func TestSandboxRewindNoHistory(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nhistory_blocks = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb.block("h", "x = 1", 0)
+	sb.block("h", "x = 2", 0)
+	r := sb.run("rewind", "--session", "h")
+	if r.code != 1 || !strings.Contains(r.stderr, "no block of this session has a snapshot in the history (sandbox.history_blocks = 0 keeps none)") {
+		t.Errorf("rewind without a history: %d %q", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(sb.folder("h"), "state", "history")); len(entries) > 0 {
+		t.Errorf("history entries: %d", len(entries))
+	}
+}
