@@ -89,8 +89,11 @@ func (b *bench) rewindBack(pause time.Duration) (time.Duration, time.Duration, e
 		return 0, 0, err
 	}
 	out, err := b.cmd("run", "--session", "rw", "-c", rewindDay.check).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "1000000\n") {
-		return 0, 0, fmt.Errorf("the block after the rewind: %v\n%s", err, out)
+	switch {
+	case err != nil:
+		return 0, 0, fmt.Errorf("the block after the rewind: %w\n%s", err, out)
+	case !strings.Contains(string(out), "1000000\n"):
+		return 0, 0, fmt.Errorf("the block after the rewind did not see the whole frame:\n%s", out)
 	}
 	return time.Since(start), r, nil
 }
