@@ -41,8 +41,8 @@ worktree of the same project, say. With --copy-workspace the workspace's
 files are copied there first (DIR new or empty), within the session's disk
 budget (sandbox.max_disk_mb: past it nothing is copied); symlinks are
 copied as links, never followed, and what the session's jail does not show
-it (vis-agent's own folder, files you cannot read, sockets and devices) is
-left out.`,
+it (vis-agent's own folder, files its process could not read by their
+mode, sockets and devices) is left out.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := session.CheckName(args[0]); err != nil {

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -193,7 +195,7 @@ var errOverBudget = errors.New("over the disk budget")
 // copyBounded copies f to rel beneath out, at most max bytes (past them:
 // errOverBudget).
 func copyBounded(out *os.Root, rel string, f io.Reader, perm fs.FileMode, max int64) (int64, error) {
-	dst, err := out.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
+	dst, err := out.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return 0, fmt.Errorf("copy the workspace: %w", err)
 	}
@@ -220,6 +222,7 @@ type workspaceWalk struct {
 	visit   func(d *fsutil.Dir, name, rel string, info fs.FileInfo) error
 	entries int
 	left    int
+	groups  []int // this process's, once known
 }
 
 func (ww *workspaceWalk) walk(d *fsutil.Dir, rel string, depth int) error {
@@ -252,8 +255,8 @@ func (ww *workspaceWalk) walk(d *fsutil.Dir, rel string, depth int) error {
 			continue
 		}
 		mode := info.Mode()
-		if !mode.IsDir() && !mode.IsRegular() && mode&fs.ModeSymlink == 0 {
-			ww.left++ // a socket, FIFO or device
+		if !mode.IsDir() && !mode.IsRegular() && mode&fs.ModeSymlink == 0 || !ww.jailReads(info) {
+			ww.left++ // a socket, FIFO or device; or what the jail may not read
 			continue
 		}
 		if err := ww.visit(d, name, r, info); err != nil {
@@ -274,6 +277,39 @@ func (ww *workspaceWalk) walk(d *fsutil.Dir, rel string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// jailReads says whether the session's jailed process, which runs as
+// this user without the capabilities that pass over file modes (root's
+// too), may read the file (a folder: list and enter it), by its mode
+// bits: the copy, made by the user (root, maybe), must not hand a fork
+// what the session could not read.
+func (ww *workspaceWalk) jailReads(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || info.Mode()&fs.ModeSymlink != 0 {
+		return true
+	}
+	need := uint32(4)
+	if info.IsDir() {
+		need = 5 // read and search
+	}
+	perm := st.Mode & 0o777
+	switch {
+	case int(st.Uid) == os.Geteuid():
+		return perm>>6&need == need
+	case ww.inGroup(int(st.Gid)):
+		return perm>>3&need == need
+	}
+	return perm&need == need
+}
+
+// inGroup says whether this process is in group gid.
+func (ww *workspaceWalk) inGroup(gid int) bool {
+	if ww.groups == nil {
+		ww.groups, _ = os.Getgroups()
+		ww.groups = append(ww.groups, os.Getegid())
+	}
+	return slices.Contains(ww.groups, gid)
 }
 
 // isHidden says whether rel (in the workspace) is or is inside one of

@@ -11,7 +11,8 @@ import (
 // TestForkWorkspaceCopy: the copy keeps files, folders and links (as
 // links), and leaves out the hidden folder (vis-agent's own inside the
 // workspace) and special files; nothing is at the destination until
-// Commit, and Discard leaves nothing.
+// Commit, and Discard leaves nothing. What the jailed process could not
+// read by its mode bits is left out even when the test runs as root.
 func TestForkWorkspaceCopy(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ws")
@@ -26,6 +27,10 @@ func TestForkWorkspaceCopy(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(src, "etc-link"))
 	os.Symlink("../a.txt", filepath.Join(src, "sub", "a-link"))
 	syscall.Mkfifo(filepath.Join(src, "fifo"), 0o600)
+	os.WriteFile(filepath.Join(src, "mode0.txt"), []byte("unreadable"), 0)
+	os.Mkdir(filepath.Join(src, "shut"), 0o300) // no read: not listed in the jail
+	os.WriteFile(filepath.Join(src, "shut", "in.txt"), []byte("x"), 0o644)
+	t.Cleanup(func() { os.Chmod(filepath.Join(src, "shut"), 0o755) }) // for the temp folder's removal
 
 	dest := filepath.Join(dir, "copy")
 	w, err := ForkWorkspace(src, dest, true, 1<<20, []string{hidden})
@@ -39,8 +44,8 @@ func TestForkWorkspaceCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Discard() // after Commit: nothing
-	if w.Files != 3 || w.Bytes != 4 || w.Left != 2 {
-		t.Errorf("files %d, bytes %d, left %d; want 3, 4, 2 (the hidden folder and the FIFO)", w.Files, w.Bytes, w.Left)
+	if w.Files != 3 || w.Bytes != 4 || w.Left != 4 {
+		t.Errorf("files %d, bytes %d, left %d; want 3, 4, 4 (the hidden folder, the FIFO, the mode 0 file, the folder without read)", w.Files, w.Bytes, w.Left)
 	}
 	for name, want := range map[string]string{"a.txt": "a", "sub/b.txt": "bb", "vis/config.toml": "c"} {
 		if data, err := os.ReadFile(filepath.Join(dest, name)); err != nil || string(data) != want {
@@ -52,7 +57,7 @@ func TestForkWorkspaceCopy(t *testing.T) {
 			t.Errorf("%s: %q %v", link, got, err)
 		}
 	}
-	for _, gone := range []string{"vis/sandbox", "fifo"} {
+	for _, gone := range []string{"vis/sandbox", "fifo", "mode0.txt", "shut"} {
 		if _, err := os.Lstat(filepath.Join(dest, gone)); err == nil {
 			t.Errorf("%s was copied", gone)
 		}
