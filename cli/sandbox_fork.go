@@ -133,8 +133,9 @@ func mcpFork(sf sessionFlags, jf *jailFlags) func(src *client.Session, name stri
 		if err := forkSession(sf.s, src, at, session.Meta{Name: name, Workspace: src.Meta.Workspace}); err != nil {
 			return nil, err
 		}
-		sf.name, sf.workspace = name, src.Meta.Workspace
-		c, _, err := sf.open(jf)
+		fork := sf
+		fork.name, fork.workspace = name, src.Meta.Workspace
+		c, _, err := fork.open(jf)
 		return c, err
 	}
 }
