@@ -183,6 +183,7 @@ bench: build test-wheels
 	$(GO) run ./internal/cmdbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN)
 	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -runs 9
+	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -rewind -runs 9
 	$(GO) run ./internal/mcpbench -bin $(BIN)
 
 GORELEASER_VERSION := v2.15.1

@@ -77,8 +77,12 @@ func runMCP(opts *MCPOptions) error {
 	defer stop()
 	st := config.Load(s.Layout().UserConfig())
 	maxAttach := int64(st.SandboxMaxAttachmentMB.Value) << 20
-	err = mcpserver.Run(ctx, mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: opts.Version, MaxOutput: opts.MaxOutput, Policy: policy,
-		MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !opts.NoEcho}, mcpserver.Stdio(s.In, wire))
+	cfg := mcpserver.Config{Session: c, Name: "vis-agent-sandbox", Version: opts.Version, MaxOutput: opts.MaxOutput, Policy: policy,
+		MaxAttachment: maxAttach, Echo: st.SandboxEcho.Value && !opts.NoEcho}
+	if c.Remote == nil { // fork_session copies a session of this machine
+		cfg.Fork = mcpFork(opts.Session, &opts.Jail)
+	}
+	err = mcpserver.Run(ctx, cfg, mcpserver.Stdio(s.In, wire))
 	if err == nil || errors.Is(err, context.Canceled) {
 		return nil // the client closed standard input, or a signal
 	}

@@ -182,3 +182,21 @@ func TestCheckAndRepairOptions(t *testing.T) {
 		t.Errorf("repair: %v, %+v", err, r)
 	}
 }
+
+func TestForkOptions(t *testing.T) {
+	o, err := clitest.Parse(t, NewCmdFork, "try", "--at", "3", "--new-workspace", "w", "--copy-workspace")
+	if err != nil || o.New != "try" || o.At != 3 || o.NewWorkspace != "w" || !o.CopyWorkspace || !o.Session.Local {
+		t.Errorf("fork: %v, %+v", err, o)
+	}
+	for name, args := range map[string][]string{
+		"fork --at 0":                      {"try", "--at", "0"},
+		"fork --copy-workspace alone":      {"try", "--copy-workspace"},
+		"fork with a name the store keeps": {"../x"},
+	} {
+		o, err := clitest.Parse(t, NewCmdFork, args...)
+		clitest.WantUsage(t, name, o, err)
+	}
+	if o, err = clitest.Parse(t, NewCmdFork, "try", "--host", "ssh://h"); err == nil || o != nil {
+		t.Error("fork takes --host")
+	}
+}

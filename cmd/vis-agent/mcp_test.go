@@ -180,7 +180,7 @@ func TestMCPServer(t *testing.T) {
 			contains(t, "python's description", tl.Description, "stay for the next call", "[Sandbox restarted]", "Jailed by the kernel", "Network: only pypi.org, files.pythonhosted.org, through a proxy",
 				"repr of a last-line expression", "MCP_TOOL_TIMEOUT", "tool_timeout_sec", "defs()", "Counter", sb.ws,
 				"attach(data", "matplotlib figure", "show_attachment", "shell(cmd", "wait=10", "still running", "patch(path", "apropos(", "doc(",
-				"vis-attachment://m/FILENAME", `install("pandas", "numpy>=2")`, "run inside the same jail")
+				"vis-attachment://SESSION/FILENAME", `install("pandas", "numpy>=2")`, "run inside the same jail")
 		}
 		readOnly := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
 		if want := tl.Name == "defs" || tl.Name == "list_attachments" || tl.Name == "read_attachment"; readOnly != want {
@@ -189,11 +189,15 @@ func TestMCPServer(t *testing.T) {
 		if (tl.Name == "restart_session" || tl.Name == "rewind_session") && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint) {
 			t.Errorf("%s: no destructiveHint: %+v", tl.Name, tl.Annotations)
 		}
-		if idempotent := tl.Annotations != nil && tl.Annotations.IdempotentHint; idempotent != (tl.Name == "rewind_session") {
+		if idempotent := tl.Annotations != nil && tl.Annotations.IdempotentHint; idempotent != (tl.Name == "rewind_session" || tl.Name == "switch_session") {
 			t.Errorf("%s: idempotentHint %v", tl.Name, idempotent)
 		}
+		// a fork or a switch leaves every session's state as it was
+		if (tl.Name == "fork_session" || tl.Name == "switch_session") && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || *tl.Annotations.DestructiveHint) {
+			t.Errorf("%s: not destructiveHint false: %+v", tl.Name, tl.Annotations)
+		}
 	}
-	if got := strings.Join(sortStrings(names), " "); got != "defs install interrupt list_attachments python read_attachment restart_session rewind_session" {
+	if got := strings.Join(sortStrings(names), " "); got != "defs fork_session install interrupt list_attachments python read_attachment restart_session rewind_session switch_session" {
 		t.Errorf("tools: %s", got)
 	}
 	// The help lists every tool the server offers, with its title.

@@ -89,7 +89,8 @@ type Settings struct {
 	// blocks), in MiB: past it the oldest blocks go first.
 	SandboxJournalMB Setting[int] `key:"sandbox.journal_mb"`
 	// SandboxHistoryBlocks is how many of a session's last blocks keep
-	// their snapshot for a rewind (within SandboxMaxSnapshotMB).
+	// their snapshot for a rewind (within SandboxMaxSnapshotMB); 0: no
+	// history.
 	SandboxHistoryBlocks Setting[int] `key:"sandbox.history_blocks"`
 	// SandboxMaxDiskMB bounds, in MiB, what a session's host keeps in the
 	// session's folder (shell output, installed packages, journal,
@@ -435,8 +436,8 @@ func (s *Settings) mergeSandbox(md toml.MetaData, file, name string, value toml.
 		if !decode(&n, "an integer") {
 			return
 		}
-		if n < 1 || n > MaxHistoryBlocks {
-			problem("must be between 1 and %d, not %d", MaxHistoryBlocks, n)
+		if n < 0 || n > MaxHistoryBlocks {
+			problem("must be between 0 (no history) and %d, not %d", MaxHistoryBlocks, n)
 			return
 		}
 		s.SandboxHistoryBlocks = Setting[int]{n, at}

@@ -201,7 +201,7 @@ max_value_mb = 0
 attach_figures = "yes"
 journal_mb = 0
 max_disk_mb = 10
-history_blocks = 0
+history_blocks = -1
 `)
 	project := writeFile(t, filepath.Join(dir, "proj", "vis.toml"), "sandbox.jail = false\nsandbox.allow_builds = true\n")
 	b := Load(bad, project)
@@ -217,7 +217,7 @@ history_blocks = 0
 		bad + ":11: sandbox.attach_figures: must be true or false, not a string",
 		bad + ":12: sandbox.journal_mb: must be between 1 and 1048576, not 0",
 		bad + ":13: sandbox.max_disk_mb: must be between 64 and 1048576, not 10",
-		bad + ":14: sandbox.history_blocks: must be between 1 and 10000, not 0",
+		bad + ":14: sandbox.history_blocks: must be between 0 (no history) and 10000, not -1",
 		project + ":1: sandbox.jail: only the user's config.toml sets the sandbox's jail",
 		project + ":2: sandbox.allow_builds: only the user's config.toml",
 	} {

@@ -58,9 +58,29 @@ var days = []day{
 // sandboxConfig, when set, is the [sandbox] table of the bench's
 // config.toml; pause is the time both sides are idle before each restart.
 func dataFigures(bin, wheels string, runs int, sandboxConfig string, pause time.Duration) error {
+	b, py, err := dataBench(bin, wheels, sandboxConfig)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	fmt.Printf("data figures on %s\n", py.Name)
+	if err := dataScriptFigures(b, runs); err != nil {
+		return err
+	}
+	if err := restartToResult(b, py, wheels, runs, pause); err != nil {
+		return err
+	}
+	return agentBlocks(b, py, wheels, runs)
+}
+
+// dataBench is a bench on CPython 3.13 (else the newest) with numpy and
+// pandas installed from the wheelhouse with their bytecode (the jail keeps
+// the environment read-only: without it, every start compiles them), and
+// sandboxConfig, when set, as the [sandbox] table of its config.toml.
+func dataBench(bin, wheels, sandboxConfig string) (*bench, testenv.Python, error) {
 	pythons := testenv.FindPythons()
 	if len(pythons) == 0 {
-		return fmt.Errorf("no CPython 3.10+ shared library found")
+		return nil, testenv.Python{}, fmt.Errorf("no CPython 3.10+ shared library found")
 	}
 	py := pythons[len(pythons)-1]
 	for _, p := range pythons {
@@ -70,27 +90,21 @@ func dataFigures(bin, wheels string, runs int, sandboxConfig string, pause time.
 	}
 	b, err := newBench(bin, py)
 	if err != nil {
-		return err
+		return nil, py, err
 	}
-	defer b.close()
 	if sandboxConfig != "" {
 		if err := os.WriteFile(filepath.Join(b.home, "config.toml"), []byte("[sandbox]\n"+sandboxConfig+"\n"), 0o644); err != nil {
-			return err
+			b.close()
+			return nil, py, err
 		}
 	}
 	install := exec.Command(bin, "python", "--shared", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--no-index", "--find-links", wheels, "numpy", "pandas")
 	install.Env, install.Dir = b.env, b.ws
 	if out, err := install.CombinedOutput(); err != nil {
-		return fmt.Errorf("install numpy and pandas from %s: %w\n%s", wheels, err, out)
+		b.close()
+		return nil, py, fmt.Errorf("install numpy and pandas from %s: %w\n%s", wheels, err, out)
 	}
-	fmt.Printf("data figures on %s\n", py.Name)
-	if err := dataScriptFigures(b, runs); err != nil {
-		return err
-	}
-	if err := restartToResult(b, py, wheels, runs, pause); err != nil {
-		return err
-	}
-	return agentBlocks(b, py, wheels, runs)
+	return b, py, nil
 }
 
 // agentBlocks runs jupyter_data.py: a data agent's blocks (a look at a
@@ -151,12 +165,12 @@ func dataScriptFigures(b *bench, runs int) error {
 	return nil
 }
 
-// writeDayCSV writes the days' data.csv: 100k rows.
-func writeDayCSV(path string) error {
+// writeDayCSV writes the days' data.csv: rows rows (100k for the days).
+func writeDayCSV(path string, rows int) error {
 	var sb strings.Builder
 	sb.WriteString("k,a,b,name\n")
 	r := rand.New(rand.NewSource(21))
-	for i := 0; i < 100_000; i++ {
+	for i := 0; i < rows; i++ {
 		fmt.Fprintf(&sb, "%d,%.6f,%.6f,item %06d\n", r.Intn(100), r.Float64()*100, r.Float64(), i)
 	}
 	return os.WriteFile(path, []byte(sb.String()), 0o644)
@@ -166,7 +180,7 @@ func writeDayCSV(path string) error {
 // first block in a session that ran the setup, against
 // jupyter_restart.py, in turn, each after pause.
 func restartToResult(b *bench, py testenv.Python, wheels string, runs int, pause time.Duration) error {
-	if err := writeDayCSV(filepath.Join(b.ws, "data.csv")); err != nil {
+	if err := writeDayCSV(filepath.Join(b.ws, "data.csv"), 100_000); err != nil {
 		return err
 	}
 	venv, err := jupyterVenv(py, wheels)
@@ -182,7 +196,7 @@ func restartToResult(b *bench, py testenv.Python, wheels string, runs int, pause
 				return err
 			}
 		}
-		j, err := startJupyterRestart(venv, b.ws, d)
+		j, err := startJupyterRestart(venv, b.ws, d, "")
 		if err != nil {
 			return err
 		}
@@ -253,8 +267,9 @@ func jupyterVenv(py testenv.Python, wheels string) (string, error) {
 }
 
 // startJupyterRestart starts jupyter_restart.py of the venv folder in ws,
-// on day d.
-func startJupyterRestart(venvDir, ws string, d day) (*jupyterRestart, error) {
+// on day d; with destroy, each round runs destroy, then the setup again
+// without a restart (what an agent does after a destructive cell).
+func startJupyterRestart(venvDir, ws string, d day, destroy string) (*jupyterRestart, error) {
 	dir, err := os.MkdirTemp("", "sandboxbench-jupyter-run-")
 	if err != nil {
 		return nil, err
@@ -263,7 +278,7 @@ func startJupyterRestart(venvDir, ws string, d day) (*jupyterRestart, error) {
 	script, setup := filepath.Join(dir, "jupyter_restart.py"), filepath.Join(dir, "setup.py")
 	os.WriteFile(script, []byte(jupyterRestartScript), 0o644)
 	os.WriteFile(setup, []byte(strings.Join(d.setup, "\n# %%\n")), 0o644)
-	j.cmd = exec.Command(filepath.Join(venvDir, "venv", "bin", "python"), script, setup, d.check)
+	j.cmd = exec.Command(filepath.Join(venvDir, "venv", "bin", "python"), script, setup, d.check, destroy)
 	j.cmd.Dir = ws
 	j.cmd.Env = append(os.Environ(), "JUPYTER_RUNTIME_DIR="+filepath.Join(dir, "runtime"), "IPYTHONDIR="+filepath.Join(dir, "ipython"))
 	in, err := j.cmd.StdinPipe()

@@ -2,9 +2,12 @@
 kernel, wait until it is ready, run the session's setup again (cells of
 SETUP_FILE, split at lines "# %%"), then CHECK, the first result. Run with
 a python that has jupyter_client, ipykernel and what the setup imports:
-python jupyter_restart.py SETUP_FILE CHECK. It runs the setup once, prints
-"ready", then for each line read from stdin does one restart and prints
-its time as JSON ({"ms": ...}); end of input ends it.
+python jupyter_restart.py SETUP_FILE CHECK [DESTROY]. It runs the setup
+once, prints "ready", then for each line read from stdin does one restart
+and prints its time as JSON ({"ms": ...}); end of input ends it. With
+DESTROY (a cell that ruins the setup's state, such as a destructive
+filter), a round runs DESTROY untimed, then times the way back without a
+restart: the setup again, then CHECK.
 """
 
 import json
@@ -25,6 +28,7 @@ def main():
     with open(sys.argv[1]) as f:
         cells = f.read().split("\n# %%\n")
     check = sys.argv[2]
+    destroy = sys.argv[3] if len(sys.argv) > 3 else ""
     km, kc = start_new_kernel(kernel_name="python3", cwd=os.getcwd())
     try:
         for cell in cells:
@@ -32,9 +36,12 @@ def main():
         run_cell(kc, check)
         print("ready", flush=True)
         for _ in sys.stdin:
+            if destroy:
+                run_cell(kc, destroy)
             t = time.perf_counter()
-            km.restart_kernel(now=True)
-            kc.wait_for_ready(timeout=60)
+            if not destroy:
+                km.restart_kernel(now=True)
+                kc.wait_for_ready(timeout=60)
             for cell in cells:
                 run_cell(kc, cell)
             run_cell(kc, check)

@@ -31,9 +31,12 @@
 //     costs, such as the check of the files a block changed).
 //
 //   - with -data WHEELHOUSE: only issue 21's figures (data.go), with numpy
-//     and pandas from that folder of wheels.
+//     and pandas from that folder of wheels; with -rewind too, only issue
+//     37's (rewind.go): a rewind past a destructive block on a 1M-row
+//     frame against a Jupyter kernel running the setup again, and the cost
+//     a history adds to a warm block.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE] [-git]
+//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE [-rewind]] [-git]
 //
 // -git makes every workspace a git repository's top (a .git folder), as a
 // user's project often is: a jailed session keeps it read-only.
@@ -70,6 +73,7 @@ func main() {
 	blocksOnly := flag.Bool("blocks-only", false, "time the warm and cold blocks only")
 	against := flag.String("cold-against", "", "time only cold first blocks, of -bin and of this other build, run by run in turn")
 	data := flag.String("data", "", "time only the data figures, with numpy and pandas from this folder of wheels")
+	rewind := flag.Bool("rewind", false, "with -data: time only the rewind figures")
 	sandboxConfig := flag.String("sandbox-config", "", `with -data: [sandbox] settings for the bench's config.toml ("jail = false\nwarm_restart = false")`)
 	pause := flag.Duration("pause", 0, "with -data: the time both sides are left idle before each restart (an agent's time between calls)")
 	warmAgainst := flag.String("warm-against", "", "time only warm blocks, of -bin and of this other build, block by block in turn")
@@ -94,6 +98,8 @@ func main() {
 	switch {
 	case *remote != "":
 		err = remoteRoundTrips(*bin, *remote, *workspace, *runs, *gap)
+	case *data != "" && *rewind:
+		err = rewindFigures(*bin, *data, *runs, *pause)
 	case *data != "":
 		err = dataFigures(*bin, *data, *runs, *sandboxConfig, *pause)
 	case *warmAgainst != "":
@@ -363,34 +369,49 @@ func warmAgainstOther(bin, other string, runs int) error {
 	fmt.Printf("warm x = 1 blocks: median of %d blocks each through the Go client, in turn\n", n)
 	fmt.Printf("%-14s %10s %10s %10s\n", "cpython", "-bin", "other", "-bin − other")
 	for _, py := range testenv.FindPythons() {
-		var sessions [2]*client.Session
-		for i, b := range []string{bin, other} {
-			bb, err := newBench(b, py)
-			if err != nil {
-				return err
-			}
-			defer bb.close()
-			if sessions[i], err = bb.open("warm", nil); err != nil {
-				return err
-			}
+		a, o, err := warmInTurn([2]string{bin, other}, [2]string{}, py, "x = 1", n)
+		if err != nil {
+			return err
 		}
-		var times [2][]time.Duration
-		for i := 0; i < n+20; i++ {
-			for k := range 2 {
-				j := (i + k) % 2 // who goes first alternates
-				d, err := timeBlock(sessions[j], "x = 1")
-				if err != nil {
-					return fmt.Errorf("%s: %w", py.Name, err)
-				}
-				if i >= 20 {
-					times[j] = append(times[j], d)
-				}
-			}
-		}
-		a, o := median(times[0]), median(times[1])
 		fmt.Printf("%-14s %8.3fms %8.3fms %+9.1fµs\n", py.Name, ms(a), ms(o), float64((a-o).Nanoseconds())/1000)
 	}
 	return nil
+}
+
+// warmInTurn is the median time of n warm blocks of code through the Go
+// client in a session of each of two benches (a binary, and the [sandbox]
+// settings of its config.toml), block by block in turn, after 20 each.
+func warmInTurn(bins, sandboxConfig [2]string, py testenv.Python, code string, n int) (time.Duration, time.Duration, error) {
+	var sessions [2]*client.Session
+	for i, b := range bins {
+		bb, err := newBench(b, py)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer bb.close()
+		if sandboxConfig[i] != "" {
+			if err := os.WriteFile(filepath.Join(bb.home, "config.toml"), []byte("[sandbox]\n"+sandboxConfig[i]+"\n"), 0o644); err != nil {
+				return 0, 0, err
+			}
+		}
+		if sessions[i], err = bb.open("warm", nil); err != nil {
+			return 0, 0, err
+		}
+	}
+	var times [2][]time.Duration
+	for i := 0; i < n+20; i++ {
+		for k := range 2 {
+			j := (i + k) % 2 // who goes first alternates
+			d, err := timeBlock(sessions[j], code)
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", py.Name, err)
+			}
+			if i >= 20 {
+				times[j] = append(times[j], d)
+			}
+		}
+	}
+	return median(times[0]), median(times[1]), nil
 }
 
 // roundTrip times `x = 1` through the client API on a warm session.

@@ -73,7 +73,7 @@ type Wake struct {
 }
 
 // Settings are the session settings the driver applies (0 or unset: the
-// driver's defaults).
+// driver's defaults; HistoryBlocks -1: no history).
 type Settings struct {
 	MaxValueMB    int  `json:"max_value_mb,omitempty"`
 	MaxSnapshotMB int  `json:"max_snapshot_mb,omitempty"`

@@ -148,6 +148,9 @@ func Serve(o Options) (int, error) {
 	st := config.Load(l.UserConfig())
 	ci.Settings = Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
 		HistoryBlocks: st.SandboxHistoryBlocks.Value, AttachFigures: st.SandboxAttachFigures.Value}
+	if ci.Settings.HistoryBlocks == 0 { // history_blocks = 0: none (an absent 0 is the driver's default)
+		ci.Settings.HistoryBlocks = -1
+	}
 	if ci.Packages, err = PackageLayer(folder, lib.Version.Short()); err != nil {
 		return 0, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // uriScheme names the session's attachments as MCP resources:
@@ -36,58 +37,85 @@ const maxImage = 5 << 20
 // version.
 const outputFilename = "python-output.txt"
 
-// uri names version (0: the latest) of filename as a resource.
-func (sv *server) uri(filename string, version int) string {
-	u := uriScheme + "://" + sv.s.Meta.Name + "/" + url.PathEscape(filename)
+// attachmentURI names version (0: the latest) of session's filename as a
+// resource.
+func attachmentURI(session, filename string, version int) string {
+	u := uriScheme + "://" + session + "/" + url.PathEscape(filename)
 	if version != 0 {
 		u += "?version=" + strconv.Itoa(version)
 	}
 	return u
 }
 
-// parseURI is the id or filename and the version a resource URI names.
-func (sv *server) parseURI(uri string) (string, int, error) {
+// parseURI is the session (one of the server's), the id or filename and
+// the version a resource URI names.
+func (sv *server) parseURI(uri string) (*client.Session, string, int, error) {
 	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != uriScheme || u.Host != sv.s.Meta.Name || len(u.Path) < 2 || strings.Contains(u.Path[1:], "/") {
-		return "", 0, mcp.ResourceNotFoundError(uri)
+	if err != nil || u.Scheme != uriScheme || len(u.Path) < 2 || strings.Contains(u.Path[1:], "/") {
+		return nil, "", 0, mcp.ResourceNotFoundError(uri)
+	}
+	s := sv.sessions.named(u.Host)
+	if s == nil {
+		return nil, "", 0, mcp.ResourceNotFoundError(uri)
 	}
 	version := 0
 	if v := u.Query().Get("version"); v != "" {
 		if version, err = strconv.Atoi(v); err != nil {
-			return "", 0, fmt.Errorf("%s: version %q is not a number", uri, v)
+			return nil, "", 0, fmt.Errorf("%s: version %q is not a number", uri, v)
 		}
 	}
-	return u.Path[1:], version, nil
+	return s, u.Path[1:], version, nil
 }
 
 // addAttachments registers the attachments as resources (tools registers
 // the tools that list and read them).
 func (sv *server) addAttachments(srv *mcp.Server) {
 	sv.srv = srv
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uriScheme + "://" + sv.s.Meta.Name + "/{name}{?version}", Name: "attachment",
-		Title: "An attachment of session " + sv.s.Meta.Name, Description: "Any version of an attachment, by filename (?version=N) or by id."}, sv.readResource)
+	sv.addSessionResources(sv.home)
 	sv.syncResources(context.Background())
+}
+
+// addSessionResources registers s's resource template (any version of
+// its attachments) and its log.
+func (sv *server) addSessionResources(s *client.Session) {
+	sv.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uriScheme + "://" + s.Meta.Name + "/{name}{?version}", Name: "attachment",
+		Title: "An attachment of session " + s.Meta.Name, Description: "Any version of an attachment, by filename (?version=N) or by id."}, sv.readResource)
+	sv.addLog(s)
 }
 
 // listed is what the resource list shows, to tell what changed.
 type listed struct {
-	mu     sync.Mutex
-	latest map[string]string // filename -> id of its latest version
-	stamp  string            // the store's stamp when it was listed
+	mu      sync.Mutex
+	session string            // whose attachments they are
+	latest  map[string]string // filename -> id of its latest version
+	stamp   string            // the store's stamp when it was listed
 }
 
-// syncResources makes the listed resources the store's: one per filename,
-// added, replaced or removed (the SDK then sends the client
-// notifications/resources/list_changed), and tells the subscribers of a
-// filename whose latest version changed (notifications/resources/updated).
+// syncResources makes the listed resources the store's of the session the
+// server acts on: one per filename, added, replaced or removed (the SDK
+// then sends the client notifications/resources/list_changed), and tells
+// the subscribers of a filename whose latest version changed
+// (notifications/resources/updated). After a switch to another session,
+// the list is that session's.
 func (sv *server) syncResources(ctx context.Context) {
 	sv.listed.mu.Lock()
 	defer sv.listed.mu.Unlock()
-	stamp := sv.s.AttachmentsStamp(true)
+	s := sv.cur()
+	if s.Meta.Name != sv.listed.session {
+		var old []string
+		for f := range sv.listed.latest {
+			old = append(old, attachmentURI(sv.listed.session, f, 0))
+		}
+		if len(old) > 0 {
+			sv.srv.RemoveResources(old...)
+		}
+		sv.listed.session, sv.listed.latest, sv.listed.stamp = s.Meta.Name, nil, ""
+	}
+	stamp := s.AttachmentsStamp(true)
 	if stamp == sv.listed.stamp {
 		return
 	}
-	all, err := sv.s.Attachments()
+	all, err := s.Attachments()
 	if err != nil {
 		return // the next sync tries again; the tools report the error
 	}
@@ -105,16 +133,16 @@ func (sv *server) syncResources(ctx context.Context) {
 		if d.Version > 1 {
 			desc += fmt.Sprintf(". Earlier versions: ?version=1..%d", d.Version-1)
 		}
-		sv.srv.AddResource(&mcp.Resource{URI: sv.uri(d.Filename, 0), Name: d.Filename, MIMEType: d.MediaType, Size: d.Size,
+		sv.srv.AddResource(&mcp.Resource{URI: attachmentURI(s.Meta.Name, d.Filename, 0), Name: d.Filename, MIMEType: d.MediaType, Size: d.Size,
 			Title: fmt.Sprintf("%s (version %d)", d.Filename, d.Version), Description: desc}, sv.readResource)
 		if _, had := sv.listed.latest[d.Filename]; had {
-			sv.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: sv.uri(d.Filename, 0)})
+			sv.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: attachmentURI(s.Meta.Name, d.Filename, 0)})
 		}
 	}
 	var gone []string
 	for f := range sv.listed.latest {
 		if _, ok := now[f]; !ok {
-			gone = append(gone, sv.uri(f, 0))
+			gone = append(gone, attachmentURI(s.Meta.Name, f, 0))
 		}
 	}
 	if len(gone) > 0 {
@@ -161,7 +189,8 @@ type AttachmentEntry struct {
 // AttachmentList) has no output schema, which would cost every client's
 // context more than the listing.
 func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	all, err := sv.s.Attachments()
+	s := sv.cur()
+	all, err := s.Attachments()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +201,7 @@ func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest,
 		b.WriteString("No attachments yet: a block stores one with attach(data, filename=...).\n")
 	}
 	for _, d := range all {
-		u := sv.uri(d.ID, 0)
+		u := attachmentURI(s.Meta.Name, d.ID, 0)
 		list.Attachments = append(list.Attachments, AttachmentEntry{Descriptor: d, URI: u})
 		fmt.Fprintf(&b, "%s (resource %s)\n", describeAttachment(d), u)
 	}
@@ -183,12 +212,12 @@ func (sv *server) listAttachments(ctx context.Context, req *mcp.CallToolRequest,
 
 // ReadArgs are read_attachment's arguments.
 type ReadArgs struct {
-	IDOrFilename string `json:"id_or_filename" jsonschema:"an attachment's id, or a filename (its latest version unless version is set)"`
-	Version      int    `json:"version,omitempty" jsonschema:"with a filename: version N; -1 the latest, -2 the one before"`
+	IDOrFilename string `json:"id_or_filename" jsonschema:"an id, or a filename (its latest version by default)"`
+	Version      int    `json:"version,omitempty" jsonschema:"with a filename: N; -1 the latest, -2 the one before"`
 	Offset       int    `json:"offset,omitempty" jsonschema:"text: characters to skip"`
-	Limit        int    `json:"limit,omitempty" jsonschema:"text: characters to return (at most the output cap)"`
+	Limit        int    `json:"limit,omitempty" jsonschema:"text: characters to return"`
 	OffsetLines  int    `json:"offset_lines,omitempty" jsonschema:"text: lines to skip (instead of offset)"`
-	LimitLines   int    `json:"limit_lines,omitempty" jsonschema:"text: lines to return (within the output cap)"`
+	LimitLines   int    `json:"limit_lines,omitempty" jsonschema:"text: lines to return"`
 }
 
 func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, in ReadArgs) (*mcp.CallToolResult, any, error) {
@@ -201,11 +230,12 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 	case (in.Offset > 0 || in.Limit > 0) && (in.OffsetLines > 0 || in.LimitLines > 0):
 		return nil, nil, errors.New("page by characters (offset, limit) or by lines (offset_lines, limit_lines), not both")
 	}
-	d, err := sv.s.Attachment(in.IDOrFilename, in.Version)
+	s := sv.cur()
+	d, err := s.Attachment(in.IDOrFilename, in.Version)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := sv.readAll(d)
+	data, err := readAll(s, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,9 +244,9 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 	case isImage(d.MediaType) && len(data) <= maxImage:
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: head}, &mcp.ImageContent{Data: data, MIMEType: d.MediaType}}}, nil, nil
 	case isImage(d.MediaType):
-		return sv.notShown(head, "An image larger than 5 MiB", d), nil, nil
+		return notShown(s, head, "An image larger than 5 MiB", d), nil, nil
 	case !isText(d.MediaType, data):
-		return sv.notShown(head, "Not text", d), nil, nil
+		return notShown(s, head, "Not text", d), nil, nil
 	}
 	limit := in.Limit
 	if limit == 0 || limit > sv.maxOutput {
@@ -242,15 +272,15 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 
 // notShown describes an attachment read_attachment does not return, and
 // how to read it.
-func (sv *server) notShown(head, why string, d attachments.Descriptor) *mcp.CallToolResult {
+func notShown(s *client.Session, head, why string, d attachments.Descriptor) *mcp.CallToolResult {
 	return textResult(head + "\n" + why + ", so not shown here. Read its bytes in a python block with read_attachment(" +
-		strconv.Quote(d.ID) + "), or as the resource " + sv.uri(d.ID, 0) + ".\n")
+		strconv.Quote(d.ID) + "), or as the resource " + attachmentURI(s.Meta.Name, d.ID, 0) + ".\n")
 }
 
 // readAll is an attachment's bytes (at most the store's limit per
 // attachment, so bounded).
-func (sv *server) readAll(d attachments.Descriptor) ([]byte, error) {
-	r, err := sv.s.ReadAttachment(d)
+func readAll(s *client.Session, d attachments.Descriptor) ([]byte, error) {
+	r, err := s.ReadAttachment(d)
 	if err != nil {
 		return nil, err
 	}
@@ -338,11 +368,11 @@ func isText(mediaType string, data []byte) bool {
 // readResource reads an attachment resource: text as text, anything else
 // as a blob.
 func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	name, version, err := sv.parseURI(req.Params.URI)
+	s, name, version, err := sv.parseURI(req.Params.URI)
 	if err != nil {
 		return nil, err
 	}
-	d, err := sv.s.Attachment(name, version)
+	d, err := s.Attachment(name, version)
 	var nf *attachments.NotFoundError
 	if errors.As(err, &nf) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
@@ -350,7 +380,7 @@ func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, err
 	}
-	data, err := sv.readAll(d)
+	data, err := readAll(s, d)
 	if err != nil {
 		return nil, err
 	}
@@ -363,21 +393,16 @@ func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
 }
 
-// attach stores data as an attachment of the session.
-func (sv *server) attach(n attachments.New, data io.Reader) (attachments.Descriptor, error) {
-	return sv.s.Attach(n, data, attachments.Limits{MaxBytes: sv.maxAttach})
-}
-
 // keepOutput stores the whole output of a call whose result shows only
-// part of it, and says where it is, for the note.
-func (sv *server) keepOutput(out *capture) string {
+// part of it as an attachment of s, and says where it is, for the note.
+func (sv *server) keepOutput(s *client.Session, out *capture) string {
 	if out.spill == nil {
 		return notKept
 	}
 	r, err := out.spill.reader()
 	if err == nil {
 		var d attachments.Descriptor
-		d, err = sv.attach(attachments.New{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r)
+		d, err = s.Attach(attachments.New{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r, attachments.Limits{MaxBytes: sv.maxAttach})
 		if err == nil {
 			sv.syncResources(context.Background())
 			s := fmt.Sprintf("whole output: attachment %s version %d, id %s (read_attachment pages it by lines: offset_lines, limit_lines)",

@@ -8,7 +8,8 @@ import (
 )
 
 func TestAttachmentURIs(t *testing.T) {
-	sv := &server{s: &client.Session{Meta: session.Meta{Name: "m.1"}}}
+	m := &client.Session{Meta: session.Meta{Name: "m.1"}}
+	sv := &server{home: m, sessions: sessions{cur: m, own: map[string]*client.Session{"m.1": m}}}
 	for _, c := range []struct {
 		name    string
 		version int
@@ -18,17 +19,17 @@ func TestAttachmentURIs(t *testing.T) {
 		{"a b#?.txt", 2, "vis-attachment://m.1/a%20b%23%3F.txt?version=2"},
 		{"att_0123", -1, "vis-attachment://m.1/att_0123?version=-1"},
 	} {
-		u := sv.uri(c.name, c.version)
+		u := attachmentURI("m.1", c.name, c.version)
 		if u != c.uri {
 			t.Errorf("uri(%q, %d) = %s, want %s", c.name, c.version, u, c.uri)
 		}
-		if name, version, err := sv.parseURI(u); err != nil || name != c.name || version != c.version {
+		if s, name, version, err := sv.parseURI(u); err != nil || s != m || name != c.name || version != c.version {
 			t.Errorf("parseURI(%s) = %q %d %v", u, name, version, err)
 		}
 	}
 	for _, bad := range []string{"vis-attachment://other/notes.txt", "file:///m.1/notes.txt", "vis-attachment://m.1/", "vis-attachment://m.1/a/b",
 		"vis-attachment://m.1/a?version=two", "%zz"} {
-		if name, _, err := sv.parseURI(bad); err == nil {
+		if _, name, _, err := sv.parseURI(bad); err == nil {
 			t.Errorf("parseURI(%s) = %q, want an error", bad, name)
 		}
 	}

@@ -13,13 +13,13 @@ var boundNames = []string{"json", "re", "os", "sys", "math", "time", "datetime",
 // sessionFunctions are the functions bound in every block besides the
 // modules, each with what it does, for the python tool's description.
 var sessionFunctions = []string{
-	"attach(data, filename=None) stores bytes, a str, a Path or a matplotlib figure (as PNG, shown to you) as an attachment",
+	"attach(data, filename=None) stores bytes, a str, a Path or a matplotlib figure (PNG, shown to you)",
 	"list_attachments(), get_attachment(id_or_filename), read_attachment(id_or_filename), show_attachment(id_or_filename)",
-	"shell(cmd, timeout=300, wait=10) runs a command outside Python and returns its handle (status, exit, out, err) when it ends or after wait seconds, still running (handle.wait() waits on)",
+	"shell(cmd, timeout=300, wait=10) runs a command, returning its handle (status, exit, out, err) when it ends or after wait seconds, still running (.wait() waits on)",
 	"cat(path), grep(pattern, path), patch(path, old, new)",
-	"propose(message) attaches your change to the workspace against git's HEAD as proposal.patch for the user to review and apply (the workspace's .git is read-only: leave commits to the user)",
-	"install(\"pandas\", \"numpy>=2\") adds packages, kept across restarts (the install tool does the same)",
-	"reload(\"pkg\") imports a package afresh after you edited its files (a block's output says when an imported module changed on disk)",
+	"propose(message) attaches your workspace's change against git's HEAD as proposal.patch for the user to apply",
+	"install(\"pandas\", \"numpy>=2\") adds packages, kept across restarts",
+	"reload(\"pkg\") imports a package you edited afresh (output says when an imported module changed on disk)",
 	"apropos(pattern), doc(name_or_obj)",
 	"read_session(n=20) shows the session's latest blocks, the REPL's too",
 }
@@ -29,7 +29,7 @@ func (sv *server) instructions() string {
 	return fmt.Sprintf("A persistent Python session (%q, workspace %s): what one python call defines is there in the next, "+
 		"and survives restarts through a snapshot. Use python to run code, defs to see what the session holds, "+
 		"list_attachments and read_attachment (or the vis-attachment:// resources) for the files its blocks attached. %s",
-		sv.s.Meta.Name, sv.s.Meta.Workspace, sv.networkDescription())
+		sv.home.Meta.Name, sv.home.Meta.Workspace, sv.networkDescription())
 }
 
 // accessDescription says, for a model, what the session's jail allows.
@@ -85,7 +85,7 @@ func (sv *server) networkDescription() string {
 // its trailing expression.
 func (sv *server) echoText() string {
 	if sv.echo {
-		return "Output: what the block prints, then the repr of a last-line expression that is not None (cut to 4 KB), as a notebook's Out."
+		return "Output: what the block prints, then the repr of a last-line expression (not None; cut to 4 KB), as a notebook's Out."
 	}
 	return "Output: what the block prints; a last-line expression is NOT shown: print() it."
 }
@@ -93,27 +93,25 @@ func (sv *server) echoText() string {
 // pythonDescription is the python tool's description, written for a model.
 func (sv *server) pythonDescription() string {
 	return strings.Join([]string{
-		"Run Python in a persistent session: variables, functions and imports stay for the next call. A snapshot is saved " +
-			"after each block; after a restart (restart_session, a crash, idle) it is restored and the next result begins with " +
-			"\"[Sandbox restarted]\" saying what came back (unpicklable values are lost).",
-		sv.echoText() + fmt.Sprintf(" Results keep %d characters: a longer output begins with a line saying what was cut and "+
-			"naming the attachment that holds it all.", sv.maxOutput),
+		"Run Python in a persistent session: variables, functions and imports stay for the next call, and through a snapshot " +
+			"across restarts (restart_session, a crash, idle): the next result then begins with \"[Sandbox restarted]\" saying what came back.",
+		sv.echoText() + fmt.Sprintf(" Results keep %d characters; a longer one says what was cut and which attachment holds it all.", sv.maxOutput),
 		"Every block has session, defs(), " + strings.Join(boundNames, " ") + ", top-level await (no stdin), and: " +
-			strings.Join(sessionFunctions, "; ") + ". Attachments are also resources " + uriScheme + "://" + sv.s.Meta.Name + "/FILENAME.",
+			strings.Join(sessionFunctions, "; ") + ". Attachments are also resources " + uriScheme + "://SESSION/FILENAME.",
 		"Errors show Python's message, line and caret; unbalanced quotes or brackets are repaired first, with a note.",
-		"Working folder: the workspace, " + sv.s.Meta.Workspace + ". " + sv.accessDescription(),
+		"Working folder: the workspace, " + sv.home.Meta.Workspace + ". " + sv.accessDescription(),
 		"timeout_s: default 300 (3..2100), then KeyboardInterrupt, output kept. Clients often stop waiting sooner: raise " +
 			"MCP_TOOL_TIMEOUT (Claude Code, ms) or tool_timeout_sec (Codex), or split the work.",
 	}, "\n\n")
 }
 
-const defsDescription = `List the session's helpers (signature, block, size, docstring) and variables (type, size, saved or why not), never values. name: one helper's source or one variable's whole row; details: what it depends on; pattern, limit, offset: filter and page. Same as defs() in a block.`
+const defsDescription = `List the session's helpers (signature, block, size, docstring) and variables (type, size, saved or why not), never values, as defs() in a block.`
 
-const restartDescription = `Restart the session's Python process from its snapshot; the next result begins with a "[Sandbox restarted]" notice. force: also while a block runs (it is killed). fresh: discard the snapshot (start empty). drop: names to leave out.`
+const restartDescription = `Restart the session's Python process from its snapshot; the next result begins with a "[Sandbox restarted]" notice.`
 
-const rewindDescription = `Bring the session's state back to after an earlier block. to: block N (as "<block N>" in tracebacks); back: N blocks (default 1). Files are not rewound; rewinding to a later block undoes it.`
+const rewindDescription = `Bring the session's state back to after an earlier block (to: block N, as in tracebacks; back: N blocks, default 1). Files are not rewound; a rewind to a later block undoes it.`
 
-const interruptDescription = `Send KeyboardInterrupt to your running block (or withdraw your waiting one); its python call returns with what it printed. any: also another client's block. Says whose block it stopped.`
+const interruptDescription = `Send KeyboardInterrupt to your running block (or withdraw your waiting one); its python call returns with what it printed.`
 
 func (sv *server) listDescription() string {
 	return `List the session's attachments, newest first: filename, version, kind, type, size, block, id, resource URI. Cut outputs are kept as ` + outputFilename + `.`

@@ -73,7 +73,7 @@ func TestInstructionsSayTheNetwork(t *testing.T) {
 		{protocol.Policy{Jail: true, Network: true}, "Network on."},
 		{protocol.Policy{Jail: true}, "Network off."},
 	} {
-		sv := &server{s: &client.Session{Meta: session.Meta{Name: "s", Workspace: "/w"}}, policy: c.policy}
+		sv := &server{home: &client.Session{Meta: session.Meta{Name: "s", Workspace: "/w"}}, policy: c.policy}
 		if got := sv.instructions(); !strings.Contains(got, c.want) {
 			t.Errorf("instructions under %s: %q, want %q", c.policy, got, c.want)
 		}

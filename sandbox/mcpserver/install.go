@@ -15,7 +15,7 @@ import (
 // installTimeout bounds an install tool call's block.
 const installTimeout = 15 * time.Minute
 
-const installDescription = `Install packages into the session, as install(...) in a block: requirements such as ["pandas", "numpy>=2"] (no paths, URLs or options), from the user's index; they import at once and stay across restarts.`
+const installDescription = `Install packages into the session, as install(...) in a block: PEP 508 requirements (no paths, URLs or options) from the user's index; they stay across restarts.`
 
 // InstallArgs are the install tool's arguments.
 type InstallArgs struct {

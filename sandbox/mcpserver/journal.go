@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/journal"
 )
 
@@ -14,21 +15,23 @@ import (
 // holds.
 const logBlocks = 20
 
-// addJournal registers the session_log resource: the latest blocks of
-// the session's journal, whichever client ran them.
-func (sv *server) addJournal(srv *mcp.Server) {
-	srv.AddResource(&mcp.Resource{URI: "vis-session://" + sv.s.Meta.Name + "/log", Name: "session_log", MIMEType: "text/plain",
-		Title:       "Session " + sv.s.Meta.Name + "'s latest blocks",
+// addLog registers s's session_log resource: the latest blocks of the
+// session's journal, whichever client ran them.
+func (sv *server) addLog(s *client.Session) {
+	sv.srv.AddResource(&mcp.Resource{URI: "vis-session://" + s.Meta.Name + "/log", Name: "session_log", MIMEType: "text/plain",
+		Title:       "Session " + s.Meta.Name + "'s latest blocks",
 		Description: "The latest 20 blocks of the session, from any client (you, the REPL, sandbox run): who ran each, its code, output and status."},
-		sv.readLog)
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return readLog(s, req)
+		})
 }
 
-func (sv *server) readLog(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if err := sv.s.Settle(); err != nil {
+func readLog(s *client.Session, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if err := s.Settle(); err != nil {
 		return nil, err
 	}
 	text := "The session has run no block yet.\n"
-	j, err := journal.OpenRead(sv.s.Folder.JournalFile())
+	j, err := journal.OpenRead(s.Folder.JournalFile())
 	switch {
 	case errors.Is(err, journal.ErrNone):
 	case err != nil:

@@ -45,18 +45,28 @@ type Config struct {
 	// Echo shows the repr of a block's trailing expression after its
 	// output.
 	Echo bool
+	// Fork makes session name, in src's workspace, from src's state
+	// after block at (0: its last), and opens it (`sandbox fork`); nil
+	// where there is none (a session of another machine): fork_session
+	// refuses.
+	Fork func(src *client.Session, name string, at int) (*client.Session, error)
 }
 
 type server struct {
-	s         *client.Session
-	maxOutput int
-	policy    protocol.Policy
-	maxAttach int64
-	echo      bool
-	srv       *mcp.Server
-	listed    listed
-	order     *order
-	named     sync.Once
+	// home is the session the server was started for; sessions are the
+	// ones it may act on (home and the forks it made), and which it acts
+	// on now (fork.go).
+	home        *client.Session
+	sessions    sessions
+	forkSession func(src *client.Session, name string, at int) (*client.Session, error)
+	maxOutput   int
+	policy      protocol.Policy
+	maxAttach   int64
+	echo        bool
+	srv         *mcp.Server
+	listed      listed
+	order       *order
+	named       sync.Once
 }
 
 // watchEvery is how often the server looks at the attachments store (a
@@ -99,10 +109,11 @@ func (sv *server) watch(ctx context.Context) {
 
 // newServer is an MCP server for cfg's session, its tools registered.
 func newServer(cfg Config) *server {
-	sv := &server{s: cfg.Session, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment, order: newOrder(), echo: cfg.Echo}
+	sv := &server{home: cfg.Session, forkSession: cfg.Fork, maxOutput: cfg.MaxOutput, policy: cfg.Policy, maxAttach: cfg.MaxAttachment, order: newOrder(), echo: cfg.Echo}
 	// The blocks of this server are one client's: its interrupt reaches
 	// them alone; the client's name is known once it initialized.
-	sv.s.Client = client.NewClient("mcp", "")
+	sv.home.Client = client.NewClient("mcp", "")
+	sv.sessions = sessions{cur: sv.home, own: map[string]*client.Session{sv.home.Meta.Name: sv.home}}
 	sv.order.named = sv.nameClient
 	if sv.maxAttach <= 0 {
 		sv.maxAttach = attachments.DefaultMaxBytes
@@ -129,12 +140,11 @@ func newServer(cfg Config) *server {
 		t.add(sv, srv, &mcp.Tool{Name: t.Name, Title: t.Title})
 	}
 	sv.addAttachments(srv)
-	sv.addJournal(srv)
 	return sv
 }
 
-// yes is true, for the annotations that take a pointer.
-var yes = true
+// yes and no, for the annotations that take a pointer.
+var yes, no = true, false
 
 // Tool is one tool the server offers: its name and title, which
 // `vis-agent sandbox mcp --help` lists (Tools), and how it is registered.
@@ -171,6 +181,15 @@ var tools = []Tool{
 		// in the same state
 		t.Description, t.Annotations = rewindDescription, &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true}
 		mcp.AddTool(srv, t, sv.rewind)
+	}},
+	{"fork_session", "Fork the session to try something in the copy", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		// a new session each time; the current one is left as it is
+		t.Description, t.Annotations = forkDescription, &mcp.ToolAnnotations{DestructiveHint: &no}
+		mcp.AddTool(srv, t, sv.fork)
+	}},
+	{"switch_session", "Switch between the session and its forks", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
+		t.Description, t.Annotations = switchDescription, &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true}
+		mcp.AddTool(srv, t, sv.switchSession)
 	}},
 	{"interrupt", "Interrupt your running block", func(sv *server, srv *mcp.Server, t *mcp.Tool) {
 		t.Description = interruptDescription
@@ -279,14 +298,14 @@ func argumentError(err error) error {
 func (sv *server) nameClient(ss *mcp.ServerSession) {
 	sv.named.Do(func() {
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-			sv.s.Client.Name = clientName(p.ClientInfo.Name)
+			sv.home.Client.Name = clientName(p.ClientInfo.Name)
 		}
 	})
 }
 
 // subscribe accepts a subscription to an attachment's resource.
 func (sv *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	_, _, err := sv.parseURI(req.Params.URI)
+	_, _, _, err := sv.parseURI(req.Params.URI)
 	return err
 }
 
@@ -338,7 +357,8 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 		}
 		return fmt.Sprintf("the block has run for %.0f s and printed %d characters", secs, out.total)
 	})
-	res, err := sv.s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy, Echo: sv.echo}, func(ev protocol.Event) {
+	s := sv.cur()
+	res, err := s.RunContext(ctx, code, client.RunOptions{Timeout: timeout, Policy: &sv.policy, Echo: sv.echo}, func(ev protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Ev {
@@ -361,14 +381,14 @@ func (sv *server) python(ctx context.Context, req *mcp.CallToolRequest, code str
 	}
 	// What the block attached becomes a resource (a cancelled call's too).
 	sv.syncResources(context.Background())
-	printed := out.text(sv.keepOutput(out))
+	printed := out.text(sv.keepOutput(s, out))
 	content := []mcp.Content{&mcp.TextContent{Text: agentText(notes, printed, res, timeout)}}
-	structured := PythonResult{Report: sv.s.Report("", res), OutputChars: out.total, OutputTruncated: out.truncated()}
+	structured := PythonResult{Report: s.Report("", res), OutputChars: out.total, OutputTruncated: out.truncated()}
 	if full {
 		structured.Stdout = printed
 	}
 	return &mcp.CallToolResult{
-		Content:           append(content, sv.images(res.Attachments)...),
+		Content:           append(content, sv.images(s, res.Attachments)...),
 		StructuredContent: structured,
 		IsError:           res.Error != nil,
 	}
@@ -381,7 +401,7 @@ const maxImages = 8
 // image content the model sees, each after a line naming it; those past
 // maxImages or maxImage get that line only. (Every attachment is in the
 // structured result.)
-func (sv *server) images(attached []protocol.Attached) []mcp.Content {
+func (sv *server) images(s *client.Session, attached []protocol.Attached) []mcp.Content {
 	var out []mcp.Content
 	shown := 0
 	for _, a := range attached {
@@ -393,10 +413,10 @@ func (sv *server) images(attached []protocol.Attached) []mcp.Content {
 			out = append(out, &mcp.TextContent{Text: line + " (not shown: read_attachment reads it)"})
 			continue
 		}
-		d, err := sv.s.Attachment(a.ID, 0)
+		d, err := s.Attachment(a.ID, 0)
 		var data []byte
 		if err == nil {
-			data, err = sv.readAll(d)
+			data, err = readAll(s, d)
 		}
 		if err != nil {
 			out = append(out, &mcp.TextContent{Text: line + " (not shown: " + err.Error() + ")"})
@@ -477,9 +497,9 @@ func progress(ctx context.Context, req *mcp.CallToolRequest, message func() stri
 
 // DefsArgs are the defs tool's arguments.
 type DefsArgs struct {
-	Name    string `json:"name,omitempty" jsonschema:"one helper or variable: show its source (helpers) or description"`
+	Name    string `json:"name,omitempty" jsonschema:"one helper's source, or one variable's whole row"`
 	Pattern string `json:"pattern,omitempty" jsonschema:"only names matching this Python regular expression"`
-	Details bool   `json:"details,omitempty" jsonschema:"with name: also what it depends on and a SHA-256 of its source"`
+	Details bool   `json:"details,omitempty" jsonschema:"with name: what it depends on, its source's SHA-256"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"rows per page (default 20)"`
 	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
 }
@@ -492,7 +512,7 @@ func (sv *server) defs(ctx context.Context, req *mcp.CallToolRequest, in DefsArg
 	if limit == 0 {
 		limit = 20
 	}
-	text, err := sv.s.Defs(client.DefsOptions{Name: in.Name, Pattern: in.Pattern, Details: in.Details, Limit: limit, Offset: in.Offset})
+	text, err := sv.cur().Defs(client.DefsOptions{Name: in.Name, Pattern: in.Pattern, Details: in.Details, Limit: limit, Offset: in.Offset})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -502,15 +522,15 @@ func (sv *server) defs(ctx context.Context, req *mcp.CallToolRequest, in DefsArg
 // RestartArgs are restart_session's arguments.
 type RestartArgs struct {
 	Force bool     `json:"force,omitempty" jsonschema:"also while a block runs (that block is killed)"`
-	Fresh bool     `json:"fresh,omitempty" jsonschema:"discard the snapshot: the session starts empty (every helper, variable and import is gone)"`
-	Drop  []string `json:"drop,omitempty" jsonschema:"names (variables, helpers, imports) to leave out of the restored session and its snapshot"`
+	Fresh bool     `json:"fresh,omitempty" jsonschema:"discard the snapshot: start empty"`
+	Drop  []string `json:"drop,omitempty" jsonschema:"names to leave out of the restored state and the snapshot"`
 }
 
 func (sv *server) restart(ctx context.Context, req *mcp.CallToolRequest, in RestartArgs) (*mcp.CallToolResult, any, error) {
 	if in.Fresh && len(in.Drop) > 0 {
 		return nil, nil, errors.New("give fresh or drop, not both: fresh discards every name")
 	}
-	err := sv.s.Restart(client.RestartOptions{Force: in.Force, Fresh: in.Fresh, Drop: in.Drop})
+	err := sv.cur().Restart(client.RestartOptions{Force: in.Force, Fresh: in.Fresh, Drop: in.Drop})
 	switch {
 	case errors.Is(err, client.ErrNotRunning):
 		return textResult("The session's process was not running; the next python call starts it from the session's snapshot, " +
@@ -547,7 +567,7 @@ func (sv *server) rewind(ctx context.Context, req *mcp.CallToolRequest, in Rewin
 	if in.To < 0 || in.Back < 0 {
 		return nil, nil, errors.New("to is a block's number and back a count of blocks, 1 or more")
 	}
-	notice, _, err := sv.s.Rewind(in.To, in.Back)
+	notice, _, err := sv.cur().Rewind(in.To, in.Back)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -560,7 +580,7 @@ type InterruptArgs struct {
 }
 
 func (sv *server) interrupt(ctx context.Context, req *mcp.CallToolRequest, in InterruptArgs) (*mcp.CallToolResult, any, error) {
-	msg, err := sv.s.Interrupt(in.Any)
+	msg, err := sv.cur().Interrupt(in.Any)
 	switch {
 	case errors.Is(err, client.ErrNotRunning):
 		msg = "no block is running; nothing was interrupted"

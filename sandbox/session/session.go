@@ -72,19 +72,25 @@ type Meta struct {
 	ForkOf *ForkOf `json:"fork_of,omitempty"`
 }
 
-// ForkOf is where a fork came from: a session of the same workspace, and
-// the block whose state it started with (0: the source's last).
+// ForkOf is where a fork came from: a session of the same workspace, or
+// of Workspace when it is another, and the block whose state it started
+// with (0: the source's last).
 type ForkOf struct {
-	Session string `json:"session"`
-	Block   int    `json:"block,omitempty"`
+	Session   string `json:"session"`
+	Workspace string `json:"workspace,omitempty"`
+	Block     int    `json:"block,omitempty"`
 }
 
 // String is where the fork came from, as `sandbox list` shows it.
 func (f ForkOf) String() string {
+	s := f.Session
 	if f.Block > 0 {
-		return fmt.Sprintf("%s at block %d", f.Session, f.Block)
+		s = fmt.Sprintf("%s at block %d", f.Session, f.Block)
 	}
-	return f.Session
+	if f.Workspace != "" {
+		s += " of " + f.Workspace
+	}
+	return s
 }
 
 // id is the folder name of session name in workspace: two workspaces may

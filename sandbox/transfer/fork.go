@@ -54,15 +54,22 @@ func Fork(src Source, at int, t Target) error {
 	}
 	defer os.RemoveAll(stage)
 	t.Meta.ForkOf = &session.ForkOf{Session: src.Meta.Name, Block: at}
+	if t.Meta.Workspace != src.Meta.Workspace {
+		t.Meta.ForkOf.Workspace = src.Meta.Workspace
+	}
 	staged, err := session.Create(stage, t.Meta)
 	if err != nil {
 		return err
+	}
+	from := src.Meta.Name
+	if t.Meta.ForkOf.Workspace != "" {
+		from += " of " + src.Meta.Workspace
 	}
 	where := "its last block"
 	if at > 0 {
 		where = "block " + strconv.Itoa(at)
 	}
-	if err := staged.WriteStopped(fmt.Sprintf("the session was forked from session %s after %s (vis-agent sandbox fork)", src.Meta.Name, where)); err != nil {
+	if err := staged.WriteStopped(fmt.Sprintf("the session was forked from session %s after %s (vis-agent sandbox fork)", from, where)); err != nil {
 		return err
 	}
 	dest := staged.StateDir()

@@ -225,6 +225,15 @@ class HistoryTest(Case):
         self.assertEqual((len(s3.ns["rows"]), s3.ns["f"](), s3.ns["y"]), (10, "new", 3))
         self.assertEqual(s3.state.next_block, 5, "the numbering goes on")
 
+    def test_no_history(self):
+        # sandbox.history_blocks = 0 (the host sends -1): nothing recorded
+        s = self.session(history_blocks=-1)
+        s.run("big = b'a' * (3 << 20)\nx = 1")
+        s.run("big = b'b' * (3 << 20)")
+        self.assertEqual(s.state.history_blocks(), [])
+        self.assertEqual(self.history(), [])
+        self.assertEqual(len(spill_files(self.folder)), 1, "no history keeps the old big")
+
     def test_history_drops_past_its_count_and_its_budget(self):
         s = self.session(history_blocks=3, max_snapshot_mb=8)
         for i in range(5):

@@ -14,8 +14,8 @@ that a rewind can bring back the state after any of them.
   (spill/<sha256>, or spill/p-<random> kept by fingerprint), and a file
   goes only when no snapshot kept names it.
 
-The history keeps the last `keep` blocks (sandbox.history_blocks), the
-newest first, while the snapshots and the spill files they name fit in
+The history keeps the last `keep` blocks (sandbox.history_blocks; none
+when keep is 0 or less: then it records nothing), the newest first, while the snapshots and the spill files they name fit in
 max_bytes (sandbox.max_snapshot_mb); the current snapshot is always kept.
 Every file is written beside its name and renamed, and spill files go
 only after the entries that name them: a kill at any moment leaves every
@@ -60,7 +60,7 @@ class History:
         read)."""
         self.folder = folder
         self.dir = os.path.join(folder, HISTORY_DIR)
-        self.keep = max(1, keep)
+        self.keep = max(0, keep)
         self.max_bytes = max_bytes
         self._spills_of = spills_of
         # block -> [parent, (st_dev, st_ino), snapshot bytes, {spill file: size}]
@@ -125,6 +125,8 @@ class History:
         (the state after it, run on the state after parent), then drops
         what is past the history's count and budget. Returns False when it
         could not."""
+        if not self.keep:
+            return False
         entries = self._load()
         try:
             st = os.stat(snapshot, follow_symlinks=False)
@@ -167,7 +169,7 @@ class History:
     def note_files(self, block, files):
         """Records the files block wrote (relative to the workspace where
         they lie in it), for a rewind's notice."""
-        if not files:
+        if not files or not self.keep:
             return
         data = "\n".join(files[:FILES_MAX]).encode("utf-8", "surrogateescape")[:FILES_BYTES]
         try:
@@ -259,7 +261,8 @@ class History:
         if not line:
             have = self.blocks()
             if not have:
-                raise ValueError("there is no block to rewind to: no block of this session has a snapshot in the history")
+                off = "" if self.keep else " (sandbox.history_blocks = 0 keeps none)"
+                raise ValueError(f"there is no block to rewind to: no block of this session has a snapshot in the history{off}")
             raise ValueError("the session's state is none of the history's (it was discarded, or started empty): "
                              f"give the block to rewind to; the history holds blocks {spans(have)}")
         gone = f"back {back} " + ("block" if back == 1 else "blocks")
