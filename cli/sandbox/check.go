@@ -15,7 +15,7 @@ import (
 	"github.com/vis-agent/vis-agent/pyembed/compilecheck"
 	"github.com/vis-agent/vis-agent/pyrun"
 	"github.com/vis-agent/vis-agent/sandbox/check"
-	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // maxCheckBytes is the largest file sandbox check reads.
@@ -124,7 +124,7 @@ func pythonChecker(s cmdutil.Streams) (check.Checker, error) {
 		return check.Checker{}, err
 	}
 	return check.Checker{Minor: lib.Version.Minor, Version: fmt.Sprintf("%d.%d", lib.Version.Major, lib.Version.Minor),
-		Compile: func(name, src string) (*repair.SyntaxError, bool) { return compile(name, src), true }}, nil
+		Compile: func(name, src string) (*protocol.SyntaxError, bool) { return compile(name, src), true }}, nil
 }
 
 // writeCheck prints a file that does not parse: where and why, the line

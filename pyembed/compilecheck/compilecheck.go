@@ -24,18 +24,18 @@ func New(lib *pyembed.Library, inst findpython.Install) (repair.Compiler, error)
 	if err != nil {
 		return nil, err
 	}
-	return func(src string) *repair.SyntaxError { return ask(src) }, nil
+	return func(src string) *protocol.SyntaxError { return ask(src) }, nil
 }
 
 // NewFile is New for files: its function compiles a file's text as the
 // module file name, as Python reads files (a byte order mark and a coding
 // declaration; no top-level await).
-func NewFile(lib *pyembed.Library, inst findpython.Install) (func(name, src string) *repair.SyntaxError, error) {
+func NewFile(lib *pyembed.Library, inst findpython.Install) (func(name, src string) *protocol.SyntaxError, error) {
 	ask, err := start(lib, inst)
 	if err != nil {
 		return nil, err
 	}
-	return func(name, src string) *repair.SyntaxError {
+	return func(name, src string) *protocol.SyntaxError {
 		return ask(fileMark + name + "\x00" + protocol.FileCode(src))
 	}, nil
 }
@@ -45,7 +45,7 @@ const fileMark = "\x00file\x00"
 
 // start compiles compile_check.py in the interpreter and returns the
 // function asking it about an input.
-func start(lib *pyembed.Library, inst findpython.Install) (func(string) *repair.SyntaxError, error) {
+func start(lib *pyembed.Library, inst findpython.Install) (func(string) *protocol.SyntaxError, error) {
 	in, err := lib.Interp(inst)
 	if err != nil {
 		return nil, err
@@ -54,10 +54,10 @@ func start(lib *pyembed.Library, inst findpython.Install) (func(string) *repair.
 	if err != nil {
 		return nil, err
 	}
-	return func(input string) *repair.SyntaxError {
+	return func(input string) *protocol.SyntaxError {
 		out, err := in.Call(check, input)
 		if err != nil {
-			return &repair.SyntaxError{Message: "vis-agent could not ask CPython: " + err.Error()}
+			return &protocol.SyntaxError{Message: "vis-agent could not ask CPython: " + err.Error()}
 		}
 		return parse(out)
 	}, nil
@@ -65,7 +65,7 @@ func start(lib *pyembed.Library, inst findpython.Install) (func(string) *repair.
 
 // parse reads compile_check.py's answer: "ok", or the SyntaxError's
 // message, line, column and text separated by NUL characters.
-func parse(out string) *repair.SyntaxError {
+func parse(out string) *protocol.SyntaxError {
 	if out == "ok" {
 		return nil
 	}
@@ -75,5 +75,5 @@ func parse(out string) *repair.SyntaxError {
 	}
 	line, _ := strconv.Atoi(f[1])
 	col, _ := strconv.Atoi(f[2])
-	return &repair.SyntaxError{Message: f[0], Line: line, Column: col, Text: f[3]}
+	return &protocol.SyntaxError{Message: f[0], Line: line, Column: col, Text: f[3]}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // TestCompileCheckPython runs test_compile_check.py with every CPython
@@ -14,7 +14,7 @@ func TestCompileCheckPython(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	for out, want := range map[string]*repair.SyntaxError{
+	for out, want := range map[string]*protocol.SyntaxError{
 		"ok": nil,
 		"'(' was never closed\x002\x005\x00y = (2,\n": {Message: "'(' was never closed", Line: 2, Column: 5, Text: "y = (2,\n"},
 		"text\x001\x001\x00a\x00b":                    {Message: "text", Line: 1, Column: 1, Text: "a\x00b"},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
@@ -33,7 +33,7 @@ func BenchmarkDecideKnown(b *testing.B) {
 	}
 	e := edit("big.py", src, old, "    return copy.copy(items)  # x\n", true)
 	e.Starts = Starts(src, w.Minor) // as the host keeps them
-	c := Checker{Minor: w.Minor, Compile: func(name, s string) (*repair.SyntaxError, bool) { return nil, true }}
+	c := Checker{Minor: w.Minor, Compile: func(name, s string) (*protocol.SyntaxError, bool) { return nil, true }}
 	b.ResetTimer()
 	for range b.N {
 		if d, _ := c.Decide(e); !d.Valid {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
@@ -11,7 +12,7 @@ import (
 // no top-level await) with the caller's CPython: nil when it compiles,
 // else Python's error. known is false when the answer is not at hand
 // yet: the check then stops and returns that source as the one it needs.
-type Compile func(name, src string) (err *repair.SyntaxError, known bool)
+type Compile func(name, src string) (err *protocol.SyntaxError, known bool)
 
 // Parse parses src as the data kind (JSON, TOML or YAML), as ParseData
 // does: nil when it parses; unchecked says why it was not parsed.
@@ -111,7 +112,7 @@ type pyRun struct {
 	need string
 }
 
-func (r *pyRun) compile(src string) (*repair.SyntaxError, bool) {
+func (r *pyRun) compile(src string) (*protocol.SyntaxError, bool) {
 	e, ok := r.c.Compile(r.name, src)
 	if !ok && r.need == "" {
 		r.need = src
@@ -127,10 +128,10 @@ func (r *pyRun) repair(src string) (string, repair.Result) {
 	if strings.HasPrefix(src, bom) {
 		mark, src = bom, src[len(bom):]
 	}
-	rep := repair.Repair(src, repair.Options{Minor: r.c.Minor, Compile: func(s string) *repair.SyntaxError {
+	rep := repair.Repair(src, repair.Options{Minor: r.c.Minor, Compile: func(s string) *protocol.SyntaxError {
 		e, ok := r.compile(mark + s)
 		if !ok {
-			return &repair.SyntaxError{Message: "not compiled yet"}
+			return &protocol.SyntaxError{Message: "not compiled yet"}
 		}
 		return e
 	}})

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/sandbox/repair"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
@@ -19,12 +19,12 @@ func TestMain(m *testing.M) {
 }
 
 // fileError is w's verdict on src as a module file.
-func fileError(w *repairtest.Worker, src string) *repair.SyntaxError {
+func fileError(w *repairtest.Worker, src string) *protocol.SyntaxError {
 	e := w.CompileFile(src)
 	if e == nil {
 		return nil
 	}
-	return &repair.SyntaxError{Message: e.Msg, Line: e.Lineno, Column: e.Offset, Text: e.Text}
+	return &protocol.SyntaxError{Message: e.Msg, Line: e.Lineno, Column: e.Offset, Text: e.Text}
 }
 
 // asker is a Checker whose compiler knows only what it was told, as
@@ -32,16 +32,16 @@ func fileError(w *repairtest.Worker, src string) *repair.SyntaxError {
 // nothing more, and rounds counts the compiles it asked for.
 type asker struct {
 	w      *repairtest.Worker
-	known  map[string]*repair.SyntaxError
+	known  map[string]*protocol.SyntaxError
 	rounds int
 }
 
 func newAsker(w *repairtest.Worker) *asker {
-	return &asker{w: w, known: map[string]*repair.SyntaxError{}}
+	return &asker{w: w, known: map[string]*protocol.SyntaxError{}}
 }
 
 func (a *asker) checker() Checker {
-	return Checker{Minor: a.w.Minor, Version: fmt.Sprintf("3.%d", a.w.Minor), Compile: func(name, src string) (*repair.SyntaxError, bool) {
+	return Checker{Minor: a.w.Minor, Version: fmt.Sprintf("3.%d", a.w.Minor), Compile: func(name, src string) (*protocol.SyntaxError, bool) {
 		e, ok := a.known[src]
 		return e, ok
 	}}

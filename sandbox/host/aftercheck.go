@@ -13,7 +13,6 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/check"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
@@ -210,14 +209,14 @@ func (h *Host) checkFiles(c *proc, tree *tools.Tree, root string, rels []string)
 // compiles after it fail.
 func (c *proc) fileCompiler(deadline time.Time) (check.Compile, *bool) {
 	lost := new(bool)
-	return func(name, src string) (*repair.SyntaxError, bool) {
+	return func(name, src string) (*protocol.SyntaxError, bool) {
 		if *lost || time.Now().After(deadline) {
 			*lost = true
-			return &repair.SyntaxError{Message: "the check's time ran out"}, true
+			return &protocol.SyntaxError{Message: "the check's time ran out"}, true
 		}
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCompile, Code: protocol.FileCode(src), File: name}); err != nil {
 			*lost = true
-			return &repair.SyntaxError{Message: "the Python process stopped"}, true
+			return &protocol.SyntaxError{Message: "the Python process stopped"}, true
 		}
 		c.link.SetReadDeadline(time.Now().Add(pingTimeout))
 		ev, err := c.answer()
@@ -231,7 +230,7 @@ func (c *proc) fileCompiler(deadline time.Time) (check.Compile, *bool) {
 				c.mu.Unlock()
 				c.kill()
 			}
-			return &repair.SyntaxError{Message: "the Python process stopped"}, true
+			return &protocol.SyntaxError{Message: "the Python process stopped"}, true
 		}
 		return ev.Syntax, true
 	}, lost

@@ -18,6 +18,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/sandbox/check"
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
@@ -47,7 +48,7 @@ func (h *Host) patchOp(a tools.Access) hostcalls.Op {
 		var in struct {
 			Path, Old, New string
 			Check          *bool
-			Compiled       map[string]*repair.SyntaxError
+			Compiled       map[string]*protocol.SyntaxError
 			Known          string
 		}
 		if err := hostcalls.DecodeArgs(args, &in); err != nil {
@@ -93,9 +94,9 @@ func sourceKey(src string) string {
 // patchCheck is the check of one patch call, with the verdicts its
 // Python gave so far and the hash of the text it compiled ahead (""
 // for none); the decision it made goes to decided.
-func (h *Host) patchCheck(compiled map[string]*repair.SyntaxError, known string, decided *check.Decision) tools.PatchCheck {
+func (h *Host) patchCheck(compiled map[string]*protocol.SyntaxError, known string, decided *check.Decision) tools.PatchCheck {
 	return func(real string, e check.Edit) (check.Decision, error) {
-		c := h.checker(func(name, src string) (*repair.SyntaxError, bool) {
+		c := h.checker(func(name, src string) (*protocol.SyntaxError, bool) {
 			v, ok := compiled[sourceKey(src)]
 			return v, ok
 		})

@@ -445,13 +445,13 @@ func (c *proc) drain() {
 
 // compiler asks the child whether a source compiles, for the repair.
 func (c *proc) compiler() repair.Compiler {
-	return func(src string) *repair.SyntaxError {
+	return func(src string) *protocol.SyntaxError {
 		if err := c.conn.Send(protocol.Request{V: protocol.Version, Op: protocol.OpCompile, Code: src}); err != nil {
-			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
+			return &protocol.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
 		ev, err := c.answer()
 		if err != nil {
-			return &repair.SyntaxError{Message: "the Python process stopped: " + err.Error()}
+			return &protocol.SyntaxError{Message: "the Python process stopped: " + err.Error()}
 		}
 		if ev.Syntax == nil {
 			return nil

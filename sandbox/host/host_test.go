@@ -23,7 +23,7 @@ func TestOnlyComments(t *testing.T) {
 }
 
 func TestSyntaxResultPointsAtTheProblem(t *testing.T) {
-	rep := repair.Result{Source: "x = 1\ny = f(é, ]\n", PythonError: &repair.SyntaxError{Message: "closing parenthesis ']' does not match opening parenthesis '('", Line: 2, Column: 10}}
+	rep := repair.Result{Source: "x = 1\ny = f(é, ]\n", PythonError: &protocol.SyntaxError{Message: "closing parenthesis ']' does not match opening parenthesis '('", Line: 2, Column: 10}}
 	res := syntaxResult(rep)
 	e := res.Error
 	if e.Type != "SyntaxError" || e.Line != 2 || e.Column != 10 {

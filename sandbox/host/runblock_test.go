@@ -14,7 +14,6 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/repair"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -135,14 +134,14 @@ func TestRunBlockRepairsThenRuns(t *testing.T) {
 		if req := f.receive(); req.Op != protocol.OpRun || req.Code != broken {
 			t.Errorf("first request %+v", req)
 		}
-		f.send(protocol.Event{Ev: protocol.EvResult, Syntax: &repair.SyntaxError{Message: "'(' was never closed", Line: 1, Column: 6, Text: broken}})
+		f.send(protocol.Event{Ev: protocol.EvResult, Syntax: &protocol.SyntaxError{Message: "'(' was never closed", Line: 1, Column: 6, Text: broken}})
 		for {
 			req := f.receive()
 			switch req.Op {
 			case protocol.OpCompile:
 				ev := protocol.Event{Ev: "compiled"}
 				if strings.Count(req.Code, "(") != strings.Count(req.Code, ")") {
-					ev.Syntax = &repair.SyntaxError{Message: "'(' was never closed", Line: 1, Column: 6}
+					ev.Syntax = &protocol.SyntaxError{Message: "'(' was never closed", Line: 1, Column: 6}
 				}
 				f.send(ev)
 			case protocol.OpRun:

@@ -232,8 +232,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/vis-agent/vis-agent/sandbox/repair"
 )
 
 // Timeouts of a block, shared by the host, which enforces them, and the
@@ -682,10 +680,15 @@ type BlockError struct {
 	Traceback string `json:"traceback,omitempty"`
 }
 
-// SyntaxError is Python's refusal of a block's source, as the repair
-// engine reads it: the child sends it, and the host hands it to the
-// engine unchanged.
-type SyntaxError = repair.SyntaxError
+// SyntaxError is Python's refusal of a block's source (its report on
+// source that does not compile): the child sends it, and the host hands it
+// to the repair engine (sandbox/repair) unchanged.
+type SyntaxError struct {
+	Message string `json:"message"` // e.g. "unterminated string literal (detected at line 1)"
+	Line    int    `json:"line"`
+	Column  int    `json:"column"` // 1-based, characters
+	Text    string `json:"text"`   // the offending line, may be empty
+}
 
 // Status is a host's state, for `vis-agent sandbox list` and tests.
 type Status struct {

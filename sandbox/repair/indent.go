@@ -3,6 +3,8 @@ package repair
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // Python's messages for the indentation errors repaired here.
@@ -41,7 +43,7 @@ func (l indentLine) text(src string) string { return src[l.start:l.off] }
 // level re-aligned to the only outer level that compiles. It returns the
 // repaired block and its fix, or the problem refusing a repair Python
 // would run at more than one level, or neither.
-func indentRepair(src string, perr SyntaxError, opts Options) (string, *Fix, *Problem) {
+func indentRepair(src string, perr protocol.SyntaxError, opts Options) (string, *Fix, *Problem) {
 	if perr.Message != msgUnexpectedIndent && perr.Message != msgUnindent && perr.Message != msgTabs {
 		return "", nil, nil
 	}

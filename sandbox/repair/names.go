@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // msgUnknownName ends Python's message for a \N{NAME} escape naming no
@@ -29,7 +31,7 @@ func nameEscapes(src string, minor int) []int {
 // and a doubled backslash keeps it. Python says whether each name exists.
 // It returns the repaired block and its fixes, or "" when that does not
 // compile.
-func repairNames(src string, perr SyntaxError, opts Options) (string, []Fix) {
+func repairNames(src string, perr protocol.SyntaxError, opts Options) (string, []Fix) {
 	if !strings.HasSuffix(perr.Message, msgUnknownName) {
 		return "", nil
 	}

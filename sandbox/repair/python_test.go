@@ -4,17 +4,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
 // compiler is the Compiler backed by a worker's python.
 func compiler(w *repairtest.Worker) Compiler {
-	return func(src string) *SyntaxError {
+	return func(src string) *protocol.SyntaxError {
 		e := w.Compile(src)
 		if e == nil {
 			return nil
 		}
-		return &SyntaxError{Message: e.Msg, Line: e.Lineno, Column: e.Offset, Text: e.Text}
+		return &protocol.SyntaxError{Message: e.Msg, Line: e.Lineno, Column: e.Offset, Text: e.Text}
 	}
 }
 

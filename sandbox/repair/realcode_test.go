@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
@@ -57,10 +58,10 @@ func TestRealCode(t *testing.T) {
 	// Python's answers are kept, so the engine can be timed again without
 	// it: each block's time is the best of five runs, less the time spent
 	// asking Python (through a pipe here, not the embedded CPython).
-	answers := map[string]*SyntaxError{}
+	answers := map[string]*protocol.SyntaxError{}
 	var inPython time.Duration
 	calls := 0
-	timed := func(src string) *SyntaxError {
+	timed := func(src string) *protocol.SyntaxError {
 		start := time.Now()
 		defer func() { inPython += time.Since(start) }()
 		calls++

@@ -3,19 +3,13 @@ package repair
 import (
 	"fmt"
 	"strings"
-)
 
-// SyntaxError is Python's report on source that does not compile.
-type SyntaxError struct {
-	Message string `json:"message"` // e.g. "unterminated string literal (detected at line 1)"
-	Line    int    `json:"line"`
-	Column  int    `json:"column"` // 1-based, characters
-	Text    string `json:"text"`   // the offending line, may be empty
-}
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
+)
 
 // Compiler compiles src as a module (top-level await allowed) and returns
 // nil when it compiles, or Python's SyntaxError.
-type Compiler func(src string) *SyntaxError
+type Compiler func(src string) *protocol.SyntaxError
 
 // Options configure Repair.
 type Options struct {
@@ -37,12 +31,12 @@ type Fix struct {
 // compiled is neither Changed nor Repaired and has no PythonError; a
 // refused block is neither, and lists its Problems.
 type Result struct {
-	Changed     bool         `json:"changed"`
-	Repaired    bool         `json:"repaired"`
-	Source      string       `json:"source"`
-	Fixes       []Fix        `json:"fixes"`
-	Problems    []Problem    `json:"problems"`     // left after the repair, or found in a refused block (at most maxListed)
-	PythonError *SyntaxError `json:"python_error"` // the original block's error, nil when it compiled
+	Changed     bool                  `json:"changed"`
+	Repaired    bool                  `json:"repaired"`
+	Source      string                `json:"source"`
+	Fixes       []Fix                 `json:"fixes"`
+	Problems    []Problem             `json:"problems"`     // left after the repair, or found in a refused block (at most maxListed)
+	PythonError *protocol.SyntaxError `json:"python_error"` // the original block's error, nil when it compiled
 }
 
 // maxListed caps the problems a Result lists; a block with more is far

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
@@ -70,8 +71,8 @@ func TestNote(t *testing.T) {
 
 func TestError(t *testing.T) {
 	src := "x = 1\nprint(\"a\" \"b\" c, 'It's)\n"
-	compile := func(string) *SyntaxError {
-		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 15, Text: "print(\"a\" \"b\" c, 'It's)\n"}
+	compile := func(string) *protocol.SyntaxError {
+		return &protocol.SyntaxError{Message: "invalid syntax", Line: 2, Column: 15, Text: "print(\"a\" \"b\" c, 'It's)\n"}
 	}
 	res := Repair(src, Options{Minor: 12, Compile: compile})
 	want := "SyntaxError: invalid syntax\n" +
@@ -82,8 +83,8 @@ func TestError(t *testing.T) {
 		t.Errorf("Error() =\n%s\nwant\n%s", res.Error(), want)
 	}
 	// No problem found: Python's position is shown instead.
-	res = Repair("x = 1\nif x = 2:\n\tpass\n", Options{Minor: 12, Compile: func(string) *SyntaxError {
-		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\n"}
+	res = Repair("x = 1\nif x = 2:\n\tpass\n", Options{Minor: 12, Compile: func(string) *protocol.SyntaxError {
+		return &protocol.SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\n"}
 	}})
 	if got := res.Error(); !strings.HasSuffix(got, "\n    if x = 2:\n         ^") {
 		t.Errorf("Error() =\n%s", got)
@@ -91,7 +92,7 @@ func TestError(t *testing.T) {
 }
 
 func TestUnchanged(t *testing.T) {
-	ok := func(string) *SyntaxError { return nil }
+	ok := func(string) *protocol.SyntaxError { return nil }
 	// The scanner sees problems here, but Python's word is final.
 	src := `print("a)`
 	res := Repair(src, Options{Minor: 12, Compile: ok})
@@ -203,8 +204,8 @@ func TestRefusals(t *testing.T) {
 // python_error.text is the line without its line ending.
 func TestJSONShape(t *testing.T) {
 	src := "x = 1\nif x = 2:\n\tpass\n"
-	res := Repair(src, Options{Minor: 12, Compile: func(string) *SyntaxError {
-		return &SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\r\n"}
+	res := Repair(src, Options{Minor: 12, Compile: func(string) *protocol.SyntaxError {
+		return &protocol.SyntaxError{Message: "invalid syntax", Line: 2, Column: 6, Text: "if x = 2:\r\n"}
 	}})
 	data, _ := json.Marshal(res)
 	if want := `"problems":[],"python_error":{"message":"invalid syntax","line":2,"column":6,"text":"if x = 2:"}}`; !strings.HasSuffix(string(data), want) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/repair/repairtest"
 )
 
@@ -32,9 +33,9 @@ func adversarial() map[string]string {
 // failOriginal is a Compiler that refuses only the block under test, so
 // benchmarks measure the engine itself: every candidate "compiles".
 func failOriginal(orig string) Compiler {
-	return func(src string) *SyntaxError {
+	return func(src string) *protocol.SyntaxError {
 		if src == orig {
-			return &SyntaxError{Message: "invalid syntax", Line: 1, Column: 1}
+			return &protocol.SyntaxError{Message: "invalid syntax", Line: 1, Column: 1}
 		}
 		return nil
 	}
@@ -61,14 +62,14 @@ func TestAdversarialBound(t *testing.T) {
 // slow, each with the message Python gives it: a staircase of levels
 // ending in a dedent to none of them, a long pasted block, a long block
 // mixing tabs and spaces.
-func adversarialIndent() map[string]SyntaxError {
+func adversarialIndent() map[string]protocol.SyntaxError {
 	var stair strings.Builder
 	for n := 0; stair.Len() < adversarialSize; n++ {
 		stair.WriteString(strings.Repeat(" ", n) + "if x:\n")
 	}
 	stair.WriteString(" y = 1\n")
 	lines := strings.Count(stair.String(), "\n")
-	return map[string]SyntaxError{
+	return map[string]protocol.SyntaxError{
 		stair.String(): {Message: msgUnindent, Line: lines},
 		strings.Repeat("    x = (1,\n    2)\n", adversarialSize/18):           {Message: msgUnexpectedIndent, Line: 1},
 		strings.Repeat("if x:\n\ty = 1\n        z = 2\n", adversarialSize/27): {Message: msgTabs, Line: 3},
@@ -93,7 +94,7 @@ func TestAdversarialIndentBound(t *testing.T) {
 // hundredLines returns 100-line blocks of ordinary code, each broken one
 // way, with the message Python gives it: a closer lost at a line's end
 // halfway down, the block pasted with an indent, a dedent to no level.
-func hundredLines() map[string]SyntaxError {
+func hundredLines() map[string]protocol.SyntaxError {
 	var b strings.Builder
 	for i := 0; i < 25; i++ {
 		fmt.Fprintf(&b, "def step_%d(values, scale=2):\n", i)
@@ -105,7 +106,7 @@ func hundredLines() map[string]SyntaxError {
 	dropped := strings.Replace(block, "step 12: {total}\", max(len(values), 1))", "step 12: {total}\", max(len(values), 1)", 1)
 	pasted := "    " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n    ") + "\n"
 	dedent := strings.Replace(block, "    return total\n\ndef step_13", "   return total\ndef step_13", 1)
-	return map[string]SyntaxError{
+	return map[string]protocol.SyntaxError{
 		dropped: {Message: "'(' was never closed", Line: 51},
 		pasted:  {Message: msgUnexpectedIndent, Line: 1},
 		dedent:  {Message: msgUnindent, Line: 52},
@@ -113,8 +114,8 @@ func hundredLines() map[string]SyntaxError {
 }
 
 // failWith is a Compiler that refuses only orig, with perr.
-func failWith(orig string, perr SyntaxError) Compiler {
-	return func(src string) *SyntaxError {
+func failWith(orig string, perr protocol.SyntaxError) Compiler {
+	return func(src string) *protocol.SyntaxError {
 		if src == orig {
 			return &perr
 		}
