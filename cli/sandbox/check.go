@@ -12,9 +12,9 @@ import (
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/pyembed/compilecheck"
 	"github.com/vis-agent/vis-agent/pyrun"
 	"github.com/vis-agent/vis-agent/sandbox/check"
+	"github.com/vis-agent/vis-agent/sandbox/compilecheck"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 

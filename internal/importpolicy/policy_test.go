@@ -33,7 +33,7 @@ var sessionInternals = []string{"sandbox/host", "sandbox/child", "sandbox/jail",
 var cgoSide = []string{
 	"cmd/vis-agent", "cli", "cli/sandbox", "cli/proc",
 	"pyrun", // the python-run planner: it loads CPython and applies --no-network
-	"pyembed", "pyembed/early", "pyembed/compilecheck",
+	"pyembed", "pyembed/early", "sandbox/compilecheck",
 	"internal/earlyargv",     // the constructors' C matchers, for tests
 	"internal/plan",          // the fast paths' plan reader, in C
 	"sandbox/client/runpath", // the warm `sandbox run` carried before Go starts
