@@ -180,7 +180,7 @@ func printVersion(s Streams) {
 // pinnedUV says which uv is pinned and where it was found, for --version.
 func pinnedUV(s Streams) string {
 	v := uvwrap.Pinned().Version
-	uv, err := pyrun.LocateUV(s)
+	uv, err := uvwrap.LocateFor(s)
 	if err != nil {
 		return v + " (pinned; not found: " + err.Error() + ")"
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
-	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
@@ -200,18 +199,9 @@ func pipHint(pa Args, plan Plan) string {
 		plan.EnvDir, what, what, what)
 }
 
-// runtimeOptions says where this run looks for CPython.
-func runtimeOptions(s iostreams.Streams) findpython.Options {
-	return findpython.Options{
-		NativePath: s.Getenv("VIS_PYTHON_NATIVE_PATH"),
-		ExeDir:     paths.ExeDir(),
-		StateDir:   s.Layout().Python(),
-	}
-}
-
 // LoadRuntime finds, loads and locates the CPython this run uses.
 func LoadRuntime(s iostreams.Streams) (*pyembed.Library, findpython.Choice, findpython.Install, error) {
-	lib, choice, err := pyembed.Open(runtimeOptions(s))
+	lib, choice, err := pyembed.Open(findpython.OptionsFor(s))
 	if err != nil {
 		var le *findpython.LoadError
 		switch {

@@ -5,9 +5,7 @@ import (
 	"github.com/vis-agent/vis-agent/internal/iostreams"
 
 	"github.com/vis-agent/vis-agent/internal/config"
-	"github.com/vis-agent/vis-agent/internal/paths"
 	"github.com/vis-agent/vis-agent/packages"
-	"github.com/vis-agent/vis-agent/uvwrap"
 )
 
 // LoadSettings reads the user's and the project's configuration.
@@ -27,9 +25,4 @@ func RunSettings(s iostreams.Streams, p *packages.Project) config.Settings {
 		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)
 	}
 	return settings
-}
-
-// LocateUV finds the pinned uv beside the binary or in vis-agent's folder.
-func LocateUV(s iostreams.Streams) (string, error) {
-	return uvwrap.Locate(paths.ExeDir(), s.Layout().Home())
 }

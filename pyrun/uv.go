@@ -1,10 +1,10 @@
 package pyrun
 
 import (
+	"errors"
 	"fmt"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"io"
-	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed"
@@ -54,7 +54,7 @@ func runUV(args []string, pa Args, s iostreams.Streams) int {
 			return 0
 		}
 	}
-	uv, err := LocateUV(s)
+	uv, err := uvwrap.LocateFor(s)
 	if err == nil {
 		err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 	}
@@ -85,7 +85,7 @@ func runUV(args []string, pa Args, s iostreams.Streams) int {
 		python, project = choice.Env.Python, choice.Project
 	} else {
 		var err error
-		if found, inst, err = LocateRuntime(s); err != nil {
+		if found, inst, err = locateRuntime(s); err != nil {
 			return fail(1, "%v", err)
 		}
 		if python = inst.Executable; python == "" {
@@ -132,20 +132,15 @@ func uvEnvironment(pa Args, s iostreams.Streams) (packages.Choice, error) {
 	})
 }
 
-// LocateRuntime finds the installation of the CPython a run would load,
-// from the library's file name, without loading it: uv needs only its
-// python.
-func LocateRuntime(s iostreams.Streams) (findpython.Choice, findpython.Install, error) {
-	choice, err := findpython.Find(runtimeOptions(s))
-	if err != nil {
-		return choice, findpython.Install{}, err
-	}
-	v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
-	if !ok {
+// locateRuntime is findpython.LocateRuntime, which loads the library when
+// its file name does not tell its version.
+func locateRuntime(s iostreams.Streams) (findpython.Choice, findpython.Install, error) {
+	choice, _, inst, err := findpython.LocateRuntime(s)
+	var unknown *findpython.UnknownVersionError
+	if errors.As(err, &unknown) {
 		_, choice, inst, err := LoadRuntime(s)
 		return choice, inst, err
 	}
-	inst, err := findpython.Locate(choice.Library, v, s.Getenv("VIS_PYTHON_HOME"))
 	return choice, inst, err
 }
 

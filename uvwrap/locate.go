@@ -14,6 +14,8 @@ import (
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/headbuf"
+	"github.com/vis-agent/vis-agent/internal/iostreams"
+	"github.com/vis-agent/vis-agent/internal/paths"
 )
 
 // BundleDir is the folder beside the vis-agent binary that holds uv, in
@@ -23,6 +25,12 @@ const BundleDir = "vis-agent-python"
 // verifyTimeout bounds `uv --version`. It is generous because the first run
 // of a new binary can be slow (macOS checks its signature).
 var verifyTimeout = 15 * time.Second
+
+// LocateFor is Locate for a command with streams s: beside the running
+// binary, else in its vis-agent folder.
+func LocateFor(s iostreams.Streams) (string, error) {
+	return Locate(paths.ExeDir(), s.Layout().Home())
+}
 
 // Locate returns the absolute path of the uv executable vis-agent uses:
 // <exeDir>/vis-agent-python/uv if that is an executable file, else

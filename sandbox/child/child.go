@@ -22,113 +22,11 @@ import (
 
 	"github.com/vis-agent/vis-agent/internal/atomicfile"
 	"github.com/vis-agent/vis-agent/pyembed"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 //go:embed py/vis_sandbox/*.py
 var pkg embed.FS
-
-// Info is what the driver is told about its session at start.
-type Info struct {
-	Session       SessionInfo `json:"session"`
-	RestartReason string      `json:"restart_reason,omitempty"`
-	// Policy is the jail the child applies to itself before any user code.
-	Policy protocol.Policy `json:"policy"`
-	// Discard, when set, says why the child starts empty: it deletes the
-	// snapshot instead of restoring it (restart --fresh, or a previous
-	// child that died restoring it).
-	Discard string `json:"discard,omitempty"`
-	// Drop are names the child leaves out of the restore, and so out of
-	// the snapshot it saves at once (restart --drop).
-	Drop []string `json:"drop,omitempty"`
-	// Rewind is the block whose snapshot in the session's history the
-	// child restores in place of the last one (sandbox rewind).
-	Rewind int `json:"rewind,omitempty"`
-	// Settings are the user's settings the driver applies; the child
-	// fills them in from the user's config before its jail.
-	Settings Settings `json:"settings"`
-	// Packages is the session's own package folder (install()), which the
-	// child adds after the host's description: the driver puts it on
-	// sys.path after the environment's site-packages.
-	Packages string `json:"packages,omitempty"`
-	// Standby makes the child a warm standby: once jailed, it imports the
-	// top-level modules in Preload (those found outside the workspace),
-	// answers "standby", and waits for a Wake before it reads the snapshot.
-	Standby bool     `json:"standby,omitempty"`
-	Preload []string `json:"preload,omitempty"`
-}
-
-// Wake is the request that swaps a standby in: it then restores the
-// snapshot as a child started with these fields in its Info would. A
-// standby whose imported modules' files changed since it imported them
-// answers "stale" and exits instead.
-type Wake struct {
-	V             int         `json:"v"`
-	Op            protocol.Op `json:"op"` // protocol.OpWake
-	RestartReason string      `json:"restart_reason,omitempty"`
-	Discard       string      `json:"discard,omitempty"`
-	Drop          []string    `json:"drop,omitempty"`
-	Rewind        int         `json:"rewind,omitempty"`
-}
-
-// Settings are the session settings the driver applies (0 or unset: the
-// driver's defaults; HistoryBlocks -1: no history).
-type Settings struct {
-	MaxValueMB    int  `json:"max_value_mb,omitempty"`
-	MaxSnapshotMB int  `json:"max_snapshot_mb,omitempty"`
-	HistoryBlocks int  `json:"history_blocks,omitempty"`
-	AttachFigures bool `json:"attach_figures"`
-}
-
-// SessionInfo becomes the session's read-only `session` name.
-type SessionInfo struct {
-	Name      string `json:"name"`
-	Workspace string `json:"workspace"`
-	Python    string `json:"python,omitempty"` // the driver fills it in
-	Access    Access `json:"access"`
-}
-
-// Access says what the session's code may reach: what is in force, which
-// the child fills in once its jail is applied.
-type Access struct {
-	IsJailed bool `json:"is_jailed"`
-	Network  bool `json:"network"`
-	// Hosts is the allow list when the network is one (the child then
-	// reaches only the host's proxy, at Proxy); nil otherwise.
-	Hosts         *protocol.Hosts `json:"hosts"`
-	Proxy         string          `json:"proxy,omitempty"`
-	Roots         []string        `json:"roots"`           // read and write
-	ReadOnlyRoots []string        `json:"read_only_roots"` // read only
-	MaxThreads    int             `json:"max_threads"`     // 0: no cap
-	// ThreadCap: the cap is enforced (CPython 3.12+ raises the event).
-	ThreadCap bool `json:"thread_cap"`
-	MemoryMB  int  `json:"memory_mb"` // 0: no cap
-	// Kernel is the kernel layer in force (jail.Status), with what the
-	// kernel could not enforce.
-	Kernel *jail.Status `json:"kernel"`
-	// Host is what the session's host holds to, which its host fills in.
-	Host *HostLimits `json:"host"`
-}
-
-// HostLimits are the bounds the session's host keeps, whatever the
-// session's code does.
-type HostLimits struct {
-	// Socket says who may use the session through its socket.
-	Socket string `json:"socket"`
-	// MaxCalls is how many host calls may be under way at once; each
-	// ends with its block.
-	MaxCalls int `json:"max_calls"`
-	// MaxAttachmentMB bounds one attachment, MaxAttachmentsMB the
-	// session's together.
-	MaxAttachmentMB  int `json:"max_attachment_mb"`
-	MaxAttachmentsMB int `json:"max_attachments_mb"`
-	// ReadMB is how much of one file cat and grep read; GrepRows the
-	// rows one grep answers; PatchMB the largest file patch edits.
-	ReadMB   int `json:"read_mb"`
-	GrepRows int `json:"grep_rows"`
-	PatchMB  int `json:"patch_mb"`
-}
 
 // Install writes the package under root in a folder named by its content
 // (written once, then reused) and returns the folder to put on sys.path.
@@ -206,7 +104,7 @@ func Compile(dir, version string, python func(args ...string) *exec.Cmd) error {
 // Bootstrap is the `python -c` code of the child: import the driver from
 // dir (with its bytecode cached there) and serve the host on protocol.LinkFD for
 // the session in folder.
-func Bootstrap(dir, folder string, info Info) (string, error) {
+func Bootstrap(dir, folder string, info protocol.ChildInfo) (string, error) {
 	data, err := json.Marshal(info)
 	if err != nil {
 		return "", err
@@ -228,8 +126,8 @@ func Bootstrap(dir, folder string, info Info) (string, error) {
 // sends on protocol.LinkFD (see sandbox/protocol). It reads the descriptor itself,
 // without a buffer or an *os.File: the driver reads the link after it,
 // and the host sends nothing more before the child says it is ready.
-func ReceiveInfo() (Info, error) {
-	var info Info
+func ReceiveInfo() (protocol.ChildInfo, error) {
+	var info protocol.ChildInfo
 	var line []byte
 	buf := make([]byte, 4096)
 	for {

@@ -146,12 +146,12 @@ func Serve(o Options) (int, error) {
 	// The user's settings only: the workspace's vis.toml is the
 	// jailed code's to write.
 	st := config.Load(l.UserConfig())
-	ci.Settings = Settings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
+	ci.Settings = protocol.DriverSettings{MaxValueMB: st.SandboxMaxValueMB.Value, MaxSnapshotMB: st.SandboxMaxSnapshotMB.Value,
 		HistoryBlocks: st.SandboxHistoryBlocks.Value, AttachFigures: st.SandboxAttachFigures.Value}
 	if ci.Settings.HistoryBlocks == 0 { // history_blocks = 0: none (an absent 0 is the driver's default)
 		ci.Settings.HistoryBlocks = -1
 	}
-	if ci.Packages, err = PackageLayer(folder, lib.Version.Short()); err != nil {
+	if ci.Packages, err = folder.PackageLayer(lib.Version.Short()); err != nil {
 		return 0, err
 	}
 	var rw, ro []string
@@ -192,25 +192,14 @@ func Serve(o Options) (int, error) {
 	return lib.Main([]string{plan.Argv0, "-c", boot}, inst.Home, plan.Startup), nil
 }
 
-// PackageLayer is the session's own package folder for CPython version
-// (X.Y), made when missing: before the jail, which lets the session read
-// it and only the host's uv write it.
-func PackageLayer(f session.Folder, version string) (string, error) {
-	dir := f.PackagesDir(version)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("make the session's package folder: %w", err)
-	}
-	return dir, nil
-}
-
 // applyChildPolicy puts the session's policy in force in this process,
 // the child, before CPython runs any code: the kernel layer, then the C
 // audit hook (installed once, before Main), with shield kept read-only
 // inside the writable roots. Without the jail the thread cap, the memory
 // cap and --no-network (or the allow list, whose proxy listens at
 // proxyPort) still hold. It returns what is in force, for session.access.
-func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int, tmp string) (Access, error) {
-	acc := Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
+func applyChildPolicy(lib *pyembed.Library, p protocol.Policy, rw, ro []string, shield jail.Shield, proxyPort int, tmp string) (protocol.Access, error) {
+	acc := protocol.Access{IsJailed: p.Jail, Network: p.Network, Hosts: p.Hosts, MaxThreads: p.MaxThreads,
 		ThreadCap: p.MaxThreads > 0 && audit.ThreadCapHeld(lib.Version), MemoryMB: p.MemoryMB, Roots: []string{}, ReadOnlyRoots: []string{}}
 	memory := uint64(p.MemoryMB) << 20
 	kernel := jail.Policy{NoNetwork: !p.Network, MemoryBytes: memory}
@@ -366,15 +355,10 @@ func trustRoots(getenv func(string) string) []string {
 	return roots
 }
 
-// NoNetworkNamespace is what a child under an allow list sends its host
-// on the host-call link in place of its proxy's listener when it could
-// make no network namespace (it then runs without the network).
-const NoNetworkNamespace = 'N'
-
 // sendNoNamespace tells the host, on link, that this child has no
 // network namespace, so no listener comes.
 func sendNoNamespace(link int) error {
-	if _, err := syscall.Write(link, []byte{NoNetworkNamespace}); err != nil {
+	if _, err := syscall.Write(link, []byte{protocol.NoNetworkNamespace}); err != nil {
 		return fmt.Errorf("tell the host the allow list has no network namespace: %w", err)
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -181,7 +180,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 	}
 	c := newProc(cfg, s, newCalls)
-	err := c.introduce(s, child.Info{
+	err := c.introduce(s, protocol.ChildInfo{
 		Session:       sessionInfo(cfg),
 		RestartReason: reason,
 		Policy:        policy,
@@ -192,8 +191,8 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 	return c.awaitReady(err, policy)
 }
 
-func sessionInfo(cfg Config) child.SessionInfo {
-	return child.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: child.Access{Host: cfg.limits()}}
+func sessionInfo(cfg Config) protocol.SessionInfo {
+	return protocol.SessionInfo{Name: cfg.Meta.Name, Workspace: cfg.Meta.Workspace, Access: protocol.Access{Host: cfg.limits()}}
 }
 
 // newProc watches a child just started: its exit and its output.
@@ -242,7 +241,7 @@ func startGuard(cfg Config, pid int) {
 // introduce sends the child its session's description (which it reads
 // before it is jailed), takes its proxy listener when np is not nil, and
 // serves its host calls.
-func (c *proc) introduce(s *spawned, info child.Info, np *netProxy) error {
+func (c *proc) introduce(s *spawned, info protocol.ChildInfo, np *netProxy) error {
 	err := c.conn.Send(info)
 	if err == nil && np != nil {
 		var l net.Listener

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -162,7 +161,7 @@ func TestGitChanged(t *testing.T) {
 // succeeded, or ran where no .git is read-only, does not.
 func TestGitHint(t *testing.T) {
 	exit := func(n int) *int { return &n }
-	kept := func(paths ...string) *jail.Status { return &jail.Status{ReadOnly: paths} }
+	kept := func(paths ...string) *protocol.KernelStatus { return &protocol.KernelStatus{ReadOnly: paths} }
 	for _, c := range []struct {
 		st   tools.ShellState
 		want bool

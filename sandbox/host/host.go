@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
-	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -93,12 +92,12 @@ type Config struct {
 }
 
 // limits are the bounds the host keeps, for session.access.host.
-func (cfg Config) limits() *child.HostLimits {
+func (cfg Config) limits() *protocol.HostLimits {
 	max := cfg.AttachMaxBytes
 	if max <= 0 {
 		max = attachments.DefaultMaxBytes
 	}
-	return &child.HostLimits{
+	return &protocol.HostLimits{
 		Socket:   "only clients that present the session's key (a file of its folder the jailed code cannot read) and run as this user",
 		MaxCalls: hostcalls.MaxCalls, MaxAttachmentMB: int(max >> 20), MaxAttachmentsMB: int(cfg.AttachQuotaBytes >> 20),
 		ReadMB: tools.MaxScanBytes >> 20, GrepRows: tools.MaxGrepRows, PatchMB: tools.MaxPatchBytes >> 20,

@@ -9,8 +9,6 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/iostreams"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
-	"github.com/vis-agent/vis-agent/pyrun"
-	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
@@ -26,25 +24,21 @@ import (
 // (certificates, proxies).
 func installOptions(s iostreams.Streams, f session.Folder) func() (install.Options, error) {
 	return func() (install.Options, error) {
-		uv, err := pyrun.LocateUV(s)
+		uv, err := uvwrap.LocateFor(s)
 		if err == nil {
 			err = uvwrap.VerifyCached(uv, s.Layout().UVVerified())
 		}
 		if err != nil {
 			return install.Options{}, err
 		}
-		choice, inst, err := pyrun.LocateRuntime(s)
+		_, v, inst, err := findpython.LocateRuntime(s)
 		if err != nil {
 			return install.Options{}, err
-		}
-		v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
-		if !ok {
-			return install.Options{}, fmt.Errorf("cannot tell the CPython version of %s", choice.Library)
 		}
 		if inst.Executable == "" {
 			return install.Options{}, fmt.Errorf("the CPython at %s has no python executable for uv to use", inst.Prefix)
 		}
-		target, err := child.PackageLayer(f, v.Short())
+		target, err := f.PackageLayer(v.Short())
 		if err != nil {
 			return install.Options{}, err
 		}
@@ -105,15 +99,11 @@ exit 1
 // one a block named; nothing when the CPython is not found.
 func commandPython(s iostreams.Streams, f session.Folder) func() (tools.CommandPython, []string) {
 	return func() (tools.CommandPython, []string) {
-		choice, inst, err := pyrun.LocateRuntime(s)
+		_, v, inst, err := findpython.LocateRuntime(s)
 		if err != nil || inst.Executable == "" {
 			return tools.CommandPython{}, nil
 		}
-		v, ok := findpython.LibraryVersion(filepath.Base(choice.Library))
-		if !ok {
-			return tools.CommandPython{}, nil
-		}
-		layer, err := child.PackageLayer(f, v.Short())
+		layer, err := f.PackageLayer(v.Short())
 		if err != nil {
 			return tools.CommandPython{}, nil
 		}

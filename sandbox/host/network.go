@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/netpolicy"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
@@ -159,7 +158,7 @@ func (n *netProxy) receive(conn net.Conn) (net.Listener, error) {
 	defer uc.SetReadDeadline(time.Time{})
 	if first, err := peekByte(uc); err != nil {
 		return nil, fmt.Errorf("receive the proxy's listener: %w", err)
-	} else if first == child.NoNetworkNamespace {
+	} else if first == protocol.NoNetworkNamespace {
 		if _, err := uc.Read(make([]byte, 1)); err != nil {
 			return nil, fmt.Errorf("receive the proxy's listener: %w", err)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vis-agent/vis-agent/sandbox/child"
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -249,7 +248,7 @@ func (h *Host) wakeStandby(policy protocol.Policy, reason string, opts startOpti
 // awaitStandby sends a standby its description and waits until it has
 // imported what it preloads.
 func (c *proc) awaitStandby(cfg Config, s *spawned, policy protocol.Policy, preload []string, np *netProxy) error {
-	err := c.introduce(s, child.Info{Session: sessionInfo(cfg), Policy: policy, Standby: true, Preload: preload}, np)
+	err := c.introduce(s, protocol.ChildInfo{Session: sessionInfo(cfg), Policy: policy, Standby: true, Preload: preload}, np)
 	if err != nil {
 		return err
 	}
@@ -269,7 +268,7 @@ func (c *proc) awaitStandby(cfg Config, s *spawned, policy protocol.Policy, prel
 // would, and is then the session's child.
 func (c *proc) wake(policy protocol.Policy, reason string, opts startOptions) (*proc, error) {
 	c.started = time.Now()
-	err := c.conn.Send(child.Wake{V: protocol.Version, Op: protocol.OpWake, RestartReason: reason, Discard: opts.discard, Drop: opts.drop, Rewind: opts.rewind})
+	err := c.conn.Send(protocol.Wake{V: protocol.Version, Op: protocol.OpWake, RestartReason: reason, Discard: opts.discard, Drop: opts.drop, Rewind: opts.rewind})
 	return c.awaitReady(err, policy)
 }
 

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,8 +16,8 @@ import (
 // descriptor before it runs the command: the layers in force, or why
 // it could not apply them (then it runs nothing).
 type ConfineReport struct {
-	Status *Status `json:"status,omitempty"`
-	Error  string  `json:"error,omitempty"`
+	Status *protocol.KernelStatus `json:"status,omitempty"`
+	Error  string                 `json:"error,omitempty"`
 }
 
 // Confine is `vis-agent sandbox confine`, the small helper a command of a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"golang.org/x/sys/unix"
 	"kernel.org/pub/linux/libs/security/libcap/cap"
 	"kernel.org/pub/linux/libs/security/libcap/psx"
@@ -20,8 +21,8 @@ import (
 // it starts later to p, for good. It returns what is in force; an error
 // means a layer the kernel has failed unexpectedly, and the process may be
 // partly restricted, so the caller must not run untrusted code.
-func Apply(p Policy) (Status, error) {
-	var st Status
+func Apply(p Policy) (protocol.KernelStatus, error) {
+	var st protocol.KernelStatus
 	if abi, err := llsys.LandlockGetABIVersion(); err == nil {
 		st.LandlockABI = abi
 	}
@@ -204,7 +205,7 @@ func eachThreadFile(name string, fn func(data []byte)) error {
 // no_new_privs and capability fields only when all threads show them. A
 // thread that shows less than the policy and the loaded filter promise is
 // an error: it could run code outside the jail.
-func verifyThreads(p Policy, loaded bool, st *Status) error {
+func verifyThreads(p Policy, loaded bool, st *protocol.KernelStatus) error {
 	seccompAll, nnpAll, capsAll := true, true, true
 	err := eachThread(func(f map[string]string) {
 		seccompAll = seccompAll && f["Seccomp"] == "2"
@@ -251,7 +252,7 @@ func isZeroHex(s string) bool {
 // applyLandlock enforces the file roots, the TCP rules and the IPC scopes
 // on every thread (go-landlock goes through psx in a cgo binary), as far
 // as the kernel's ABI allows, and records what it could not.
-func applyLandlock(p Policy, st *Status) error {
+func applyLandlock(p Policy, st *protocol.KernelStatus) error {
 	var cfg landlock.Config
 	var rules []landlock.Rule
 	if p.ConfineFiles {
@@ -317,7 +318,7 @@ const (
 // of them a folder the user named read-only (which may hold one), and
 // abstract sockets are scoped. Then a process may make them (a
 // multiprocessing forkserver, a test's own server).
-func unixInTree(p Policy, st Status) bool {
+func unixInTree(p Policy, st protocol.KernelStatus) bool {
 	return st.OnlyRoots && p.ScopeIPC && st.LandlockABI >= abiScoped && !p.UserReadOnlyRoots
 }
 

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"net"
 	"os"
+
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // Apply restricts nothing outside Linux, and says so.
-func Apply(p Policy) (Status, error) {
-	var st Status
+func Apply(p Policy) (protocol.KernelStatus, error) {
+	var st protocol.KernelStatus
 	if p.ConfineFiles || p.NoNetwork || p.ProxyPort > 0 || p.NoNewProcesses || p.DropPrivileges || p.ScopeIPC || p.MemoryBytes > 0 || p.MaxThreads > 0 || !p.Shield.Empty() {
 		st.Missing = append(st.Missing, "this system has no kernel layer (Landlock and seccomp are Linux's)")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -122,7 +123,7 @@ func TestFilterDecisions(t *testing.T) {
 // TestMissingLandlock: a kernel without Landlock leaves the file, TCP and
 // scope layers to say what is missing instead of failing.
 func TestMissingLandlock(t *testing.T) {
-	var st Status
+	var st protocol.KernelStatus
 	if err := applyLandlock(Policy{ConfineFiles: true, NoNetwork: true}, &st); err != nil {
 		t.Fatal(err)
 	}

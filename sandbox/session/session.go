@@ -167,6 +167,16 @@ func (f Folder) TempDir() string { return f.path("tmp") }
 // session uses. Only the host's uv writes it; the jailed code reads it.
 func (f Folder) PackagesDir(version string) string { return filepath.Join(f.Dir, "packages", version) }
 
+// PackageLayer is PackagesDir, made when missing: before the jail, which
+// lets the session read it and only the host's uv write it.
+func (f Folder) PackageLayer(version string) (string, error) {
+	dir := f.PackagesDir(version)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make the session's package folder: %w", err)
+	}
+	return dir, nil
+}
+
 // Meta reads the session's name and workspace.
 func (f Folder) Meta() (Meta, error) {
 	var m Meta

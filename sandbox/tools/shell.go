@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
+	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // Shell statuses.
@@ -73,7 +74,7 @@ type ShellState struct {
 	// Kernel is the kernel layer the command runs under, as it reported
 	// it before running anything (with what this kernel lacks); nil when
 	// none was asked.
-	Kernel *jail.Status `json:"kernel,omitempty"`
+	Kernel *protocol.KernelStatus `json:"kernel,omitempty"`
 	// Hint is one line on what to do instead, when the command failed on
 	// what the jail keeps read-only (the host words it).
 	Hint string `json:"hint,omitempty"`
@@ -125,7 +126,7 @@ type Shells struct {
 // shell is one command.
 type shell struct {
 	id, command, cwd, confined string
-	kernel                     *jail.Status
+	kernel                     *protocol.KernelStatus
 	// proxyListener is the command's listener for the session's proxy,
 	// closed when it ends (it keeps the command's namespace alive).
 	proxyListener net.Listener

@@ -171,7 +171,7 @@ func proxyLink() (*net.UnixConn, *os.File, error) {
 // readReport reads the helper's one-line report (jail.ConfineReport):
 // the layers in force, or why it ran nothing. bubblewrap holds the pipe
 // open for its whole life, so the line, not the end, is waited for.
-func readReport(r *os.File) (*jail.Status, error) {
+func readReport(r *os.File) (*protocol.KernelStatus, error) {
 	r.SetReadDeadline(time.Now().Add(statusTimeout))
 	line, err := bufio.NewReader(r).ReadBytes('\n')
 	if err != nil {

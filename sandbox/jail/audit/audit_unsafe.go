@@ -7,10 +7,10 @@
 // (package jail) is, and holds without it.
 //
 // Its owners are the sandbox child, whose jail puts it in force (roots and
-// processes from jail.SessionRoots and jail.Status), and `vis-agent python
-// --no-network` (pyrun), which pairs it with the jail's kernel layer; the
-// loader (pyembed) only has to have loaded libpython, whose C API the hook
-// finds in the global namespace.
+// processes from jail.SessionRoots and protocol.KernelStatus), and
+// `vis-agent python --no-network` (pyrun), which pairs it with the jail's
+// kernel layer; the loader (pyembed) only has to have loaded libpython,
+// whose C API the hook finds in the global namespace.
 package audit
 
 /*
@@ -38,7 +38,7 @@ type Policy struct {
 	// processes and CPython's test modules.
 	Jail bool
 	// Processes lets the jail start processes and signal any (the kernel
-	// layer holds them: jail.Status.Processes).
+	// layer holds them: protocol.KernelStatus.Processes).
 	Processes bool
 	ReadWrite []string
 	ReadOnly  []string
