@@ -2,7 +2,7 @@
 // `vis-agent sandbox host` before the host's Go runtime: the child's own
 // start (exec, the Go runtime, loading libpython, planning its run) then
 // overlaps the host's, instead of following it. The host adopts it
-// (early_linux.go) when it starts its first child, and sends it its
+// (early_unsafe_linux.go) when it starts its first child, and sends it its
 // session's description as it would to any child; one it does not adopt
 // dies with it (SIGKILL on the host's exit, or EOF on its link).
 // VIS_SANDBOX_EARLY_CHILD=0 turns it off: the host then starts its first
