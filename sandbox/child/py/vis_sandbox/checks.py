@@ -26,7 +26,7 @@ except ImportError:
 
 def syntax_fields(e):
     """Python's refusal of a source as the repair engine reads it
-    (sandbox/repair.SyntaxError)."""
+    (sandbox/protocol.SyntaxError)."""
     if isinstance(e, SyntaxError):
         return {"message": e.msg or "invalid syntax", "line": e.lineno or 0, "column": e.offset or 0,
                 "text": e.text or ""}
