@@ -2,11 +2,12 @@
 // processes talk; it imports no package of the module, so that every peer
 // can import it. Each file is one link, each op and event documented on its
 // constant: client.go, a client (through sandbox/client) and the session's
-// host over the session's unix socket; child.go, the host and its
-// interpreter child over a socketpair, with the messages only they
-// exchange; calls.go, the host calls of the child's Python; policy.go, the
-// policy a child runs under and the limits the peers share; argv.go, the
-// command lines and descriptors of the session's processes.
+// host over the session's unix socket (list.go, the rows of OpList);
+// child.go, the host and its interpreter child over a socketpair, with the
+// messages only they exchange; calls.go, the host calls of the child's
+// Python; policy.go, the policy a child runs under and the limits the
+// peers share; argv.go, the command lines and descriptors of the session's
+// processes.
 //
 // # Framing
 //
