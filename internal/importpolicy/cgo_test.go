@@ -125,18 +125,11 @@ func via(pkgs map[string]*pkg, p *pkg, dep string) string {
 	return "through ?"
 }
 
-// cgoNamedLater are cgo files of pyembed that keep their names while its
-// C moves out to the sandbox's packages.
-var cgoNamedLater = []string{ // TODO(issue 35): *_unsafe*.go once pyembed's C has moved
-	"pyembed/early/early.go",
-}
-
 // TestUnsafeFiles: code that uses unsafe (cgo, or pointers passed to raw
 // system calls) lives in files named *_unsafe*.go (as gVisor names them),
 // so a reviewer finds it by name. Files built on other systems count too.
 func TestUnsafeFiles(t *testing.T) {
 	pkgs := list(t)
-	later := map[string]bool{}
 	for _, path := range sorted(pkgs) {
 		p := pkgs[path]
 		if !ours(path) {
@@ -157,18 +150,9 @@ func TestUnsafeFiles(t *testing.T) {
 					uses = append(uses, imp.Path.Value)
 				}
 			}
-			switch {
-			case len(uses) == 0 || strings.Contains(f, "_unsafe"):
-			case slices.Contains(cgoNamedLater, name) && slices.Contains(uses, `"C"`):
-				later[name] = true
-			default:
+			if len(uses) > 0 && !strings.Contains(f, "_unsafe") {
 				t.Errorf("%s imports %s: name it *_unsafe*.go", name, strings.Join(uses, " and "))
 			}
-		}
-	}
-	for _, name := range cgoNamedLater {
-		if !later[name] {
-			t.Errorf("%s is no longer a cgo file named otherwise: remove it from cgoNamedLater", name)
 		}
 	}
 }
