@@ -39,10 +39,10 @@ uv-release:
 
 # The whole suite, lint first. One line per test as it ends (gotestsum),
 # with HOME and VIS_HOME pointed at empty folders that must stay empty
-# (internal/testguard): tests write only into their own temp folders.
+# (internal/testing/testguard): tests write only into their own temp folders.
 test: test-deps build nohook test-wheels lint $(GOTESTSUM)
 	@echo "make test: go test ./... (a line per test as it ends; cmd/vis-agent, the end-to-end tests, takes most of the time)"
-	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testguard -- \
+	VIS_AGENT_BIN=$(CURDIR)/$(BIN) VIS_AGENT_NOHOOK_BIN=$(CURDIR)/$(NOHOOK_BIN) VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) run ./internal/testing/testguard -- \
 		$(GOTESTSUM) --format testname --hide-summary skipped -- $(TESTFLAGS) ./...
 
 # Real wheels for the offline tests that install packages (install() in a
@@ -57,15 +57,15 @@ test: test-deps build nohook test-wheels lint $(GOTESTSUM)
 # from VIS_TEST_WHEELHOUSE and skip without it.
 WHEELHOUSE := bin/wheelhouse
 test-wheels:
-	internal/testwheel/wheelhouse.sh $(WHEELHOUSE)
+	internal/testing/testwheel/wheelhouse.sh $(WHEELHOUSE)
 
 # The Debian packages the default suite uses, and only those: bubblewrap,
 # which confines the commands a jailed session runs (shell(...)), and
 # tmux, the terminal of the REPL's end-to-end tests. Installed only when
 # missing, after a line saying what and that it needs root; no service
-# (internal/testdeps/apt.sh).
+# (internal/testing/testdeps/apt.sh).
 test-deps:
-	@internal/testdeps/apt.sh "make test-deps" bwrap:bubblewrap tmux:tmux
+	@internal/testing/testdeps/apt.sh "make test-deps" bwrap:bubblewrap tmux:tmux
 
 # The remote-engine tests, apart from make test: --host ssh:// against a
 # real OpenSSH server (on a loopback port, with host and client keys and
@@ -79,12 +79,12 @@ test-deps:
 # next boot). make test skips these two tests with one line each.
 REMOTE_TESTS := ^(TestRemoteSSH|TestRemotePodman)$$
 test-remote-deps:
-	@internal/testdeps/apt.sh "make test-remote" /usr/sbin/sshd:openssh-server ssh:openssh-client podman:podman runc:runc
+	@internal/testing/testdeps/apt.sh "make test-remote" /usr/sbin/sshd:openssh-server ssh:openssh-client podman:podman runc:runc
 	@mkdir -p /run/sshd
 
 test-remote: test-remote-deps build $(GOTESTSUM)
 	@echo "make test-remote: the ssh:// and podman:// tests ($(REMOTE_TESTS))"
-	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testguard -- \
+	VIS_TEST_REMOTE=1 VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/testing/testguard -- \
 		$(GOTESTSUM) --format testname -- $(TESTFLAGS) -count=1 -run '$(REMOTE_TESTS)' ./cmd/vis-agent
 
 # CPython 3.14 in the matrix: Debian's libpython3.14 in a Debian sid root
@@ -105,10 +105,10 @@ CPY314 := bin/cpython314
 CPY314_RUN := ^(TestPythonMatchesReference|TestSignalsMatchReference|TestPythonMatchesReferenceReplayed|TestSandbox.*)$$
 CPY314_SKIP := ^(TestSandboxJailEscapes|TestSandboxJailAsAnotherUser)$$
 test-cpython314: test-deps build nohook $(GOTESTSUM)
-	@internal/testdeps/cpython314.sh root $(SID314)
+	@internal/testing/testdeps/cpython314.sh root $(SID314)
 	$(GO) test -c -o $(CPY314)/vis-agent.test ./cmd/vis-agent
-	$(GO) build -o $(CPY314)/testguard ./internal/testguard
-	GO=$(GO) $(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testdeps/cpython314.sh run $(SID314) \
+	$(GO) build -o $(CPY314)/testguard ./internal/testing/testguard
+	GO=$(GO) $(GOTESTSUM) --format testname --hide-summary skipped --raw-command -- internal/testing/testdeps/cpython314.sh run $(SID314) \
 		$(CPY314)/vis-agent.test $(CPY314)/testguard $(BIN) $(NOHOOK_BIN) '$(CPY314_RUN)' '$(CPY314_SKIP)'
 
 # The REPL's golden frames (tui/testdata), rewritten after a deliberate
@@ -180,11 +180,11 @@ bench: build test-wheels
 	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkReplStart$$' -benchtime 10x ./cmd/vis-agent
 	VIS_AGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkReplKeystroke$$' -benchtime 50x ./cmd/vis-agent
-	$(GO) run ./internal/cmdbench -bin $(BIN)
-	$(GO) run ./internal/sandboxbench -bin $(BIN)
-	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -runs 9
-	$(GO) run ./internal/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -rewind -runs 9
-	$(GO) run ./internal/mcpbench -bin $(BIN)
+	$(GO) run ./bench/cmdbench -bin $(BIN)
+	$(GO) run ./bench/sandboxbench -bin $(BIN)
+	$(GO) run ./bench/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -runs 9
+	$(GO) run ./bench/sandboxbench -bin $(BIN) -data $(CURDIR)/$(WHEELHOUSE) -rewind -runs 9
+	$(GO) run ./bench/mcpbench -bin $(BIN)
 
 GORELEASER_VERSION := v2.15.1
 GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)

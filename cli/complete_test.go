@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/cli/clitest"
+	"github.com/vis-agent/vis-agent/internal/testing/clitest"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/session"

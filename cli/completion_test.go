@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/cli/clitest"
+	"github.com/vis-agent/vis-agent/internal/testing/clitest"
 	"github.com/vis-agent/vis-agent/pyrun"
 )
 

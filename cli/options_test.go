@@ -3,7 +3,7 @@ package cli
 import (
 	"testing"
 
-	"github.com/vis-agent/vis-agent/cli/clitest"
+	"github.com/vis-agent/vis-agent/internal/testing/clitest"
 )
 
 func TestRuntimeAndConfigOptions(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )
 

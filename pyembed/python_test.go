@@ -3,7 +3,7 @@ package pyembed_test
 import (
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestFormatErrorPython runs test_format_error.py, the tests of the module

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/config"
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )

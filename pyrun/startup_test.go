@@ -3,7 +3,7 @@ package pyrun
 import (
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestStartupPython runs py/test_startup.py, the tests of the start-up module,

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestMain removes the binary the tests built (without VIS_AGENT_BIN).

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/yamux"
 
-	"github.com/vis-agent/vis-agent/cli/clitest"
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
+	"github.com/vis-agent/vis-agent/internal/testing/clitest"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 

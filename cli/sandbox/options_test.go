@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vis-agent/vis-agent/cli/clitest"
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
+	"github.com/vis-agent/vis-agent/internal/testing/clitest"
 	"github.com/vis-agent/vis-agent/sandbox/mcpserver"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/vis-agent/vis-agent/internal/paths"
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/packages"
 	"github.com/vis-agent/vis-agent/pyembed/findpython"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // docPages are the pages a user reads: the README and docs/*.md, relative

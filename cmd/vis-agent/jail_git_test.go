@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // Issue 31's second hole: a .git the user makes while a session lives

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // escape is one attempt of the session escape corpus. Its code prints E

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestNoLibpythonLinked: the binary loads CPython at run time only; no

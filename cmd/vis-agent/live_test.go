@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestReplLiveView: with the REPL open in tmux, the blocks an MCP client

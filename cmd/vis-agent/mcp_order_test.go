@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // rawMCP is `vis-agent sandbox mcp` driven line by line, as a client that

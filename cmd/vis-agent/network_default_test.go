@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // TestSandboxNetworkDefault: a session the user asked nothing of reaches

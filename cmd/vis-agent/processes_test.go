@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // TestSandboxProcessesInTheJail (issue 33): a jailed session's code starts

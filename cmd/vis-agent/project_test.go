@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // copyTree copies the files under src into dst.

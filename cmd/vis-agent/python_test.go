@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // showEnv prints what a program sees of how it was started.

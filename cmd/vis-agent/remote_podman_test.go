@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestRemotePodman drives a session through --host podman://… with the

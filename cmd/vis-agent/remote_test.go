@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // sshServer is a real OpenSSH server of one test, on a loopback port: its

@@ -17,7 +17,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestSandboxRunPathLongOutput: a block printing 200 MB without a newline

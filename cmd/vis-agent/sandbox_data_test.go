@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // dataPackages are what a data session imports; the tests install them

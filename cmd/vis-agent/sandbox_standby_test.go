@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // children are the pids of session name's interpreter processes (the child

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // sandbox runs `vis-agent sandbox` commands for one test: its own VIS_HOME

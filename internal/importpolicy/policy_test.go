@@ -113,18 +113,18 @@ var allowed = map[string][]string{
 
 	// Tests as packages: test support, the C matchers' test bridge, the
 	// policy itself.
-	"internal/testguard":        {},
-	"cli/clitest":               {"cli/cmdutil", "internal/iostreams"},
-	"internal/testenv":          {"pyembed/findpython"},
-	"internal/testwheel":        {"internal/testenv"},
-	"sandbox/repair/repairtest": {"internal/testenv", "internal/testwheel"},
-	"internal/earlyargv":        {},
-	"internal/importpolicy":     {},
+	"internal/testing/testguard": {},
+	"internal/testing/clitest":   {"cli/cmdutil", "internal/iostreams"},
+	"internal/testing/testenv":   {"pyembed/findpython"},
+	"internal/testing/testwheel": {"internal/testing/testenv"},
+	"sandbox/repair/repairtest":  {"internal/testing/testenv", "internal/testing/testwheel"},
+	"internal/earlyargv":         {},
+	"internal/importpolicy":      {},
 
-	// `make bench`: programs timing whole commands (issue 35: to bench/).
-	"internal/cmdbench":     {"internal/testenv", "internal/testwheel"},
-	"internal/mcpbench":     {"internal/testenv", "sandbox/client", "sandbox/protocol", "sandbox/session"},
-	"internal/sandboxbench": {"internal/paths", "internal/testenv", "sandbox/client", "sandbox/protocol", "sandbox/remotemux", "sandbox/session"},
+	// `make bench`: programs timing whole commands.
+	"bench/cmdbench":     {"internal/testing/testenv", "internal/testing/testwheel"},
+	"bench/mcpbench":     {"internal/testing/testenv", "sandbox/client", "sandbox/protocol", "sandbox/session"},
+	"bench/sandboxbench": {"internal/paths", "internal/testing/testenv", "sandbox/client", "sandbox/protocol", "sandbox/remotemux", "sandbox/session"},
 }
 
 // Groups the rules name.
@@ -135,9 +135,9 @@ var (
 		"internal/termtext", "internal/iostreams", "internal/tomlbound", "internal/detached",
 	}
 	// testSupport is code for tests only.
-	testSupport = []string{"internal/testenv", "internal/testwheel", "internal/testguard", "internal/testdeps", "sandbox/repair/repairtest", "cli/clitest"}
+	testSupport = []string{"internal/testing/testenv", "internal/testing/testwheel", "internal/testing/testguard", "internal/testing/testdeps", "sandbox/repair/repairtest", "internal/testing/clitest"}
 	// benchPrograms time the built binary: they drive it as tests do.
-	benchPrograms = []string{"internal/cmdbench", "internal/mcpbench", "internal/sandboxbench"}
+	benchPrograms = []string{"bench/cmdbench", "bench/mcpbench", "bench/sandboxbench"}
 	// frontEnds are the programs people and agents drive a session with.
 	frontEnds = []string{"cli", "cli/sandbox", "cli/cmdutil", "tui", "sandbox/mcpserver"}
 	// sessionInternals are the host, the child, their jail and the

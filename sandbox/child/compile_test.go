@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // refuseCompile imports the whole package from sys.argv[1] with CPython's

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // TestPythonUnittests runs the unittest files of py/tests (the driver,

@@ -3,7 +3,7 @@ package compilecheck
 import (
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 

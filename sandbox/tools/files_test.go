@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // fixture is a workspace (writable root), a read-only root and a secret

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // Broken is a statement of real code broken the way a model breaks code.

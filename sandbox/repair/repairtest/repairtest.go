@@ -18,7 +18,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 //go:embed corpus/*.txtar

@@ -36,7 +36,7 @@
 //     frame against a Jupyter kernel running the setup again, and the cost
 //     a history adds to a warm block.
 //
-//     go run ./internal/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE [-rewind]] [-git]
+//     go run ./bench/sandboxbench [-runs N] [-bin bin/vis-agent] [-jupyter=false] [-jail-only] [-blocks-only] [-cold-against OTHER] [-warm-against OTHER] [-data WHEELHOUSE [-rewind]] [-git]
 //
 // -git makes every workspace a git repository's top (a .git folder), as a
 // user's project often is: a jailed session keeps it read-only.
@@ -53,7 +53,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"

@@ -3,12 +3,12 @@
 # session suite on Debian's CPython 3.14, in a Debian sid root made once
 # with debootstrap and kept at ROOT:
 #
-#   internal/testdeps/cpython314.sh root ROOT
-#   internal/testdeps/cpython314.sh run ROOT TESTBIN GUARD BIN NOHOOKBIN RUN SKIP
+#   internal/testing/testdeps/cpython314.sh root ROOT
+#   internal/testing/testdeps/cpython314.sh run ROOT TESTBIN GUARD BIN NOHOOKBIN RUN SKIP
 #
 # root makes ROOT when it is not there yet. run prints test2json's events
 # for gotestsum: TESTBIN is cmd/vis-agent's tests compiled beforehand (go
-# test -c) and GUARD internal/testguard's binary, so nothing is built inside
+# test -c) and GUARD internal/testing/testguard's binary, so nothing is built inside
 # the root, which has no Go. The worktree is bound in at its own path, so
 # the binaries under test and the tests' testdata are where the tests
 # look; testenv finds the root's /usr/lib/*/libpython3.14.so.1.0 as it
@@ -25,7 +25,7 @@ if [ "$mode" = root ]; then
 	fi
 	if ! command -v debootstrap >/dev/null 2>&1; then
 		echo "make test-cpython314: debootstrap is missing"
-		internal/testdeps/apt.sh "make test-cpython314" debootstrap:debootstrap
+		internal/testing/testdeps/apt.sh "make test-cpython314" debootstrap:debootstrap
 	fi
 	[ "$(id -u)" = 0 ] || { echo "make test-cpython314: debootstrap needs root" >&2; exit 1; }
 	echo "make test-cpython314: making a Debian sid root with Debian's CPython 3.14 in $root (debootstrap, once; about 300 MB)"

@@ -3,7 +3,7 @@
 // client), on one session, and how long a new server takes to answer
 // initialize. `make bench` runs it; BENCHMARKS.md records its figures.
 //
-//	go run ./internal/mcpbench [-runs N] [-bin bin/vis-agent]
+//	go run ./bench/mcpbench [-runs N] [-bin bin/vis-agent]
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/session"

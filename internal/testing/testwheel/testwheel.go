@@ -341,7 +341,7 @@ func metadata(s Spec) []byte {
 	b.WriteString("Metadata-Version: 2.1\n")
 	fmt.Fprintf(&b, "Name: %s\n", s.Name)
 	fmt.Fprintf(&b, "Version: %s\n", s.Version)
-	b.WriteString("Summary: test wheel built by internal/testwheel\n")
+	b.WriteString("Summary: test wheel built by internal/testing/testwheel\n")
 	if s.RequiresPython != "" {
 		fmt.Fprintf(&b, "Requires-Python: %s\n", s.RequiresPython)
 	}

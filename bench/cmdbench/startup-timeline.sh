@@ -4,11 +4,11 @@
 # points, and the median time of each from exec over N runs. It takes
 # vis-agent, python and anything else that loads LIBPYTHON.
 #
-#   internal/cmdbench/startup-timeline.sh LIBPYTHON N COMMAND [ARG...]
+#   bench/cmdbench/startup-timeline.sh LIBPYTHON N COMMAND [ARG...]
 #
 # e.g. with VIS_PYTHON_NATIVE_PATH=$LIB in the environment:
-#   internal/cmdbench/startup-timeline.sh $LIB 30 bin/vis-agent python -c pass
-#   internal/cmdbench/startup-timeline.sh $LIB 30 /path/to/venv/bin/python -c pass
+#   bench/cmdbench/startup-timeline.sh $LIB 30 bin/vis-agent python -c pass
+#   bench/cmdbench/startup-timeline.sh $LIB 30 /path/to/venv/bin/python -c pass
 # The probes are placed on a copy of the command's executable and removed
 # afterwards. Uprobes add a few microseconds per hit.
 set -eu

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 //go:embed data.py

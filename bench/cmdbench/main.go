@@ -16,7 +16,7 @@
 //     pip install of the same locked set of wheels, from one local
 //     wheelhouse, into an empty shared environment.
 //
-//     go run ./internal/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
+//     go run ./bench/cmdbench [-runs N] [-installs N] [-bin bin/vis-agent]
 package main
 
 import (
@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 type sample struct {

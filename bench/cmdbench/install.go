@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
-	"github.com/vis-agent/vis-agent/internal/testwheel"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testwheel"
 )
 
 // A wheelhouse of benchSet pure packages of benchModules modules each, a

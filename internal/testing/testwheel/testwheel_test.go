@@ -101,7 +101,7 @@ func TestBuildLayout(t *testing.T) {
 	}
 
 	wantMeta := "Metadata-Version: 2.1\nName: Vis.Demo\nVersion: 1.0.0\n" +
-		"Summary: test wheel built by internal/testwheel\nRequires-Python: >=3.10\n" +
+		"Summary: test wheel built by internal/testing/testwheel\nRequires-Python: >=3.10\n" +
 		"Requires-Dist: vis-dep>=1.0\nRequires-Dist: vis-extra-dep; extra == \"fast\"\nProvides-Extra: fast\n"
 	if got := string(files["vis_demo-1.0.0.dist-info/METADATA"]); got != wantMeta {
 		t.Errorf("METADATA:\n%s\nwant:\n%s", got, wantMeta)

@@ -7,7 +7,7 @@
 // python3 still resolves; the go command's own settings (.config/go) are
 // not counted.
 //
-//	go run ./internal/testguard -- COMMAND [ARG...]
+//	go run ./internal/testing/testguard -- COMMAND [ARG...]
 package main
 
 import (

@@ -10,13 +10,13 @@
 # nothing of ours (`ssh HOST true`) and one that starts the remote
 # vis-agent (`ssh HOST PROGRAM --version`). The load average is printed
 # before and after.
-#   internal/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
+#   bench/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
 # The workspace is the same folder here and there (ssh://localhost). Every
 # command runs in it, so that a repeated `sandbox run` is carried before Go
 # starts (pyembed/runpath.c), here and through the multiplexer, as an
 # agent's repeated commands are.
 # The same without the client process's start (the connection alone):
-#   go run ./internal/sandboxbench -bin bin/vis-agent -remote URL -workspace WORKSPACE
+#   go run ./bench/sandboxbench -bin bin/vis-agent -remote URL -workspace WORKSPACE
 set -eu
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 ws=$(cd "$2" && pwd)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vis-agent/vis-agent/internal/testenv"
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // rewindDay is a session holding a 1M-row frame with a text column, read

@@ -3,7 +3,7 @@
 # what it will add and that it needs root, and leaving the machine with no
 # new service enabled or running:
 #
-#   internal/testdeps/apt.sh TARGET CHECK:PACKAGE...
+#   internal/testing/testdeps/apt.sh TARGET CHECK:PACKAGE...
 #
 # CHECK is a command on PATH or an absolute path; PACKAGE is installed when
 # CHECK is missing. Packages come without their recommendations. Debian
