@@ -148,7 +148,13 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // dense=True + bias after one was lost before +, subscripts a number, puts a sign
 // on a string, starts an argument with a binary operator, or calls on a
 // string literal a method strings do not have, as in ar['need'.append(t).
+// Also code that fails when run or that nobody writes, which a closer
+// lost inside a line leaves when put back at the line's end: arithmetic
+// on np.newaxis (None), a subscript of a type that takes none, as
+// float[()], or a call given a generator of its own loop variable, as
+// f(x for x in xs).
 func misusesLiteral(src string, from, to int) bool {
+	generators := 0 // calls scanned to their closer, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
 		case strings.IndexByte("([,", c) >= 0 && binaryAfter(src[k+1:to]):
@@ -168,8 +174,21 @@ func misusesLiteral(src string, from, to int) bool {
 			k = lineEndFrom(src, k) - 1
 		case isIdentStart(c):
 			e := wordEnd(src, k)
-			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
+			w, attr := src[k:e], k > 0 && src[k-1] == '.'
+			if !attr && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
 				return true
+			}
+			if attr && w == "newaxis" && arithmeticAfter(src[e:to]) {
+				return true // np.newaxis is None: y[:, np.newaxis - z]
+			}
+			if !attr && scalarTypes[w] && e < to && src[e] == '[' && !redefines(src, w) {
+				return true // a type that takes no subscript, as float[()]
+			}
+			if e < to && src[e] == '(' && !keywords[w] && generators < maxCallsChecked && identityStart(src, e) {
+				generators++
+				if identityGenerator(src, e) {
+					return true
+				}
 			}
 			k = max(e, k+1) - 1
 		case isDigit(c) && (k == 0 || !isIdentChar(src[k-1]) && src[k-1] != '.'):
@@ -181,6 +200,32 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// scalarTypes are builtin types that are not generic: no annotation or
+// expression subscripts them.
+var scalarTypes = setOf("bool", "bytes", "complex", "float", "int", "str")
+
+// identityStart reports whether the argument of the call whose bracket
+// is at opener starts as a generator yielding its own loop variable, as
+// f(x for x in xs).
+func identityStart(src string, opener int) bool {
+	e := wordEnd(src, opener+1)
+	w := src[opener+1 : e]
+	return w != "" && !keywords[w] && strings.HasPrefix(src[e:], " for "+w+" in ")
+}
+
+// identityGenerator reports whether the call whose bracket is at opener
+// (see identityStart) takes as its only argument a generator that yields
+// its own loop variable unfiltered, as f(x for x in xs): that is f(xs)
+// written long, which nobody writes, while a closer lost after the
+// element, as in tuple(f(x) for x in xs), gives it.
+func identityGenerator(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 {
+		return false
+	}
+	return !strings.Contains(args[0], " if ") && strings.Count(args[0], " for ") == 1
 }
 
 // unaryBefore reports whether a unary +, - or ~ stands right before

@@ -130,7 +130,8 @@ func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 // bracket pl.opener, or a bracket opened inside it (whose own closer then
 // closes the outer one), nearest to the chosen place first: after an
 // operand where an attribute, a subscript, an operator, a keyword or
-// (inside brackets, between items that are not all literals) a comma
+// (inside brackets, between items that are not all literals: numbers,
+// strings, True, False, None and displays of them) a comma
 // follows; at a line end where the next line is indented no deeper than
 // the bracket's; right after it for a call left open at its line end.
 // Nothing before a keyword argument: it belongs to its call.
@@ -141,6 +142,16 @@ func bracketPlaces(src string, pl *place) []edit {
 		grouping, literals bool
 		compound           bool
 		commas             []edit
+		// scalars, rows: the level holds a literal number, string or
+		// constant, a display of literals; both are items of no one form,
+		// as in [0, 4, 7, [1, 3, 8]], which a lost closer likely joined.
+		scalars, rows bool
+	}
+	literal := func(l *level, row bool) {
+		l.scalars, l.rows = l.scalars || !row, l.rows || row
+		if l.scalars && l.rows {
+			l.literals = false
+		}
 	}
 	open := func(at int) level {
 		call := isCall(src, at)
@@ -173,20 +184,34 @@ func bracketPlaces(src string, pl *place) []edit {
 		case isQuote(c):
 			i = skipString(src, i, end) - 1
 			afterOperand = true
+			literal(top, false)
 		case c == '#':
 			i = lineEndFrom(src, i) - 1
 		case c == '(' || c == '[' || c == '{':
 			if c == '[' && (closed || afterNumber) {
 				add(i) // before a subscript of the content
 			}
-			top.literals = false
+			// A display of literals, as [1, 0] in [[1, 0], [0, 1]], is a
+			// literal item itself; a call or subscript is not.
+			if isCall(src, i) || c == '[' && afterOperand {
+				top.literals = false
+			}
 			stack = append(stack, open(i))
 			afterOperand = false
 		case c == ')' || c == ']' || c == '}':
 			if !top.literals {
 				out = append(out, top.commas...)
+			} else {
+				// A row of literals laid out on its own line may still
+				// end before the comma ending that line (see layoutPlace).
+				out = append(out, slices.DeleteFunc(top.commas, func(e edit) bool { return !commaEndsLine(src, e.off) })...)
 			}
 			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && !top.literals {
+				stack[len(stack)-1].literals = false
+			} else if len(stack) > 0 {
+				literal(&stack[len(stack)-1], true)
+			}
 			afterOperand, afterCloser = true, true
 		case c == ' ' || c == '\t' || c == '\r':
 			afterCloser = closed
@@ -197,6 +222,7 @@ func bracketPlaces(src string, pl *place) []edit {
 		case isDigit(c):
 			i = numberEnd(src, i) - 1
 			afterOperand = true
+			literal(top, false)
 		case isIdentChar(c):
 			e := max(wordEnd(src, i), i+1) // a byte of no letter still moves on
 			w := src[i:e]
@@ -206,7 +232,10 @@ func bracketPlaces(src string, pl *place) []edit {
 				}
 				top.compound = true
 			}
-			if !(e < end && isQuote(src[e])) { // not a string prefix
+			switch {
+			case operandKeywords[w]:
+				literal(top, false)
+			case !(e < end && isQuote(src[e])): // not a string prefix
 				top.literals = false
 			}
 			afterOperand = !keywords[w] || operandKeywords[w]
@@ -247,6 +276,13 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// commaEndsLine reports whether the comma at i ends its line, but for
+// spaces and a comment.
+func commaEndsLine(src string, i int) bool {
+	rest := strings.TrimSpace(src[i+1 : lineEndFrom(src, i)])
+	return rest == "" || rest[0] == '#'
 }
 
 // inAssert reports whether the line holding i is an assert statement,
