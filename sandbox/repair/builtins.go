@@ -97,10 +97,29 @@ func containsString(list []string, s string) bool {
 }
 
 // redefines reports whether src defines name itself, as a function, a
-// class, or by assignment or import.
+// class, or by assignment or import (global_dict = or self.dict = do
+// not redefine dict).
 func redefines(src, name string) bool {
-	return strings.Contains(src, "def "+name+"(") || strings.Contains(src, "class "+name) ||
-		strings.Contains(src, name+" = ") || strings.Contains(src, "import "+name) || strings.Contains(src, " as "+name)
+	return definesAs(src, "def ", name, "(") || definesAs(src, "class ", name, "") ||
+		definesAs(src, "", name, " = ") || definesAs(src, "import ", name, "") || definesAs(src, " as ", name, "")
+}
+
+// definesAs reports whether src holds before+name+after with name a
+// whole name: no name character or dot right before it, no name
+// character right after it.
+func definesAs(src, before, name, after string) bool {
+	pat := before + name + after
+	for i := 0; ; {
+		k := strings.Index(src[i:], pat)
+		if k < 0 {
+			return false
+		}
+		s, e := i+k+len(before), i+k+len(before)+len(name)
+		if (s == 0 || !isIdentChar(src[s-1]) && src[s-1] != '.') && (e == len(src) || !isIdentChar(src[e])) {
+			return true
+		}
+		i += k + 1
+	}
 }
 
 // callArgs returns the arguments of the call whose bracket is at opener,
@@ -154,7 +173,7 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // float[()], or a call given a generator of its own loop variable, as
 // f(x for x in xs).
 func misusesLiteral(src string, from, to int) bool {
-	generators := 0 // calls scanned to their closer, bounded as in misusedBuiltinNear
+	scans := 0 // scans of the block or of a call's arguments, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
 		case strings.IndexByte("([,", c) >= 0 && binaryAfter(src[k+1:to]):
@@ -181,11 +200,13 @@ func misusesLiteral(src string, from, to int) bool {
 			if attr && w == "newaxis" && arithmeticAfter(src[e:to]) {
 				return true // np.newaxis is None: y[:, np.newaxis - z]
 			}
-			if !attr && scalarTypes[w] && e < to && src[e] == '[' && !redefines(src, w) {
-				return true // a type that takes no subscript, as float[()]
+			if !attr && scalarTypes[w] && e < to && src[e] == '[' && scans < maxCallsChecked {
+				if scans++; !redefines(src, w) {
+					return true // a type that takes no subscript, as float[()]
+				}
 			}
-			if e < to && src[e] == '(' && !keywords[w] && generators < maxCallsChecked && identityStart(src, e) {
-				generators++
+			if e < to && src[e] == '(' && !keywords[w] && scans < maxCallsChecked && identityStart(src, e) {
+				scans++
 				if identityGenerator(src, e) {
 					return true
 				}

@@ -281,8 +281,11 @@ func bracketPlaces(src string, pl *place) []edit {
 // commaEndsLine reports whether the comma at i ends its line, but for
 // spaces and a comment.
 func commaEndsLine(src string, i int) bool {
-	rest := strings.TrimSpace(src[i+1 : lineEndFrom(src, i)])
-	return rest == "" || rest[0] == '#'
+	k := i + 1
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r') {
+		k++
+	}
+	return k == len(src) || src[k] == '\n' || src[k] == '#'
 }
 
 // inAssert reports whether the line holding i is an assert statement,
