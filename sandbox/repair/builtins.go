@@ -170,8 +170,8 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // Also code that fails when run or that nobody writes, which a closer
 // lost inside a line leaves when put back at the line's end: arithmetic
 // on np.newaxis (None), a subscript of a type that takes none, as
-// float[()], or a call given a generator of its own loop variable, as
-// f(x for x in xs).
+// float[()], a call given a generator of its own loop variable, as
+// f(x for x in xs), or the type of a dunder, as type(x.__name__).
 func misusesLiteral(src string, from, to int) bool {
 	scans := 0 // scans of the block or of a call's arguments, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
@@ -205,6 +205,11 @@ func misusesLiteral(src string, from, to int) bool {
 					return true // a type that takes no subscript, as float[()]
 				}
 			}
+			if !attr && w == "type" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if scans++; typeOfDunder(src, e) {
+					return true
+				}
+			}
 			if e < to && src[e] == '(' && !keywords[w] && scans < maxCallsChecked && identityStart(src, e) {
 				scans++
 				if identityGenerator(src, e) {
@@ -226,6 +231,20 @@ func misusesLiteral(src string, from, to int) bool {
 // scalarTypes are builtin types that are not generic: no annotation or
 // expression subscripts them.
 var scalarTypes = setOf("bool", "bytes", "complex", "float", "int", "str")
+
+// typeOfDunder reports whether the call type( at opener takes one
+// argument ending in a dunder attribute, as type(root.__name__): a
+// dunder's type is known (a str, a dict), while type(root).__name__ is
+// how code reads a type's own.
+func typeOfDunder(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 || !strings.HasSuffix(args[0], "__") {
+		return false
+	}
+	a := args[0]
+	k := strings.LastIndex(a[:len(a)-2], ".__")
+	return k > 0 && wordEnd(a, k+1) == len(a)
+}
 
 // identityStart reports whether the argument of the call whose bracket
 // is at opener starts as a generator yielding its own loop variable, as
