@@ -13,6 +13,7 @@ type signature struct {
 // signatures of builtins a closer placed wrongly often gives the wrong
 // arguments, as in max(len(a)), len(b) or range(1, 3, closed=c).
 var signatures = map[string]signature{
+	"globals": {0, 0, nil}, "locals": {0, 0, nil},
 	"abs": {1, 1, nil}, "len": {1, 1, nil}, "ord": {1, 1, nil}, "chr": {1, 1, nil},
 	"repr": {1, 1, nil}, "id": {1, 1, nil}, "hash": {1, 1, nil}, "callable": {1, 1, nil},
 	"reversed": {1, 1, nil}, "any": {1, 1, nil}, "all": {1, 1, nil},
@@ -171,7 +172,8 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // lost inside a line leaves when put back at the line's end: arithmetic
 // on np.newaxis (None), a subscript of a type that takes none, as
 // float[()], a call given a generator of its own loop variable, as
-// f(x for x in xs), or the type of a dunder, as type(x.__name__).
+// f(x for x in xs), the type of a dunder, as type(x.__name__), a string
+// indexed by a string, or arithmetic in a dtype= argument.
 func misusesLiteral(src string, from, to int) bool {
 	scans := 0 // scans of the block or of a call's arguments, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
@@ -184,15 +186,24 @@ func misusesLiteral(src string, from, to int) bool {
 			}
 			e := skipString(src, k, to)
 			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' {
-				if m := wordEnd(src, e+1); m > e+1 && m < to && src[m] == '(' && !strMethods[src[e+1:m]] {
+				// called or not, as in re.compile(r'\s*'.match)
+				if m := wordEnd(src, e+1); m > e+1 && m < to && !strMethods[src[e+1:m]] && !strings.HasPrefix(src[e+1:m], "__") {
 					return true
 				}
+			}
+			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
+				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
 		case isIdentStart(c):
 			e := wordEnd(src, k)
+			if src[k:e] == "dtype" && e+1 < to && src[e] == '=' && src[e+1] != '=' && scans < maxCallsChecked {
+				if scans++; arithmeticInArg(src, e+1, to) {
+					return true // a type is no number, as in dtype=np.float32*2
+				}
+			}
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
 			if !attr && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
 				return true
@@ -244,6 +255,30 @@ func typeOfDunder(src string, opener int) bool {
 	a := args[0]
 	k := strings.LastIndex(a[:len(a)-2], ".__")
 	return k > 0 && wordEnd(a, k+1) == len(a)
+}
+
+// arithmeticInArg reports whether the argument starting at i, up to the
+// comma or closer ending it (before to), holds an arithmetic operator
+// outside brackets.
+func arithmeticInArg(src string, i, to int) bool {
+	depth := 0
+	for k := i; k < to; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, to) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		case c == ',' && depth == 0, c == '\n':
+			return false
+		case depth == 0 && k > i && arithmeticAfter(src[k:min(k+3, to)]):
+			return true
+		}
+	}
+	return false
 }
 
 // identityStart reports whether the argument of the call whose bracket

@@ -34,7 +34,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (a builtin called with arguments it does not take, a method or subscript of a literal that has none, or arithmetic on True, False or None); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, or a generator of its own loop variable); not repaired",
 			src[pl.opener], col)
 		return p
 	}
