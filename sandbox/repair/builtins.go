@@ -173,7 +173,8 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // on np.newaxis (None), a subscript of a type that takes none, as
 // float[()], a call given a generator of its own loop variable, as
 // f(x for x in xs), the type of a dunder, as type(x.__name__), a string
-// indexed by a string, or arithmetic in a dtype= argument.
+// indexed by a string, arithmetic in a dtype= argument, or a number added
+// inside len(), as len(d + 1).
 func misusesLiteral(src string, from, to int) bool {
 	scans := 0 // scans of the block or of a call's arguments, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
@@ -216,6 +217,11 @@ func misusesLiteral(src string, from, to int) bool {
 					return true // a type that takes no subscript, as float[()]
 				}
 			}
+			if !attr && w == "len" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if scans++; lengthOfSum(src, e) {
+					return true
+				}
+			}
 			if !attr && w == "type" && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if scans++; typeOfDunder(src, e) {
 					return true
@@ -242,6 +248,33 @@ func misusesLiteral(src string, from, to int) bool {
 // scalarTypes are builtin types that are not generic: no annotation or
 // expression subscripts them.
 var scalarTypes = setOf("bool", "bytes", "complex", "float", "int", "str")
+
+// lengthOfSum reports whether the call len( at opener takes one argument
+// that adds a number to an operand or takes one from it, as len(d + 1):
+// that fails on a sequence and keeps an array's length, while len(d) + 1
+// is how code counts.
+func lengthOfSum(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 {
+		return false
+	}
+	a, depth := args[0], 0
+	for k := 0; k < len(a); k++ {
+		switch c := a[k]; {
+		case isQuote(c):
+			k = skipString(a, k, len(a)) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case depth == 0 && k > 0 && (c == '+' || c == '-') && a[k-1] == ' ' && k+2 < len(a) && a[k+1] == ' ':
+			if isDigit(a[k+2]) && numberEnd(a, k+2) == len(a) || isDigit(a[0]) && numberEnd(a, 0) == k-1 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // typeOfDunder reports whether the call type( at opener takes one
 // argument ending in a dunder attribute, as type(root.__name__): a
