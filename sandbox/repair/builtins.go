@@ -13,6 +13,7 @@ type signature struct {
 // signatures of builtins a closer placed wrongly often gives the wrong
 // arguments, as in max(len(a)), len(b) or range(1, 3, closed=c).
 var signatures = map[string]signature{
+	"globals": {0, 0, nil}, "locals": {0, 0, nil},
 	"abs": {1, 1, nil}, "len": {1, 1, nil}, "ord": {1, 1, nil}, "chr": {1, 1, nil},
 	"repr": {1, 1, nil}, "id": {1, 1, nil}, "hash": {1, 1, nil}, "callable": {1, 1, nil},
 	"reversed": {1, 1, nil}, "any": {1, 1, nil}, "all": {1, 1, nil},
@@ -97,10 +98,29 @@ func containsString(list []string, s string) bool {
 }
 
 // redefines reports whether src defines name itself, as a function, a
-// class, or by assignment or import.
+// class, or by assignment or import (global_dict = or self.dict = do
+// not redefine dict).
 func redefines(src, name string) bool {
-	return strings.Contains(src, "def "+name+"(") || strings.Contains(src, "class "+name) ||
-		strings.Contains(src, name+" = ") || strings.Contains(src, "import "+name) || strings.Contains(src, " as "+name)
+	return definesAs(src, "def ", name, "(") || definesAs(src, "class ", name, "") ||
+		definesAs(src, "", name, " = ") || definesAs(src, "import ", name, "") || definesAs(src, " as ", name, "")
+}
+
+// definesAs reports whether src holds before+name+after with name a
+// whole name: no name character or dot right before it, no name
+// character right after it.
+func definesAs(src, before, name, after string) bool {
+	pat := before + name + after
+	for i := 0; ; {
+		k := strings.Index(src[i:], pat)
+		if k < 0 {
+			return false
+		}
+		s, e := i+k+len(before), i+k+len(before)+len(name)
+		if (s == 0 || !isIdentChar(src[s-1]) && src[s-1] != '.') && (e == len(src) || !isIdentChar(src[e])) {
+			return true
+		}
+		i += k + 1
+	}
 }
 
 // callArgs returns the arguments of the call whose bracket is at opener,
@@ -148,7 +168,15 @@ var strMethods = setOf("capitalize", "casefold", "center", "count", "encode", "e
 // dense=True + bias after one was lost before +, subscripts a number, puts a sign
 // on a string, starts an argument with a binary operator, or calls on a
 // string literal a method strings do not have, as in ar['need'.append(t).
+// Also code that fails when run or that nobody writes, which a closer
+// lost inside a line leaves when put back at the line's end: arithmetic
+// on np.newaxis (None), a subscript of a type that takes none, as
+// float[()], a call given a generator of its own loop variable, as
+// f(x for x in xs), the type of a dunder, as type(x.__name__), a string
+// indexed by a string, arithmetic in a dtype= argument, or a number added
+// inside len(), as len(d + 1).
 func misusesLiteral(src string, from, to int) bool {
+	scans := 0 // scans of the block or of a call's arguments, bounded as in misusedBuiltinNear
 	for k := from; k < to; k++ {
 		switch c := src[k]; {
 		case strings.IndexByte("([,", c) >= 0 && binaryAfter(src[k+1:to]):
@@ -159,17 +187,51 @@ func misusesLiteral(src string, from, to int) bool {
 			}
 			e := skipString(src, k, to)
 			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' {
-				if m := wordEnd(src, e+1); m > e+1 && m < to && src[m] == '(' && !strMethods[src[e+1:m]] {
+				// called or not, as in re.compile(r'\s*'.match)
+				if m := wordEnd(src, e+1); m > e+1 && m < to && !strMethods[src[e+1:m]] && !strings.HasPrefix(src[e+1:m], "__") {
 					return true
 				}
+			}
+			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
+				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
 		case isIdentStart(c):
 			e := wordEnd(src, k)
-			if w := src[k:e]; (k == 0 || src[k-1] != '.') && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
+			if src[k:e] == "dtype" && e+1 < to && src[e] == '=' && src[e+1] != '=' && scans < maxCallsChecked {
+				if scans++; arithmeticInArg(src, e+1, to) {
+					return true // a type is no number, as in dtype=np.float32*2
+				}
+			}
+			w, attr := src[k:e], k > 0 && src[k-1] == '.'
+			if !attr && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
 				return true
+			}
+			if attr && w == "newaxis" && arithmeticAfter(src[e:to]) {
+				return true // np.newaxis is None: y[:, np.newaxis - z]
+			}
+			if !attr && scalarTypes[w] && e < to && src[e] == '[' && scans < maxCallsChecked {
+				if scans++; !redefines(src, w) {
+					return true // a type that takes no subscript, as float[()]
+				}
+			}
+			if !attr && w == "len" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if scans++; lengthOfSum(src, e) {
+					return true
+				}
+			}
+			if !attr && w == "type" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if scans++; typeOfDunder(src, e) {
+					return true
+				}
+			}
+			if e < to && src[e] == '(' && !keywords[w] && scans < maxCallsChecked && identityStart(src, e) {
+				scans++
+				if identityGenerator(src, e) {
+					return true
+				}
 			}
 			k = max(e, k+1) - 1
 		case isDigit(c) && (k == 0 || !isIdentChar(src[k-1]) && src[k-1] != '.'):
@@ -181,6 +243,97 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// scalarTypes are builtin types that are not generic: no annotation or
+// expression subscripts them.
+var scalarTypes = setOf("bool", "bytes", "complex", "float", "int", "str")
+
+// lengthOfSum reports whether the call len( at opener takes one argument
+// that adds a number to an operand or takes one from it, as len(d + 1):
+// that fails on a sequence and keeps an array's length, while len(d) + 1
+// is how code counts.
+func lengthOfSum(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 {
+		return false
+	}
+	a, depth := args[0], 0
+	for k := 0; k < len(a); k++ {
+		switch c := a[k]; {
+		case isQuote(c):
+			k = skipString(a, k, len(a)) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case depth == 0 && k > 0 && (c == '+' || c == '-') && a[k-1] == ' ' && k+2 < len(a) && a[k+1] == ' ':
+			if isDigit(a[k+2]) && numberEnd(a, k+2) == len(a) || isDigit(a[0]) && numberEnd(a, 0) == k-1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// typeOfDunder reports whether the call type( at opener takes one
+// argument ending in a dunder attribute, as type(root.__name__): a
+// dunder's type is known (a str, a dict), while type(root).__name__ is
+// how code reads a type's own.
+func typeOfDunder(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 || !strings.HasSuffix(args[0], "__") {
+		return false
+	}
+	a := args[0]
+	k := strings.LastIndex(a[:len(a)-2], ".__")
+	return k > 0 && wordEnd(a, k+1) == len(a)
+}
+
+// arithmeticInArg reports whether the argument starting at i, up to the
+// comma or closer ending it (before to), holds an arithmetic operator
+// outside brackets.
+func arithmeticInArg(src string, i, to int) bool {
+	depth := 0
+	for k := i; k < to; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, to) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		case c == ',' && depth == 0, c == '\n':
+			return false
+		case depth == 0 && k > i && arithmeticAfter(src[k:min(k+3, to)]):
+			return true
+		}
+	}
+	return false
+}
+
+// identityStart reports whether the argument of the call whose bracket
+// is at opener starts as a generator yielding its own loop variable, as
+// f(x for x in xs).
+func identityStart(src string, opener int) bool {
+	e := wordEnd(src, opener+1)
+	w := src[opener+1 : e]
+	return w != "" && !keywords[w] && strings.HasPrefix(src[e:], " for "+w+" in ")
+}
+
+// identityGenerator reports whether the call whose bracket is at opener
+// (see identityStart) takes as its only argument a generator that yields
+// its own loop variable unfiltered, as f(x for x in xs): that is f(xs)
+// written long, which nobody writes, while a closer lost after the
+// element, as in tuple(f(x) for x in xs), gives it.
+func identityGenerator(src string, opener int) bool {
+	args, ok := callArgs(src, opener)
+	if !ok || len(args) != 1 {
+		return false
+	}
+	return !strings.Contains(args[0], " if ") && strings.Count(args[0], " for ") == 1
 }
 
 // unaryBefore reports whether a unary +, - or ~ stands right before

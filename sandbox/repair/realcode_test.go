@@ -26,7 +26,7 @@ var (
 
 // The bounds of the measurement: a repair that changes what the code
 // means is far worse than a refusal. Issue 36 asks for at most 0.2%
-// different programs; the engine gives 0.3% to 0.6% on the mix (see
+// different programs; the engine gives 0.2% to 0.5% on the mix (see
 // BENCHMARKS.md, "Repair on real code"), so the bound holds it there
 // until that goal is met.
 const (

@@ -27,6 +27,8 @@ func adversarial() map[string]string {
 		"triple":      fill("'''a\n"),
 		"fstring":     fill(`f"{`),
 		"typographic": fill("“"),
+		"nobody":      "x = f(" + fill("float[0] + g(y for y in z) + np.newaxis - "),
+		"rows":        "x = f(" + fill("[[1, True], [None, 'a']], "),
 	}
 }
 

@@ -1,0 +1,403 @@
+package repair
+
+import (
+	"fmt"
+	"strings"
+)
+
+// How a closer for a dropped bracket is placed when it compiles at more
+// than one place: settleBracket weighs the places by what writers do.
+
+// settleBracket picks, of the places a closer for the bracket of pl
+// compiles at (at, where the repair put it, and runs), the one a writer
+// most likely meant, or refuses the block naming two of them. A place
+// that gives a builtin arguments it does not take, as max(len(a)) does,
+// leaves a literal with a subscript or method it lacks, as True[1] or
+// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of
+// the others, the only one that makes the bracket one of two operands of
+// the same form wins, as set(a) - set(b) does, else the one where the
+// statement ends, as a writer who loses count of closers loses the last
+// ones of a line; unless another place reads as deliberately: before a
+// subscript of a call's result, as in read(4)[0]; before a
+// comma, splitting the arguments between two calls; before a comparison,
+// as in len(d == n; or inside a parenthesis that groups part of an
+// expression, as in (x >> 3 + 1.
+func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
+	var fits []edit
+	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
+		next := apply(src, []edit{e})
+		if !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
+			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) {
+			fits = append(fits, e)
+		}
+	}
+	if len(fits) == 0 {
+		p := ambiguous(src, pl, "", at, at)
+		_, col := newLineIndex(src).pos(at)
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, or a generator of its own loop variable); not repaired",
+			src[pl.opener], col)
+		return p
+	}
+	pick, guard := -1, false
+	switch {
+	case len(fits) == 1:
+		pick = 0
+	case parallelPlace(src, pl.opener, fits) >= 0:
+		pick, guard = parallelPlace(src, pl.opener, fits), true
+	case layoutPlace(src, pl.opener, fits) >= 0:
+		pick = layoutPlace(src, pl.opener, fits)
+	case !grouping(src, pl.opener):
+		pick, guard = statementEnd(src, pl.opener, fits), true
+	}
+	for i, e := range fits {
+		if guard && pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
+			pick = -1
+		}
+	}
+	if pick < 0 {
+		return ambiguous(src, pl, runs[0].text, fits[0].off, fits[1].off)
+	}
+	if e := fits[pick]; e.off != at {
+		s.path[0] = change{cost: 2, edits: []edit{e}, notes: []note{closerNote(e.off, pl.opener, src)}, place: pl}
+		s.result = apply(src, s.path[0].edits)
+	}
+	return nil
+}
+
+// statementEnd returns the index of the only place of fits that ends the
+// bracket's statement (see endsStatement), or -1.
+func statementEnd(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		if !endsStatement(src, opener, e.off) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}
+
+// layoutPlace returns the index of the only place of fits that ends an
+// item laid out on its own line, as a row of a matrix written one per
+// line: a closer for a bracket opened on its line, right before the comma
+// ending that line, when the next line starts at the same indentation, as
+// the next item does; or -1.
+func layoutPlace(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		o := closedBy(src, opener, e.off)
+		end := lineEndFrom(src, e.off)
+		rest := strings.TrimSpace(src[e.off:end])
+		if lineStartOf(src, o) != lineStartOf(src, e.off) || !strings.HasPrefix(rest, ",") ||
+			strings.TrimSpace(strings.SplitN(rest[1:], "#", 2)[0]) != "" || end >= len(src) ||
+			nextLineIndent(src, end+1) != indentOf(src, e.off) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}
+
+// parallelPlace returns the index of the only place of fits that makes
+// the bracket it closes one of two operands of the same form on either
+// side of a binary operator, as set(a) - set(b) or dtype[x] | dtype[y]
+// (a writer applies the same call or subscript to both operands), or -1.
+func parallelPlace(src string, opener int, fits []edit) int {
+	found := -1
+	for i, e := range fits {
+		o := closedBy(src, opener, e.off)
+		head := headOf(src, o)
+		// An operand holding its twin, as dtype[a | dtype[b]], is not of
+		// the twin's form.
+		if head == "" || strings.Contains(src[o+1:e.off], head) ||
+			!twinAfter(src, e.off, head) && !twinBefore(src, o-(len(head)-1), e.off, head) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}
+
+// headOf is what the bracket at o starts an operand with: the name it
+// calls or subscripts with the bracket, as np.arcsinh( or dtype[, or ""
+// when no name comes right before it.
+func headOf(src string, o int) string {
+	s := o
+	for s > 0 && (isIdentChar(src[s-1]) || src[s-1] == '.') {
+		s--
+	}
+	if s == o || !isIdentStart(src[s]) || keywords[src[s:o]] {
+		return ""
+	}
+	return src[s : o+1]
+}
+
+// twinAfter reports whether a binary operator follows p on its line and
+// then an operand starting with head.
+func twinAfter(src string, p int, head string) bool {
+	rest := src[p:lineEndFrom(src, p)]
+	if !binaryAfter(rest) {
+		return false
+	}
+	t := strings.TrimLeft(rest, " ")
+	t = strings.TrimLeft(t[1:], " ")
+	return strings.HasPrefix(t, head)
+}
+
+// twinBefore reports whether the operand starting at s, with head and
+// closed at p, follows a binary operator that follows a closed operand
+// starting with head, and the operand ends there or the same operator
+// follows it, as in x[a] | x[b] | y: with another operator after it, as
+// in f(x)/f(z) - 1, the operands are of no one form.
+func twinBefore(src string, s, p int, head string) bool {
+	start := lineStartOf(src, s)
+	t := strings.TrimRight(src[start:s], " ")
+	n := len(t)
+	for n > 0 && len(t)-n < 2 && strings.IndexByte("+-*/%@&|^", t[n-1]) >= 0 {
+		n--
+	}
+	op := t[n:]
+	after := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+	if op == "" || after != "" && strings.IndexByte(",)]}:#", after[0]) < 0 &&
+		!(strings.HasPrefix(after, op) && !strings.ContainsRune("+-*/%@&|^", rune(after[min(len(op), len(after)-1)]))) {
+		return false
+	}
+	t = strings.TrimRight(t[:n], " ")
+	if t == "" || t[len(t)-1] != closerOf(head[len(head)-1]) {
+		return false
+	}
+	o := matchingOpener(t, len(t)-1)
+	if o < len(head)-1 || t[o-(len(head)-1):o+1] != head {
+		return false
+	}
+	b := o - len(head) // the byte before the twin's head
+	return b < 0 || !isIdentChar(t[b]) && t[b] != '.'
+}
+
+// matchingOpener returns the offset in text of the bracket the closer at
+// c closes, or -1 (brackets in strings are counted too: a miscount only
+// fails to find a twin).
+func matchingOpener(text string, c int) int {
+	depth := 0
+	for k := c; k >= 0; k-- {
+		switch text[k] {
+		case ')', ']', '}':
+			depth++
+		case '(', '[', '{':
+			if depth--; depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// maxCallsChecked bounds the calls misusedBuiltinNear checks, each a scan
+// of its arguments, so that a line of nested calls stays linear.
+const maxCallsChecked = 16
+
+// misusedBuiltinNear reports whether a call on the lines from opener's to
+// the one holding off in src misuses a builtin.
+func misusedBuiltinNear(src string, opener, off int) bool {
+	end := lineEndFrom(src, min(off+1, len(src)))
+	checked := 0
+	for k := lineStartOf(src, opener); k < end && checked < maxCallsChecked; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' && k > 0 && isIdentChar(src[k-1]):
+			name := calleeName(src, k)
+			_, builtin := signatures[name]
+			_, method := methods[name]
+			if builtin || method {
+				checked++
+				if misusesBuiltin(src, k) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// redundantParens reports whether a closer at p, in the bracket at opener
+// or one opened inside it, would close a parenthesis around a lone name,
+// attribute or number, as (dx3) in f((dx3), dy3): nobody writes those.
+func redundantParens(src string, opener, p int) bool {
+	o := closedBy(src, opener, p)
+	inner := strings.TrimSpace(src[o+1 : p])
+	if src[o] != '(' || inner == "" || isCall(src, o) {
+		return false
+	}
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; !isIdentChar(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// closedBy returns the bracket a closer at p closes: the bracket at
+// opener or the innermost one opened inside it and still open at p.
+func closedBy(src string, opener, p int) int {
+	stack := []int{opener}
+	for k := opener + 1; k < p; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, p) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, k)
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return stack[len(stack)-1]
+}
+
+// isCall reports whether the bracket at o opens a call's arguments: a
+// parenthesis right after a name that is no keyword, or after a closer.
+func isCall(src string, o int) bool {
+	if src[o] != '(' || o == 0 {
+		return false
+	}
+	if c := src[o-1]; c == ')' || c == ']' {
+		return true
+	}
+	name := calleeName(src, o)
+	return name != "" && !keywords[name]
+}
+
+// grouping reports whether the bracket at o is a parenthesis grouping
+// part of an expression on one line, not a call's or a tuple's.
+func grouping(src string, o int) bool {
+	if src[o] != '(' || isCall(src, o) {
+		return false
+	}
+	// A comma directly inside makes it a tuple.
+	end, depth := lineEndFrom(src, o), 0
+	for k := o + 1; k < end; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, end) - 1
+		case c == '#':
+			return true
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			return false
+		}
+	}
+	return true
+}
+
+// comparisons start the operators that compare or test values, which
+// code more often applies to a call's result than passes as an argument,
+// as in len(d) == n.
+var comparisons = []string{"==", "!=", "<", ">", "is ", "in ", "not ", "and ", "or ", "if "}
+
+// deliberate reports whether a closer at p reads as placed on purpose:
+// before a subscript of a call's or subscript's result (an attribute
+// of one, as in f(rng(2).normal(5), reads as often as not as part of the
+// argument), before a comma ending a call's arguments, or before a
+// comparison.
+func deliberate(src string, opener, p int) bool {
+	if p >= len(src) {
+		return false
+	}
+	switch src[p] {
+	case ',':
+		return isCall(src, closedBy(src, opener, p))
+	case '[':
+		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
+	}
+	// A comparison inside a subscript is a mask when it tests the object
+	// subscripted, as in x[x > 0], and one directly inside an assertion's
+	// call is its point, as in assert_(x == 1).
+	o := closedBy(src, opener, p)
+	switch {
+	case src[o] == '[':
+		if name := calleeName(src, o); name != "" && usesName(src[o+1:p], name) {
+			return false
+		}
+	case !isCall(src, o) || strings.HasPrefix(calleeName(src, o), "assert"):
+		return false
+	}
+	rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+	for _, op := range comparisons {
+		if strings.HasPrefix(rest, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// calleeName is the name called by the parenthesis at o, as assert_equal
+// in np.testing.assert_equal(, or "".
+func calleeName(src string, o int) string {
+	s := o
+	for s > 0 && isIdentChar(src[s-1]) {
+		s--
+	}
+	return src[s:o]
+}
+
+// endsStatement reports whether a closer at p for the bracket at opener
+// ends the bracket's statement: the code from the bracket to p is
+// balanced, and after p come only spaces, a comment and a final colon
+// before the end of the block or a line that is no deeper than the
+// bracket's own, which starts the next statement.
+func endsStatement(src string, opener, p int) bool {
+	if !balancedCode(src[opener+1 : p]) {
+		return false
+	}
+	e := lineEndFrom(src, p)
+	rest := strings.TrimSpace(src[p:e])
+	if k := strings.IndexByte(rest, '#'); k >= 0 {
+		rest = strings.TrimSpace(rest[:k])
+	}
+	if rest != "" && rest != ":" {
+		return false
+	}
+	if e >= len(src) || strings.TrimSpace(src[e:]) == "" {
+		return true
+	}
+	return nextLineIndent(src, e+1) <= indentOf(src, opener)
+}
+
+// balancedCode reports whether the brackets of code pair up, skipping
+// strings and comments.
+func balancedCode(code string) bool {
+	depth := 0
+	for k := 0; k < len(code); k++ {
+		switch c := code[k]; {
+		case isQuote(c):
+			k = skipString(code, k, len(code)) - 1
+		case c == '#':
+			k = lineEndFrom(code, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
