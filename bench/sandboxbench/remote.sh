@@ -13,7 +13,7 @@
 #   bench/sandboxbench/remote.sh bin/vis-agent WORKSPACE [URL...]
 # The workspace is the same folder here and there (ssh://localhost). Every
 # command runs in it, so that a repeated `sandbox run` is carried before Go
-# starts (pyembed/runpath.c), here and through the multiplexer, as an
+# starts (sandbox/client/runpath/runpath.c), here and through the multiplexer, as an
 # agent's repeated commands are.
 # The same without the client process's start (the connection alone):
 #   go run ./bench/sandboxbench -bin bin/vis-agent -remote URL -workspace WORKSPACE

@@ -1,7 +1,7 @@
 // The host-call bridge of a sandbox child: the built-in module _vis_host,
 // whose call() sends one request to the session's host over an inherited
-// socket and returns its answer (framing: the sandbox/protocol package
-// doc, "Host calls"). The socket's number lives in C memory only.
+// socket and returns its answer (framing: sandbox/protocol's calls.go,
+// "Host calls"). The socket's number lives in C memory only.
 #ifndef VIS_CHILD_HOSTCALL_H
 #define VIS_CHILD_HOSTCALL_H
 

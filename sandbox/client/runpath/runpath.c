@@ -8,7 +8,7 @@
 // request is the same but for its code: Go saved it (runpath_unsafe.go)
 // as a run plan, and this constructor sends it, with the code and a
 // client id of its own, to the session's running host, shows the events
-// as Go's `sandbox run` does (cli/sandbox_session.go, runBlock; json.c
+// as Go's `sandbox run` does (cli/sandbox/run.go, runBlock; json.c
 // reads them) and exits.
 //
 // It does what Go's client does to reach the host (sandbox/session): the
