@@ -69,7 +69,7 @@ func (h *Host) patchOp(a tools.Access) hostcalls.Op {
 		case errors.As(err, &refused):
 			return hostcalls.Reply{Result: map[string]string{"refused": refused.Msg}}, nil
 		case err != nil:
-			return hostcalls.Reply{}, toolError(err)
+			return hostcalls.Reply{}, hostcalls.ToolError(err)
 		}
 		if strings.HasPrefix(res.Checked, string(check.Python)) && res.Invalid == "" {
 			h.checks.compiles(res.Real, res.Written, decided.Starts)

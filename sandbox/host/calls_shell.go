@@ -139,12 +139,12 @@ func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Poli
 		m := h.shellsFor(policy)
 		st, err := m.Start(in.Cmd, in.Cwd, timeout)
 		if err != nil {
-			return hostcalls.Reply{}, toolError(err)
+			return hostcalls.Reply{}, hostcalls.ToolError(err)
 		}
 		if wait > 0 {
 			st, err = waitShell(ctx, m, st.ID, wait)
 		}
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, hostcalls.ToolError(err)
 	}
 	id := func(args json.RawMessage) (string, error) {
 		var in struct {
@@ -159,7 +159,7 @@ func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Poli
 			return hostcalls.Reply{}, err
 		}
 		st, err := h.shellsFor(policy).State(sid)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, hostcalls.ToolError(err)
 	}
 	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		sid, err := id(args)
@@ -167,7 +167,7 @@ func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Poli
 			return hostcalls.Reply{}, err
 		}
 		st, err := h.shellsFor(policy).Stop(sid)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, hostcalls.ToolError(err)
 	}
 	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
@@ -182,7 +182,7 @@ func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Poli
 			return hostcalls.Reply{}, err
 		}
 		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
+		return hostcalls.Reply{Result: gitHint(st)}, hostcalls.ToolError(err)
 	}
 	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
 		var in struct {
@@ -196,6 +196,6 @@ func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Poli
 		if lines == nil {
 			lines = []string{}
 		}
-		return hostcalls.Reply{Result: map[string]any{"lines": lines}}, toolError(err)
+		return hostcalls.Reply{Result: map[string]any{"lines": lines}}, hostcalls.ToolError(err)
 	}
 }

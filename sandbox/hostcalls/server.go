@@ -3,7 +3,8 @@
 // of requests and answers and their payloads, the bounds of the calls
 // under way, their cancellation when their block ends, and the Python
 // exception each failure becomes; and the attachment calls (attach.go),
-// for the session whose store the host hands them. What the other calls
+// for the session whose store the host hands them, and cat and grep
+// (tools.go), under the access the host works out. What the other calls
 // do is an Op the host hands it.
 package hostcalls
 
