@@ -3,9 +3,10 @@
 // of requests and answers and their payloads, the bounds of the calls
 // under way, their cancellation when their block ends, and the Python
 // exception each failure becomes; and the attachment calls (attach.go),
-// for the session whose store the host hands them, and cat and grep
-// (tools.go), under the access the host works out. What the other calls
-// do is an Op the host hands it.
+// for the session whose store the host hands them; cat and grep
+// (tools.go), under the access the host works out; and patch with its
+// checks (patch.go), on what the host knows of the session's files
+// (PatchFiles). What the other calls do is an Op the host hands it.
 package hostcalls
 
 import (
