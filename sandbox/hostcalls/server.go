@@ -4,9 +4,10 @@
 // under way, their cancellation when their block ends, and the Python
 // exception each failure becomes; and the attachment calls (attach.go),
 // for the session whose store the host hands them; cat and grep
-// (tools.go), under the access the host works out; and patch with its
+// (tools.go), under the access the host works out; patch with its
 // checks (patch.go), on what the host knows of the session's files
-// (PatchFiles). What the other calls do is an Op the host hands it.
+// (PatchFiles); and the shell calls (shell.go), on the commands the host
+// keeps (ShellHost). What the other calls do is an Op the host hands it.
 package hostcalls
 
 import (
