@@ -6,8 +6,10 @@
 // for the session whose store the host hands them; cat and grep
 // (tools.go), under the access the host works out; patch with its
 // checks (patch.go), on what the host knows of the session's files
-// (PatchFiles); and the shell calls (shell.go), on the commands the host
-// keeps (ShellHost). What the other calls do is an Op the host hands it.
+// (PatchFiles); the shell calls (shell.go), on the commands the host
+// keeps (ShellHost); and install's arguments and answer (install.go),
+// around the host's own install (Installer). What the other calls do is
+// an Op the host hands it.
 package hostcalls
 
 import (
