@@ -7,9 +7,11 @@
 // (tools.go), under the access the host works out; patch with its
 // checks (patch.go), on what the host knows of the session's files
 // (PatchFiles); the shell calls (shell.go), on the commands the host
-// keeps (ShellHost); and install's arguments and answer (install.go),
-// around the host's own install (Installer). What the other calls do is
-// an Op the host hands it.
+// keeps (ShellHost); install's arguments and answer (install.go), around
+// the host's own install (Installer); and session() and read_session()
+// (session.go), on what the host knows and the journal it writes. The host
+// hands each what it keeps; what its calls hold in common with its blocks
+// (the file checks, the commands, the installs) stays with it.
 package hostcalls
 
 import (
