@@ -30,6 +30,7 @@ var cgoSide = []string{
 	"sandbox/host", "sandbox/child", "sandbox/jail",
 	"sandbox/jail/audit", // the jail's C audit hook, for the child and pyrun's --no-network
 	"sandbox/tools",      // the host's shell(), confined by the jail's helper
+	"sandbox/hostcalls",  // the host-call server: its tool calls run sandbox/tools
 }
 
 // foreignCgo are the cgo packages outside this module a pure-Go package may

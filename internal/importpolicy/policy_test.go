@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	// The session's processes and the kernel layer.
 	"sandbox/jail/audit": {"pyembed/findpython"},
 	"sandbox/jail":       {"internal/fsutil", "sandbox/protocol", "sandbox/realpath", "sandbox/roots"},
-	"sandbox/hostcalls":  {"sandbox/attachments", "sandbox/protocol"},
+	"sandbox/hostcalls":  {"sandbox/attachments", "sandbox/check", "sandbox/install", "sandbox/journal", "sandbox/protocol", "sandbox/repair", "sandbox/tools"},
 	"sandbox/tools":      {"internal/fsutil", "sandbox/check", "sandbox/jail", "sandbox/protocol", "sandbox/proxy", "sandbox/realpath"},
 	"sandbox/host": {
 		"internal/atomicfile", "internal/config", "internal/fsutil", "internal/headbuf", "internal/iostreams",

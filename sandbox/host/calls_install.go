@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,41 +14,18 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
-// installOp is install(*specs): the pinned uv, run by the host outside the
-// jail, installs the requirements into the session's package folder. The
-// block gives requirements (checked by install's strict grammar) and its
-// base environment's versions (checked pins); everything else (uv, the
-// CPython, the index, builds) comes from the user's settings.
+// installOp is install(*specs) (sandbox/hostcalls.InstallOp): the pinned
+// uv, run by the host outside the jail, installs the requirements into the
+// session's package folder, with the user's settings (uv, the CPython, the
+// index, builds), the trust a client gave, and the network of policy.
 func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
-	return func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			Specs []string `json:"specs"`
-			Base  []string `json:"base"`
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if h.cfg.Install == nil {
-			return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install() is not available in this session")
-		}
-		if len(in.Specs) > install.MaxSpecs {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "install: %d requirements; at most %d in one call", len(in.Specs), install.MaxSpecs)
-		}
-		var reqs []install.Requirement
-		for _, s := range in.Specs {
-			r, err := install.ParseRequirement(s)
-			if err != nil {
-				return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "%v", err)
-			}
-			reqs = append(reqs, r)
-		}
-		pins, err := install.ParsePins(in.Base)
-		if err != nil {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "%v", err)
-		}
+	if h.cfg.Install == nil {
+		return hostcalls.InstallOp(nil)
+	}
+	return hostcalls.InstallOp(func(ctx context.Context, reqs []install.Requirement, pins []string) (install.Result, error) {
 		opts, err := h.cfg.Install()
 		if err != nil {
-			return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
+			return install.Result{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
 		}
 		h.mu.Lock()
 		opts.Environ = withTrust(opts.Environ, h.trust)
@@ -62,11 +37,11 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 			// (a local index, the user's own, is reached as without the
 			// network).
 			if opts.Proxy, err = np.local(); err != nil {
-				return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
+				return install.Result{}, hostcalls.Errorf("RuntimeError", "install: %v", err)
 			}
 		}
 		if err := install.CheckNetwork(opts); err != nil {
-			return hostcalls.Reply{}, hostcalls.Errorf("PermissionError", "%v", err)
+			return install.Result{}, hostcalls.Errorf("PermissionError", "%v", err)
 		}
 		if policy.Jail {
 			target := opts.Target
@@ -76,12 +51,12 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 			rw, _ := h.roots(policy)
 			for _, root := range rw {
 				if within(target, root) {
-					return hostcalls.Reply{}, hostcalls.Errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
+					return install.Result{}, hostcalls.Errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
 				}
 			}
 		}
 		if err := h.checkDisk("install"); err != nil {
-			return hostcalls.Reply{}, err
+			return install.Result{}, err
 		}
 		defer h.disk.forget()
 		// A standby imported from the environment install() changes.
@@ -95,11 +70,8 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 				err = fmt.Errorf("%w (the session's proxy: %s)", err, why)
 			}
 		}
-		if err != nil && errors.Is(err, context.Canceled) {
-			return hostcalls.Reply{}, hostcalls.Errorf("InterruptedError", "%v", err)
-		}
-		return hostcalls.Reply{Result: res}, err
-	}
+		return res, err
+	})
 }
 
 // installs runs one install at a time (a child retired mid-install may

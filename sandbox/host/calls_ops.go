@@ -1,8 +1,6 @@
 package host
 
 import (
-	"context"
-	"encoding/json"
 	"net"
 
 	"github.com/vis-agent/vis-agent/sandbox/attachments"
@@ -21,28 +19,14 @@ func (h *Host) callServer(conn net.Conn, policy protocol.Policy) *hostcalls.Serv
 // those without a payload, and those with one.
 func (h *Host) callOps(policy protocol.Policy) (map[protocol.Call]hostcalls.Op, map[protocol.Call]hostcalls.StreamOp) {
 	ops, streams := map[protocol.Call]hostcalls.Op{}, map[protocol.Call]hostcalls.StreamOp{}
-	ops[protocol.CallSession] = h.sessionOp(policy)
+	ops[protocol.CallSession] = hostcalls.SessionOp(h.cfg.Meta.Name, h.cfg.Meta.Workspace, policy)
 	hostcalls.AttachmentOps(&h.store, h.cfg.Meta.Name, attachments.Limits{MaxBytes: h.attachLimit(), SessionMaxBytes: h.cfg.AttachQuotaBytes},
 		h.noteAttached, ops, streams)
 	h.toolOps(ops, policy)
 	h.shellOps(ops, policy)
 	ops[protocol.CallInstall] = h.installOp(policy)
-	ops[protocol.CallJournal] = h.journalOp
+	ops[protocol.CallJournal] = hostcalls.JournalOp(h.lastBlocks)
 	return ops, streams
-}
-
-// sessionOp answers who is calling, as the host knows it: the session it
-// serves and the jail its child was started under.
-func (h *Host) sessionOp(policy protocol.Policy) hostcalls.Op {
-	return func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		if err := hostcalls.DecodeArgs(args, &struct{}{}); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		return hostcalls.Reply{Result: map[string]any{
-			"name": h.cfg.Meta.Name, "workspace": h.cfg.Meta.Workspace,
-			"jailed": policy.Jail, "network": policy.Network,
-		}}, nil
-	}
 }
 
 // roots are the folders a jailed session's tools may write and read: the

@@ -1,28 +1,15 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
-)
-
-// Bounds of the shell calls' times: a command's own timeout is kept
-// within a block's longest (protocol.MaxTimeout), so that none runs on for hours
-// after the block that started it; maxShellWait bounds the arguments.
-const (
-	maxShellWait = 24 * time.Hour
-	// waitSlice is how long one wait on a command lasts before the call
-	// checks whether it was abandoned.
-	waitSlice = 250 * time.Millisecond
 )
 
 // shells are the host's shell commands, one set per jail policy (a
@@ -75,127 +62,12 @@ func (h *Host) closeShells() {
 	wg.Wait()
 }
 
-// waitShell waits until command id ends, max passes (0: no bound but the
-// command's own timeout) or the call is abandoned.
-func waitShell(ctx context.Context, m *tools.Shells, id string, max time.Duration) (tools.ShellState, error) {
-	deadline := time.Now().Add(max)
-	for {
-		slice := waitSlice
-		if max > 0 {
-			slice = min(slice, time.Until(deadline))
-		}
-		st, err := m.Wait(id, max0(slice))
-		if err != nil || st.Status != tools.StatusRunning || (max > 0 && !time.Now().Before(deadline)) {
-			return st, err
-		}
-		if ctx.Err() != nil {
-			return st, ctx.Err()
-		}
-	}
-}
-
-func max0(d time.Duration) time.Duration { return max(d, 0) }
-
-// millis reads a duration argument in milliseconds, within [0, limit].
-func millis(name string, ms int64, limit time.Duration) (time.Duration, error) {
-	d := time.Duration(ms) * time.Millisecond
-	if ms < 0 || d > limit {
-		return 0, hostcalls.Errorf("ValueError", "shell: %s must be between 0 and %s", name, limit)
-	}
-	return d, nil
-}
-
-// shellOps adds shell_start, shell_state, shell_wait, shell_logs and
-// shell_stop, for the commands of children started under policy.
+// shellOps adds the shell calls (sandbox/hostcalls.ShellOps) for the
+// commands of children started under policy.
 func (h *Host) shellOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Policy) {
-	ops[protocol.CallShellStart] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			Cmd       string `json:"cmd"`
-			Cwd       string `json:"cwd"`
-			TimeoutMS int64  `json:"timeout_ms"`
-			WaitMS    int64  `json:"wait_ms"`
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if strings.TrimSpace(in.Cmd) == "" {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "shell: the command is empty")
-		}
-		timeout, err := millis("timeout", in.TimeoutMS, maxShellWait)
-		if err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if timeout == 0 {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "shell: timeout must be more than 0 seconds")
-		}
-		timeout = min(timeout, protocol.MaxTimeout)
-		wait, err := millis("wait", in.WaitMS, maxShellWait)
-		if err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if err := h.checkDisk("shell"); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		m := h.shellsFor(policy)
-		st, err := m.Start(in.Cmd, in.Cwd, timeout)
-		if err != nil {
-			return hostcalls.Reply{}, toolError(err)
-		}
-		if wait > 0 {
-			st, err = waitShell(ctx, m, st.ID, wait)
-		}
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
-	}
-	id := func(args json.RawMessage) (string, error) {
-		var in struct {
-			ID string `json:"id"`
-		}
-		err := hostcalls.DecodeArgs(args, &in)
-		return in.ID, err
-	}
-	ops[protocol.CallShellState] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		sid, err := id(args)
-		if err != nil {
-			return hostcalls.Reply{}, err
-		}
-		st, err := h.shellsFor(policy).State(sid)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
-	}
-	ops[protocol.CallShellStop] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		sid, err := id(args)
-		if err != nil {
-			return hostcalls.Reply{}, err
-		}
-		st, err := h.shellsFor(policy).Stop(sid)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
-	}
-	ops[protocol.CallShellWait] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			ID    string `json:"id"`
-			MaxMS int64  `json:"max_ms"`
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		max, err := millis("max", in.MaxMS, maxShellWait)
-		if err != nil {
-			return hostcalls.Reply{}, err
-		}
-		st, err := waitShell(ctx, h.shellsFor(policy), in.ID, max)
-		return hostcalls.Reply{Result: gitHint(st)}, toolError(err)
-	}
-	ops[protocol.CallShellLogs] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			ID string `json:"id"`
-			N  int    `json:"n"`
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		lines, err := h.shellsFor(policy).Logs(in.ID, in.N)
-		if lines == nil {
-			lines = []string{}
-		}
-		return hostcalls.Reply{Result: map[string]any{"lines": lines}}, toolError(err)
-	}
+	hostcalls.ShellOps(hostcalls.ShellHost{
+		Shells:    func() *tools.Shells { return h.shellsFor(policy) },
+		CheckDisk: h.checkDisk,
+		Hint:      gitHint,
+	}, ops)
 }

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"context"
-	"encoding/json"
 	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
@@ -40,44 +38,6 @@ func (h *Host) access(policy protocol.Policy) tools.Access {
 // toolOps adds cat, grep and patch, run under the child's access.
 func (h *Host) toolOps(ops map[protocol.Call]hostcalls.Op, policy protocol.Policy) {
 	a := h.access(policy)
-	ops[protocol.CallCat] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			Path          string
-			Offset, Limit int
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if in.Offset < 0 || in.Limit < 0 {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "cat: offset and limit are 0 or more")
-		}
-		res, err := tools.Cat(ctx, a, in.Path, in.Offset, in.Limit)
-		return hostcalls.Reply{Result: res}, toolError(err)
-	}
-	ops[protocol.CallGrep] = func(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-		var in struct {
-			Pattern, Path, Glob string
-			Limit               int
-		}
-		if err := hostcalls.DecodeArgs(args, &in); err != nil {
-			return hostcalls.Reply{}, err
-		}
-		if in.Limit < 0 {
-			return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "grep: limit is 0 or more")
-		}
-		res, err := tools.Grep(ctx, a, in.Pattern, in.Path, in.Glob, in.Limit)
-		return hostcalls.Reply{Result: res}, toolError(err)
-	}
+	hostcalls.ToolOps(a, ops)
 	ops[protocol.CallPatch] = h.patchOp(a)
-}
-
-// toolError is a tool's failure as the child raises it: of its kind when
-// sandbox/tools marked one (a missing file, a refused path or command, a
-// folder; see hostcalls.ErrorType), else a ValueError (a bad regex, a patch whose
-// old text is missing or not unique).
-func toolError(err error) error {
-	if err == nil || hostcalls.ErrorType(err) != "" {
-		return err
-	}
-	return &hostcalls.Error{Type: "ValueError", Message: err.Error()}
 }

@@ -1,15 +1,12 @@
 package host
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
-	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/journal"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -197,34 +194,14 @@ func (h *Host) syncJournal(out *sink) {
 	out.Send(protocol.Event{Ev: protocol.EvOK})
 }
 
-// maxJournalRead bounds the blocks one read_session() reads: each may
-// hold MaxOutput of output.
-const maxJournalRead = 200
-
-// journalOp is read_session(n) of the session's code: its newest blocks
-// from the journal, which the jailed code cannot open itself.
-func (h *Host) journalOp(ctx context.Context, args json.RawMessage) (hostcalls.Reply, error) {
-	var in struct {
-		N int `json:"n"`
-	}
-	if err := hostcalls.DecodeArgs(args, &in); err != nil {
-		return hostcalls.Reply{}, err
-	}
-	if in.N < 1 || in.N > maxJournalRead {
-		return hostcalls.Reply{}, hostcalls.Errorf("ValueError", "n is how many of the latest blocks to read, 1 to %d, not %d", maxJournalRead, in.N)
-	}
+// lastBlocks are the session's newest n blocks from the journal (written
+// first: readers flush), for read_session() (sandbox/hostcalls.JournalOp).
+func (h *Host) lastBlocks(n int) ([]journal.Entry, error) {
 	j, err := h.journal.flush()
 	if err != nil {
-		return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "%v", err)
+		return nil, err
 	}
-	entries, err := j.Last(in.N, 0)
-	if err != nil {
-		return hostcalls.Reply{}, hostcalls.Errorf("RuntimeError", "%v", err)
-	}
-	if entries == nil {
-		entries = []journal.Entry{}
-	}
-	return hostcalls.Reply{Result: entries}, nil
+	return j.Last(n, 0)
 }
 
 // close writes what is queued (for a bounded time) and closes the

@@ -3,8 +3,15 @@
 // of requests and answers and their payloads, the bounds of the calls
 // under way, their cancellation when their block ends, and the Python
 // exception each failure becomes; and the attachment calls (attach.go),
-// for the session whose store the host hands them. What the other calls
-// do is an Op the host hands it.
+// for the session whose store the host hands them; cat and grep
+// (tools.go), under the access the host works out; patch with its
+// checks (patch.go), on what the host knows of the session's files
+// (PatchFiles); the shell calls (shell.go), on the commands the host
+// keeps (ShellHost); install's arguments and answer (install.go), around
+// the host's own install (Installer); and session() and read_session()
+// (session.go), on what the host knows and the journal it writes. The host
+// hands each what it keeps; what its calls hold in common with its blocks
+// (the file checks, the commands, the installs) stays with it.
 package hostcalls
 
 import (
