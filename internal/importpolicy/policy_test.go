@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"sandbox/host": {
 		"internal/atomicfile", "internal/config", "internal/fsutil", "internal/headbuf", "internal/iostreams",
 		"pyembed/findpython", "sandbox/attachments", "sandbox/check", "sandbox/hostcalls", "sandbox/install",
-		"sandbox/jail", "sandbox/journal", "sandbox/netpolicy", "sandbox/protocol", "sandbox/proxy", "sandbox/repair",
+		"sandbox/jail", "sandbox/journal", "sandbox/netpolicy", "sandbox/protocol", "sandbox/proxy", "sandbox/realpath", "sandbox/repair",
 		"sandbox/session", "sandbox/tools", "uvwrap",
 	},
 	"sandbox/child": {

@@ -11,6 +11,7 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/hostcalls"
 	"github.com/vis-agent/vis-agent/sandbox/install"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
@@ -50,7 +51,7 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 			}
 			rw, _ := h.roots(policy)
 			for _, root := range rw {
-				if within(target, root) {
+				if realpath.Within(target, root) {
 					return install.Result{}, hostcalls.Errorf("PermissionError", "install: the session's package folder %s is inside %s, which the session may write; uv is not run on it", opts.Target, root)
 				}
 			}
@@ -134,12 +135,6 @@ func (in *installs) stopCompile() {
 		stop()
 		<-done
 	}
-}
-
-// within reports whether path is root or inside it.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && filepath.IsLocal(rel)
 }
 
 // withTrust is environ with its trust and proxy variables replaced by
