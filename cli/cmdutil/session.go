@@ -147,20 +147,21 @@ func (sf *SessionFlags) Open(jf *JailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, protocol.Policy{}, err
 	}
-	root := sf.Streams.Layout().Sessions()
-	folder := session.Find(root, m)
-	if err := checkProject(folder, m.Workspace); err != nil {
-		return nil, protocol.Policy{}, err
-	}
-	policy, err := SessionPolicy(sf.Streams, jf, m, folder)
-	if err != nil {
-		return nil, policy, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, policy, err
-	}
-	c, err := client.Open(root, m, append([]string{exe}, protocol.HostArgs(folder.Dir, &policy)...))
+	var policy protocol.Policy
+	c, err := client.OpenFor(sf.Streams.Layout().Sessions(), m, func(dir string, running bool) ([]string, error) {
+		if err := checkProject(running, m.Workspace); err != nil {
+			return nil, err
+		}
+		var err error
+		if policy, err = SessionPolicy(sf.Streams, jf, m, dir); err != nil {
+			return nil, err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return append([]string{exe}, protocol.HostArgs(dir, &policy)...), nil
+	})
 	if c != nil {
 		c.Env = sf.Streams.Environ()
 	}
@@ -200,9 +201,9 @@ const SandboxWayOut = "fix it, give the session another folder with --workspace,
 // checkProject refuses, before a host is started for it, a session whose
 // workspace has a pyproject.toml that cannot be read: its Python process
 // could not choose the environment, and the host would wait with none.
-// A running session is left to run.
-func checkProject(f session.Folder, workspace string) error {
-	if f.Running() {
+// A running session (running: its host runs) is left to run.
+func checkProject(running bool, workspace string) error {
+	if running {
 		return nil
 	}
 	_, err := packages.FindProject(workspace)

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -96,7 +95,10 @@ func runFork(opts *ForkOptions) error {
 	}
 	if ws != nil {
 		if err := ws.Commit(); err != nil {
-			os.RemoveAll(session.Find(s.Layout().Sessions(), m).Dir)
+			// The fork is unusable without its workspace.
+			if fork, ferr := client.Existing(s.Layout().Sessions(), m); ferr == nil {
+				_ = fork.Remove(false)
+			}
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -127,7 +126,7 @@ func (sv *server) forkName(src *client.Session) string {
 		if sv.sessions.named(name) != nil {
 			continue
 		}
-		if _, err := os.Lstat(session.Find(root, session.Meta{Name: name, Workspace: src.Meta.Workspace}).Dir); err != nil {
+		if _, err := client.Existing(root, session.Meta{Name: name, Workspace: src.Meta.Workspace}); err != nil {
 			return name
 		}
 	}
