@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/jail/grant"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // JailFlags are `sandbox run`'s choices of jail, over the settings.
@@ -81,7 +81,7 @@ func (jf *JailFlags) asked(dir string) *grant.Asked {
 // under, as grant decides it from the user's settings (whose problems are
 // warned about) and the flags (nil: none); a refusal of a flag is a usage
 // error.
-func SessionPolicy(s Streams, flags *JailFlags, m session.Meta, dir string) (protocol.Policy, error) {
+func SessionPolicy(s Streams, flags *JailFlags, m client.Meta, dir string) (protocol.Policy, error) {
 	st := config.Load(s.Layout().UserConfig())
 	for _, problem := range st.Problems {
 		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)

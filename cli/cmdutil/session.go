@@ -12,7 +12,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/remotemux"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // SessionFlags are --session, --workspace and --host.
@@ -27,7 +26,7 @@ type SessionFlags struct {
 // Add adds the flags to cmd, with --session's completion; --host unless
 // Local.
 func (sf *SessionFlags) Add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&sf.Name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
+	cmd.Flags().StringVar(&sf.Name, "session", client.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
 	workspace := "the session's workspace folder (default: the current folder; with --host, connect's folder there)"
 	if sf.Local {
 		workspace = "the session's workspace folder (default: the current folder)"
@@ -71,7 +70,7 @@ func (sf *SessionFlags) Remote(jf *JailFlags) (*client.Session, error) {
 	if t == nil || err != nil {
 		return nil, err
 	}
-	if err := session.CheckName(sf.Name); err != nil {
+	if err := client.CheckName(sf.Name); err != nil {
 		return nil, UsageError{err}
 	}
 	args := []string{"--session", sf.Name}
@@ -81,7 +80,7 @@ func (sf *SessionFlags) Remote(jf *JailFlags) (*client.Session, error) {
 	if jf != nil {
 		args = append(args, jf.Args()...)
 	}
-	return client.OpenRemote(*t, session.Meta{Name: sf.Name, Workspace: sf.Workspace}, args, MuxConfig(sf.Streams)), nil
+	return client.OpenRemote(*t, client.Meta{Name: sf.Name, Workspace: sf.Workspace}, args, MuxConfig(sf.Streams)), nil
 }
 
 // MuxConfig is how the client reaches its multiplexers of --host targets:
@@ -99,15 +98,15 @@ func MuxConfig(s Streams) *remotemux.Config {
 }
 
 // Meta checks the flags and names the session.
-func (sf *SessionFlags) Meta() (session.Meta, error) {
-	if err := session.CheckName(sf.Name); err != nil {
-		return session.Meta{}, UsageError{err}
+func (sf *SessionFlags) Meta() (client.Meta, error) {
+	if err := client.CheckName(sf.Name); err != nil {
+		return client.Meta{}, UsageError{err}
 	}
 	abs, err := sf.WorkspaceDir()
 	if err != nil {
-		return session.Meta{}, err
+		return client.Meta{}, err
 	}
-	return session.Meta{Name: sf.Name, Workspace: abs}, nil
+	return client.Meta{Name: sf.Name, Workspace: abs}, nil
 }
 
 // WorkspaceDir is the workspace folder --workspace names (default: the
