@@ -3,14 +3,13 @@ package tui
 import (
 	"io"
 
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // Descriptor is one version of an attachment, as the store describes it.
 type (
-	Descriptor = attachments.Descriptor
-	Comment    = attachments.Comment
+	Descriptor = client.Descriptor
+	Comment    = client.Comment
 )
 
 // maxCounted is how many commentable versions, the newest, the list

@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vis-agent/vis-agent/internal/config"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/jail/grant"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // JailFlags are `sandbox run`'s choices of jail, over the settings.
@@ -77,16 +77,16 @@ func (jf *JailFlags) asked(dir string) *grant.Asked {
 	}
 }
 
-// SessionPolicy is the jail the child of session m (in folder f) runs
+// SessionPolicy is the jail the child of session m (in folder dir) runs
 // under, as grant decides it from the user's settings (whose problems are
 // warned about) and the flags (nil: none); a refusal of a flag is a usage
 // error.
-func SessionPolicy(s Streams, flags *JailFlags, m session.Meta, f session.Folder) (protocol.Policy, error) {
+func SessionPolicy(s Streams, flags *JailFlags, m client.Meta, dir string) (protocol.Policy, error) {
 	st := config.Load(s.Layout().UserConfig())
 	for _, problem := range st.Problems {
 		fmt.Fprintf(s.Err, "vis-agent: warning: %s\n", problem)
 	}
-	p, err := grant.Decide(st, flags.asked(s.Dir), m.Workspace, f.Dir)
+	p, err := grant.Decide(st, flags.asked(s.Dir), m.Workspace, dir)
 	var refused grant.AskedError
 	if errors.As(err, &refused) {
 		return p, UsageError{err}

@@ -12,7 +12,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/remotemux"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // SessionFlags are --session, --workspace and --host.
@@ -27,7 +26,7 @@ type SessionFlags struct {
 // Add adds the flags to cmd, with --session's completion; --host unless
 // Local.
 func (sf *SessionFlags) Add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&sf.Name, "session", session.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
+	cmd.Flags().StringVar(&sf.Name, "session", client.DefaultName, "the session's name ([A-Za-z0-9._-], at most 64)")
 	workspace := "the session's workspace folder (default: the current folder; with --host, connect's folder there)"
 	if sf.Local {
 		workspace = "the session's workspace folder (default: the current folder)"
@@ -71,7 +70,7 @@ func (sf *SessionFlags) Remote(jf *JailFlags) (*client.Session, error) {
 	if t == nil || err != nil {
 		return nil, err
 	}
-	if err := session.CheckName(sf.Name); err != nil {
+	if err := client.CheckName(sf.Name); err != nil {
 		return nil, UsageError{err}
 	}
 	args := []string{"--session", sf.Name}
@@ -81,7 +80,7 @@ func (sf *SessionFlags) Remote(jf *JailFlags) (*client.Session, error) {
 	if jf != nil {
 		args = append(args, jf.Args()...)
 	}
-	return client.OpenRemote(*t, session.Meta{Name: sf.Name, Workspace: sf.Workspace}, args, MuxConfig(sf.Streams)), nil
+	return client.OpenRemote(*t, client.Meta{Name: sf.Name, Workspace: sf.Workspace}, args, MuxConfig(sf.Streams)), nil
 }
 
 // MuxConfig is how the client reaches its multiplexers of --host targets:
@@ -99,15 +98,15 @@ func MuxConfig(s Streams) *remotemux.Config {
 }
 
 // Meta checks the flags and names the session.
-func (sf *SessionFlags) Meta() (session.Meta, error) {
-	if err := session.CheckName(sf.Name); err != nil {
-		return session.Meta{}, UsageError{err}
+func (sf *SessionFlags) Meta() (client.Meta, error) {
+	if err := client.CheckName(sf.Name); err != nil {
+		return client.Meta{}, UsageError{err}
 	}
 	abs, err := sf.WorkspaceDir()
 	if err != nil {
-		return session.Meta{}, err
+		return client.Meta{}, err
 	}
-	return session.Meta{Name: sf.Name, Workspace: abs}, nil
+	return client.Meta{Name: sf.Name, Workspace: abs}, nil
 }
 
 // WorkspaceDir is the workspace folder --workspace names (default: the
@@ -147,20 +146,21 @@ func (sf *SessionFlags) Open(jf *JailFlags) (*client.Session, protocol.Policy, e
 	if err != nil {
 		return nil, protocol.Policy{}, err
 	}
-	root := sf.Streams.Layout().Sessions()
-	folder := session.Find(root, m)
-	if err := checkProject(folder, m.Workspace); err != nil {
-		return nil, protocol.Policy{}, err
-	}
-	policy, err := SessionPolicy(sf.Streams, jf, m, folder)
-	if err != nil {
-		return nil, policy, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, policy, err
-	}
-	c, err := client.Open(root, m, append([]string{exe}, protocol.HostArgs(folder.Dir, &policy)...))
+	var policy protocol.Policy
+	c, err := client.OpenFor(sf.Streams.Layout().Sessions(), m, func(dir string, running bool) ([]string, error) {
+		if err := checkProject(running, m.Workspace); err != nil {
+			return nil, err
+		}
+		var err error
+		if policy, err = SessionPolicy(sf.Streams, jf, m, dir); err != nil {
+			return nil, err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return append([]string{exe}, protocol.HostArgs(dir, &policy)...), nil
+	})
 	if c != nil {
 		c.Env = sf.Streams.Environ()
 	}
@@ -200,9 +200,9 @@ const SandboxWayOut = "fix it, give the session another folder with --workspace,
 // checkProject refuses, before a host is started for it, a session whose
 // workspace has a pyproject.toml that cannot be read: its Python process
 // could not choose the environment, and the host would wait with none.
-// A running session is left to run.
-func checkProject(f session.Folder, workspace string) error {
-	if f.Running() {
+// A running session (running: its host runs) is left to run.
+func checkProject(running bool, workspace string) error {
+	if running {
 		return nil
 	}
 	_, err := packages.FindProject(workspace)

@@ -22,7 +22,7 @@ func NewCmdHost(f *cmdutil.Factory) *cobra.Command {
 		RunE: cmdutil.RunE(func(cmd *cobra.Command, args []string) error {
 			return host.Serve(host.Options{Dir: dir, Policy: policy, Streams: s,
 				DefaultPolicy: func(m session.Meta, f session.Folder) (protocol.Policy, error) {
-					return cmdutil.SessionPolicy(s, nil, m, f)
+					return cmdutil.SessionPolicy(s, nil, m, f.Dir)
 				}})
 		}),
 	}

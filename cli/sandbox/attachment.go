@@ -11,7 +11,6 @@ import (
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/fsutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
@@ -108,10 +107,10 @@ func runAttachmentGet(opts *AttachmentGetOptions) error {
 
 // findAttachment is the session the flags name and the version of its
 // attachment ref (an ID or a filename) that get and comment act on.
-func findAttachment(sf *cmdutil.SessionFlags, ref string, version int) (*client.Session, attachments.Descriptor, error) {
+func findAttachment(sf *cmdutil.SessionFlags, ref string, version int) (*client.Session, client.Descriptor, error) {
 	c, err := sf.Existing()
 	if err != nil {
-		return nil, attachments.Descriptor{}, err
+		return nil, client.Descriptor{}, err
 	}
 	d, err := c.Attachment(ref, version)
 	return c, d, err
@@ -120,7 +119,7 @@ func findAttachment(sf *cmdutil.SessionFlags, ref string, version int) (*client.
 // getTo writes attachment d's bytes r to its filename in the working
 // folder, to the file out names, or into the folder out names, and
 // returns where they went.
-func getTo(s cmdutil.Streams, d attachments.Descriptor, out string, force bool, r io.Reader) (string, error) {
+func getTo(s cmdutil.Streams, d client.Descriptor, out string, force bool, r io.Reader) (string, error) {
 	// Into a folder: the one -o names, else the working folder.
 	folder := out
 	if folder == "" {
@@ -144,7 +143,7 @@ func getTo(s cmdutil.Streams, d attachments.Descriptor, out string, force bool, 
 		// A name the block chose: not a hidden file, a path or one
 		// that shows as another (the store refuses paths; an old or
 		// foreign row is checked again).
-		if err := attachments.CheckWritable(d.Filename); err != nil {
+		if err := client.CheckWritableFilename(d.Filename); err != nil {
 			dir.Close()
 			return "", fmt.Errorf("%w: give -o FILE to write it under a name of your choice", err)
 		}

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 	"github.com/vis-agent/vis-agent/sandbox/transfer"
 )
 
@@ -53,7 +51,7 @@ it (vis-agent's own folder, files its process could not read by their
 mode, sockets and devices) is left out.`,
 		Args: cobra.ExactArgs(1),
 		RunE: cmdutil.RunE(func(cmd *cobra.Command, args []string) error {
-			if err := session.CheckName(args[0]); err != nil {
+			if err := client.CheckName(args[0]); err != nil {
 				return cmdutil.UsageError{Err: err}
 			}
 			if cmd.Flags().Changed("at") && opts.At < 1 {
@@ -82,7 +80,7 @@ func runFork(opts *ForkOptions) error {
 	if err != nil {
 		return err
 	}
-	m := session.Meta{Name: opts.New, Workspace: c.Meta.Workspace}
+	m := client.Meta{Name: opts.New, Workspace: c.Meta.Workspace}
 	var ws *transfer.NewWorkspace
 	if opts.NewWorkspace != "" {
 		if ws, err = forkWorkspace(s, c, opts.NewWorkspace, opts.CopyWorkspace); err != nil {
@@ -96,7 +94,10 @@ func runFork(opts *ForkOptions) error {
 	}
 	if ws != nil {
 		if err := ws.Commit(); err != nil {
-			os.RemoveAll(session.Find(s.Layout().Sessions(), m).Dir)
+			// The fork is unusable without its workspace.
+			if fork, ferr := client.Existing(s.Layout().Sessions(), m); ferr == nil {
+				_ = fork.Remove(false)
+			}
 			return err
 		}
 	}
@@ -134,7 +135,7 @@ func forkWorkspace(s cmdutil.Streams, c *client.Session, dir string, copy bool) 
 
 // forkSession makes session m from the state of c (settled) after block
 // at (0: its last).
-func forkSession(s cmdutil.Streams, c *client.Session, at int, m session.Meta) error {
+func forkSession(s cmdutil.Streams, c *client.Session, at int, m client.Meta) error {
 	lim := transferLimits(s)
 	src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Protocol: protocol.Version, MaxStateBytes: lim.StateBytes}
 	return transfer.Fork(src, at, transfer.Target{Sessions: s.Layout().Sessions(), Meta: m, Limits: lim})
@@ -147,7 +148,7 @@ func mcpFork(sf cmdutil.SessionFlags, jf *cmdutil.JailFlags) func(src *client.Se
 		if err := src.Settle(); err != nil {
 			return nil, err
 		}
-		if err := forkSession(sf.Streams, src, at, session.Meta{Name: name, Workspace: src.Meta.Workspace}); err != nil {
+		if err := forkSession(sf.Streams, src, at, client.Meta{Name: name, Workspace: src.Meta.Workspace}); err != nil {
 			return nil, err
 		}
 		fork := sf

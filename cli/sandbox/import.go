@@ -9,7 +9,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/sandbox/session"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/transfer"
 )
 
@@ -59,7 +59,7 @@ func runImport(opts *ImportOptions) error {
 	s := opts.Session.Streams
 	sf := opts.Session
 	if !opts.SessionGiven {
-		sf.Name = session.DefaultName // only to resolve the workspace
+		sf.Name = client.DefaultName // only to resolve the workspace
 	}
 	m, err := sf.Meta()
 	if err != nil {

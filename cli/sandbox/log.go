@@ -12,7 +12,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/sandbox/journal"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // LogOptions are `sandbox log`'s flags.
@@ -66,7 +66,7 @@ func runLog(opts *LogOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	shown, err := c.Log(ctx, opts.Lines, opts.Follow, func(e journal.Entry) error { return printEntry(out, e, opts.JSON) })
+	shown, err := c.Log(ctx, opts.Lines, opts.Follow, func(e client.LogEntry) error { return printEntry(out, e, opts.JSON) })
 	if err == nil && shown == 0 && !opts.Follow {
 		fmt.Fprintf(out, "session %q has run no block yet\n", c.Meta.Name)
 	}
@@ -79,7 +79,7 @@ func runLog(opts *LogOptions) error {
 // carriage return or conceal shown, not obeyed, so nothing a person
 // reviews is drawn over or hidden), the output as run shows it on a
 // terminal (colours kept).
-func printEntry(out io.Writer, e journal.Entry, asJSON bool) error {
+func printEntry(out io.Writer, e client.LogEntry, asJSON bool) error {
 	if asJSON {
 		return printJSON(out, e, "")
 	}

@@ -200,3 +200,24 @@ func TestForkOptions(t *testing.T) {
 		t.Error("fork takes --host")
 	}
 }
+
+func TestRewindOptions(t *testing.T) {
+	o, err := clitest.Parse(t, NewCmdRewind, "--session", "s", "--to", "3")
+	if err != nil || o.Session.Name != "s" || o.To != 3 || o.Back != 0 {
+		t.Errorf("rewind --to: %v, %+v", err, o)
+	}
+	if o, err = clitest.Parse(t, NewCmdRewind, "--back", "2"); err != nil || o.Back != 2 || o.To != 0 {
+		t.Errorf("rewind --back: %v, %+v", err, o)
+	}
+	for name, args := range map[string][]string{
+		"rewind --to and --back": {"--to", "3", "--back", "1"},
+		"rewind --to 0":          {"--to", "0"},
+		"rewind --back 0":        {"--back", "0"},
+	} {
+		o, err := clitest.Parse(t, NewCmdRewind, args...)
+		clitest.WantUsage(t, name, o, err)
+	}
+	if o, err = clitest.Parse(t, NewCmdRewind, "extra"); err == nil || o != nil {
+		t.Error("rewind takes an argument")
+	}
+}

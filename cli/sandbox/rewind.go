@@ -10,12 +10,16 @@ import (
 	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
-func newSandboxRewindCmd(f *cmdutil.Factory) *cobra.Command {
-	s := f.Streams
-	var (
-		sf       = cmdutil.SessionFlags{Streams: s}
-		to, back int
-	)
+// RewindOptions are `sandbox rewind`'s flags.
+type RewindOptions struct {
+	Session cmdutil.SessionFlags
+	To      int // the block whose state comes back (0: not given)
+	Back    int // how many blocks back from the current state (0: not given)
+}
+
+// NewCmdRewind is `sandbox rewind`; runF (nil: runRewind) runs it.
+func NewCmdRewind(f *cmdutil.Factory, runF func(*RewindOptions) error) *cobra.Command {
+	opts := &RewindOptions{Session: cmdutil.SessionFlags{Streams: f.Streams}}
 	cmd := &cobra.Command{
 		Use:   "rewind [--session S] [--workspace D] [--to BLOCK | --back N]",
 		Short: "Bring a session's state back to what it was after an earlier block",
@@ -33,25 +37,32 @@ snapshots stay in the history: a rewind --to a later block undoes it.`,
 			switch {
 			case cmd.Flags().Changed("to") && cmd.Flags().Changed("back"):
 				return cmdutil.UsageError{Err: errors.New("give --to BLOCK or --back N, not both")}
-			case cmd.Flags().Changed("to") && to < 1:
+			case cmd.Flags().Changed("to") && opts.To < 1:
 				return cmdutil.UsageError{Err: errors.New("--to is a block's number, 1 or more (see vis-agent sandbox log)")}
-			case cmd.Flags().Changed("back") && back < 1:
+			case cmd.Flags().Changed("back") && opts.Back < 1:
 				return cmdutil.UsageError{Err: errors.New("--back is how many blocks to go back, 1 or more")}
 			}
-			c, _, err := sf.Open(nil)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			notice, _, err := c.Rewind(to, back)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(s.Out, termtext.Text(notice))
-			return nil
+			return runRewind(opts)
 		}),
 	}
-	sf.Add(cmd)
-	cmd.Flags().IntVar(&to, "to", 0, "the block whose state comes back")
-	cmd.Flags().IntVar(&back, "back", 0, "how many blocks back from the current state (default 1)")
+	opts.Session.Add(cmd)
+	cmd.Flags().IntVar(&opts.To, "to", 0, "the block whose state comes back")
+	cmd.Flags().IntVar(&opts.Back, "back", 0, "how many blocks back from the current state (default 1)")
 	return cmd
+}
+
+func runRewind(opts *RewindOptions) error {
+	c, _, err := opts.Session.Open(nil)
+	if err != nil {
+		return err
+	}
+	notice, _, err := c.Rewind(opts.To, opts.Back)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Session.Streams.Out, termtext.Text(notice))
+	return nil
 }

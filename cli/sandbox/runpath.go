@@ -13,7 +13,6 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/client/runpath"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 	"github.com/vis-agent/vis-agent/sandbox/remotemux"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // A warm `sandbox run -c CODE` is carried to the session's host by the
@@ -88,17 +87,18 @@ func planTarget(plan *runpath.Plan, c *client.Session, p *protocol.Policy) bool 
 		}
 		paths := remotemux.PathsOf(r.Mux.Dir, r.Target.URL)
 		header, err := remotemux.Header(r.Args)
-		if err != nil || len(paths.Socket) > session.MaxSocketPath {
+		if err != nil || len(paths.Socket) > client.MaxSocketPath {
 			return false
 		}
 		plan.Socket, plan.Key = paths.Socket, paths.Key
 		plan.Header, plan.URL = string(bytes.TrimSuffix(header, []byte("\n"))), r.Target.URL
 		return true
 	}
+	socket, key := c.SocketFiles()
 	if p == nil || len(p.Roots)+len(p.ReadOnlyRoots) > 0 || plan.Workspace != c.Meta.Workspace ||
-		len(c.Folder.SocketPath()) > session.MaxSocketPath {
+		len(socket) > client.MaxSocketPath {
 		return false
 	}
-	plan.Socket, plan.Key = c.Folder.SocketPath(), c.Folder.KeyPath()
+	plan.Socket, plan.Key = socket, key
 	return true
 }

@@ -31,7 +31,7 @@ through vis-agent sandbox mcp.`,
 		NewCmdControl(f, "restart", "Replace a session's Python process with a new one restored from the snapshot", nil),
 		NewCmdControl(f, "interrupt", "Raise KeyboardInterrupt in a session's running block", nil),
 		NewCmdRm(f, nil), NewCmdAttachments(f, nil), NewCmdAttachment(f),
-		NewCmdExport(f, nil), NewCmdImport(f, nil), NewCmdLog(f, nil), newSandboxRewindCmd(f), NewCmdFork(f, nil))
+		NewCmdExport(f, nil), NewCmdImport(f, nil), NewCmdLog(f, nil), NewCmdRewind(f, nil), NewCmdFork(f, nil))
 	addReplCmd(sandbox, f)
 	return sandbox
 }

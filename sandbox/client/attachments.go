@@ -17,6 +17,31 @@ import (
 // shared by processes, WAL): no host is needed, and a stopped session's
 // attachments are there too.
 
+// The store's types as the front ends name them: they reach the store
+// only through a session (issue 35).
+type (
+	// Descriptor is one version of an attachment, as the store describes
+	// it.
+	Descriptor = attachments.Descriptor
+	// Comment is a comment on a commentable version.
+	Comment = attachments.Comment
+	// NewAttachment is what Attach stores: its filename, kind, media type.
+	NewAttachment = attachments.New
+	// AttachLimits bounds what Attach stores.
+	AttachLimits = attachments.Limits
+	// AttachmentNotFoundError is Attachment's error for a name or id the
+	// session has no attachment of.
+	AttachmentNotFoundError = attachments.NotFoundError
+)
+
+// DefaultMaxAttachBytes bounds an attachment when the settings name no
+// bound.
+const DefaultMaxAttachBytes = attachments.DefaultMaxBytes
+
+// CheckWritableFilename refuses a filename a block chose that a front end
+// must not write in the user's folder by itself (attachments.CheckWritable).
+func CheckWritableFilename(name string) error { return attachments.CheckWritable(name) }
+
 // attachmentKey is the session's key in the store: its folder name.
 func (s *Session) attachmentKey() string { return s.Folder.ID() }
 

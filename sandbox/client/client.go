@@ -70,11 +70,24 @@ func (s *Session) client() *protocol.Client {
 
 // Open makes (or finds) the folder of the session named in m under root.
 func Open(root string, m session.Meta, hostCommand []string) (*Session, error) {
+	return OpenFor(root, m, func(string, bool) ([]string, error) { return hostCommand, nil })
+}
+
+// OpenFor is Open with the command that starts the session's host made by
+// host, from the path of the session's folder and whether a host runs
+// there, before the folder is made (an error of host makes none): a front
+// end decides the jail and the host's command line from them without
+// reading session folders itself.
+func OpenFor(root string, m session.Meta, host func(dir string, running bool) ([]string, error)) (*Session, error) {
 	if err := session.CheckName(m.Name); err != nil {
 		return nil, err
 	}
-	f, err := session.Create(root, m)
+	f := session.Find(root, m)
+	hostCommand, err := host(f.Dir, f.Running())
 	if err != nil {
+		return nil, err
+	}
+	if f, err = session.Create(root, m); err != nil {
 		return nil, err
 	}
 	return &Session{Folder: f, Meta: m, HostCommand: hostCommand}, nil

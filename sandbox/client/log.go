@@ -8,6 +8,10 @@ import (
 	"github.com/vis-agent/vis-agent/sandbox/journal"
 )
 
+// LogEntry is one block as the session's journal keeps it: front ends
+// read the journal only through Log.
+type LogEntry = journal.Entry
+
 // followEvery is how often Log with follow looks for new blocks.
 const followEvery = 200 * time.Millisecond
 
@@ -16,7 +20,7 @@ const followEvery = 200 * time.Millisecond
 // oldest first; with follow it then waits for the journal to exist and
 // passes each block as it finishes, until ctx ends. It returns how many
 // blocks it passed.
-func (s *Session) Log(ctx context.Context, n int, follow bool, each func(journal.Entry) error) (int, error) {
+func (s *Session) Log(ctx context.Context, n int, follow bool, each func(LogEntry) error) (int, error) {
 	path := s.Folder.JournalFile()
 	j, err := journal.OpenRead(path)
 	for errors.Is(err, journal.ErrNone) && follow {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
@@ -152,7 +151,7 @@ func (sv *server) syncResources(ctx context.Context) {
 }
 
 // describeAttachment is one line about a version: what, how big, from where.
-func describeAttachment(d attachments.Descriptor) string {
+func describeAttachment(d client.Descriptor) string {
 	s := fmt.Sprintf("%s version %d: %s, %s, %s", d.Filename, d.Version, d.Kind, d.MediaType, sizeText(d.Size))
 	if d.Block > 0 {
 		s += fmt.Sprintf(", attached by block %d", d.Block)
@@ -181,7 +180,7 @@ type AttachmentList struct {
 
 // AttachmentEntry is a descriptor with its resource URI.
 type AttachmentEntry struct {
-	attachments.Descriptor
+	client.Descriptor
 	URI string `json:"uri"`
 }
 
@@ -272,14 +271,14 @@ func (sv *server) readAttachment(ctx context.Context, req *mcp.CallToolRequest, 
 
 // notShown describes an attachment read_attachment does not return, and
 // how to read it.
-func notShown(s *client.Session, head, why string, d attachments.Descriptor) *mcp.CallToolResult {
+func notShown(s *client.Session, head, why string, d client.Descriptor) *mcp.CallToolResult {
 	return textResult(head + "\n" + why + ", so not shown here. Read its bytes in a python block with read_attachment(" +
 		strconv.Quote(d.ID) + "), or as the resource " + attachmentURI(s.Meta.Name, d.ID, 0) + ".\n")
 }
 
 // readAll is an attachment's bytes (at most the store's limit per
 // attachment, so bounded).
-func readAll(s *client.Session, d attachments.Descriptor) ([]byte, error) {
+func readAll(s *client.Session, d client.Descriptor) ([]byte, error) {
 	r, err := s.ReadAttachment(d)
 	if err != nil {
 		return nil, err
@@ -373,7 +372,7 @@ func (sv *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, err
 	}
 	d, err := s.Attachment(name, version)
-	var nf *attachments.NotFoundError
+	var nf *client.AttachmentNotFoundError
 	if errors.As(err, &nf) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
@@ -401,8 +400,8 @@ func (sv *server) keepOutput(s *client.Session, out *capture) string {
 	}
 	r, err := out.spill.reader()
 	if err == nil {
-		var d attachments.Descriptor
-		d, err = s.Attach(attachments.New{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r, attachments.Limits{MaxBytes: sv.maxAttach})
+		var d client.Descriptor
+		d, err = s.Attach(client.NewAttachment{Filename: outputFilename, Kind: "output", MediaType: "text/plain; charset=utf-8"}, r, client.AttachLimits{MaxBytes: sv.maxAttach})
 		if err == nil {
 			sv.syncResources(context.Background())
 			s := fmt.Sprintf("whole output: attachment %s version %d, id %s (read_attachment pages it by lines: offset_lines, limit_lines)",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/session"
 )
 
 // The server acts on one session at a time: the one the user started it
@@ -91,7 +89,7 @@ func (sv *server) fork(ctx context.Context, req *mcp.CallToolRequest, in ForkArg
 	name := in.Name
 	if name == "" {
 		name = sv.forkName(src)
-	} else if err := session.CheckName(name); err != nil {
+	} else if err := client.CheckName(name); err != nil {
 		return nil, nil, err
 	}
 	s, err := sv.forkSession(src, name, in.At)
@@ -127,7 +125,7 @@ func (sv *server) forkName(src *client.Session) string {
 		if sv.sessions.named(name) != nil {
 			continue
 		}
-		if _, err := os.Lstat(session.Find(root, session.Meta{Name: name, Workspace: src.Meta.Workspace}).Dir); err != nil {
+		if _, err := client.Existing(root, client.Meta{Name: name, Workspace: src.Meta.Workspace}); err != nil {
 			return name
 		}
 	}

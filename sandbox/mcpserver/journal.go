@@ -2,13 +2,11 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/journal"
 )
 
 // logBlocks is how many of the latest blocks the session_log resource
@@ -22,33 +20,21 @@ func (sv *server) addLog(s *client.Session) {
 		Title:       "Session " + s.Meta.Name + "'s latest blocks",
 		Description: "The latest 20 blocks of the session, from any client (you, the REPL, sandbox run): who ran each, its code, output and status."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return readLog(s, req)
+			return readLog(ctx, s, req)
 		})
 }
 
-func readLog(s *client.Session, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func readLog(ctx context.Context, s *client.Session, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if err := s.Settle(); err != nil {
 		return nil, err
 	}
-	text := "The session has run no block yet.\n"
-	j, err := journal.OpenRead(s.Folder.JournalFile())
-	switch {
-	case errors.Is(err, journal.ErrNone):
-	case err != nil:
+	var b strings.Builder
+	if _, err := s.Log(ctx, logBlocks, false, func(e client.LogEntry) error { b.WriteString(e.Text()); return nil }); err != nil {
 		return nil, err
-	default:
-		defer j.Close()
-		entries, err := j.Last(logBlocks, 0)
-		if err != nil {
-			return nil, err
-		}
-		if len(entries) > 0 {
-			var b strings.Builder
-			for _, e := range entries {
-				b.WriteString(e.Text())
-			}
-			text = b.String()
-		}
+	}
+	text := b.String()
+	if text == "" {
+		text = "The session has run no block yet.\n"
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vis-agent/vis-agent/sandbox/attachments"
 	"github.com/vis-agent/vis-agent/sandbox/client"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -116,7 +115,7 @@ func newServer(cfg Config) *server {
 	sv.sessions = sessions{cur: sv.home, own: map[string]*client.Session{sv.home.Meta.Name: sv.home}}
 	sv.order.named = sv.nameClient
 	if sv.maxAttach <= 0 {
-		sv.maxAttach = attachments.DefaultMaxBytes
+		sv.maxAttach = client.DefaultMaxAttachBytes
 	}
 	if sv.maxOutput <= 0 {
 		sv.maxOutput = DefaultMaxOutput
