@@ -78,12 +78,8 @@ var allowed = map[string][]string{
 		"internal/detached", "internal/fsutil", "internal/headbuf", "internal/paths", "sandbox/attachments",
 		"sandbox/journal", "sandbox/protocol", "sandbox/remotemux", "sandbox/session",
 	},
-	"sandbox/mcpserver": {
-		"sandbox/attachments", "sandbox/client", "sandbox/install", "sandbox/protocol",
-		"sandbox/journal", // TODO(issue 35): through sandbox/client
-		"sandbox/session", // TODO(issue 35): through sandbox/client (fork_session's name check and folder)
-	},
-	"tui": {"internal/atomicfile", "internal/termtext", "sandbox/attachments", "sandbox/client", "sandbox/protocol"},
+	"sandbox/mcpserver": {"sandbox/client", "sandbox/install", "sandbox/protocol"},
+	"tui":               {"internal/atomicfile", "internal/termtext", "sandbox/client", "sandbox/protocol"},
 
 	// The command tree: the root (`vis-agent python`, runtime, config),
 	// the user's sandbox commands, the hidden process commands, and what
@@ -91,15 +87,12 @@ var allowed = map[string][]string{
 	"cli/cmdutil": {
 		"internal/config", "internal/iostreams", "internal/termtext", "packages", "sandbox/client",
 		"sandbox/jail/grant", "sandbox/protocol", "sandbox/remotemux",
-		"sandbox/session", // TODO(issue 35): through sandbox/client (session.Meta, CheckName, Find for --session)
 	},
 	"cli/sandbox": {
 		"cli/cmdutil", "internal/atomicfile", "internal/config", "internal/fsutil", "internal/termtext", "pyrun",
-		"sandbox/attachments", "sandbox/check", "sandbox/client", "sandbox/client/runpath", "sandbox/compilecheck",
+		"sandbox/check", "sandbox/client", "sandbox/client/runpath", "sandbox/compilecheck",
 		"sandbox/mcpserver", "sandbox/protocol", "sandbox/remotemux", "sandbox/repair", "sandbox/tools",
 		"sandbox/transfer", "tui",
-		"sandbox/journal", // TODO(issue 35): through sandbox/client (log's journal.Entry)
-		"sandbox/session", // TODO(issue 35): through sandbox/client (fork's and import's names, runpath's socket bound)
 	},
 	"cli/proc": {
 		"cli/cmdutil", "sandbox/child", "sandbox/client", "sandbox/connect", "sandbox/host", "sandbox/jail",
@@ -170,14 +163,10 @@ var rules = []rule{{
 	name: "only cmd/vis-agent imports cli",
 	from: []string{"*"}, fromExcept: []string{"cmd/vis-agent"}, to: []string{"cli"},
 }, {
-	name: "front ends reach sessions through sandbox/client: not the journal or the session folders",
-	from: frontEnds, to: []string{"sandbox/journal", "sandbox/session"},
+	name: "front ends reach sessions through sandbox/client: not the journal, the attachments store, the session folders or their transfer (the client re-exports the names they use)",
+	from: frontEnds, to: []string{"sandbox/journal", "sandbox/attachments", "sandbox/session", "sandbox/transfer"},
 	known: []edge{
-		{"sandbox/mcpserver", "sandbox/journal"}, // TODO(issue 35): through sandbox/client
-		{"sandbox/mcpserver", "sandbox/session"}, // TODO(issue 35): through sandbox/client
-		{"cli/sandbox", "sandbox/journal"},       // TODO(issue 35): through sandbox/client
-		{"cli/sandbox", "sandbox/session"},       // TODO(issue 35): through sandbox/client
-		{"cli/cmdutil", "sandbox/session"},       // TODO(issue 35): through sandbox/client
+		{"cli/sandbox", "sandbox/transfer"}, // TODO(issue 35): export, import and fork through sandbox/client
 	},
 }, {
 	name: "front ends and the door reach no session process (so they build without cgo)", reach: true,
