@@ -143,12 +143,19 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(tea.RequestBackgroundColor, m.refresh(), m.watch(), m.live.follow())
 }
 
-func (m *Model) refresh() tea.Cmd {
+func (m *Model) refresh() tea.Cmd { return m.refreshFrom(true) }
+
+// refreshFrom reads the session's defs, status and attachments; start
+// says whether the read may start the session's host (the REPL's own
+// start, blocks and commands). Other clients' blocks refresh from a
+// running host only: a refresh that comes after a stop beside the REPL
+// must not start one.
+func (m *Model) refreshFrom(start bool) tea.Cmd {
 	s := m.s.sess
 	m.seen.blocks = m.live.ended // before the read: a block ending later is seen
-	// defs first: it starts the session's host when none runs
+	// defs first: it starts the session's host when none runs (and start)
 	return tea.Sequence(func() tea.Msg {
-		data, err := s.Defs(client.DefsOptions{JSON: true})
+		data, err := s.Defs(client.DefsOptions{JSON: true, Running: !start})
 		return defsMsg{data, err}
 	}, func() tea.Msg {
 		st, err := s.Status()

@@ -62,7 +62,7 @@ func (m *Model) othersRan() tea.Cmd {
 	if m.busy() || m.live.ended == m.seen.blocks {
 		return nil
 	}
-	return m.refresh()
+	return m.refreshFrom(false)
 }
 
 // busy: a block of the REPL's own runs, or it asks a question.

@@ -1,7 +1,9 @@
-// Package client is the one way front ends (the CLI now; the REPL and the
-// MCP server later) talk to a sandbox session: it finds the session's
-// host, starting it when none answers (one host however many clients start
-// at once), and speaks the protocol of package protocol.
+// Package client is the one way front ends (the CLI's sandbox commands,
+// the REPL, the MCP server) reach a sandbox session: it finds the
+// session's host, starting it when none answers (one host however many
+// clients start at once), speaks the protocol of package protocol, and
+// reads what the session keeps (its journal, its attachments, the list of
+// sessions) for them.
 package client
 
 import (
@@ -275,12 +277,15 @@ type DefsOptions struct {
 	Name, Pattern string
 	Limit, Offset int
 	Details, JSON bool
+	// Running asks a running host only: none is started, nor another
+	// when this one stops before it answers.
+	Running bool
 }
 
 // Defs is what defs() shows in the session (JSON: its description).
 func (s *Session) Defs(o DefsOptions) (string, error) {
 	ev, err := s.call(protocol.Request{Op: protocol.OpDefs, Name: o.Name, Pattern: o.Pattern, Limit: o.Limit, Offset: o.Offset,
-		Details: o.Details, JSON: o.JSON}, true, nil)
+		Details: o.Details, JSON: o.JSON}, !o.Running, nil)
 	return ev.Data, err
 }
 
