@@ -174,7 +174,7 @@ completions: build
 
 # Go benchmarks, then whole commands timed side by side with python.
 bench: build test-wheels
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./cli ./pyembed
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./pyrun ./pyembed/findpython
 	$(GO) test -run '^$$' -bench . ./sandbox/repair
 	VIS_TEST_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(GO) test -run '^TestRealCode$$' -count=1 -v ./sandbox/repair -args -realcode.n=4000
 	$(GO) test -run '^$$' -bench Key -benchtime 100x ./tui
