@@ -9,8 +9,7 @@ import (
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/termtext"
-	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/transfer"
+	"github.com/vis-agent/vis-agent/sandbox/client"
 )
 
 // ExportOptions are `sandbox export`'s flags, and the version its
@@ -58,17 +57,16 @@ func runExport(opts *ExportOptions) error {
 		return err
 	}
 	lim := transferLimits(s)
-	src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Attachments: s.Layout().Attachments(), VisAgent: opts.Version,
-		Protocol: protocol.Version, MaxStateBytes: lim.StateBytes}
+	export := func(w io.Writer) error { return c.Export(w, s.Layout().Attachments(), opts.Version, lim) }
 	if opts.Output == "-" {
-		return transfer.Export(src, s.Out)
+		return export(s.Out)
 	}
 	dest := opts.Output
 	if dest == "" {
 		dest = c.Meta.Name + ".vis-session.zip"
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(transfer.Export(src, pw)) }()
+	go func() { pw.CloseWithError(export(pw)) }()
 	wrote, size, err := writeOut(s, dest, pr, opts.Force)
 	pr.CloseWithError(err)
 	if err != nil {
@@ -79,9 +77,9 @@ func runExport(opts *ExportOptions) error {
 }
 
 // transferLimits are the user's limits on what an archive holds.
-func transferLimits(s cmdutil.Streams) transfer.Limits {
+func transferLimits(s cmdutil.Streams) client.TransferLimits {
 	st := config.Load(s.Layout().UserConfig())
-	return transfer.Limits{
+	return client.TransferLimits{
 		// The snapshot file itself holds up to 4 MiB of small values
 		// and its header besides the budget of the spilled ones.
 		StateBytes:      int64(st.SandboxMaxSnapshotMB.Value)<<20 + 64<<20,

@@ -11,8 +11,6 @@ import (
 	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/protocol"
-	"github.com/vis-agent/vis-agent/sandbox/transfer"
 )
 
 // ForkOptions are `sandbox fork`'s arguments and flags.
@@ -81,7 +79,7 @@ func runFork(opts *ForkOptions) error {
 		return err
 	}
 	m := client.Meta{Name: opts.New, Workspace: c.Meta.Workspace}
-	var ws *transfer.NewWorkspace
+	var ws *client.NewWorkspace
 	if opts.NewWorkspace != "" {
 		if ws, err = forkWorkspace(s, c, opts.NewWorkspace, opts.CopyWorkspace); err != nil {
 			return err
@@ -119,7 +117,7 @@ func runFork(opts *ForkOptions) error {
 
 // forkWorkspace checks (and with copy, fills) dir as the workspace of a
 // fork of c.
-func forkWorkspace(s cmdutil.Streams, c *client.Session, dir string, copy bool) (*transfer.NewWorkspace, error) {
+func forkWorkspace(s cmdutil.Streams, c *client.Session, dir string, copy bool) (*client.NewWorkspace, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(s.Dir, dir)
 	}
@@ -130,15 +128,13 @@ func forkWorkspace(s cmdutil.Streams, c *client.Session, dir string, copy bool) 
 		hidden = real
 	}
 	budget := int64(config.Load(s.Layout().UserConfig()).SandboxMaxDiskMB.Value) << 20
-	return transfer.ForkWorkspace(c.Meta.Workspace, dir, copy, budget, []string{hidden})
+	return c.ForkWorkspace(dir, copy, budget, []string{hidden})
 }
 
 // forkSession makes session m from the state of c (settled) after block
 // at (0: its last).
 func forkSession(s cmdutil.Streams, c *client.Session, at int, m client.Meta) error {
-	lim := transferLimits(s)
-	src := transfer.Source{Folder: c.Folder, Meta: c.Meta, Protocol: protocol.Version, MaxStateBytes: lim.StateBytes}
-	return transfer.Fork(src, at, transfer.Target{Sessions: s.Layout().Sessions(), Meta: m, Limits: lim})
+	return c.Fork(at, s.Layout().Sessions(), m, transferLimits(s))
 }
 
 // mcpFork is the MCP server's fork_session: a fork of src in its

@@ -10,7 +10,6 @@ import (
 	"github.com/vis-agent/vis-agent/cli/cmdutil"
 	"github.com/vis-agent/vis-agent/internal/termtext"
 	"github.com/vis-agent/vis-agent/sandbox/client"
-	"github.com/vis-agent/vis-agent/sandbox/transfer"
 )
 
 // ImportOptions are `sandbox import`'s flags and archive.
@@ -77,7 +76,7 @@ func runImport(opts *ImportOptions) error {
 	}
 	defer archive.Close()
 	l := s.Layout()
-	man, got, err := transfer.Import(archive.f, opts.Archive, transfer.Target{Sessions: l.Sessions(), Meta: m, Attachments: l.Attachments(), Limits: transferLimits(s)})
+	man, got, err := client.Import(archive.f, opts.Archive, l.Sessions(), l.Attachments(), m, transferLimits(s))
 	if err != nil {
 		return err
 	}
