@@ -523,9 +523,7 @@ func (h *Host) haltShells() {
 // restartAfterGit starts the session's next child, once the block that
 // ran (if one did) has ended, so that the next block finds it ready.
 func (h *Host) restartAfterGit() {
-	select {
-	case h.turn <- struct{}{}:
-	case <-h.done:
+	if !h.takeTurn() {
 		return
 	}
 	defer h.release()

@@ -454,6 +454,17 @@ func (h *Host) acquire(out *sink, withdrawn <-chan struct{}) bool {
 
 func (h *Host) release() { <-h.turn }
 
+// takeTurn waits for the session's turn for the host's own work; false
+// when the host stops first.
+func (h *Host) takeTurn() bool {
+	select {
+	case h.turn <- struct{}{}:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
 func (h *Host) touch() {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -48,9 +48,7 @@ func (h *Host) saveLater(ps *pendingSave) {
 	case <-time.After(h.cfg.SaveDelay):
 	case <-h.done:
 	}
-	select {
-	case h.turn <- struct{}{}:
-	case <-h.done:
+	if !h.takeTurn() {
 		return
 	}
 	defer h.release()
