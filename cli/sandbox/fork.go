@@ -123,12 +123,8 @@ func forkWorkspace(s cmdutil.Streams, c *client.Session, dir string, copy bool) 
 	}
 	// The jail covers vis-agent's sandbox folder: a workspace holding it
 	// shows the session none of it.
-	hidden := s.Layout().Sandbox()
-	if real, err := filepath.EvalSymlinks(hidden); err == nil {
-		hidden = real
-	}
 	budget := int64(config.Load(s.Layout().UserConfig()).SandboxMaxDiskMB.Value) << 20
-	return c.ForkWorkspace(dir, copy, budget, []string{hidden})
+	return c.ForkWorkspace(dir, copy, budget, []string{s.Layout().Sandbox()})
 }
 
 // forkSession makes session m from the state of c (settled) after block

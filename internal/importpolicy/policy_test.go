@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"sandbox/journal":     {"sandbox/protocol"},
 	"sandbox/attachments": {"internal/fsutil", "internal/headbuf"},
 	"sandbox/session":     {"internal/atomicfile", "internal/fsutil", "sandbox/protocol"},
-	"sandbox/transfer":    {"internal/fsutil", "sandbox/attachments", "sandbox/session"},
+	"sandbox/transfer":    {"internal/fsutil", "sandbox/attachments", "sandbox/realpath", "sandbox/session"},
 	"sandbox/jail/grant":  {"internal/config", "sandbox/netpolicy", "sandbox/protocol", "sandbox/realpath", "sandbox/roots"},
 	"pyembed/findpython":  {"internal/atomicfile", "internal/fsutil", "internal/iostreams", "internal/paths"},
 	"packages":            {"internal/atomicfile", "internal/fsutil", "internal/tomlbound", "pyembed/findpython"},

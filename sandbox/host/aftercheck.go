@@ -13,6 +13,7 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/check"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
@@ -78,7 +79,7 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 	slices.Sort(rels)
 	rels = slices.Compact(rels)
 	real := ws
-	if r, err := filepath.EvalSymlinks(ws); err == nil {
+	if r, err := realpath.Eval(ws); err == nil {
 		real = r
 	}
 	checks, unchecked, skipped := h.checkFiles(c, tree, real, rels)
@@ -93,7 +94,7 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 // working folder), relative to it.
 func workspaceFiles(ws string, written []string) []string {
 	roots := []string{ws}
-	if real, err := filepath.EvalSymlinks(ws); err == nil && real != ws {
+	if real, err := realpath.Eval(ws); err == nil && real != ws {
 		roots = append(roots, real)
 	}
 	var rels []string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -46,7 +45,7 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 		}
 		if policy.Jail {
 			target := opts.Target
-			if r, err := filepath.EvalSymlinks(target); err == nil {
+			if r, err := realpath.Eval(target); err == nil {
 				target = r
 			}
 			rw, _ := h.roots(policy)

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // A .git the jail does not keep read-only — one below the top of a
@@ -54,7 +55,7 @@ func (h *Host) noteGit(c *proc, res *protocol.Result, started time.Time, noted b
 		return
 	}
 	ws := filepath.Clean(h.cfg.Meta.Workspace)
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
+	if real, err := realpath.Eval(ws); err == nil {
 		ws = real
 	}
 	shield := h.access(c.policy).Shield

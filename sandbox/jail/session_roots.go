@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/roots"
@@ -102,7 +101,7 @@ func (j *SessionRoots) Roots(f SessionFiles) (rw, ro []string) {
 func resolved(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
+		if r, err := realpath.Eval(p); err == nil {
 			out = append(out, r)
 			if r != p {
 				out = append(out, p)

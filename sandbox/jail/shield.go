@@ -59,7 +59,7 @@ func (s Shield) Protects(roots []string) bool {
 		return false
 	}
 	for _, r := range roots {
-		if realpath.Within(s.Sessions, canonical(r)) {
+		if realpath.Within(s.Sessions, realpath.Canonical(r)) {
 			return true
 		}
 	}
@@ -92,17 +92,16 @@ func (s Shield) Keep() []string {
 // root holds it: a read-only root may.
 func NewShield(readWrite, own, inner []string, sessions string, keep []string) (Shield, error) {
 	var s Shield
-	canon := canonical
 	canonAll := func(paths []string) []string {
 		out := make([]string, 0, len(paths))
 		for _, p := range paths {
 			if p != "" {
-				out = append(out, canon(p))
+				out = append(out, realpath.Canonical(p))
 			}
 		}
 		return out
 	}
-	ownC, innerC, sessions := canonAll(own), canonAll(inner), canon(sessions)
+	ownC, innerC, sessions := canonAll(own), canonAll(inner), realpath.Canonical(sessions)
 	kept := map[string]bool{}
 	for _, k := range canonAll(keep) {
 		kept[k] = true
@@ -237,14 +236,14 @@ func gitLeads(root string) []string {
 		if !ok {
 			return nil
 		}
-		dir = canonical(relativeTo(root, gitdir))
+		dir = realpath.Canonical(relativeTo(root, gitdir))
 		leads = append(leads, dir)
 	case !st.IsDir():
 		return nil
 	}
 	dirs := []string{dir}
 	if common, ok := gitPointer(filepath.Join(dir, "commondir"), ""); ok {
-		common = canonical(relativeTo(dir, common))
+		common = realpath.Canonical(relativeTo(dir, common))
 		leads = append(leads, common)
 		dirs = append(dirs, common)
 	}
@@ -252,7 +251,7 @@ func gitLeads(root string) []string {
 		for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
 			p := filepath.Join(d, name)
 			if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
-				leads = append(leads, canonical(p))
+				leads = append(leads, realpath.Canonical(p))
 			}
 		}
 	}
@@ -329,7 +328,7 @@ func homeFolders() []string {
 		if !filepath.IsAbs(h) {
 			continue
 		}
-		if h = canonical(h); h != "/" && !slices.Contains(homes, h) {
+		if h = realpath.Canonical(h); h != "/" && !slices.Contains(homes, h) {
 			homes = append(homes, h)
 		}
 	}
@@ -358,19 +357,6 @@ func (s Shield) ReadOnlyAt(path string) bool {
 		}
 	}
 	return readOnly
-}
-
-// canonical is p with its symlinks resolved, p cleaned when that fails.
-// It is the standard library's resolver, not sandbox/realpath's: the two
-// differ where the shield's paths would then change (this one follows 255
-// links, not the kernel's 40; it refuses a file followed by more
-// elements; it resolves a relative p from the working folder), a change
-// of behaviour for a commit of its own.
-func canonical(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 func depth(p string) int { return strings.Count(p, "/") }

@@ -79,7 +79,7 @@ func planTree(s Shield, readWrite, readOnly []string) *treePlan {
 	var order []string
 	add := func(paths []string, writable bool) {
 		for _, given := range paths {
-			real, err := filepath.EvalSymlinks(given)
+			real, err := realpath.Eval(given)
 			if err != nil {
 				continue // a root that does not exist is skipped, as Landlock does
 			}
@@ -170,7 +170,7 @@ func (p *treePlan) linksOn(path string, hops int) {
 			continue
 		}
 		target, err := os.Readlink(prefix)
-		parent, err2 := filepath.EvalSymlinks(filepath.Dir(prefix))
+		parent, err2 := realpath.Eval(filepath.Dir(prefix))
 		if err != nil || err2 != nil {
 			continue
 		}

@@ -1,7 +1,8 @@
 // Package realpath resolves a path the way the kernel would, one element
 // at a time, for every check of where a jailed session's path leads: the
-// roots the jail opens (sandbox/roots), the files the tools let a block
-// touch (sandbox/tools). One walker, so that each check sees a path the
+// roots the jail opens (sandbox/roots, sandbox/jail's tree and shield),
+// the files the tools let a block touch (sandbox/tools), the workspace
+// the host scans and a fork copies. One walker, so that each check sees a path the
 // way the others do; the jailed code can plant a symlink anywhere under
 // its writable roots, so a check that resolved differently (".." taken
 // lexically, a link followed once more or once less) would be a way out.
@@ -42,6 +43,34 @@ func Walk(path string) (real string, passed []string, err error) {
 // first.
 func Resolve(path string) (string, error) {
 	return walk(path, true, nil)
+}
+
+// Eval is where path really is, as filepath.EvalSymlinks answers but by
+// this package's walker (the kernel's 40 links, ".." from where a link
+// led): the path must exist; a relative one is read from the working
+// folder.
+func Eval(path string) (string, error) {
+	switch {
+	case path == "":
+		return "", &os.PathError{Op: "resolve", Path: path, Err: syscall.ENOENT}
+	case !filepath.IsAbs(path):
+		// Not filepath.Abs: it cleans, taking "link/.." lexically.
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		path = wd + "/" + path
+	}
+	return walk(path, false, nil)
+}
+
+// Canonical is Eval(path), or path cleaned where it cannot be resolved
+// (it does not exist, or a link loops).
+func Canonical(path string) string {
+	if real, err := Eval(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
 }
 
 // walk is Walk and Resolve: a symlink is replaced by its target and a

@@ -158,3 +158,44 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestEval: the path an existing file really is at, as
+// filepath.EvalSymlinks answers where both follow the same links, a
+// relative path read from the working folder; Canonical falls back to the
+// path cleaned, past the kernel's bound too (EvalSymlinks follows 255).
+func TestEval(t *testing.T) {
+	d := tree(t)
+	for _, p := range []string{d + "/a/b", d + "/a/abs", d + "/a/rel/y", d + "/a/rel/../a/b", d + "/file"} {
+		want, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if real, err := Eval(p); err != nil || real != want {
+			t.Errorf("Eval(%s) = %s %v, want %s", p, real, err, want)
+		}
+	}
+	t.Chdir(d + "/a")
+	for rel, want := range map[string]string{"rel/y": d + "/x/y", "rel/../a/b": d + "/a/b", ".": d + "/a"} {
+		if real, err := Eval(rel); err != nil || real != want {
+			t.Errorf("Eval(%s) from %s/a = %s %v, want %s", rel, d, real, err, want)
+		}
+	}
+	if real, err := Eval(""); err == nil {
+		t.Errorf("Eval(\"\") = %s, want an error", real)
+	}
+	for _, bad := range []string{d + "/missing", d + "/dangle", d + "/loop", d + "/file/x"} {
+		if real, err := Eval(bad); err == nil {
+			t.Errorf("Eval(%s) = %s, want an error", bad, real)
+		}
+		if got := Canonical(bad + "/."); got != bad {
+			t.Errorf("Canonical(%s/.) = %s, want %s", bad, got, bad)
+		}
+	}
+	l0 := chain(t, d, MaxLinks+1, "x")
+	if got := Canonical(l0); got != l0 {
+		t.Errorf("Canonical of %d links = %s, want it unresolved (the kernel would not follow them)", MaxLinks+1, got)
+	}
+	if got := Canonical(d + "/a/abs"); got != d+"/x/y" {
+		t.Errorf("Canonical(%s/a/abs) = %s, want %s/x/y", d, got, d)
+	}
+}

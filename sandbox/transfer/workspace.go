@@ -9,12 +9,12 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vis-agent/vis-agent/internal/fsutil"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 )
 
 // A fork's own workspace (sandbox fork --new-workspace). The source
@@ -54,10 +54,10 @@ type NewWorkspace struct {
 // with copy, new or an empty folder. Without copy it makes dir when it
 // does not exist; with copy it copies src's files into a folder staged
 // beside dir, at most max bytes (the session's disk budget: past it,
-// nothing is copied), leaving out hidden (canonical paths in src the
+// nothing is copied), leaving out hidden (paths in src the
 // session's jail does not show).
 func ForkWorkspace(src, dir string, copy bool, max int64, hidden []string) (*NewWorkspace, error) {
-	parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	parent, err := realpath.Eval(filepath.Dir(dir))
 	if err != nil {
 		return nil, fmt.Errorf("the new workspace %s: its parent folder: %w", dir, fsutil.Cause(err))
 	}
@@ -68,13 +68,13 @@ func ForkWorkspace(src, dir string, copy bool, max int64, hidden []string) (*New
 	case exists && !st.IsDir():
 		return nil, fmt.Errorf("the new workspace %s is not a folder", dir)
 	case exists:
-		if w.Path, err = filepath.EvalSymlinks(w.Path); err != nil {
+		if w.Path, err = realpath.Eval(w.Path); err != nil {
 			return nil, fmt.Errorf("the new workspace %s: %w", dir, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("the new workspace %s: %w", dir, fsutil.Cause(err))
 	}
-	if w.Path == src || strings.HasPrefix(w.Path, src+string(filepath.Separator)) {
+	if realpath.Within(w.Path, src) {
 		return nil, fmt.Errorf("the new workspace %s is inside the session's workspace %s: give a folder outside it", dir, src)
 	}
 	if !copy {
@@ -91,7 +91,11 @@ func ForkWorkspace(src, dir string, copy bool, max int64, hidden []string) (*New
 			return nil, fmt.Errorf("the new workspace %s is not empty: --copy-workspace copies into a new or empty folder", dir)
 		}
 	}
-	if err := w.copyFrom(src, max, hidden); err != nil {
+	real := make([]string, len(hidden))
+	for i, h := range hidden {
+		real[i] = realpath.Canonical(h)
+	}
+	if err := w.copyFrom(src, max, real); err != nil {
 		w.Discard()
 		return nil, err
 	}
@@ -317,7 +321,7 @@ func (ww *workspaceWalk) inGroup(gid int) bool {
 func (ww *workspaceWalk) isHidden(rel string) bool {
 	p := filepath.Join(ww.src, filepath.FromSlash(rel))
 	for _, h := range ww.hidden {
-		if p == h || strings.HasPrefix(p, h+string(filepath.Separator)) {
+		if realpath.Within(p, h) {
 			return true
 		}
 	}
