@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/vis-agent/vis-agent/internal/testing/clitest"
@@ -19,5 +20,16 @@ func TestRuntimeAndConfigOptions(t *testing.T) {
 	}
 	if c, err := clitest.Parse(t, NewCmdConfig, "--bogus"); err == nil || c != nil {
 		t.Error("config takes --bogus")
+	}
+}
+
+// TestPythonOptions: python's command line reaches runF whole, its
+// options and the program's alike, none taken by cobra.
+func TestPythonOptions(t *testing.T) {
+	for _, args := range [][]string{{"-c", "pass", "--help", "-x"}, {"-m", "pip", "install", "--no-index"}, {"prog.py", "--version"}, {}} {
+		p, err := clitest.Parse(t, NewCmdPython, args...)
+		if err != nil || p == nil || !slices.Equal(p.Args, args) {
+			t.Errorf("python %q: %v, %+v", args, err, p)
+		}
 	}
 }

@@ -10,7 +10,18 @@ import (
 	"github.com/vis-agent/vis-agent/pyrun"
 )
 
-func newPythonCmd(s Streams) *cobra.Command {
+// PythonOptions are `vis-agent python`'s command line: python's own,
+// which pyrun parses as python does (after the program, the program's).
+type PythonOptions struct {
+	Streams Streams
+	Args    []string
+}
+
+// NewCmdPython is `vis-agent python` for help and completion; runF (nil:
+// runPython) runs it. A command line that starts with python does not
+// reach cobra: Main takes the hot path straight to runPython.
+func NewCmdPython(f *cmdutil.Factory, runF func(*PythonOptions) error) *cobra.Command {
+	opts := &PythonOptions{Streams: f.Streams}
 	cmd := &cobra.Command{
 		Use:   "python " + pyrun.Usage[len("vis-agent python "):],
 		Short: "Run Python programs with the embedded CPython, as python does",
@@ -18,16 +29,25 @@ func newPythonCmd(s Streams) *cobra.Command {
 		// the program belong to the program.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := pyrun.Main(args, s); code != 0 {
-				return cmdutil.ExitError{Code: code}
+			opts.Args = args
+			if runF != nil {
+				return runF(opts)
 			}
-			return nil
+			return runPython(opts)
 		},
 		ValidArgsFunction: completePython,
 	}
 	// `vis-agent help python` shows the same help as `vis-agent python -h`.
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { io.WriteString(c.OutOrStdout(), pyrun.Help) })
 	return cmd
+}
+
+// runPython runs the program; its exit status is python's.
+func runPython(opts *PythonOptions) error {
+	if code := pyrun.Main(opts.Args, opts.Streams); code != 0 {
+		return cmdutil.ExitError{Code: code}
+	}
+	return nil
 }
 
 // pythonOptions are what a shell completes after `vis-agent python -`.

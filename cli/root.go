@@ -57,7 +57,7 @@ func newRoot(s Streams) *cobra.Command {
 	root.SetUsageFunc(usage)
 	sb := sandbox.NewCmdSandbox(f)
 	sb.AddCommand(proc.NewCmds(f)...)
-	root.AddCommand(newPythonCmd(s), NewCmdRuntime(f, nil), NewCmdConfig(f, nil), sb)
+	root.AddCommand(NewCmdPython(f, nil), NewCmdRuntime(f, nil), NewCmdConfig(f, nil), sb)
 	fixCompletionCmd(root)
 	return root
 }
@@ -142,7 +142,8 @@ func buildVersion() string {
 func Main(ctx context.Context, args []string, s Streams) int {
 	if len(args) > 0 && args[0] == "python" {
 		// The hot path: start-up is most of what a short python run costs,
-		// and python's command line is not a cobra command line anyway.
+		// and python's command line is not a cobra command line anyway
+		// (runPython, without building the command tree).
 		return pyrun.Main(args[1:], s)
 	}
 	root := newRoot(s)
