@@ -161,17 +161,20 @@ func (e *restoreError) Error() string {
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped. The
-// host's first child is the one its C constructor started, when that one
-// was started for this policy.
+// host's first child is early, the one its C constructor started, when
+// that one was started for this policy.
 //
 // A child whose network is an allow list (np not nil) hands the host its
 // listener for the proxy on its host-call link first; np serves it until
 // the child ends.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
-	s, dropsPrivileges, ownNetwork := takeEarlyChild()
-	if s != nil && (dropsPrivileges != policy.Jail || ownNetwork != policy.Proxied()) {
-		s.discard()
-		s = nil
+func startChild(cfg Config, policy protocol.Policy, early *earlyChild, reason string, opts startOptions, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
+	var s *spawned
+	if early != nil {
+		if early.dropsPrivileges == policy.Jail && early.ownNetwork == policy.Proxied() {
+			s = early.s
+		} else {
+			early.s.discard()
+		}
 	}
 	if s == nil {
 		var err error
