@@ -161,18 +161,48 @@ func (e *restoreError) Error() string {
 
 // startChild starts an interpreter child for the session and waits until it
 // has restored the snapshot. reason is why the previous one stopped. The
-// host's first child is the one its C constructor started, when that one
-// was started for this policy.
+// host's first child is early, the one its C constructor started, when
+// that one was started for this policy.
+//
+// A child killed by a signal before its first answer had not begun to
+// restore the snapshot (it says so first) and was sent no block, so a
+// fresh one starts in its place, once, with the same description: the
+// early child lives from the host's start, and a kill that lands as it is
+// handed over must not fail the block waiting for it. A second such death
+// is the error, as is a child that exits on its own before it is ready (a
+// runtime that cannot start says why), at once.
 //
 // A child whose network is an allow list (np not nil) hands the host its
 // listener for the proxy on its host-call link first; np serves it until
 // the child ends.
-func startChild(cfg Config, policy protocol.Policy, reason string, opts startOptions, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
-	s, dropsPrivileges, ownNetwork := takeEarlyChild()
-	if s != nil && (dropsPrivileges != policy.Jail || ownNetwork != policy.Proxied()) {
-		s.discard()
-		s = nil
+func startChild(cfg Config, policy protocol.Policy, early *earlyChild, reason string, opts startOptions, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
+	var s *spawned
+	if early != nil {
+		if early.dropsPrivileges == policy.Jail && early.ownNetwork == policy.Proxied() {
+			s = early.s
+		} else {
+			early.s.discard()
+		}
 	}
+	info := protocol.ChildInfo{
+		Session:       sessionInfo(cfg),
+		RestartReason: reason,
+		Policy:        policy,
+		Discard:       opts.discard,
+		Drop:          opts.drop,
+		Rewind:        opts.rewind,
+	}
+	c, err := launchChild(cfg, policy, s, info, newCalls, np)
+	if se, ok := errors.AsType[*startError](err); ok && se.killedUnanswered {
+		fmt.Fprintf(cfg.Log, "vis-agent sandbox host: %v; starting a new one\n", err)
+		c, err = launchChild(cfg, policy, nil, info, newCalls, np)
+	}
+	return c, err
+}
+
+// launchChild hands s (a new child when nil) the session's description
+// info and waits until it is ready.
+func launchChild(cfg Config, policy protocol.Policy, s *spawned, info protocol.ChildInfo, newCalls func(net.Conn) *hostcalls.Server, np *netProxy) (*proc, error) {
 	if s == nil {
 		var err error
 		if s, err = spawnChild(cfg, policy); err != nil {
@@ -180,15 +210,7 @@ func startChild(cfg Config, policy protocol.Policy, reason string, opts startOpt
 		}
 	}
 	c := newProc(cfg, s, newCalls)
-	err := c.introduce(s, protocol.ChildInfo{
-		Session:       sessionInfo(cfg),
-		RestartReason: reason,
-		Policy:        policy,
-		Discard:       opts.discard,
-		Drop:          opts.drop,
-		Rewind:        opts.rewind,
-	}, np)
-	return c.awaitReady(err, policy)
+	return c.awaitReady(c.introduce(s, info, np), policy)
 }
 
 func sessionInfo(cfg Config) protocol.SessionInfo {
@@ -262,6 +284,15 @@ func (c *proc) introduce(s *spawned, info protocol.ChildInfo, np *netProxy) erro
 	return err
 }
 
+// startError is a child that ended before it was ready, saying msg.
+// killedUnanswered: a signal ended it before it answered anything.
+type startError struct {
+	msg              string
+	killedUnanswered bool
+}
+
+func (e *startError) Error() string { return "the Python process did not start: " + e.msg }
+
 // staleError is a standby whose imported modules changed on disk since it
 // imported them: it ended, and a new child starts instead.
 type staleError struct{ why string }
@@ -274,12 +305,16 @@ func (e *staleError) Error() string { return "the standby Python process is stal
 func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) {
 	err := sendErr
 	var ev protocol.Event
-	restoring := false
+	restoring, answered := false, false
 	if err == nil {
 		c.link.SetReadDeadline(time.Now().Add(readyTimeout))
 		for {
 			ev = protocol.Event{}
-			if err = c.conn.Receive(&ev); err != nil || ev.Ev != protocol.EvRestoring && ev.Ev != protocol.EvOut {
+			if err = c.conn.Receive(&ev); err != nil {
+				break
+			}
+			answered = true
+			if ev.Ev != protocol.EvRestoring && ev.Ev != protocol.EvOut {
 				break
 			}
 			if ev.Ev == protocol.EvRestoring {
@@ -298,10 +333,11 @@ func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) 
 		if ev.Ev == protocol.EvStale {
 			return nil, &staleError{ev.Message}
 		}
+		var ne net.Error
+		timedOut := errors.As(err, &ne) && ne.Timeout()
 		if restoring {
 			why := "it " + strings.TrimPrefix(c.exitReason(), "the Python process ")
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if timedOut {
 				why = fmt.Sprintf("it did not finish within %s", humanDuration(readyTimeout))
 			} else if last := lastLine(c.stderr.lastLines()); last != "" {
 				why += ": " + last
@@ -315,7 +351,7 @@ func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) 
 		if msg == "" {
 			msg = c.exitReason()
 		}
-		return nil, fmt.Errorf("the Python process did not start: %s", msg)
+		return nil, &startError{msg: msg, killedUnanswered: !answered && !timedOut && c.signaled()}
 	}
 	c.version, c.minor, c.kernelMissing, c.policy = ev.Data, ev.Line, ev.Message, policy
 	return c, nil
@@ -424,6 +460,15 @@ func (c *proc) exitReason() string {
 		return fmt.Sprintf("the Python process was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 	}
 	return fmt.Sprintf("the Python process exited with status %d", st.ExitCode())
+}
+
+// signaled reports whether a signal ended the child, once it has ended.
+func (c *proc) signaled() bool {
+	if c.state == nil {
+		return false
+	}
+	ws, ok := c.state.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 // setSink sends the child's own stdout and stderr (C code, subprocesses)

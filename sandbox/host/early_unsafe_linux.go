@@ -11,14 +11,19 @@ import (
 	"os"
 )
 
-// takeEarlyChild returns the interpreter child the host's C constructor
-// started before Go (early_linux.c), once; nil when there is none.
-// dropsPrivileges: it was started with protocol.DropPrivilegesFlag;
-// ownNetwork: with protocol.NetworkFlag.
-func takeEarlyChild() (s *spawned, dropsPrivileges, ownNetwork bool) {
+// earlyChild is the interpreter child the host's C constructor started
+// before Go (early_linux.c). dropsPrivileges: it was started with
+// protocol.DropPrivilegesFlag; ownNetwork: with protocol.NetworkFlag.
+type earlyChild struct {
+	s                           *spawned
+	dropsPrivileges, ownNetwork bool
+}
+
+// takeEarlyChild returns the early child, once; nil when there is none.
+func takeEarlyChild() *earlyChild {
 	var e C.struct_vis_early
 	if C.vis_host_take_early(&e) == 0 {
-		return nil, false, false
+		return nil
 	}
 	files := []*os.File{os.NewFile(uintptr(e.link), "link"), os.NewFile(uintptr(e.calls), "calls"),
 		os.NewFile(uintptr(e.stacks), "stacks"), os.NewFile(uintptr(e.out), "stdout"), os.NewFile(uintptr(e.err), "stderr")}
@@ -46,8 +51,8 @@ func takeEarlyChild() (s *spawned, dropsPrivileges, ownNetwork bool) {
 			process.Kill()
 			process.Wait()
 		}
-		return nil, false, false
+		return nil
 	}
-	return &spawned{process: process, link: link, calls: calls, stacks: files[2], stdout: files[3], stderr: files[4]},
-		e.drops_privileges != 0, e.own_network != 0
+	return &earlyChild{s: &spawned{process: process, link: link, calls: calls, stacks: files[2], stdout: files[3], stderr: files[4]},
+		dropsPrivileges: e.drops_privileges != 0, ownNetwork: e.own_network != 0}
 }

@@ -143,7 +143,10 @@ type Host struct {
 	// written is the last record written (recordUnchanged).
 	written writtenRecord
 	// fresh is the child ensureChild started, until its first block.
-	fresh    freshChild
+	fresh freshChild
+	// early is the child the host's C constructor started, until the
+	// first child's start takes it (nil: none).
+	early    *earlyChild
 	recordMu sync.Mutex
 	conns    sync.WaitGroup
 	// door lets clients in (not under mu).
@@ -223,7 +226,7 @@ func serve(cfg Config, ready func(error)) error {
 		return err
 	}
 	h := &Host{cfg: cfg, turn: make(chan struct{}, 1), lastUse: time.Now(), saved: -1, done: make(chan struct{}),
-		policy: cfg.Policy, store: hostcalls.Store{Dir: cfg.Attachments, Key: cfg.Folder.ID()},
+		policy: cfg.Policy, early: takeEarlyChild(), store: hostcalls.Store{Dir: cfg.Attachments, Key: cfg.Folder.ID()},
 		door: door{key: key, strangers: make(chan struct{}, maxStrangers)}, journal: blockLog{path: cfg.Journal, max: cfg.JournalMaxBytes, log: cfg.Log}}
 	// The reason shows only if the child restores a snapshot.
 	h.reason = cfg.Folder.TakeStopped()
@@ -590,20 +593,29 @@ func (h *Host) startFor(policy protocol.Policy, gen int, reason string, opts sta
 	c, err := h.wakeStandby(policy, reason, opts)
 	fresh := c == nil && err == nil
 	if fresh {
-		c, err = startChild(h.cfg, policy, reason, opts, calls, np)
+		c, err = startChild(h.cfg, policy, h.takeEarly(), reason, opts, calls, np)
 	}
 	var re *restoreError
 	if errors.As(err, &re) {
 		// Never a dead session: what the snapshot held is lost, and the
 		// notice says so.
 		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: %v; starting a new one with the snapshot discarded\n", err)
-		c, err = startChild(h.cfg, policy, reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
+		c, err = startChild(h.cfg, policy, h.takeEarly(), reason, startOptions{discard: "restoring it stopped the Python process (" + re.why + ")"}, calls, np)
 		fresh = true
 	}
 	if err == nil && fresh {
 		c.gitGen = gen
 	}
 	return c, err
+}
+
+// takeEarly hands over the early child, once; nil when there is none.
+func (h *Host) takeEarly() *earlyChild {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.early
+	h.early = nil
+	return e
 }
 
 // usePolicy makes p the policy of the next block: a child started with
