@@ -8,10 +8,12 @@ import (
 
 // rewind brings back the session's state after an earlier block, from the
 // snapshots its history keeps (sandbox rewind): the child says which block
-// req names (To, or Back from the current state's), saves and stops, and
-// the next one restores that block's snapshot through the restart's
-// restore path. The answer carries the "[Sandbox rewound]" notice, which
-// the next block then does not repeat. Files are not rewound.
+// req names (To, or Back from the current state's) and rewinds to it in
+// its own process when it still holds that block's values unchanged
+// (OpRewindHere); else it saves and stops, and the next one restores that
+// block's snapshot through the restart's restore path. The answer carries
+// the "[Sandbox rewound]" notice, which the next block then does not
+// repeat. Files are not rewound.
 func (h *Host) rewind(req protocol.Request, out *sink) {
 	h.mu.Lock()
 	busy := h.busy
@@ -36,6 +38,17 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 	}
 	to := hist.History.Block
 	reason := fmt.Sprintf("the session was rewound to block %d (%s)", to, byWhom(req, "vis-agent sandbox rewind"))
+	here, err := h.askChild(protocol.Request{Op: protocol.OpRewindHere, To: to, Reason: reason})
+	if err == nil && here.Kind != protocol.KindRestart {
+		h.noteRewind(*hist.History)
+		out.Send(protocol.Event{Ev: protocol.EvOK, Message: here.Message, History: hist.History})
+		return
+	}
+	if err == nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: the rewind to block %d restarts: %s\n", to, here.Message)
+	}
+	// A child that failed or died trying is replaced by one restored from
+	// the block's snapshot all the same.
 	if err := h.restartWith(reason, startOptions{rewind: to}); err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return

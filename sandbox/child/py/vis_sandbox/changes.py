@@ -218,6 +218,8 @@ def _prober_class():
                 return False
 
             def reducer_override(self, obj):
+                if of_main(obj):
+                    raise _Unprobed  # a rewind in place must not reuse it (inplace.py)
                 np = sys.modules.get("numpy")
                 if np is None or type(obj) is not np.ndarray or not obj.dtype.hasobject:
                     return NotImplemented
@@ -241,6 +243,55 @@ def _prober_class():
 
 
 _Prober = None
+
+
+def of_main(obj):
+    """Whether obj is a class or function a block defined, or an instance
+    of one: a restore defines those anew, so a value holding one is not
+    the value a restore would give if it were kept as it is."""
+    if isinstance(obj, (type, types.FunctionType)) and obj.__module__ == "__main__":
+        return True
+    return type(obj).__module__ == "__main__"
+
+
+class _OfMain(Exception):
+    pass
+
+
+def _checker_class():
+    """_Checker, made at its first use (see _prober_class)."""
+    global _Checker
+    if _Checker is None:
+
+        class Checker(pickle.Pickler):
+            """Pickles as pickled() does for snapshot.bin, refusing what
+            of_main says a restore makes anew (the C pickler asks
+            reducer_override about every object but atomic values and
+            exact builtin containers, whose items it asks about)."""
+
+            def reducer_override(self, obj):
+                if of_main(obj):
+                    raise _OfMain
+                return NotImplemented
+
+        _Checker = Checker
+    return _Checker
+
+
+_Checker = None
+
+
+def pickles_again(value, data):
+    """The mutable objects value holds (as Entry.reach) when it pickles
+    to data (its pickle in snapshot.bin) again and holds nothing of_main
+    says a restore makes anew; None otherwise (a longer pickle stops at
+    data's length)."""
+    w = _LimitedWriter(len(data))
+    try:
+        _checker_class()(w, PROTOCOL).dump(value)
+    except Exception:  # _TooBig, _OfMain, or anything a __reduce__ raises
+        return None
+    return _reach(value) if b"".join(w.parts) == data else None
 
 
 def probe_worthy(value):
