@@ -291,7 +291,7 @@ def pickles_again(value, data):
         _checker_class()(w, PROTOCOL).dump(value)
     except Exception:  # _TooBig, _OfMain, or anything a __reduce__ raises
         return None
-    return _reach(value) if b"".join(w.parts) == data else None
+    return reach(value) if b"".join(w.parts) == data else None
 
 
 def probe_worthy(value):
@@ -348,11 +348,11 @@ def pickled(value, limit):
         reason = _unpicklable(value, e)
     if reason is not None:
         return Entry(value, reason=reason)
-    reach = _reach(value)
-    immutable = type(value) in _IMMUTABLE and not reach
+    held = reach(value)
+    immutable = type(value) in _IMMUTABLE and not held
     if too_big:
         buffers.clear()
-        return Entry(value, too_big=True, reach=reach, immutable=immutable)
+        return Entry(value, too_big=True, reach=held, immutable=immutable)
     if buffers and w.size + w.oob <= VALUE_LIMIT:
         # small enough for snapshot.bin: pickled again, its buffers in band
         inband = _LimitedWriter(VALUE_LIMIT)
@@ -362,8 +362,8 @@ def pickled(value, limit):
         except _TooBig:
             pass  # the opcodes around the buffers tipped it over: spilled
     if not buffers and w.size <= VALUE_LIMIT:
-        return Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
-    return Entry(value, parts=[w.parts, *buffers], reach=reach, immutable=immutable)
+        return Entry(value, data=b"".join(w.parts), reach=held, immutable=immutable)
+    return Entry(value, parts=[w.parts, *buffers], reach=held, immutable=immutable)
 
 
 def _marshalled(value, limit):
@@ -396,7 +396,7 @@ _THROUGH = frozenset({tuple, frozenset})  # never changed, but may hold what is
 _REACH_CAP = 1 << 20
 
 
-def _reach(value):
+def reach(value):
     """The ids of the mutable objects in value (itself included): what a
     change through another name would have to go through. One C call per
     level of nesting; a Python loop only over levels that mix kinds."""

@@ -207,13 +207,20 @@ class InPlace(Restore):
 
         def unchanged(e):
             now = _changes.probe(e.obj, e.pins)
-            return e.reach if now is not None and now[0] == e.probe else None
+            return _changes.reach(e.obj) if now is not None and now[0] == e.probe else None
 
         e = self._reuse(row["name"], fits, unchanged)
-        if e is None:
-            return super()._load_spilled(row)
-        self._bind(row["name"], e)
-        return None
+        if e is not None:
+            self._bind(row["name"], e)
+            return None
+        err = super()._load_spilled(row)
+        e = self.state._cache.get(row["name"])
+        if err is None and _changes.probe_worthy(e.obj):
+            # probed as the snapshot holds it, so that a later rewind in
+            # place can reuse it (a restart's restore leaves that to the
+            # first save that pickles it again)
+            e.probe, e.pins = _changes.probe(e.obj, None) or (None, None)
+        return err
 
     def _start_reading(self, raw_rows):
         def fits(e):

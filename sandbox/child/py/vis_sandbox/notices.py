@@ -57,7 +57,7 @@ def _in_place(counts):
     """What a rewind in place (inplace.py) took from memory and what from
     the snapshot."""
     reused, read = counts["reused"], counts["read"]
-    how = f"{reused} {'value' if reused == 1 else 'values'} as this process still held them, unchanged"
+    how = f"{reused} {'value' if reused == 1 else 'values'} from memory, unchanged"
     if read:
         how += f"; {read} read back from the snapshot"
     return f"Rewound in place, without a new process: {how}."
