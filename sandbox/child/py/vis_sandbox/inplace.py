@@ -61,6 +61,7 @@ class Kept:
         self.records = {}       # block -> {name: Entry} of its snapshot's values
         self.reached_out = 0    # the newest block that reaches_out said may have
         self._last = (None, None)  # (the save's dict, its record): shared by blocks that changed nothing
+        self._sizes = {}        # id(record) -> the saved sizes of its values
 
     def ran(self, block, reached_out):
         """Notes a block this process ran (reached_out: see reaches_out)."""
@@ -80,6 +81,7 @@ class Kept:
         record = {n: e for n, e in cache.items() if e.reason is None and not e.too_big}
         self._last = (cache, record)
         self.records[block] = record
+        self._sizes[id(record)] = sum(map(_size, record.values()))
         self._trim(record)
 
     def forget(self, values):
@@ -98,6 +100,11 @@ class Kept:
             del self.records[b]
         if current is None:
             return
+        self._sizes = {id(r): self._sizes[id(r)] for r in self.records.values()}
+        # what all of them hold, bound or not: more than what they alone
+        # hold, so nothing to count on a save while it is under the bound
+        if sum(self._sizes.values()) <= self.max_bytes:
+            return
         live = {id(e.obj) for e in current.values()}
         while len(self.records) > 1 and self._held(live) > self.max_bytes:
             del self.records[min(self.records)]
@@ -108,7 +115,7 @@ class Kept:
             for e in record.values():
                 if id(e.obj) not in seen:
                     seen.add(id(e.obj))
-                    held += len(e.data) if e.data is not None else e.size or 0
+                    held += _size(e)
         return held
 
     def refuses(self, block):
@@ -121,7 +128,13 @@ class Kept:
 
     def drop(self):
         self.records.clear()
+        self._sizes.clear()
         self._last = (None, None)
+
+
+def _size(e):
+    """The saved size of an Entry's value: the estimate of its memory."""
+    return len(e.data) if e.data is not None else e.size or 0
 
 
 def reaches_out(names, namespace, source):
