@@ -133,6 +133,49 @@ class InPlaceTest(Case):
         self.assertEqual((report["in_place"], s.ns["later"]), ({"reused": 0, "read": 1}, []))
 
 
+class AheadTest(Case):
+    def setUp(self):
+        super().setUp()
+        self.calls = 0
+        real = changes.probe
+
+        def counted(value, pins):
+            self.calls += 1
+            return real(value, pins)
+
+        changes.probe = counted
+        self.addCleanup(setattr, changes, "probe", real)
+
+    def spilled(self):
+        """A session whose block 1 spilled a list, probed as a frame is, and
+        whose block 2 rebound it."""
+        s = self.session()
+        s.run("big = list(range(300_000))", names=True)  # over 1 MiB: spilled
+        s.run("big = 0", names=True)
+        e = s.state.kept.records[1]["big"]
+        e.probe, e.pins = changes.probe(e.obj, None)
+        self.calls = 0
+        return s, e
+
+    def test_a_probe_done_ahead_serves_the_rewind(self):
+        s, e = self.spilled()
+        s.state.kept.verify_ahead(1)
+        s.state.kept.verify_ahead(1)
+        self.assertEqual(self.calls, 1, "once, until a request may run code")
+        report, _ = rewind_in_place(s, 1)
+        self.assertEqual((self.calls, report["in_place"]), (1, {"reused": 1, "read": 0}))
+        self.assertIs(s.ns["big"], e.obj)
+
+    def test_a_request_that_may_run_code_undoes_it(self):
+        s, e = self.spilled()
+        s.state.kept.verify_ahead(1)
+        s.state.kept.unverify()  # the driver's loop, for a run
+        e.obj.append(1)
+        report, _ = rewind_in_place(s, 1)
+        self.assertEqual((self.calls, report["in_place"]), (2, {"reused": 0, "read": 1}))
+        self.assertEqual(len(s.ns["big"]), 300_000)
+
+
 class KeptTest(Case):
     def test_the_bound_drops_the_oldest_blocks(self):
         s = self.session()

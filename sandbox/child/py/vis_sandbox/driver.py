@@ -746,6 +746,10 @@ REQUESTS = {
 }
 
 
+# The requests that run none of a block's code (Kept.unverify).
+NO_CODE = frozenset({"ping", "history", "notice", "rewind_here"})
+
+
 def serve(fd, stacks_fd, folder, info_json):
     """The child's main loop: serves the host on socket fd until it closes
     the link or asks the child to exit. stacks_fd receives every thread's
@@ -786,6 +790,7 @@ def serve(fd, stacks_fd, folder, info_json):
         if driver.pending is None:
             driver.warm_up(fd)
             driver.state.flush_history_when_quiet(fd, WARM_AFTER)
+            driver.state.verify_when_quiet(fd, WARM_AFTER)
             _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
@@ -797,6 +802,9 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
             continue
         op = req.get("op")
+        if op not in NO_CODE:
+            # it may run a block's code, which may change a kept value
+            driver.state.kept.unverify()
         if op == "run":
             # A block that came before the host asked for the save of the
             # last one (a script's next command): it runs first, and one

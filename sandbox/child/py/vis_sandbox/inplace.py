@@ -21,7 +21,9 @@ disk. The namespace is then emptied and T's snapshot restored into it
 through the restore path (restore.Restore: sys.path, imports, helpers
 defined anew from their source, values, the same report and notice), but
 that a value is bound from the kept one when that is proven the value the
-snapshot holds:
+snapshot holds (the probe below is done ahead while the session is idle,
+for the block a rewind back one would go to, and holds until a request
+that could run a block's code):
 
 - its record is the snapshot's row (the same pickle, fingerprint or file),
 - it is unchanged now: a small value pickles to the same bytes; a spilled
@@ -62,6 +64,10 @@ class Kept:
         self.reached_out = 0    # the newest block that reaches_out said may have
         self._last = (None, None)  # (the save's dict, its record): shared by blocks that changed nothing
         self._sizes = {}        # id(record) -> the saved sizes of its values
+        # id(Entry) -> Entry probed unchanged while the session was idle,
+        # since the last request that could run a block's code (unverify)
+        self.verified = {}
+        self._ahead = None      # the record verify_ahead looked at last
 
     def ran(self, block, reached_out):
         """Notes a block this process ran (reached_out: see reaches_out)."""
@@ -83,6 +89,30 @@ class Kept:
         self.records[block] = record
         self._sizes[id(record)] = sum(map(_size, record.values()))
         self._trim(record)
+
+    def verify_ahead(self, block):
+        """Probes, ahead of a rewind, the values of block's record that a
+        rewind would probe (see InPlace._load_spilled): the session is
+        idle, and a rewind soon after finds them verified unless a request
+        that could run a block's code came in between (unverify)."""
+        record = self.records.get(block)
+        if record is None or record is self._ahead:
+            return
+        self._ahead = record
+        for e in record.values():
+            if e.probe is not None and id(e) not in self.verified:
+                now = _changes.probe(e.obj, e.pins)
+                if now is not None and now[0] == e.probe:
+                    self.verified[id(e)] = e
+
+    def wants_verify(self, block):
+        """Whether verify_ahead(block) has anything to do."""
+        record = self.records.get(block)
+        return record is not None and record is not self._ahead
+
+    def unverify(self):
+        self.verified.clear()
+        self._ahead = None
 
     def forget(self, values):
         """Lets go of values (those whose names a block deleted: del frees
@@ -130,6 +160,7 @@ class Kept:
         self.records.clear()
         self._sizes.clear()
         self._last = (None, None)
+        self.unverify()
 
 
 def _size(e):
@@ -171,9 +202,10 @@ class InPlace(Restore):
     that saved it, reusing the values of kept ({name: Entry}, the block's
     record) it proves unchanged (see the module's doc)."""
 
-    def __init__(self, state, namespace, kept):
+    def __init__(self, state, namespace, kept, verified):
         super().__init__(state, namespace, frozenset())
         self.kept = kept
+        self.verified = verified  # Kept.verified: probed already
         self.reached = set()  # the mutable objects the values reused so far hold
         self.raw_kept = {}
         self.reused = 0
@@ -219,8 +251,11 @@ class InPlace(Restore):
             return e.file == row["file"] and e.fp == tuple(map(tuple, row["parts"])) and e.probe is not None
 
         def unchanged(e):
-            now = _changes.probe(e.obj, e.pins)
-            return _changes.reach(e.obj) if now is not None and now[0] == e.probe else None
+            if self.verified.get(id(e)) is not e:
+                now = _changes.probe(e.obj, e.pins)
+                if now is None or now[0] != e.probe:
+                    return None
+            return _changes.reach(e.obj)
 
         e = self._reuse(row["name"], fits, unchanged)
         if e is not None:

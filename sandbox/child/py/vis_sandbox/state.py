@@ -505,7 +505,22 @@ class State:
         self._cache, self._status, self._lost, self._helper_memo = {}, {}, {}, {}
         self._last = self._quick = self._touched = None
         self._version += 1
-        return _inplace.InPlace(self, namespace, self.kept.records[block]).run()
+        try:
+            return _inplace.InPlace(self, namespace, self.kept.records[block], self.kept.verified).run()
+        finally:
+            self.kept.unverify()  # the restore ran the snapshot's imports and helpers
+
+    def verify_when_quiet(self, fd, quiet):
+        """Kept.verify_ahead for the block a rewind back one block would go
+        to, once the link fd has been quiet for quiet seconds."""
+        try:
+            block = self.history.target(self.current) if self.current is not None and self.kept.records else None
+        except ValueError:
+            return
+        if block is not None and self.kept.wants_verify(block):
+            import select
+            if not select.select([fd], [], [], quiet)[0]:
+                self.kept.verify_ahead(block)
 
     def _preload(self, namespace, imports, names):
         """The third-party top-level modules (standby.worth_preloading) that
