@@ -513,10 +513,7 @@ class State:
     def verify_when_quiet(self, fd, quiet):
         """Kept.verify_ahead for the block a rewind back one block would go
         to, once the link fd has been quiet for quiet seconds."""
-        try:
-            block = self.history.target(self.current) if self.current is not None and self.kept.records else None
-        except ValueError:
-            return
+        block = self.history.parent(self.current) if self.kept.records else None
         if block is not None and self.kept.wants_verify(block):
             import select
             if not select.select([fd], [], [], quiet)[0]:
