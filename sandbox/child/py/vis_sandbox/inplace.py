@@ -61,7 +61,9 @@ class Kept:
         self.blocks = blocks  # none when the session keeps no history
         self.max_bytes = max_bytes
         self.records = {}       # block -> {name: Entry} of its snapshot's values
-        self.reached_out = 0    # the newest block that reaches_out said may have
+        # the newest block that may have changed what a snapshot does not
+        # hold (reaches_out), 0 for none
+        self.reached_out = 0
         self._last = (None, None)  # (the save's dict, its record): shared by blocks that changed nothing
         self._sizes = {}        # id(record) -> the saved sizes of its values
         # id(Entry) -> Entry probed unchanged while the session was idle,
