@@ -82,6 +82,49 @@ func TestSandboxRewind(t *testing.T) {
 	}
 }
 
+// TestSandboxRewindHostile: a value whose own code ends the Python
+// process when a rewind in place looks at it again does not cost the
+// rewind: the next process restores the block's snapshot; values whose
+// __eq__, __hash__ and __getattr__ raise come back all the same.
+func TestSandboxRewindHostile(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			sb.block("h", `class Odd:
+    def __eq__(self, other): raise RuntimeError('eq')
+    def __hash__(self): raise RuntimeError('hash')
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise RuntimeError(name)
+class Later:
+    __module__ = 'elsewhere'
+    n = 0
+    def __reduce__(self):
+        type(self).n += 1
+        if type(self).n > 1:
+            import os
+            os._exit(3)
+        return (list, ())
+odd = [Odd()]
+later = Later()
+keep = [1, 2]`, 0) // block 1
+			sb.block("h", "keep = 0", 0) // block 2
+			r := sb.run("rewind", "--session", "h")
+			if r.code != 0 {
+				t.Fatalf("rewind: %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			contains(t, "rewind", r.stdout, "[Sandbox rewound] The session was rewound to block 1")
+			if strings.Contains(r.stdout, "Rewound in place") {
+				t.Errorf("the process that ended was said to rewind in place:\n%s", r.stdout)
+			}
+			contains(t, "after it", sb.block("h", "print(keep, later, type(odd[0]).__name__)", 0).stdout, "[1, 2] [] Odd\n")
+		})
+	}
+}
+
 // TestSandboxRewindHistoryDropped: past sandbox.history_blocks the oldest
 // blocks go, and a rewind to one says so and where it can go.
 func TestSandboxRewindHistoryDropped(t *testing.T) {
