@@ -188,6 +188,20 @@ class KeptTest(Case):
             s.run(f"x = {i}", names=True)
         self.assertEqual(len(s.state.kept.records), inplace.KEEP_BLOCKS)
 
+    def test_an_internal_error_records_nothing(self):
+        s = self.session()
+        s.run("v = [1]", names=True)
+        s.run("v = [2]", names=True)
+        real = inplace.InPlace.run
+        inplace.InPlace.run = lambda self: 1 / 0
+        self.addCleanup(setattr, inplace.InPlace, "run", real)
+        s.state.rewind(1)
+        with self.assertRaises(ZeroDivisionError):
+            s.state.rewind_in_place(s.ns, 1)
+        # the restart's exit save labels no block with this state
+        self.assertIsNone(s.state._history_block)
+        self.assertEqual(s.state.kept.records, {})
+
     def test_no_history_keeps_nothing(self):
         s = self.session(history_blocks=-1)
         s.run("x = 1")

@@ -535,16 +535,14 @@ class Driver:
             self.ns["__builtins__"] = builtins
             report = st.rewind_in_place(self.ns, block)
         except BaseException as e:  # noqa: B036 (a bug here must not cost the session)
-            # The restart restores the block's snapshot again; its exit's
-            # save must not record this half-restored state as a block's.
-            st.kept.drop()
-            st._history_block = None
+            # the restart restores the block's snapshot again
             return {"ev": "ok", "kind": "restart", "message": f"an internal error: {type(e).__name__}: {e}"}
         finally:
             sys.stdout, sys.stderr = outputs
             self.ns.update(self.protected)
         report.update(rewound)
-        self.pending, self.unlearned, self.notice = None, [], ""
+        # the names the snapshot holds: the next save says, as a new process's
+        self.pending, self.unlearned, self.notice, self.saved = None, [], "", -1
         notice = _notices.notice(req.get("reason"), report, captured.text(), captured.more_lines, rewound=True)
         return {"ev": "ok", "message": notice}
 

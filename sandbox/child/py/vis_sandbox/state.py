@@ -498,15 +498,22 @@ class State:
         this process keeps of it (inplace.InPlace); returns the restore's
         report. The records of what the blocks defined, imported and saved
         start anew, as a new process's would, and so do the sys.path
-        entries a snapshot holds."""
-        added = {p for p, _ in self._added_paths()}
-        sys.path[:] = [p for p in sys.path if p not in added]
-        self._helpers, self._imports, self._star = {}, {}, []
-        self._cache, self._status, self._lost, self._helper_memo = {}, {}, {}, {}
-        self._last = self._quick = self._touched = None
-        self._version += 1
+        entries a snapshot holds. What it raises leaves a state that the
+        caller replaces with a restart."""
         try:
+            added = {p for p, _ in self._added_paths()}
+            sys.path[:] = [p for p in sys.path if p not in added]
+            self._helpers, self._imports, self._star = {}, {}, []
+            self._cache, self._status, self._lost, self._helper_memo = {}, {}, {}, {}
+            self._last = self._quick = self._touched = None
+            self._version += 1
             return _inplace.InPlace(self, namespace, self.kept.records[block], self.kept.verified).run()
+        except BaseException:
+            # the save as the process exits must not record this
+            # half-restored state as a block's
+            self._history_block = None
+            self.kept.drop()
+            raise
         finally:
             self.kept.unverify()  # the restore ran the snapshot's imports and helpers
 
