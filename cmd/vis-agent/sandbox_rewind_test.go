@@ -34,7 +34,8 @@ func TestSandboxRewind(t *testing.T) {
 				t.Fatalf("rewind --back 2: %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			contains(t, "rewind --back 2", r.stdout, "[Sandbox rewound] The session was rewound to block 1 (vis-agent sandbox rewind).",
-				"Restored helpers (1): f; variables (1): rows.", "Files are not rewound; the blocks rewound wrote out.json: they stay as they are")
+				"Restored helpers (1): f; variables (1): rows.", "Files are not rewound; the blocks rewound wrote out.json: they stay as they are",
+				"Rewound in place, without a new process: 1 value from memory, unchanged.")
 			r = sb.block("r", "print(len(rows), f(), 'y' in globals())", 0) // block 4
 			contains(t, "after the rewind", r.stdout, "1000 old False\n")
 			if strings.Contains(r.stdout, "[Sandbox") {
@@ -46,8 +47,14 @@ func TestSandboxRewind(t *testing.T) {
 
 			contains(t, "defs", sb.run("defs", "--session", "r").stdout, "Rewind can go to blocks 1-4 (the state is block 4's)")
 
-			// the undo: back to block 3, the rewound line
-			contains(t, "rewind --to 3", sb.run("rewind", "--session", "r", "--to", "3").stdout, "rewound to block 3")
+			// the undo: back to block 3, the rewound line; block 4 named
+			// globals(), which may reach what a snapshot does not hold: the
+			// rewind past it restarts on the snapshot
+			r = sb.run("rewind", "--session", "r", "--to", "3")
+			contains(t, "rewind --to 3", r.stdout, "rewound to block 3")
+			if strings.Contains(r.stdout, "Rewound in place") {
+				t.Errorf("a rewind past a block that named globals() was in place:\n%s", r.stdout)
+			}
 			contains(t, "after the undo", sb.block("r", "print(len(rows), f(), y)", 0).stdout, "10 new 3\n") // block 5
 			log := sb.run("log", "--session", "r").stdout
 			contains(t, "the log", log, "· block 4 · rewound\n", "· block 3\n", "· block 5\n")
@@ -75,6 +82,49 @@ func TestSandboxRewind(t *testing.T) {
 	}
 }
 
+// TestSandboxRewindHostile: a value whose own code ends the Python
+// process when a rewind in place looks at it again does not cost the
+// rewind: the next process restores the block's snapshot; values whose
+// __eq__, __hash__ and __getattr__ raise come back all the same.
+func TestSandboxRewindHostile(t *testing.T) {
+	t.Parallel()
+	for _, py := range oldestAndNewest(t) {
+		t.Run(py.Name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, py)
+			sb.block("h", `class Odd:
+    def __eq__(self, other): raise RuntimeError('eq')
+    def __hash__(self): raise RuntimeError('hash')
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise RuntimeError(name)
+class Later:
+    __module__ = 'elsewhere'
+    pickled = []
+    def __reduce__(self):
+        self.pickled.append(1)
+        if len(self.pickled) > 1:
+            import os
+            os._exit(3)
+        return (list, ())
+odd = [Odd()]
+later = Later()
+keep = [1, 2]`, 0) // block 1
+			sb.block("h", "keep = 0", 0) // block 2
+			r := sb.run("rewind", "--session", "h")
+			if r.code != 0 {
+				t.Fatalf("rewind: %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			contains(t, "rewind", r.stdout, "[Sandbox rewound] The session was rewound to block 1")
+			if strings.Contains(r.stdout, "Rewound in place") {
+				t.Errorf("the process that ended was said to rewind in place:\n%s", r.stdout)
+			}
+			contains(t, "after it", sb.block("h", "print(keep, later, type(odd[0]).__name__)", 0).stdout, "[1, 2] [] Odd\n")
+		})
+	}
+}
+
 // TestSandboxRewindHistoryDropped: past sandbox.history_blocks the oldest
 // blocks go, and a rewind to one says so and where it can go.
 func TestSandboxRewindHistoryDropped(t *testing.T) {
@@ -98,30 +148,63 @@ func TestSandboxRewindHistoryDropped(t *testing.T) {
 	contains(t, "x", sb.block("h", "print(x)", 0).stdout, "2\n")
 }
 
-// TestSandboxRewindFrame: a 1M-row pandas frame filtered destructively
-// comes back whole with a rewind, on the oldest and newest CPython; the
-// frame's spill file is stored once across the blocks that did not
-// change it.
+// TestSandboxRewindFrame: a 1M-row pandas frame with a text column
+// filtered destructively comes back whole with a rewind, in place (the
+// Python process still holds it, unchanged), on the oldest and newest
+// CPython; the frame's spill file is stored once across the blocks that
+// did not change it. Values changed in place (a frame's drop(inplace=True),
+// a list's append) are read back from the snapshot instead; a rewind of
+// that rewind is in place too, and one after a restart restores the
+// snapshot in the new process.
 func TestSandboxRewindFrame(t *testing.T) {
 	t.Parallel()
 	wheels := testwheel.Wheelhouse(t)
+	const inPlace = "Rewound in place, without a new process"
+	const frame = "import numpy as np, pandas as pd\n" +
+		"df = pd.DataFrame({'x': np.arange(1_000_000) - 500_000, 'y': np.arange(1_000_000) * 0.5})\ndf['s'] = df.x.astype(str)"
 	for _, py := range oldestAndNewest(t) {
 		t.Run(py.Name, func(t *testing.T) {
 			sb := newSandbox(t, py)
 			sb.installShared(wheels, "numpy", "pandas")
-			sb.block("f", "import numpy as np, pandas as pd\ndf = pd.DataFrame({'x': np.arange(1_000_000) - 500_000, 'y': np.arange(1_000_000) * 0.5})", 0)
-			sb.block("f", "n = len(df)", 0)
+			sb.block("f", frame, 0)                       // block 1
+			sb.block("f", "n = len(df)\nlst = [1, 2]", 0) // block 2
 			spills := len(sb.spillFiles("f"))
-			sb.block("f", "df = df[df.x > 0]", 0)
+			sb.block("f", "df = df[df.x > 0]", 0) // block 3
 			start := time.Now()
 			r := sb.run("rewind", "--session", "f")
 			took := time.Since(start)
-			contains(t, "rewind", r.stdout, "[Sandbox rewound] The session was rewound to block 2", "df", "Files are not rewound")
-			contains(t, "the frame", sb.block("f", "print(len(df), n, int(df.x.sum()))", 0).stdout, "1000000 1000000 -500000\n")
+			contains(t, "rewind", r.stdout, "[Sandbox rewound] The session was rewound to block 2", "df", "Files are not rewound",
+				inPlace+": 3 values from memory, unchanged.\n")
+			contains(t, "the frame", sb.block("f", "print(len(df), n, int(df.x.sum()), df.s.iloc[-1])", 0).stdout, // block 4
+				"1000000 1000000 -500000 499999\n")
 			t.Logf("figure: rewind of a 1M-row frame (%s), the command's wall time: %s", py.Name, took.Round(time.Millisecond))
 			if spills != 1 {
 				t.Errorf("spill files after two blocks: %d, want 1 (the frame, once)", spills)
 			}
+
+			// changed in place: read back from block 4's snapshot
+			sb.block("f", "df.drop(columns=['y'], inplace=True)\nlst.append(3)", 0) // block 5
+			contains(t, "rewind past changes in place", sb.run("rewind", "--session", "f").stdout, "rewound to block 4",
+				inPlace+": 1 value from memory, unchanged; 2 read back from the snapshot.\n")
+			contains(t, "after it", sb.block("f", "print(list(df.columns), lst, len(df))", 0).stdout, "['x', 'y', 's'] [1, 2] 1000000\n") // block 6
+
+			// the undo, back to block 5's state, which the process still holds
+			contains(t, "rewind of a rewind", sb.run("rewind", "--session", "f", "--to", "5").stdout, "rewound to block 5",
+				inPlace+": 3 values from memory, unchanged.\n")
+			contains(t, "after the undo", sb.block("f", "print(list(df.columns), lst, len(df))", 0).stdout, "['x', 's'] [1, 2, 3] 1000000\n")
+			// block 6's frame was read back from the snapshot, and probed then
+			contains(t, "rewind to a read-back frame", sb.run("rewind", "--session", "f", "--to", "6").stdout, "rewound to block 6",
+				inPlace+": 3 values from memory, unchanged.\n")
+			contains(t, "after it", sb.block("f", "print(list(df.columns), lst)", 0).stdout, "['x', 'y', 's'] [1, 2]\n")
+
+			// a new process holds none of the blocks before it: the snapshot
+			sb.run("restart", "--session", "f")
+			r = sb.run("rewind", "--session", "f", "--to", "3")
+			contains(t, "rewind after a restart", r.stdout, "rewound to block 3")
+			if strings.Contains(r.stdout, inPlace) {
+				t.Errorf("a rewind after a restart was in place:\n%s", r.stdout)
+			}
+			contains(t, "after it", sb.block("f", "print(list(df.columns), len(df), lst)", 0).stdout, "['x', 'y', 's'] 499999 [1, 2]\n")
 		})
 	}
 }

@@ -15,7 +15,8 @@ import (
 var (
 	childOps = []protocol.Op{
 		protocol.OpRun, protocol.OpDefs, protocol.OpIsComplete, protocol.OpCompletions, protocol.OpPing,
-		protocol.OpCompile, protocol.OpSave, protocol.OpHistory, protocol.OpNotice, protocol.OpExit, protocol.OpWake,
+		protocol.OpCompile, protocol.OpSave, protocol.OpHistory, protocol.OpRewindHere, protocol.OpNotice, protocol.OpExit,
+		protocol.OpWake,
 	}
 	childEvents = []protocol.Ev{
 		protocol.EvOut, protocol.EvNote, protocol.EvResult, protocol.EvDefs, protocol.EvIsComplete,

@@ -1,17 +1,22 @@
 package host
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
 // rewind brings back the session's state after an earlier block, from the
 // snapshots its history keeps (sandbox rewind): the child says which block
-// req names (To, or Back from the current state's), saves and stops, and
-// the next one restores that block's snapshot through the restart's
-// restore path. The answer carries the "[Sandbox rewound]" notice, which
-// the next block then does not repeat. Files are not rewound.
+// req names (To, or Back from the current state's) and rewinds to it in
+// its own process when it still holds that block's values unchanged
+// (OpRewindHere); else it saves and stops, and the next one restores that
+// block's snapshot through the restart's restore path. The answer carries
+// the "[Sandbox rewound]" notice, which the next block then does not
+// repeat. Files are not rewound.
 func (h *Host) rewind(req protocol.Request, out *sink) {
 	h.mu.Lock()
 	busy := h.busy
@@ -25,7 +30,7 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 		return
 	}
 	defer h.release()
-	hist, err := h.askChild(protocol.Request{Op: protocol.OpHistory, To: req.To, Back: req.Back})
+	hist, err := h.askChild(protocol.Request{Op: protocol.OpHistory, To: req.To, Back: req.Back}, 0)
 	if err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
@@ -36,12 +41,25 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 	}
 	to := hist.History.Block
 	reason := fmt.Sprintf("the session was rewound to block %d (%s)", to, byWhom(req, "vis-agent sandbox rewind"))
+	// As long as a new child's restore may take: one stuck in a value's
+	// own code is killed, and the next one restores the snapshot.
+	here, err := h.askChild(protocol.Request{Op: protocol.OpRewindHere, To: to, Reason: reason}, readyTimeout)
+	if err == nil && here.Kind != protocol.KindRestart {
+		h.noteRewind(*hist.History)
+		out.Send(protocol.Event{Ev: protocol.EvOK, Message: here.Message, History: hist.History})
+		return
+	}
+	if err == nil {
+		fmt.Fprintf(h.cfg.Log, "vis-agent sandbox host: the rewind to block %d restarts: %s\n", to, here.Message)
+	}
+	// A child that failed or died trying is replaced by one restored from
+	// the block's snapshot all the same.
 	if err := h.restartWith(reason, startOptions{rewind: to}); err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
 	}
 	h.noteRewind(*hist.History)
-	notice, err := h.askChild(protocol.Request{Op: protocol.OpNotice})
+	notice, err := h.askChild(protocol.Request{Op: protocol.OpNotice}, 0)
 	if err != nil {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
@@ -62,8 +80,9 @@ func (h *Host) noteRewind(hist protocol.History) {
 }
 
 // askChild sends the child one request and returns its answer; an "error"
-// answer is the error. The caller holds the turn.
-func (h *Host) askChild(req protocol.Request) (protocol.Event, error) {
+// answer is the error. A child that does not answer within (0: no bound)
+// is killed. The caller holds the turn.
+func (h *Host) askChild(req protocol.Request, within time.Duration) (protocol.Event, error) {
 	c, err := h.ensureChild()
 	if err != nil {
 		return protocol.Event{}, err
@@ -72,8 +91,16 @@ func (h *Host) askChild(req protocol.Request) (protocol.Event, error) {
 	if err := c.conn.Send(req); err != nil {
 		return protocol.Event{}, errChildGone
 	}
+	if within > 0 {
+		c.link.SetReadDeadline(time.Now().Add(within))
+		defer c.link.SetReadDeadline(time.Time{})
+	}
 	ev, err := c.answer()
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.kill()
+		}
 		return protocol.Event{}, errChildGone
 	}
 	if ev.Ev == protocol.EvError {

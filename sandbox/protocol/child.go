@@ -56,6 +56,12 @@ const (
 	// OpHistory asks which block a rewind (To, Back) goes to: EvHistory
 	// with History, or EvError saying why no block fits.
 	OpHistory Op = "history"
+	// OpRewindHere (To, Reason): the child rewinds to block To in its own
+	// process when it still holds that block's values (sandbox rewind, in
+	// place): EvOK with the "[Sandbox rewound]" notice (Reason says why)
+	// as Message; or EvOK of Kind KindRestart, Message saying why not, its
+	// state unchanged: the host then restarts it on the block's snapshot.
+	OpRewindHere Op = "rewind_here"
 	// OpNotice answers EvOK with the restart notice the next block would
 	// start with (Message), which it then no longer shows.
 	OpNotice Op = "notice"
@@ -65,6 +71,10 @@ const (
 	// OpWake swaps a standby child in: the request is a Wake line.
 	OpWake Op = "restore"
 )
+
+// KindRestart is the Kind of the child's EvOK to OpRewindHere when the
+// rewind needs a new process.
+const KindRestart = "restart"
 
 // Events of the child to its host only.
 const (

@@ -67,6 +67,9 @@ type Request struct {
 	// blocks back from the current state's (neither: 1).
 	To   int `json:"to,omitempty"`
 	Back int `json:"back,omitempty"`
+	// Reason (the host's OpRewindHere) says why the state changes, for
+	// the notice.
+	Reason string `json:"reason,omitempty"`
 	// File names the file whose bytes a compile's Code holds.
 	File string `json:"file,omitempty"`
 	// AttachmentVersion is the version an attachment op names (0 the

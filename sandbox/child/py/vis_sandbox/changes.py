@@ -218,6 +218,8 @@ def _prober_class():
                 return False
 
             def reducer_override(self, obj):
+                if of_main(obj):
+                    raise _Unprobed  # a rewind in place must not reuse it (inplace.py)
                 np = sys.modules.get("numpy")
                 if np is None or type(obj) is not np.ndarray or not obj.dtype.hasobject:
                     return NotImplemented
@@ -241,6 +243,55 @@ def _prober_class():
 
 
 _Prober = None
+
+
+def of_main(obj):
+    """Whether obj is a class or function a block defined, or an instance
+    of one: a restore defines those anew, so a value holding one is not
+    the value a restore would give if it were kept as it is."""
+    if isinstance(obj, (type, types.FunctionType)) and obj.__module__ == "__main__":
+        return True
+    return type(obj).__module__ == "__main__"
+
+
+class _OfMain(Exception):
+    pass
+
+
+def _checker_class():
+    """_Checker, made at its first use (see _prober_class)."""
+    global _Checker
+    if _Checker is None:
+
+        class Checker(pickle.Pickler):
+            """Pickles as pickled() does for snapshot.bin, refusing what
+            of_main says a restore makes anew (the C pickler asks
+            reducer_override about every object but atomic values and
+            exact builtin containers, whose items it asks about)."""
+
+            def reducer_override(self, obj):
+                if of_main(obj):
+                    raise _OfMain
+                return NotImplemented
+
+        _Checker = Checker
+    return _Checker
+
+
+_Checker = None
+
+
+def pickles_again(value, data):
+    """The mutable objects value holds (as Entry.reach) when it pickles
+    to data (its pickle in snapshot.bin) again and holds nothing of_main
+    says a restore makes anew; None otherwise (a longer pickle stops at
+    data's length)."""
+    w = _LimitedWriter(len(data))
+    try:
+        _checker_class()(w, PROTOCOL).dump(value)
+    except Exception:  # _TooBig, _OfMain, or anything a __reduce__ raises
+        return None
+    return reach(value) if b"".join(w.parts) == data else None
 
 
 def probe_worthy(value):
@@ -297,11 +348,11 @@ def pickled(value, limit):
         reason = _unpicklable(value, e)
     if reason is not None:
         return Entry(value, reason=reason)
-    reach = _reach(value)
-    immutable = type(value) in _IMMUTABLE and not reach
+    held = reach(value)
+    immutable = type(value) in _IMMUTABLE and not held
     if too_big:
         buffers.clear()
-        return Entry(value, too_big=True, reach=reach, immutable=immutable)
+        return Entry(value, too_big=True, reach=held, immutable=immutable)
     if buffers and w.size + w.oob <= VALUE_LIMIT:
         # small enough for snapshot.bin: pickled again, its buffers in band
         inband = _LimitedWriter(VALUE_LIMIT)
@@ -311,8 +362,8 @@ def pickled(value, limit):
         except _TooBig:
             pass  # the opcodes around the buffers tipped it over: spilled
     if not buffers and w.size <= VALUE_LIMIT:
-        return Entry(value, data=b"".join(w.parts), reach=reach, immutable=immutable)
-    return Entry(value, parts=[w.parts, *buffers], reach=reach, immutable=immutable)
+        return Entry(value, data=b"".join(w.parts), reach=held, immutable=immutable)
+    return Entry(value, parts=[w.parts, *buffers], reach=held, immutable=immutable)
 
 
 def _marshalled(value, limit):
@@ -345,7 +396,7 @@ _THROUGH = frozenset({tuple, frozenset})  # never changed, but may hold what is
 _REACH_CAP = 1 << 20
 
 
-def _reach(value):
+def reach(value):
     """The ids of the mutable objects in value (itself included): what a
     change through another name would have to go through. One C call per
     level of nesting; a Python loop only over levels that mix kinds."""

@@ -31,6 +31,7 @@ from vis_sandbox import defs as _defs
 from vis_sandbox import echo as _echo
 from vis_sandbox import figures as _figures
 from vis_sandbox import history as _history
+from vis_sandbox import inplace as _inplace
 from vis_sandbox import link as _link
 from vis_sandbox import modules as _modules
 from vis_sandbox import notices as _notices
@@ -277,6 +278,9 @@ class Driver:
             self.link.send({"ev": "note", "kind": "restart", "data": self.notice})
             self.notice = ""
         self.ns.update(self.protected)
+        # whether a rewind past it can be done in place (inplace.py): what
+        # the names meant before it ran, then after
+        reached_out = _inplace.reaches_out(names, self.ns, src)
         # A block may have replaced them; each block prints to the host,
         # and its trailing expression shows a bounded repr.
         sys.stdout, sys.stderr = _outputs
@@ -316,6 +320,7 @@ class Driver:
             os._exit(1 if error is not None else 0)
         result["error"] = self.describe_error(error, filename) if error is not None else None
         error = None
+        self.state.kept.ran(block, reached_out or _inplace.reaches_out(names, self.ns, src))
         self.after_checks(block, result)
         # Answer first, save after: the snapshot is written when the host
         # asks ("save", once the block's client has its result), in the
@@ -504,6 +509,42 @@ class Driver:
             return {"ev": "error", "message": str(e)}
         return {"ev": "history", "history": {"block": block, "current": self.state.current or 0,
                                              "line": h.line(block), "blocks": h.blocks()}}
+
+    def rewind_here(self, req):
+        """Rewinds to block req["to"] in this process when it can (see
+        inplace.py): answers "ok" with the "[Sandbox rewound]" notice
+        (req["reason"] says why), or "ok" of kind "restart" saying why not,
+        nothing changed; the host then restarts on that block's snapshot."""
+        block, st = req.get("to"), self.state
+        why = st.kept.refuses(block) if type(block) is int else "no block"
+        if why is None and _modules.watch is not None and _modules.watch.stale():
+            why = "a module of the session changed on disk"
+        if why is not None:
+            return {"ev": "ok", "kind": "restart", "message": why}
+        try:
+            rewound = st.rewind(block)
+        except (OSError, ValueError) as e:
+            return {"ev": "ok", "kind": "restart", "message": str(e)}
+        # What restoring prints goes into the notice, as at a restart.
+        captured = Captured()
+        outputs = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = Capture(captured)
+        try:
+            self.ns.clear()
+            self.ns.update(types.ModuleType("__main__").__dict__)
+            self.ns["__builtins__"] = builtins
+            report = st.rewind_in_place(self.ns, block)
+        except BaseException as e:  # noqa: B036 (a bug here must not cost the session)
+            # the restart restores the block's snapshot again
+            return {"ev": "ok", "kind": "restart", "message": f"an internal error: {type(e).__name__}: {e}"}
+        finally:
+            sys.stdout, sys.stderr = outputs
+            self.ns.update(self.protected)
+        report.update(rewound)
+        # the names the snapshot holds: the next save says, as a new process's
+        self.pending, self.unlearned, self.notice, self.saved = None, [], "", -1
+        notice = _notices.notice(req.get("reason"), report, captured.text(), captured.more_lines, rewound=True)
+        return {"ev": "ok", "message": notice}
 
     def finish(self, full=True):
         # The last save before the host stops this child on purpose checks
@@ -697,9 +738,14 @@ REQUESTS = {
     "defs": Driver.defs,
     "history": Driver.history,
     "notice": Driver.take_notice,
+    "rewind_here": Driver.rewind_here,
     "is_complete": Driver.is_complete,
     "completions": Driver.completions,
 }
+
+
+# The requests that run none of a block's code (Kept.unverify).
+NO_CODE = frozenset({"ping", "history", "notice", "rewind_here"})
 
 
 def serve(fd, stacks_fd, folder, info_json):
@@ -742,6 +788,7 @@ def serve(fd, stacks_fd, folder, info_json):
         if driver.pending is None:
             driver.warm_up(fd)
             driver.state.flush_history_when_quiet(fd, WARM_AFTER)
+            driver.state.verify_when_quiet(fd, WARM_AFTER)
             _ahead.idle(fd)
         req = link.receive()
         if req is None or req.get("op") == "exit":
@@ -753,12 +800,15 @@ def serve(fd, stacks_fd, folder, info_json):
             link.send({"ev": "error", "message": f"protocol version {req.get('v')}, the driver speaks {VERSION}"})
             continue
         op = req.get("op")
+        if op not in NO_CODE:
+            # it may run a block's code, which may change a kept value
+            driver.state.kept.unverify()
         if op == "run":
             # A block that came before the host asked for the save of the
             # last one (a script's next command): it runs first, and one
             # save after it covers both.
             driver.learn()
-        elif op in ("defs", "history") and driver.pending is not None:
+        elif op in ("defs", "history", "rewind_here") and driver.pending is not None:
             # defs() says what the snapshot holds, and a rewind's history
             # needs the last block's entry: saved first.
             driver.save_pending()

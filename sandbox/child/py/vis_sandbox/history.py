@@ -246,6 +246,13 @@ class History:
             block = entries[block][0]
         return out
 
+    def parent(self, block):
+        """The block whose state block ran on, when the history holds it
+        (where a rewind back one block from block goes), else None."""
+        entries = self._load()
+        parent = entries[block][0] if block in entries else None
+        return parent if parent in entries else None
+
     def target(self, current, to=None, back=None):
         """The block a rewind goes to: to, or back blocks before current
         along its line (1 when neither is given); ValueError saying why

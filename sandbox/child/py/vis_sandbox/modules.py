@@ -32,6 +32,7 @@ class Watch:
     def __init__(self, roots):
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
         self.seen = {}  # module name -> (file, (mtime_ns, size))
+        self.first = {}  # module name -> (file, (mtime_ns, size)) when first seen
         self.count = -1  # len(sys.modules) at the last look for new modules
 
     def _under(self, path):
@@ -56,7 +57,7 @@ class Watch:
                 st = os.stat(path)
             except OSError:
                 continue
-            self.seen[name] = (path, (st.st_mtime_ns, st.st_size))
+            self.seen[name] = self.first[name] = (path, (st.st_mtime_ns, st.st_size))
 
     def changed(self):
         """Modules whose source changed since last seen, as (name, file),
@@ -81,10 +82,27 @@ class Watch:
             out.append((name, path))
         return out
 
+    def stale(self):
+        """Whether a module seen is no longer as first seen on disk (changed
+        since it was loaded), without noting it as changed()."""
+        if len(sys.modules) != self.count:
+            self._discover()
+        for name, (path, key) in list(self.first.items()):
+            if name not in self.seen:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                return True
+            if (st.st_mtime_ns, st.st_size) != key:
+                return True
+        return False
+
     def forget(self, names):
         """Forgets names (imported afresh): the next look finds them again."""
         for name in names:
             self.seen.pop(name, None)
+            self.first.pop(name, None)
         self.count = -1
 
 

@@ -48,7 +48,19 @@ def notice(reason, report, output="", more_lines=0, rewound=False):
     lines.extend(_restored(report))
     if rewound:
         lines.append(_files_not_rewound(report))
+    if report.get("in_place"):
+        lines.append(_in_place(report["in_place"]))
     return "\n".join(lines)
+
+
+def _in_place(counts):
+    """What a rewind in place (inplace.py) took from memory and what from
+    the snapshot."""
+    reused, read = counts["reused"], counts["read"]
+    how = f"{reused} {'value' if reused == 1 else 'values'} from memory, unchanged"
+    if read:
+        how += f"; {read} read back from the snapshot"
+    return f"Rewound in place, without a new process: {how}."
 
 
 def _unsaved(unsaved):

@@ -21,6 +21,7 @@ import types
 from vis_sandbox import changes as _changes
 from vis_sandbox import defs as _defs
 from vis_sandbox import history as _history
+from vis_sandbox import inplace as _inplace
 from vis_sandbox import snapfile, wire
 from vis_sandbox import standby as _standby
 from vis_sandbox.lazy import module as _lazy
@@ -88,6 +89,9 @@ class State:
         self._version = 0         # counts changes to what the blocks defined and imported
         self._quick = None        # (names, ids, values, version, result, sys.path) of the last save
         self._preload_memo = {}   # top-level module -> whether a standby imports it ahead
+        # the values after this process's last blocks, for a rewind in place
+        self.kept = _inplace.Kept(min(_inplace.KEEP_BLOCKS, self.history.keep),
+                                  min(_inplace.KEEP_BYTES, self.max_snapshot))
 
     # ---- learning from blocks -------------------------------------------
 
@@ -284,6 +288,7 @@ class State:
                 and q[5] == sys.path and all(self._cache[n].immutable for n in touched if n in self._cache)):
             self._write_counter()
             self._record_history()
+            self.kept.keep(self._history_block, self._cache)
             r = q[4]
             return {"changed": False, "saved": list(r["saved"]), "not_saved": dict(r["not_saved"]), "bytes": r["bytes"],
                     "names": r["names"], "preload": list(r["preload"])}
@@ -292,6 +297,9 @@ class State:
 
         entries = self._entries(namespace, names, touched)
         saved, spills, not_saved, status, size = self._place(names, entries, reasons)
+        gone = [e.obj for n, e in self._cache.items() if n not in namespace]
+        if gone:
+            self.kept.forget(gone)
         self._cache = entries
         self._status = status
 
@@ -313,6 +321,7 @@ class State:
             if manifest == self._last:
                 self._write_counter()
                 self._record_history()
+                self.kept.keep(self._history_block, entries)
                 return dict(result)
             try:
                 # the blocks waiting for their link name the file this write replaces
@@ -329,6 +338,7 @@ class State:
         self._last = manifest
         self._write_counter()
         self._record_history(sweep=True)
+        self.kept.keep(self._history_block, entries)
         result["changed"] = True
         return result
 
@@ -481,6 +491,40 @@ class State:
         # what the last process did not save is not what comes back
         snapfile.unlink(os.path.join(self.folder, UNSAVED))
         return {"rewound_blocks": rewound, "rewound_files": self.history.files_of(rewound)}
+
+    def rewind_in_place(self, namespace, block):
+        """Restores the snapshot after block (rewind made it the one in
+        force) into namespace, which the caller emptied, reusing the values
+        this process keeps of it (inplace.InPlace); returns the restore's
+        report. The records of what the blocks defined, imported and saved
+        start anew, as a new process's would, and so do the sys.path
+        entries a snapshot holds. What it raises leaves a state that the
+        caller replaces with a restart."""
+        try:
+            added = {p for p, _ in self._added_paths()}
+            sys.path[:] = [p for p in sys.path if p not in added]
+            self._helpers, self._imports, self._star = {}, {}, []
+            self._cache, self._status, self._lost, self._helper_memo = {}, {}, {}, {}
+            self._last = self._quick = self._touched = None
+            self._version += 1
+            return _inplace.InPlace(self, namespace, self.kept.records[block], self.kept.verified).run()
+        except BaseException:
+            # the save as the process exits must not record this
+            # half-restored state as a block's
+            self._history_block = None
+            self.kept.drop()
+            raise
+        finally:
+            self.kept.unverify()  # the restore ran the snapshot's imports and helpers
+
+    def verify_when_quiet(self, fd, quiet):
+        """Kept.verify_ahead for the block a rewind back one block would go
+        to, once the link fd has been quiet for quiet seconds."""
+        block = self.history.parent(self.current) if self.kept.records else None
+        if block is not None and self.kept.wants_verify(block):
+            import select
+            if not select.select([fd], [], [], quiet)[0]:
+                self.kept.verify_ahead(block)
 
     def _preload(self, namespace, imports, names):
         """The third-party top-level modules (standby.worth_preloading) that
