@@ -40,13 +40,13 @@ from vis_sandbox import sources as _sources
 from vis_sandbox import standby as _standby
 from vis_sandbox import state as _state
 from vis_sandbox import tools as _tools
+from vis_sandbox import tracebacks as _tracebacks
 from vis_sandbox import wire
 from vis_sandbox.checks import syntax_fields
 from vis_sandbox.lazy import module as _lazy
 from vis_sandbox.link import Capture, Captured, Flusher, Interrupts, Link, Output
 
 json = _lazy("json", globals())
-linecache = _lazy("linecache", globals())
 traceback = _lazy("traceback", globals())
 
 VERSION = 1
@@ -408,10 +408,10 @@ class Driver:
 
     def describe_error(self, e, filename):
         te = traceback.TracebackException(type(e), e, e.__traceback__, compact=True)
-        trim(te)
+        _tracebacks.trim(te, _RUNTIME_FILES)
         text = "".join(te.format())
         message = str(e) if not isinstance(e, KeyboardInterrupt) else "the block was interrupted"
-        line, column, excerpt = locate(e, filename)
+        line, column, excerpt = _tracebacks.locate(e, filename)
         extra = _packages.hint(e)
         if extra:
             message += ". " + extra
@@ -606,49 +606,6 @@ def run_coroutine(coro):
 
 # The runtime's own files, whose frames a block's traceback leaves out.
 _RUNTIME_FILES = frozenset({__file__, _link.__file__, _tools.__file__, _packages.__file__})
-
-
-def trim(te):
-    """Drops the runtime's frames (this driver's anywhere, asyncio's above
-    the block's first frame), in the exception and the ones it chains."""
-    seen = set()
-    while te is not None and id(te) not in seen:
-        seen.add(id(te))
-        stack = [f for f in te.stack if f.filename not in _RUNTIME_FILES]
-        for i, f in enumerate(stack):
-            if f.filename.startswith("<block "):
-                stack = stack[i:]
-                break
-        te.stack = traceback.StackSummary.from_list(stack)
-        te = te.__cause__ or te.__context__
-
-
-def locate(e, filename):
-    """The line, column (1-based) and "N: line" excerpt with a caret where
-    the block failed: its innermost frame in this block (filename), else
-    in an earlier one."""
-    if isinstance(e, SyntaxError) and e.lineno:
-        text = (e.text or "").rstrip("\n")
-        return e.lineno, e.offset or 0, excerpt(e.lineno, text, e.offset or 0, 1)
-    last = None
-    for f in traceback.extract_tb(e.__traceback__):
-        if f.filename == filename or (f.filename.startswith("<block ") and (last is None or last.filename != filename)):
-            last = f
-    if last is None:
-        return 0, 0, ""
-    text = linecache.getline(last.filename, last.lineno).rstrip("\n")
-    col = getattr(last, "colno", None)
-    end = getattr(last, "end_colno", None)
-    if col is None or getattr(last, "end_lineno", last.lineno) != last.lineno:
-        return last.lineno, 0, excerpt(last.lineno, text, 0, 0)
-    return last.lineno, col + 1, excerpt(last.lineno, text, col + 1, max(1, (end or col + 1) - col))
-
-
-def excerpt(line, text, column, width):
-    head = f"{line}: "
-    if column <= 0 or not text:
-        return head + text
-    return head + text + "\n" + " " * (len(head) + column - 1) + "^" * max(1, width)
 
 
 def cap_threads(cap, policy):
