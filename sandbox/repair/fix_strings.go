@@ -289,10 +289,16 @@ func closeTriple(src string, p Problem) []change {
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
 			// A long string: the only other guess is that it runs to
-			// the end of the block.
-			e := trimRightSpace(src, start, len(src))
-			start = lineStartOf(src, e)
-			if c, ok := closeTripleAt(src, lit, max(start, lit.body), e, 2+n); ok {
+			// the end of the block, closed on the block's last line: on
+			// the blank line a closer on its own line was dropped from,
+			// or at the end of the text, not after the last line break,
+			// which would add one to the string.
+			e := len(src)
+			if strings.HasSuffix(src, "\n") {
+				e--
+			}
+			start = max(lineStartOf(src, e), lit.body)
+			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, e), 2+n); ok {
 				out = append(out, c)
 			}
 			break
@@ -353,9 +359,18 @@ func closeTriple(src string, p Problem) []change {
 				// block ends with the blank line a closer on its own
 				// line was dropped from, as a docstring's is: the line
 				// that reads as code may be its prose, as "a[i:] have
-				// e > x." is, and then does not compile.
+				// e > x." is, and then does not compile. When that line
+				// holds exactly the string's indentation, which editors
+				// strip from other blank lines, it says where the string
+				// ended, and the code is an example in the text, as in
+				// "call it like this:"; it goes first (cost 0), as both
+				// may compile. An empty line may just end the block.
 				if cs, ce, ok := endCloserLine(src, next); ok {
-					if c, ok := closeTripleAt(src, lit, cs, ce, 2+n); ok {
+					cost := 2 + n
+					if indent > 0 && src[cs:ce] == strings.Repeat(" ", indent) {
+						cost = 0
+					}
+					if c, ok := closeTripleAt(src, lit, cs, ce, cost); ok {
 						out = append(out, c)
 					}
 				}
