@@ -328,18 +328,23 @@ func lengthOfSum(src string, opener int) bool {
 }
 
 // typeOfDunder reports whether the call type( at opener takes one
-// argument ending in a dunder attribute, as type(root.__name__): a
-// dunder's type is known (a str, a dict), while type(root).__name__ is
-// how code reads a type's own.
+// argument ending in a dunder attribute whose type is known (a str, a
+// dict), as type(root.__name__), while type(root).__name__ is how code
+// reads a type's own. Others are asked their type, as types.py does with
+// type(exc.__traceback__) and type(object().__str__).
 func typeOfDunder(src string, opener int) bool {
 	args, ok := callArgs(src, opener)
-	if !ok || len(args) != 1 || !strings.HasSuffix(args[0], "__") {
+	if !ok || len(args) != 1 {
 		return false
 	}
 	a := args[0]
-	k := strings.LastIndex(a[:len(a)-2], ".__")
-	return k > 0 && wordEnd(a, k+1) == len(a)
+	k := strings.LastIndexByte(a, '.')
+	return k > 0 && knownDunders[a[k+1:]]
 }
+
+// knownDunders are the dunder attributes whose type every object shares.
+var knownDunders = setOf("__name__", "__qualname__", "__module__", "__doc__", "__dict__",
+	"__file__", "__all__", "__slots__", "__annotations__")
 
 // arithmeticInArg reports whether the argument starting at i, up to the
 // comma or closer ending it (before to), holds an arithmetic operator

@@ -164,7 +164,11 @@ func (s *scanner) field(lit strLit, open, depth int, mode fieldMode) (int, field
 			i, prev = wordEnd(src, i+1), tokOther // a conversion such as !r
 		case c == ':' && len(stack) == 0:
 			end, st := s.formatSpec(lit, open, i+1, depth, mode)
-			if st == fieldClosed && (empty || text) {
+			// A spec that starts with a space and a quote is no spec
+			// (a fill character comes with an alignment): the braces
+			// hold a dict as text, as in ``compression={'method': 'gzip'}``.
+			dict := i+3 < end && src[i+1] == ' ' && isQuote(src[i+2])
+			if st == fieldClosed && (empty || text || dict) {
 				s.add(Problem{Kind: KindFStringBrace, off: open, d: detail{sub: subTextField, lit: lit, end: end - 1}})
 			}
 			return end, st

@@ -80,20 +80,12 @@ func statementEnd(src string, opener int, fits []edit) int {
 	return found
 }
 
-// layoutPlace returns the index of the only place of fits that ends an
-// item laid out on its own line, as a row of a matrix written one per
-// line: a closer for a bracket opened on its line, right before the comma
-// ending that line, when the next line starts at the same indentation, as
-// the next item does; or -1.
+// layoutPlace returns the index of the only place of fits the layout of
+// the lines says a closer ends (see laidOut), or -1.
 func layoutPlace(src string, opener int, fits []edit) int {
 	found := -1
 	for i, e := range fits {
-		o := closedBy(src, opener, e.off)
-		end := lineEndFrom(src, e.off)
-		rest := strings.TrimSpace(src[e.off:end])
-		if lineStartOf(src, o) != lineStartOf(src, e.off) || !strings.HasPrefix(rest, ",") ||
-			strings.TrimSpace(strings.SplitN(rest[1:], "#", 2)[0]) != "" || end >= len(src) ||
-			nextLineIndent(src, end+1) != indentOf(src, e.off) {
+		if !laidOut(src, closedBy(src, opener, e.off), e.off) {
 			continue
 		}
 		if found >= 0 {
@@ -102,6 +94,36 @@ func layoutPlace(src string, opener int, fits []edit) int {
 		found = i
 	}
 	return found
+}
+
+// laidOut reports whether a closer at p for the bracket at o ends what
+// the lines lay out: an item on its own line, as a row of a matrix
+// written one per line (the bracket opened on p's line, p right before
+// the comma ending it, the next line at the same indentation, as the next
+// item is); a call on its own line in a chain of calls, one per line (the
+// bracket opened on p's line, p at its end, the next line a .method at
+// the same indentation); or a bracket whose closer stood alone on the
+// next line, which holds nothing but the indentation of the bracket's
+// line (editors strip the spaces of other blank lines).
+func laidOut(src string, o, p int) bool {
+	end := lineEndFrom(src, p)
+	rest := strings.TrimSpace(strings.SplitN(src[p:end], "#", 2)[0])
+	if end >= len(src) {
+		return false
+	}
+	next := src[end+1 : lineEndFrom(src, end+1)]
+	own := lineStartOf(src, o) == lineStartOf(src, p)
+	switch {
+	case own && rest == ",":
+		return nextLineIndent(src, end+1) == indentOf(src, p)
+	case own && rest == "":
+		t := strings.TrimLeft(next, " ")
+		return len(t) > 1 && t[0] == '.' && isIdentStart(t[1]) && len(next)-len(t) == indentOf(src, p)
+	case rest == "":
+		ind := indentOf(src, o)
+		return ind > 0 && strings.TrimRight(next, "\r") == strings.Repeat(" ", ind)
+	}
+	return false
 }
 
 // parallelPlace returns the index of the only place of fits that makes
