@@ -285,6 +285,7 @@ func closeTriple(src string, p Problem) []change {
 	lit := p.d.lit
 	indent := indentOf(src, lit.start)
 	out := swapTripleCloser(src, lit)
+	swaps := len(out)
 	start := lit.body
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
@@ -309,9 +310,16 @@ func closeTriple(src string, p Problem) []change {
 		if e > start && next < len(src) {
 			if cs, at, ok := continuationLine(src, next); ok {
 				// The closer stood at the start of a line that goes on
-				// with the expression, as in ''', re.VERBOSE), after the
-				// blank lines ending the text: nobody leaves blank lines
-				// between a string and what goes on with it.
+				// with the expression, as in ''', re.VERBOSE). After blank
+				// lines it may have stood there, the text ending with
+				// them, as in ffi.cdef('''...\n\n'''), or alone on the
+				// last of them, as in dedent("""...\n"""\n): the two
+				// differ in the string's last line break, real code
+				// holds both as often, so neither is proposed, nor the
+				// guesses made at the text's earlier lines.
+				if cs > next {
+					return out[:swaps]
+				}
 				if c, ok := closeTripleAt(src, lit, cs, at, 1); ok {
 					out = append(out, c)
 				}
