@@ -469,7 +469,7 @@ func againstLayout(src string, from, to int) bool {
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
 		case c == '(' || c == '[' || c == '{':
-			stack = append(stack, open{k, k - lineStartOf(src, k)})
+			stack = append(stack, open{k, k - lineStart})
 		case c == ')' || c == ']' || c == '}':
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
