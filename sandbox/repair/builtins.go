@@ -80,12 +80,37 @@ func misusesBuiltin(src string, opener int) bool {
 	if pos < sig.min || sig.max >= 0 && pos > sig.max {
 		return true
 	}
+	if iterables[name] {
+		for _, a := range args {
+			if boundDunder(a) {
+				return true
+			}
+		}
+	}
 	if (name == "max" || name == "min") && pos == 1 {
 		a := args[0]
 		k := wordEnd(a, 0)
 		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
 	}
 	return false
+}
+
+// iterables are builtins that iterate over their arguments.
+var iterables = setOf("list", "tuple", "set", "frozenset", "sorted", "iter", "any", "all",
+	"sum", "enumerate", "reversed", "zip", "max", "min")
+
+// dunderMethods are special methods, which code calls or passes on but
+// never iterates over.
+var dunderMethods = setOf("__contains__", "__next__", "__iter__", "__getitem__", "__call__",
+	"__len__", "__new__", "__init__", "__eq__", "__hash__", "__enter__", "__exit__")
+
+// boundDunder reports whether the argument a ends with a special method
+// taken but not called, as softkwlist.__contains__ does in
+// frozenset(softkwlist.__contains__), where frozenset(softkwlist).__contains__
+// was meant.
+func boundDunder(a string) bool {
+	k := strings.LastIndexByte(a, '.')
+	return k > 0 && dunderMethods[a[k+1:]]
 }
 
 func containsString(list []string, s string) bool {
@@ -195,6 +220,9 @@ func misusesLiteral(src string, from, to int) bool {
 			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
 				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
+			if e < to && e == k+3 && src[e-1] == c && src[e] == '[' && (k == 0 || !isIdentChar(src[k-1])) {
+				return true // a one-character string subscripted, as in split('.'[-1])
+			}
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
@@ -227,6 +255,18 @@ func misusesLiteral(src string, from, to int) bool {
 					return true
 				}
 			}
+			if (w == "Union" || w == "Optional") && e < to && src[e] == '[' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && containsString(args, "...") {
+					return true // an ellipsis is an item of Tuple[int, ...], not of Union[int, ...]
+				}
+				scans++
+			}
+			if attr && (w == "iinfo" || w == "finfo") && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && limitAttr(args[0]) {
+					return true // a limit of the result, as np.iinfo(np.int32).max, not of the type
+				}
+				scans++
+			}
 			if e < to && src[e] == '(' && !keywords[w] && scans < maxCallsChecked && identityStart(src, e) {
 				scans++
 				if identityGenerator(src, e) {
@@ -243,6 +283,17 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// limits are the attributes of np.iinfo and np.finfo results, which
+// the types they describe do not have.
+var limits = setOf("max", "min", "eps", "bits", "tiny", "resolution", "smallest_normal")
+
+// limitAttr reports whether the expression a ends with an attribute of
+// limits, as np.int32.max does.
+func limitAttr(a string) bool {
+	k := strings.LastIndexByte(a, '.')
+	return k > 0 && limits[a[k+1:]]
 }
 
 // scalarTypes are builtin types that are not generic: no annotation or
@@ -277,18 +328,23 @@ func lengthOfSum(src string, opener int) bool {
 }
 
 // typeOfDunder reports whether the call type( at opener takes one
-// argument ending in a dunder attribute, as type(root.__name__): a
-// dunder's type is known (a str, a dict), while type(root).__name__ is
-// how code reads a type's own.
+// argument ending in a dunder attribute whose type is known (a str, a
+// dict), as type(root.__name__), while type(root).__name__ is how code
+// reads a type's own. Others are asked their type, as types.py does with
+// type(exc.__traceback__) and type(object().__str__).
 func typeOfDunder(src string, opener int) bool {
 	args, ok := callArgs(src, opener)
-	if !ok || len(args) != 1 || !strings.HasSuffix(args[0], "__") {
+	if !ok || len(args) != 1 {
 		return false
 	}
 	a := args[0]
-	k := strings.LastIndex(a[:len(a)-2], ".__")
-	return k > 0 && wordEnd(a, k+1) == len(a)
+	k := strings.LastIndexByte(a, '.')
+	return k > 0 && knownDunders[a[k+1:]]
 }
+
+// knownDunders are the dunder attributes whose type every object shares.
+var knownDunders = setOf("__name__", "__qualname__", "__module__", "__doc__", "__dict__",
+	"__file__", "__all__", "__slots__", "__annotations__")
 
 // arithmeticInArg reports whether the argument starting at i, up to the
 // comma or closer ending it (before to), holds an arithmetic operator

@@ -285,14 +285,21 @@ func closeTriple(src string, p Problem) []change {
 	lit := p.d.lit
 	indent := indentOf(src, lit.start)
 	out := swapTripleCloser(src, lit)
+	swaps := len(out)
 	start := lit.body
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
 			// A long string: the only other guess is that it runs to
-			// the end of the block.
-			e := trimRightSpace(src, start, len(src))
-			start = lineStartOf(src, e)
-			if c, ok := closeTripleAt(src, lit, max(start, lit.body), e, 2+n); ok {
+			// the end of the block, closed on the block's last line: on
+			// the blank line a closer on its own line was dropped from,
+			// or at the end of the text, not after the last line break,
+			// which would add one to the string.
+			e := len(src)
+			if strings.HasSuffix(src, "\n") {
+				e--
+			}
+			start = max(lineStartOf(src, e), lit.body)
+			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, e), 2+n); ok {
 				out = append(out, c)
 			}
 			break
@@ -303,9 +310,16 @@ func closeTriple(src string, p Problem) []change {
 		if e > start && next < len(src) {
 			if cs, at, ok := continuationLine(src, next); ok {
 				// The closer stood at the start of a line that goes on
-				// with the expression, as in ''', re.VERBOSE), after the
-				// blank lines ending the text: nobody leaves blank lines
-				// between a string and what goes on with it.
+				// with the expression, as in ''', re.VERBOSE). After blank
+				// lines it may have stood there, the text ending with
+				// them, as in ffi.cdef('''...\n\n'''), or alone on the
+				// last of them, as in dedent("""...\n"""\n): the two
+				// differ in the string's last line break, real code
+				// holds both as often, so neither is proposed, nor the
+				// guesses made at the text's earlier lines.
+				if cs > next {
+					return out[:swaps]
+				}
 				if c, ok := closeTripleAt(src, lit, cs, at, 1); ok {
 					out = append(out, c)
 				}
@@ -353,9 +367,18 @@ func closeTriple(src string, p Problem) []change {
 				// block ends with the blank line a closer on its own
 				// line was dropped from, as a docstring's is: the line
 				// that reads as code may be its prose, as "a[i:] have
-				// e > x." is, and then does not compile.
+				// e > x." is, and then does not compile. When that line
+				// holds exactly the string's indentation, which editors
+				// strip from other blank lines, it says where the string
+				// ended, and the code is an example in the text, as in
+				// "call it like this:"; it goes first (cost 0), as both
+				// may compile. An empty line may just end the block.
 				if cs, ce, ok := endCloserLine(src, next); ok {
-					if c, ok := closeTripleAt(src, lit, cs, ce, 2+n); ok {
+					cost := 2 + n
+					if indent > 0 && src[cs:ce] == strings.Repeat(" ", indent) {
+						cost = 0
+					}
+					if c, ok := closeTripleAt(src, lit, cs, ce, cost); ok {
 						out = append(out, c)
 					}
 				}

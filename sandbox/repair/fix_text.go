@@ -246,6 +246,12 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			c := closeStringAt(e-1, lit.q)
 			c.place = &place{lit: &lit, end: at, inBrkt: true}
 			out = append(out, c)
+		} else if e > lit.body+1 && strings.IndexByte(binaryOps, src[e-1]) >= 0 {
+			// Text ending with an operator before a string, as "doc / "src"
+			// or "_+"x": the operator joins two strings.
+			c := closeStringAt(trimRightSpace(src, lit.body, e-1), lit.q)
+			c.place = &place{lit: &lit, end: at, inBrkt: true}
+			out = append(out, c)
 		} else if src[lit.body] == ' ' {
 			// An empty string lost a quote: "" if n == 1 else "s".
 			c := closeStringAt(lit.body, lit.q)
@@ -254,9 +260,11 @@ func escapeEarlyQuote(src string, p Problem) []change {
 		}
 	}
 	// A quote that opens a string after text holding code, as the
-	// ', "c after "b: [3, 4] does, is code's own: escaping it would make
-	// that code text.
-	if opensString(src, at) && strings.ContainsAny(src[lit.body:at], "()[]{}=") {
+	// ', "c after "b: [3, 4] does, or after an operator or a comma ending
+	// the text, as the "source after "doc / and the "x after "_+ do, is
+	// code's own: escaping it would make that code text.
+	if text := strings.TrimRight(src[lit.body:at], " \t"); opensString(src, at) &&
+		(strings.ContainsAny(text, "()[]{}=") || text != "" && strings.IndexByte(binaryOps+",", text[len(text)-1]) >= 0) {
 		return out
 	}
 	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})
@@ -313,9 +321,24 @@ func removeBOM() change {
 		text: func(posFunc) string { return "removed the byte order mark (U+FEFF) that starts the block" }}}}
 }
 
+// binaryOps are the operators that join two strings or a string and a
+// value, as "a" + "b", path / "x" and "%s" % v do.
+const binaryOps = "+-*/%"
+
+// stringPrefixes are the prefixes a string literal may have, lowercased.
+var stringPrefixes = setOf("r", "b", "f", "u", "rb", "br", "fr", "rf")
+
 // opensString reports whether the quote at i follows a space, an opening
-// bracket, a separator or an operator, as the quote opening a string does.
+// bracket, a separator or an operator, as the quote opening a string does,
+// or a prefix after a space, a comma, a parenthesis or an =, as in
+// [b'1", b'M'] or message=f"The (a letter after a square bracket is more
+// often text, as the u of "M8[u"s]" is).
 func opensString(src string, i int) bool {
+	for k := i - 1; k > 0 && k >= i-2 && strings.IndexByte("rbfuRBFU", src[k]) >= 0; k-- {
+		if strings.IndexByte(" \t,(=", src[k-1]) >= 0 {
+			return stringPrefixes[strings.ToLower(src[k:i])]
+		}
+	}
 	return i > 0 && strings.IndexByte(" \t([{,=:+%", src[i-1]) >= 0
 }
 

@@ -164,7 +164,7 @@ func (s *scanner) field(lit strLit, open, depth int, mode fieldMode) (int, field
 			i, prev = wordEnd(src, i+1), tokOther // a conversion such as !r
 		case c == ':' && len(stack) == 0:
 			end, st := s.formatSpec(lit, open, i+1, depth, mode)
-			if st == fieldClosed && (empty || text) {
+			if st == fieldClosed && (empty || text || dictSpec(src[i+1:end-1])) {
 				s.add(Problem{Kind: KindFStringBrace, off: open, d: detail{sub: subTextField, lit: lit, end: end - 1}})
 			}
 			return end, st
@@ -319,4 +319,24 @@ func (s *scanner) formatSpec(lit strLit, open, i, depth int, mode fieldMode) (in
 	}
 	s.unterminated(lit, len(src))
 	return len(src), fieldUnterminated
+}
+
+// dictSpec reports whether spec, the text after a field's ':', holds a
+// quote past its first character outside nested fields: a spec never does
+// (a quote may only be its fill character, first), so the braces hold a
+// dict as text, as in compression={'method': 'gzip'} or
+// hashdict({"apples": 1, "bananas": 2}).
+func dictSpec(spec string) bool {
+	depth := 0
+	for k := 1; k < len(spec); k++ {
+		switch c := spec[k]; {
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case isQuote(c) && depth == 0:
+			return true
+		}
+	}
+	return false
 }

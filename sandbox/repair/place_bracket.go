@@ -27,14 +27,15 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
 		next := apply(src, []edit{e})
 		if !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
-			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) {
+			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) &&
+			!againstLayout(next, pl.opener, e.off+1) {
 			fits = append(fits, e)
 		}
 	}
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, or a generator of its own loop variable); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, or a generator of its own loop variable); not repaired",
 			src[pl.opener], col)
 		return p
 	}
@@ -80,20 +81,12 @@ func statementEnd(src string, opener int, fits []edit) int {
 	return found
 }
 
-// layoutPlace returns the index of the only place of fits that ends an
-// item laid out on its own line, as a row of a matrix written one per
-// line: a closer for a bracket opened on its line, right before the comma
-// ending that line, when the next line starts at the same indentation, as
-// the next item does; or -1.
+// layoutPlace returns the index of the only place of fits the layout of
+// the lines says a closer ends (see laidOut), or -1.
 func layoutPlace(src string, opener int, fits []edit) int {
 	found := -1
 	for i, e := range fits {
-		o := closedBy(src, opener, e.off)
-		end := lineEndFrom(src, e.off)
-		rest := strings.TrimSpace(src[e.off:end])
-		if lineStartOf(src, o) != lineStartOf(src, e.off) || !strings.HasPrefix(rest, ",") ||
-			strings.TrimSpace(strings.SplitN(rest[1:], "#", 2)[0]) != "" || end >= len(src) ||
-			nextLineIndent(src, end+1) != indentOf(src, e.off) {
+		if !laidOut(src, closedBy(src, opener, e.off), e.off) {
 			continue
 		}
 		if found >= 0 {
@@ -102,6 +95,37 @@ func layoutPlace(src string, opener int, fits []edit) int {
 		found = i
 	}
 	return found
+}
+
+// laidOut reports whether a closer at p for the bracket at o ends what
+// the lines lay out: an item on its own line, as a row of a matrix
+// written one per line (the bracket opened on p's line, p right before
+// the comma ending it, the next line at the same indentation, as the next
+// item is); a call on its own line in a chain of calls, one per line (the
+// bracket opened on p's line, p at its end, the next line a .method left
+// of the bracket's arguments, which no argument starts with); or a
+// bracket whose closer stood alone on the
+// next line, which holds nothing but the indentation of the bracket's
+// line (editors strip the spaces of other blank lines).
+func laidOut(src string, o, p int) bool {
+	end := lineEndFrom(src, p)
+	rest := strings.TrimSpace(strings.SplitN(src[p:end], "#", 2)[0])
+	if end >= len(src) {
+		return false
+	}
+	next := src[end+1 : lineEndFrom(src, end+1)]
+	own := lineStartOf(src, o) == lineStartOf(src, p)
+	switch {
+	case own && rest == ",":
+		return nextLineIndent(src, end+1) == indentOf(src, p)
+	case own && rest == "":
+		t := strings.TrimLeft(next, " ")
+		return len(t) > 1 && t[0] == '.' && isIdentStart(t[1]) && len(next)-len(t) <= o-lineStartOf(src, o)
+	case rest == "":
+		ind := indentOf(src, o)
+		return ind > 0 && strings.TrimRight(next, "\r") == strings.Repeat(" ", ind)
+	}
+	return false
 }
 
 // parallelPlace returns the index of the only place of fits that makes
@@ -400,4 +424,57 @@ func balancedCode(code string) bool {
 		}
 	}
 	return depth == 0
+}
+
+// againstLayout reports whether a line of src, from the one holding from
+// to the one holding to, starts against its brackets, as it does when a
+// closer is put back where the writer did not lose it: aligned with the
+// text after an open bracket, as that bracket's arguments are, while a
+// bracket opened after that one is still open, as in "f(a, g(b,\n  c)"
+// with c under a. (A closer leading its line says less: "f(\n  g(a\n))"
+// is "f(\n  g(a)\n)". Nor does a bracket ending its line, whose
+// arguments some writers align with the bracket before it, nor one that
+// follows the open bracket right away, as [ in np.matrix([[1],\n [2]]).)
+func againstLayout(src string, from, to int) bool {
+	type open struct{ off, col int }
+	var stack []open
+	first, end := lineStartOf(src, from), lineEndFrom(src, min(to, len(src)))
+	lineStart := 0
+	for k := 0; k < end; k++ {
+		c := src[k]
+		if k == lineStart && k >= first && len(stack) > 0 {
+			f := k
+			for f < end && (src[f] == ' ' || src[f] == '\t') {
+				f++
+			}
+			col := f - k
+			inner := stack[len(stack)-1].off
+			if f < end && strings.IndexByte("\n#)]}", src[f]) < 0 && !commaEndsLine(src, inner) {
+				for _, b := range stack[:len(stack)-1] {
+					if col == b.col+1 && strings.IndexByte("([{", src[b.off+1]) < 0 {
+						return true
+					}
+				}
+			}
+		}
+		switch {
+		case c == '\n':
+			lineStart = k + 1
+		case isQuote(c):
+			e := skipString(src, k, end)
+			if n := strings.LastIndexByte(src[k:e], '\n'); n >= 0 {
+				lineStart = k + n + 1 // a triple-quoted string's lines are text
+			}
+			k = e - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, open{k, k - lineStart})
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return false
 }

@@ -216,8 +216,11 @@ func bracketPlaces(src string, pl *place) []edit {
 		case c == ' ' || c == '\t' || c == '\r':
 			afterCloser = closed
 		case c == '\n':
-			if afterOperand && len(stack) == 1 && nextLineIndent(src, i+1) <= indent {
-				add(trimRightSpace(src, o, i))
+			if at := trimRightSpace(src, o, i); afterOperand && len(stack) == 1 && nextLineIndent(src, i+1) <= indent ||
+				afterOperand && len(stack) > 1 && laidOut(src, top.opener, at) {
+				// Or where the lines lay out the end of a bracket opened
+				// inside, as a call ending its line in a chain of calls.
+				add(at)
 			}
 		case isDigit(c):
 			i = numberEnd(src, i) - 1

@@ -86,6 +86,9 @@ func repair(src string, opts Options) Result {
 				refusal = implausible(fixes)
 			}
 			if refusal == nil {
+				refusal = joinsEmptyString(src, s.result)
+			}
+			if refusal == nil {
 				res.Changed, res.Repaired = true, true
 				res.Source, res.Fixes = s.result, fixes
 				return res
@@ -160,4 +163,37 @@ func listed(probs []Problem, src string, minor int) []Problem {
 
 func lineMessage(line int, text string) string {
 	return fmt.Sprintf("line %d: %s", line, text)
+}
+
+// joinsEmptyString returns the problem that refuses a repair leaving an
+// empty string right after another string, as in ('") and x.endswith('""),
+// where a quote was moved rather than restored: nobody writes 'a'"".
+// Blocks that held such a pair already keep them.
+func joinsEmptyString(orig, repaired string) *Problem {
+	at := emptyAfterString(repaired)
+	if at < 0 || emptyAfterString(orig) >= 0 {
+		return nil
+	}
+	p := Problem{Kind: KindAmbiguous, off: at}
+	p.Line, p.Column = newLineIndex(repaired).pos(at)
+	p.Message = fmt.Sprintf("the only repair found leaves an empty string right after another string at line %d, column %d of the repaired block, which nobody writes; a quote is missing elsewhere; not repaired", p.Line, p.Column)
+	return &p
+}
+
+// emptyAfterString returns the offset of the first empty string literal
+// that directly follows another string literal in src, or -1.
+func emptyAfterString(src string) int {
+	for k := 0; k < len(src); k++ {
+		switch c := src[k]; {
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case isQuote(c):
+			e := skipString(src, k, len(src))
+			if e+1 < len(src) && isQuote(src[e]) && src[e+1] == src[e] && !hasTriple(src, e, src[e]) && e > k && src[e-1] == c {
+				return e
+			}
+			k = e - 1
+		}
+	}
+	return -1
 }
