@@ -7,6 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // The panel's tabs.
@@ -234,20 +236,21 @@ func defsLines(th *theme, d *defsData, width int) []string {
 	if len(d.Helpers) > 0 {
 		add(th.panelDim.Render(fmt.Sprintf("helpers (%d)", len(d.Helpers))))
 		for _, h := range d.Helpers {
-			add(" " + th.panelName.Render(h.Signature))
+			add(" " + th.panelName.Render(termtext.Line(h.Signature)))
 			if h.Doc != "" {
-				add("   " + th.panelDim.Render(h.Doc))
+				add("   " + th.panelDim.Render(termtext.Line(h.Doc)))
 			}
 		}
 	}
 	if len(d.Variables) > 0 {
 		add(th.panelDim.Render(fmt.Sprintf("variables (%d)", len(d.Variables))))
 		for _, v := range d.Variables {
-			line := " " + th.panelName.Render(v.Name) + ": " + v.Type + ", " + sizeText(v.Size)
+			// names, types and reasons are the session's: shown as text
+			line := " " + th.panelName.Render(termtext.Line(v.Name)) + ": " + termtext.Line(v.Type) + ", " + sizeText(v.Size)
 			if v.Saved {
 				line += th.panelDim.Render(" · saved")
 			} else {
-				line += th.panelBad.Render(" · not saved: " + strings.TrimPrefix(v.Reason, "not saved: "))
+				line += th.panelBad.Render(" · not saved: " + termtext.Line(strings.TrimPrefix(v.Reason, "not saved: ")))
 			}
 			add(line)
 		}

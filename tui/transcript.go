@@ -151,6 +151,16 @@ func outputLine(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(termtext.Output(s), "\uFFFD"), "\t", "    ")
 }
 
+// messageText is a message as the transcript shows it: a traceback, a
+// notice (a rewind's names the files the rewound blocks wrote, a
+// restart's the names restored, any of which a block chose) or a
+// command's answer (/defs: names, docstrings). Escape sequences and
+// control characters but newline show as text (termtext.Text), never
+// reaching the terminal; tabs expanded.
+func messageText(s string) string {
+	return strings.ReplaceAll(termtext.Text(s), "\t", "    ")
+}
+
 // printable is a line of what a session set (another client's code, a
 // label, an attachment) as the REPL shows it: what follows its last
 // carriage return, tabs expanded, escape sequences and other control
@@ -363,7 +373,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	case kindStdout, kindStderr:
 		lines = hardwrap(t.renderOutput(th, e), width)
 	case kindError:
-		for _, l := range wrapText(e.text, width) {
+		for _, l := range wrapText(messageText(e.text), width) {
 			if isCaretLine(l) {
 				lines = append(lines, th.caret.Render(l))
 			} else {
@@ -375,7 +385,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindRestart {
 			st = th.restart
 		}
-		for _, l := range wrapText(e.text, width-2) {
+		for _, l := range wrapText(messageText(e.text), width-2) {
 			lines = append(lines, st.Render("▌ "+l))
 		}
 	case kindInfo, kindProblem:
@@ -383,7 +393,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindProblem {
 			st = th.problem
 		}
-		for _, l := range wrapText(e.text, width) {
+		for _, l := range wrapText(messageText(e.text), width) {
 			lines = append(lines, st.Render(l))
 		}
 	}
