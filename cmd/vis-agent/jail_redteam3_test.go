@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,4 +50,63 @@ func TestSandboxJailReplShowsSessionTextAsText(t *testing.T) {
 			t.Errorf("the hostile names are not shown as text:\n%q", repl)
 		}
 	})
+}
+
+// hostileHistory is a block that makes the child answer the host's
+// history question (what a rewind asks first) with a line of blocks
+// millions long: the driver's table of requests is the session's to
+// change, as everything in its process.
+const hostileHistory = `import sys
+d = sys.modules["vis_sandbox.driver"]
+LINE = [1] * 4_000_000
+d.REQUESTS["history"] = lambda driver, req: {"ev": "history", "history": {"block": 1, "current": 2, "line": LINE, "blocks": LINE}}
+print("patched")
+`
+
+// TestSandboxJailRewindHostileHistory: the host took the child's answer
+// to a rewind's history question as it came, and marked the journal with
+// every block of its line: one SQL statement of millions of terms. 4M
+// blocks (8 MB of the 64 MB a message may take) grew the host by about a
+// gigabyte (the whole 64 MB: some 8 GB), a way for a block to have the
+// machine's memory taken by a process outside its limits. The answer
+// holds at most the blocks a history keeps, or the rewind fails in one
+// line, and the session goes on.
+func TestSandboxJailRewindHostileHistory(t *testing.T) {
+	t.Parallel()
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("h", "x = 1", 0)
+		contains(t, "the patch", sb.block("h", hostileHistory, 0).stdout, "patched")
+		host := sb.record(sb.folder("h")).HostPID
+		before := peakKB(t, host)
+		r := sb.run("rewind", "--session", "h")
+		grew := peakKB(t, host) - before
+		t.Logf("figure: the host's peak grew %d MiB in the rewind (hook %v)", grew>>10, hook)
+		if grew > 300<<10 {
+			t.Errorf("the host's peak memory grew %d MiB with a hostile history answer", grew>>10)
+		}
+		if r.code != 1 || !strings.Contains(r.stderr, "blocks, more than a history keeps") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("rewind with a hostile history: %d %q, want one line of refusal", r.code, r.stderr)
+		}
+		contains(t, "the session after it", sb.block("h", "print(x + 1)", 0).stdout, "2\n")
+	})
+}
+
+// peakKB is the peak resident memory of process pid, in KiB (VmHWM).
+func peakKB(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no VmHWM for process %d", pid)
+	return 0
 }
