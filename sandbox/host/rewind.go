@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -39,6 +40,10 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: "the Python process did not say which block to rewind to"})
 		return
 	}
+	if err := checkHistory(*hist.History); err != nil {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
+		return
+	}
 	to := hist.History.Block
 	reason := fmt.Sprintf("the session was rewound to block %d (%s)", to, byWhom(req, "vis-agent sandbox rewind"))
 	// As long as a new child's restore may take: one stuck in a value's
@@ -65,6 +70,22 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 		return
 	}
 	out.Send(protocol.Event{Ev: protocol.EvOK, Message: notice.Message, History: hist.History})
+}
+
+// checkHistory refuses a history answer no history holds: the child's
+// process is the session's, which can answer anything, and the host
+// marks the journal with its line (one statement of as many terms) and
+// hands it to the client.
+func checkHistory(hist protocol.History) error {
+	if n := max(len(hist.Line), len(hist.Blocks)); n > config.MaxHistoryBlocks {
+		return fmt.Errorf("the Python process answered a history of %d blocks, more than a history keeps (%d): not rewound", n, config.MaxHistoryBlocks)
+	}
+	for _, b := range append(hist.Line[:len(hist.Line):len(hist.Line)], hist.Blocks...) {
+		if b <= 0 {
+			return fmt.Errorf("the Python process answered a history with block %d: not rewound", b)
+		}
+	}
+	return nil
 }
 
 // noteRewind marks in the journal the blocks a rewind went back past
