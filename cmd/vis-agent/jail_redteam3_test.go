@@ -5,7 +5,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/vis-agent/vis-agent/internal/testing/testenv"
 )
 
 // The fourth red team's part of the escape corpus (after rewind, fork and
@@ -109,4 +113,48 @@ func peakKB(t *testing.T, pid int) int {
 	}
 	t.Fatalf("no VmHWM for process %d", pid)
 	return 0
+}
+
+// silentChild is a block that makes the child never answer the host's
+// questions (defs, a rewind's history), deaf to interrupts.
+const silentChild = `import signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+d = sys.modules["vis_sandbox.driver"]
+def never(driver, req):
+    while True:
+        time.sleep(1)
+d.REQUESTS["history"] = d.REQUESTS["defs"] = never
+print("patched")
+`
+
+// TestSandboxJailSilentChild: the host waited for the child's answer to a
+// question with no bound, holding the session's turn: a block that made
+// the child keep silent hung sandbox rewind and sandbox defs, and every
+// later command of the session (run, stop, even stop --force) waited
+// behind them for good. A question has a time limit
+// (VIS_ENV_ANSWER_TIMEOUT_MS, here 2 s): past it the child is stopped, the
+// command fails in one line, and the next block runs in a new child
+// restored from the snapshot.
+func TestSandboxJailSilentChild(t *testing.T) {
+	t.Parallel()
+	forHookModes(t, true, func(t *testing.T, py testenv.Python, hook bool) {
+		sb := hookSandbox(t, py, hook, "VIS_ENV_ANSWER_TIMEOUT_MS=2000")
+		sb.block("s", "x = 1", 0)
+		t.Cleanup(func() { // before stopAll, which a host that never answers would hang
+			if pid := sb.record(sb.folder("s")).HostPID; pid > 0 && strings.Contains(cmdline(pid), "sandbox") {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+		for _, args := range [][]string{{"rewind"}, {"defs"}} {
+			contains(t, "the patch", sb.block("s", silentChild, 0).stdout, "patched")
+			start := time.Now()
+			r := sb.runFor(time.Minute, append(args, "--session", "s")...)
+			took := time.Since(start)
+			if r.code != 1 || !strings.Contains(r.stderr, "did not answer within 2 seconds") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+				t.Errorf("%v with a silent child (%s): %d %q, want one line saying it did not answer", args, took.Round(time.Millisecond), r.code, r.stderr)
+			}
+			r = sb.block("s", "print(x + 1)", 0)
+			contains(t, "the next block", r.stdout, "did not answer within 2 seconds", "2\n")
+		}
+	})
 }
