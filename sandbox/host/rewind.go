@@ -101,31 +101,66 @@ func (h *Host) noteRewind(hist protocol.History) {
 }
 
 // askChild sends the child one request and returns its answer; an "error"
-// answer is the error. A child that does not answer within (0: no bound)
-// is killed. The caller holds the turn.
+// answer is the error. A child that does not answer within (0: the bound
+// of a question, answerOf) is stopped. The caller holds the turn.
 func (h *Host) askChild(req protocol.Request, within time.Duration) (protocol.Event, error) {
 	c, err := h.ensureChild()
 	if err != nil {
 		return protocol.Event{}, err
 	}
+	ev, err := h.answerOf(c, req, within)
+	if err != nil {
+		return protocol.Event{}, err
+	}
+	if ev.Ev == protocol.EvError {
+		return protocol.Event{}, fmt.Errorf("%s", ev.Message)
+	}
+	return ev, nil
+}
+
+// defaultAnswerTimeout is how long the child may take to answer a
+// question (VIS_ENV_ANSWER_TIMEOUT_MS): a bound for a child kept silent,
+// far above what answering takes.
+const defaultAnswerTimeout = 30 * time.Second
+
+// answerOf sends c one question (defs, a completion, a rewind's history
+// or notice) and returns its answer, read within within (0:
+// Config.AnswerTimeout) beyond a save c owes (it saves before it answers). The child's code is
+// the session's, which can keep it silent: past the limit it is stopped,
+// and the next block starts a new one from the snapshot, so a question
+// never holds the session's turn (every later command, stop too) for
+// good. The caller holds the turn.
+func (h *Host) answerOf(c *proc, req protocol.Request, within time.Duration) (protocol.Event, error) {
 	req.V = protocol.Version
 	if err := c.conn.Send(req); err != nil {
 		return protocol.Event{}, errChildGone
 	}
-	if within > 0 {
-		c.link.SetReadDeadline(time.Now().Add(within))
-		defer c.link.SetReadDeadline(time.Time{})
+	limit := within
+	if limit <= 0 {
+		limit = h.cfg.AnswerTimeout
 	}
+	if limit <= 0 {
+		limit = defaultAnswerTimeout
+	}
+	h.mu.Lock()
+	if ps := h.pending; ps != nil && ps.c == c {
+		limit += ps.limit
+	}
+	h.mu.Unlock()
+	c.link.SetReadDeadline(time.Now().Add(limit))
 	ev, err := c.answer()
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			c.kill()
-		}
+	c.link.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		why := fmt.Sprintf("the Python process did not answer within %s (asked for %s), so it was stopped", humanDuration(limit), req.Op)
+		c.mu.Lock()
+		c.retired = why
+		c.mu.Unlock()
+		c.kill()
+		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
+	case err != nil:
 		return protocol.Event{}, errChildGone
-	}
-	if ev.Ev == protocol.EvError {
-		return protocol.Event{}, fmt.Errorf("%s", ev.Message)
 	}
 	return ev, nil
 }
