@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,6 +156,57 @@ func TestSandboxJailSilentChild(t *testing.T) {
 			}
 			r = sb.block("s", "print(x + 1)", 0)
 			contains(t, "the next block", r.stdout, "did not answer within 2 seconds", "2\n")
+		}
+	})
+}
+
+// swapVault is a block that leaves a process exchanging the names of
+// the folder vault, which the jail may not enter, and decoy, which it
+// may (renameat2 RENAME_EXCHANGE needs no access to either folder), as
+// fast as it can.
+const swapVault = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    os.listdir("vault")
+except PermissionError:
+    print("the vault is closed to the jail")
+if os.fork() == 0:
+    swap = libc.renameat2
+    while True:
+        swap(-100, b"decoy", -100, b"vault", 2)
+`
+
+// TestSandboxJailForkCopyRace: sandbox fork --copy-workspace leaves out
+// what the session's jail could not read by the mode bits, which a copy
+// made as root passes over; it judged a folder by its status before it
+// opened it by name, and a process of the session exchanging a closed
+// folder with an open one in between had the copy enter the closed one
+// and hand its files to the fork. What is opened is judged.
+func TestSandboxJailForkCopyRace(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("only a copy made as root reads past the modes the jail obeys")
+	}
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		write(t, filepath.Join(sb.ws, "vault", "inner.txt"), "the secret")
+		write(t, filepath.Join(sb.ws, "decoy", "inner.txt"), "decoy")
+		if err := os.Chmod(filepath.Join(sb.ws, "vault"), 0); err != nil {
+			t.Fatal(err)
+		}
+		contains(t, "the swap", sb.block("a", swapVault, 0).stdout, "the vault is closed to the jail")
+		t.Cleanup(sb.stopAll) // its swapping process ends with the session, before the folders go
+		parent := t.TempDir()
+		for i := range 40 {
+			dest := filepath.Join(parent, strconv.Itoa(i))
+			r := sb.run("fork", "b"+strconv.Itoa(i), "--session", "a", "--new-workspace", dest, "--copy-workspace")
+			if r.code != 0 {
+				t.Fatalf("fork --copy-workspace: %d %s", r.code, r.stderr)
+			}
+			for _, name := range []string{"vault", "decoy"} {
+				if data, err := os.ReadFile(filepath.Join(dest, name, "inner.txt")); err == nil && string(data) == "the secret" {
+					t.Fatalf("copy %d: the fork's workspace holds the closed folder's file, as %s/inner.txt", i, name)
+				}
+			}
 		}
 	})
 }
