@@ -1,6 +1,9 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -209,4 +212,51 @@ func TestSandboxJailForkCopyRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSandboxImportSizesPastTheLimit: sandbox import held the sum of an
+// archive's state file sizes to sandbox.max_snapshot_mb, and four sizes
+// of 2^62 sum to 0 in an int64: the archive passed, and its entries were
+// written out until their data ended (a deflate stream of zeros grows a
+// thousandfold: a small archive fills the disk) before the size check
+// refused them. Sizes past the limit are refused before anything is
+// written.
+func TestSandboxImportSizesPastTheLimit(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.First(t))
+	if err := os.WriteFile(filepath.Join(sb.home, "config.toml"), []byte("[sandbox]\nmax_snapshot_mb = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var zeros bytes.Buffer // 100 MiB of zeros, deflated
+	zw, _ := flate.NewWriter(&zeros, flate.BestCompression)
+	zw.Write(make([]byte, 100<<20))
+	zw.Close()
+	path := filepath.Join(sb.ws, "bomb.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := zip.NewWriter(f)
+	var files []string
+	for _, name := range []string{"a", "b", "c", "d"} {
+		files = append(files, fmt.Sprintf(`{"path": "state/spill/%s", "size": %d, "sha256": "00"}`, name, int64(1)<<62))
+		raw, err := w.CreateRaw(&zip.FileHeader{Name: "state/spill/" + name, Method: zip.Deflate,
+			CompressedSize64: uint64(zeros.Len()), UncompressedSize64: 1 << 62})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Write(zeros.Bytes())
+	}
+	m, _ := w.Create("manifest.json")
+	fmt.Fprintf(m, `{"format": 1, "vis_agent": "x", "session": {"name": "s"}, "files": [%s], "attachments": []}`, strings.Join(files, ", "))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	start := time.Now()
+	r := sb.run("import", "--session", "i", path)
+	t.Logf("figure: the import of a %d KiB archive answered in %s", zeros.Len()*4>>10, time.Since(start).Round(time.Millisecond))
+	if r.code != 1 || !strings.Contains(r.stderr, "over the limit") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Errorf("import of sizes summing past int64: %d %q, want one line refusing them as over the limit", r.code, r.stderr)
+	}
 }
