@@ -46,14 +46,7 @@ func TestSandboxJailReplShowsSessionTextAsText(t *testing.T) {
 		term.waitFor("restored from the snapshot")
 		term.send("print('done', 6 * 7)\r") // its notice names what was restored
 		term.waitFor("done 42")
-		term.mu.Lock()
-		repl := term.seen.String()
-		term.mu.Unlock()
-		for _, seq := range []string{"\x1b]0;title", "\x1b]52;c;", "\x1b[8m", "\u009b"} {
-			if strings.Contains(repl, seq) {
-				t.Errorf("the REPL wrote %q raw to the terminal:\n%q", seq, repl)
-			}
-		}
+		repl := term.showsNoHostile(t)
 		if !strings.Contains(repl, `\x1b[8m`) {
 			t.Errorf("the hostile names are not shown as text:\n%q", repl)
 		}
@@ -85,38 +78,18 @@ func TestSandboxJailRewindHostileHistory(t *testing.T) {
 		sb.block("h", "x = 1", 0)
 		contains(t, "the patch", sb.block("h", hostileHistory, 0).stdout, "patched")
 		host := sb.record(sb.folder("h")).HostPID
-		before := peakKB(t, host)
+		before := hostStatus(t, host, "VmHWM")
 		r := sb.run("rewind", "--session", "h")
-		grew := peakKB(t, host) - before
-		t.Logf("figure: the host's peak grew %d MiB in the rewind (hook %v)", grew>>10, hook)
-		if grew > 300<<10 {
-			t.Errorf("the host's peak memory grew %d MiB with a hostile history answer", grew>>10)
+		grew := hostStatus(t, host, "VmHWM") - before
+		t.Logf("figure: the host's peak grew %.0f MiB in the rewind (hook %v)", grew, hook)
+		if grew > 300 {
+			t.Errorf("the host's peak memory grew %.0f MiB with a hostile history answer", grew)
 		}
 		if r.code != 1 || !strings.Contains(r.stderr, "blocks, more than a history keeps") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("rewind with a hostile history: %d %q, want one line of refusal", r.code, r.stderr)
 		}
 		contains(t, "the session after it", sb.block("h", "print(x + 1)", 0).stdout, "2\n")
 	})
-}
-
-// peakKB is the peak resident memory of process pid, in KiB (VmHWM).
-func peakKB(t *testing.T, pid int) int {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no VmHWM for process %d", pid)
-	return 0
 }
 
 // silentChild is a block that makes the child never answer the host's
