@@ -26,13 +26,15 @@ import (
 // rewind's notice (the names of the files the rewound blocks wrote, which
 // a block chooses), /defs' answer and the defs panel (a variable's name is
 // any string a block puts in globals(), a docstring any text), a
-// traceback's message and a restart's notice (the names it restored). A
-// conceal (SGR 8) and a C1 CSI reached the terminal raw. Each shows as
-// text, as the commands show it.
+// traceback's message, a restart's notice (the names it restored) and the
+// completions of a name, in the hint and in the input. A conceal (SGR 8)
+// and a C1 CSI reached the terminal raw. Each shows as text, as the
+// commands show it, and the input takes no control character.
 func TestSandboxJailReplShowsSessionTextAsText(t *testing.T) {
 	t.Parallel()
 	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
-		sb.block("t", "H = "+hostilePy+"\ndef helper():\n    pass\nhelper.__doc__ = 'Doc ' + H\nglobals()[H] = 1", 0)
+		sb.block("t", "H = "+hostilePy+"\ndef helper():\n    pass\nhelper.__doc__ = 'Doc ' + H\nglobals()[H] = 1\n"+
+			"globals()['zq\\x1b[8mA'] = globals()['zq\\x1b[8mB'] = 2", 0)
 		sb.block("t", "open(H.replace('\\r', '') + '.json', 'w').write('{}')", 0)
 		term := startTerminal(t, sb.command("repl", "--session", "t"))
 		term.waitFor(">>>")
@@ -46,6 +48,8 @@ func TestSandboxJailReplShowsSessionTextAsText(t *testing.T) {
 		term.waitFor("restored from the snapshot")
 		term.send("print('done', 6 * 7)\r") // its notice names what was restored
 		term.waitFor("done 42")
+		term.send("zq\t") // two completions, whose common start the input takes
+		term.waitFor("[8mB")
 		repl := term.showsNoHostile(t)
 		if !strings.Contains(repl, `\x1b[8m`) {
 			t.Errorf("the hostile names are not shown as text:\n%q", repl)
