@@ -237,3 +237,36 @@ func TestSandboxImportSizesPastTheLimit(t *testing.T) {
 		t.Errorf("import of sizes summing past int64: %d %q, want one line refusing them as over the limit", r.code, r.stderr)
 	}
 }
+
+// TestSandboxJailReplHugeNames: a name of a session is any string a
+// block puts in globals(), a docstring any text; the REPL wrapped such a
+// line by measuring what was left of it after each row (quadratic: a
+// 20 MB name took it past any bound) and drew it whole in the defs
+// panel. After a block set both, the next block took 7 s to show, a
+// rewind's notice (which names the variables restored) never showed.
+// What the REPL shows of one line a session set is cut at a bound; a
+// completion longer than one is not typed into the input.
+func TestSandboxJailReplHugeNames(t *testing.T) {
+	t.Parallel()
+	hookModes(t, false, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("t", "globals()['a' * 20_000_000] = 1\ndef f():\n    pass\nf.__doc__ = 'D' * 20_000_000", 0)
+		sb.block("t", "x = 2", 0)
+		term := startTerminal(t, sb.command("repl", "--session", "t"))
+		term.waitFor(">>>")
+		for _, step := range []struct{ send, shows string }{
+			{"print(6 * 8)\r", "48"},
+			{"", "last "}, // the status line, once the block has ended
+			{"/rewind\r", "Files are not rewound"},
+			{"/defs\r", "Rewind can go"},
+			{"aaa\t", "bytes)"},                  // the one completion, cut, in the hint
+			{"\x7f\x7f\x7fprint(6 * 9)\r", "54"}, // the input held aaa only
+		} {
+			start := time.Now()
+			term.send(step.send)
+			term.waitFor(step.shows)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("%q took %s to show %q", step.send, took.Round(time.Millisecond), step.shows)
+			}
+		}
+	})
+}
