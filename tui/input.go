@@ -110,7 +110,7 @@ func (in *input) completions(msg completionsMsg) {
 	}
 	switch {
 	case msg.err != nil:
-		in.s.hint = "no completions: " + termtext.Line(msg.err.Error())
+		in.s.hint = "no completions: " + sessionLine(msg.err.Error())
 	case len(msg.names) == 0:
 		in.s.hint = "no completions"
 	default:
@@ -122,15 +122,16 @@ func (in *input) completions(msg completionsMsg) {
 		}
 		// The names are the session's (any key of its globals, any name
 		// an object's __dir__ gives): one with a control character or
-		// an escape sequence is shown as text, never typed in.
-		unsafe := termtext.Line(prefix) != prefix
+		// an escape sequence, or longer than a line, is shown as text
+		// (cut), never typed in.
+		unsafe := len(prefix) > maxLine || termtext.Line(prefix) != prefix
 		if len(prefix) > len(msg.word) && !unsafe {
 			in.ed.Insert(prefix[len(msg.word):])
 		}
 		if len(msg.names) > 1 || unsafe {
 			shown := make([]string, len(msg.names))
 			for i, n := range msg.names {
-				shown[i] = termtext.Line(n)
+				shown[i] = sessionLine(n)
 			}
 			in.s.hint = strings.Join(shown, "  ")
 		}

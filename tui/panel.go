@@ -7,8 +7,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // The panel's tabs.
@@ -236,9 +234,9 @@ func defsLines(th *theme, d *defsData, width int) []string {
 	if len(d.Helpers) > 0 {
 		add(th.panelDim.Render(fmt.Sprintf("helpers (%d)", len(d.Helpers))))
 		for _, h := range d.Helpers {
-			add(" " + th.panelName.Render(termtext.Line(h.Signature)))
+			add(" " + th.panelName.Render(sessionLine(h.Signature)))
 			if h.Doc != "" {
-				add("   " + th.panelDim.Render(termtext.Line(h.Doc)))
+				add("   " + th.panelDim.Render(sessionLine(h.Doc)))
 			}
 		}
 	}
@@ -246,11 +244,11 @@ func defsLines(th *theme, d *defsData, width int) []string {
 		add(th.panelDim.Render(fmt.Sprintf("variables (%d)", len(d.Variables))))
 		for _, v := range d.Variables {
 			// names, types and reasons are the session's: shown as text
-			line := " " + th.panelName.Render(termtext.Line(v.Name)) + ": " + termtext.Line(v.Type) + ", " + sizeText(v.Size)
+			line := " " + th.panelName.Render(sessionLine(v.Name)) + ": " + sessionLine(v.Type) + ", " + sizeText(v.Size)
 			if v.Saved {
 				line += th.panelDim.Render(" · saved")
 			} else {
-				line += th.panelBad.Render(" · not saved: " + termtext.Line(strings.TrimPrefix(v.Reason, "not saved: ")))
+				line += th.panelBad.Render(" · not saved: " + sessionLine(strings.TrimPrefix(v.Reason, "not saved: ")))
 			}
 			add(line)
 		}
