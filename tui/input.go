@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/vis-agent/vis-agent/internal/termtext"
 )
 
 // input is where blocks are typed: the editor with python's prompts, the
@@ -108,7 +110,7 @@ func (in *input) completions(msg completionsMsg) {
 	}
 	switch {
 	case msg.err != nil:
-		in.s.hint = "no completions: " + msg.err.Error()
+		in.s.hint = "no completions: " + sessionLine(msg.err.Error())
 	case len(msg.names) == 0:
 		in.s.hint = "no completions"
 	default:
@@ -118,11 +120,20 @@ func (in *input) completions(msg completionsMsg) {
 				prefix = prefix[:len(prefix)-1]
 			}
 		}
-		if len(prefix) > len(msg.word) {
+		// The names are the session's (any key of its globals, any name
+		// an object's __dir__ gives): one with a control character or
+		// an escape sequence, or longer than a line, is shown as text
+		// (cut), never typed in.
+		unsafe := len(prefix) > maxLine || termtext.Line(prefix) != prefix
+		if len(prefix) > len(msg.word) && !unsafe {
 			in.ed.Insert(prefix[len(msg.word):])
 		}
-		if len(msg.names) > 1 {
-			in.s.hint = strings.Join(msg.names, "  ")
+		if len(msg.names) > 1 || unsafe {
+			shown := make([]string, len(msg.names))
+			for i, n := range msg.names {
+				shown[i] = sessionLine(n)
+			}
+			in.s.hint = strings.Join(shown, "  ")
 		}
 	}
 }

@@ -234,20 +234,21 @@ func defsLines(th *theme, d *defsData, width int) []string {
 	if len(d.Helpers) > 0 {
 		add(th.panelDim.Render(fmt.Sprintf("helpers (%d)", len(d.Helpers))))
 		for _, h := range d.Helpers {
-			add(" " + th.panelName.Render(h.Signature))
+			add(" " + th.panelName.Render(sessionLine(h.Signature)))
 			if h.Doc != "" {
-				add("   " + th.panelDim.Render(h.Doc))
+				add("   " + th.panelDim.Render(sessionLine(h.Doc)))
 			}
 		}
 	}
 	if len(d.Variables) > 0 {
 		add(th.panelDim.Render(fmt.Sprintf("variables (%d)", len(d.Variables))))
 		for _, v := range d.Variables {
-			line := " " + th.panelName.Render(v.Name) + ": " + v.Type + ", " + sizeText(v.Size)
+			// names, types and reasons are the session's: shown as text
+			line := " " + th.panelName.Render(sessionLine(v.Name)) + ": " + sessionLine(v.Type) + ", " + sizeText(v.Size)
 			if v.Saved {
 				line += th.panelDim.Render(" · saved")
 			} else {
-				line += th.panelBad.Render(" · not saved: " + strings.TrimPrefix(v.Reason, "not saved: "))
+				line += th.panelBad.Render(" · not saved: " + sessionLine(strings.TrimPrefix(v.Reason, "not saved: ")))
 			}
 			add(line)
 		}

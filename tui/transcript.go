@@ -17,11 +17,14 @@ import (
 // cut at maxLine bytes; of the whole transcript, the last maxEntries
 // entries holding at most maxKept lines of output.
 const (
-	headKeep   = 500
-	tailKeep   = 500
-	maxLine    = 1000
-	maxEntries = 2000
-	maxKept    = 50000
+	headKeep = 500
+	tailKeep = 500
+	maxLine  = 1000
+	// A message (a notice, a traceback, a command's answer) keeps its
+	// first maxMessageLines lines.
+	maxMessageLines = 1000
+	maxEntries      = 2000
+	maxKept         = 50000
 	// A folded output shows its first foldHead and last foldTail lines.
 	foldAt   = 30
 	foldHead = 20
@@ -149,6 +152,42 @@ func outputLine(s string) string {
 		s = s[i+1:]
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(termtext.Output(s), "\uFFFD"), "\t", "    ")
+}
+
+// messageText is a message as the transcript shows it: a traceback, a
+// notice (a rewind's names the files the rewound blocks wrote, a
+// restart's the names restored, any of which a block chose) or a
+// command's answer (/defs: names, docstrings). Escape sequences and
+// control characters but newline show as text (termtext.Text), never
+// reaching the terminal; tabs expanded. Its first maxMessageLines lines
+// are kept, each cut at maxLine bytes (cutLine): wrapping a line costs by
+// its length, and a block can set a name of megabytes.
+func messageText(s string) string {
+	lines := strings.Split(s, "\n")
+	if n := len(lines) - maxMessageLines; n > 0 {
+		lines = append(lines[:maxMessageLines], fmt.Sprintf("… (+%d lines)", n))
+	}
+	for i, l := range lines {
+		lines[i] = cutLine(l)
+	}
+	return strings.ReplaceAll(termtext.Text(strings.Join(lines, "\n")), "\t", "    ")
+}
+
+// sessionLine is s, one line a session set (a name, a docstring's
+// line), as the REPL shows it: cut (cutLine), its controls as text.
+func sessionLine(s string) string { return termtext.Line(cutLine(s)) }
+
+// cutLine is s, a line a session set, cut at maxLine bytes (whole
+// characters), saying how many more there were.
+func cutLine(s string) string {
+	if len(s) <= maxLine {
+		return s
+	}
+	i := maxLine
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf(" … (+%d bytes)", len(s)-i)
 }
 
 // printable is a line of what a session set (another client's code, a
@@ -363,7 +402,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 	case kindStdout, kindStderr:
 		lines = hardwrap(t.renderOutput(th, e), width)
 	case kindError:
-		for _, l := range wrapText(e.text, width) {
+		for _, l := range wrapText(messageText(e.text), width) {
 			if isCaretLine(l) {
 				lines = append(lines, th.caret.Render(l))
 			} else {
@@ -375,7 +414,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindRestart {
 			st = th.restart
 		}
-		for _, l := range wrapText(e.text, width-2) {
+		for _, l := range wrapText(messageText(e.text), width-2) {
 			lines = append(lines, st.Render("▌ "+l))
 		}
 	case kindInfo, kindProblem:
@@ -383,7 +422,7 @@ func (t *transcript) render(th *theme, e *entry, width int) []string {
 		if e.kind == kindProblem {
 			st = th.problem
 		}
-		for _, l := range wrapText(e.text, width) {
+		for _, l := range wrapText(messageText(e.text), width) {
 			lines = append(lines, st.Render(l))
 		}
 	}

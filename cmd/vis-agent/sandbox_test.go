@@ -128,10 +128,17 @@ func (sb *sandbox) command(args ...string) *exec.Cmd {
 
 func (sb *sandbox) run(args ...string) result {
 	sb.t.Helper()
+	return sb.runFor(3*time.Minute, args...)
+}
+
+// runFor is run, failing the test when the command takes longer than
+// bound (a hang).
+func (sb *sandbox) runFor(bound time.Duration, args ...string) result {
+	sb.t.Helper()
 	cmd := sb.command(args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {

@@ -136,9 +136,7 @@ print("id", d.id)
 			sb.printsSafely("", nil, c.stream, c.shows, c.args...)
 		}
 
-		// The REPL: its attachments panel (F3) and /attachments. Its
-		// frames draw with escape sequences of their own: only the
-		// block's are looked for.
+		// The REPL: its attachments panel (F3) and /attachments.
 		cmd := sb.command("repl", "--session", "t")
 		term := startTerminal(t, cmd)
 		term.waitFor(">>>")
@@ -146,14 +144,7 @@ print("id", d.id)
 		term.waitFor("Attachments (2")
 		term.send("\x1b[13~")
 		term.waitFor("Enter views")
-		term.mu.Lock()
-		repl := term.seen.String()
-		term.mu.Unlock()
-		for _, seq := range []string{"\x1b]0;title", "\x1b]52;c;", "\x1b[8m", "\u009b"} {
-			if strings.Contains(repl, seq) {
-				t.Errorf("the REPL wrote %q raw to the terminal:\n%q", seq, repl)
-			}
-		}
+		term.showsNoHostile(t)
 
 		// Hand-made archives: refused, in a line naming what they say.
 		for name, manifest := range map[string]string{
@@ -202,6 +193,23 @@ else:
 			sb.printsSafely("", env, false, title, append(args, "--host", "docker://box")...)
 		}
 	})
+}
+
+// showsNoHostile fails t when the REPL on term wrote one of hostile's
+// sequences raw, and returns all the terminal received. The REPL's frames
+// draw with escape sequences of their own: only the block's are looked
+// for.
+func (term *terminal) showsNoHostile(t *testing.T) string {
+	t.Helper()
+	term.mu.Lock()
+	repl := term.seen.String()
+	term.mu.Unlock()
+	for _, seq := range []string{"\x1b]0;title", "\x1b]52;c;", "\x1b[8m", "\u009b"} {
+		if strings.Contains(repl, seq) {
+			t.Errorf("the REPL wrote %q raw to the terminal:\n%q", seq, repl)
+		}
+	}
+	return repl
 }
 
 // jsonString is s as a JSON string.

@@ -33,6 +33,9 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{f: os.NewFile(uintptr(fd), path)}, nil
 }
 
+// Stat is the status of the folder held (not of what its path names now).
+func (d *Dir) Stat() (fs.FileInfo, error) { return d.f.Stat() }
+
 // Close lets the folder go.
 func (d *Dir) Close() error { return d.f.Close() }
 

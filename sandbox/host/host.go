@@ -52,9 +52,12 @@ type Config struct {
 	// SaveDelay is how long after a block's result the save after it is
 	// asked for (save.go).
 	SaveDelay time.Duration
-	Memory    MemoryLimits
-	Sessions  string // the folder of all sessions, for memory pressure
-	Log       io.Writer
+	// AnswerTimeout is how long the child may take to answer a question
+	// (answerOf; <= 0: defaultAnswerTimeout).
+	AnswerTimeout time.Duration
+	Memory        MemoryLimits
+	Sessions      string // the folder of all sessions, for memory pressure
+	Log           io.Writer
 	// Policy is the jail of the first child; a block asking for another
 	// one replaces the child.
 	Policy protocol.Policy

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/vis-agent/vis-agent/internal/config"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
 
@@ -39,6 +40,10 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: "the Python process did not say which block to rewind to"})
 		return
 	}
+	if err := checkHistory(*hist.History); err != nil {
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
+		return
+	}
 	to := hist.History.Block
 	reason := fmt.Sprintf("the session was rewound to block %d (%s)", to, byWhom(req, "vis-agent sandbox rewind"))
 	// As long as a new child's restore may take: one stuck in a value's
@@ -67,6 +72,22 @@ func (h *Host) rewind(req protocol.Request, out *sink) {
 	out.Send(protocol.Event{Ev: protocol.EvOK, Message: notice.Message, History: hist.History})
 }
 
+// checkHistory refuses a history answer no history holds: the child's
+// process is the session's, which can answer anything, and the host
+// marks the journal with its line (one statement of as many terms) and
+// hands it to the client.
+func checkHistory(hist protocol.History) error {
+	if n := max(len(hist.Line), len(hist.Blocks)); n > config.MaxHistoryBlocks {
+		return fmt.Errorf("the Python process answered a history of %d blocks, more than a history keeps (%d): not rewound", n, config.MaxHistoryBlocks)
+	}
+	for _, b := range append(hist.Line[:len(hist.Line):len(hist.Line)], hist.Blocks...) {
+		if b <= 0 {
+			return fmt.Errorf("the Python process answered a history with block %d: not rewound", b)
+		}
+	}
+	return nil
+}
+
 // noteRewind marks in the journal the blocks a rewind went back past
 // (and unmarks those it came back to), once every block's record is in.
 func (h *Host) noteRewind(hist protocol.History) {
@@ -80,31 +101,66 @@ func (h *Host) noteRewind(hist protocol.History) {
 }
 
 // askChild sends the child one request and returns its answer; an "error"
-// answer is the error. A child that does not answer within (0: no bound)
-// is killed. The caller holds the turn.
+// answer is the error. A child that does not answer within (0: the bound
+// of a question, answerOf) is stopped. The caller holds the turn.
 func (h *Host) askChild(req protocol.Request, within time.Duration) (protocol.Event, error) {
 	c, err := h.ensureChild()
 	if err != nil {
 		return protocol.Event{}, err
 	}
+	ev, err := h.answerOf(c, req, within)
+	if err != nil {
+		return protocol.Event{}, err
+	}
+	if ev.Ev == protocol.EvError {
+		return protocol.Event{}, fmt.Errorf("%s", ev.Message)
+	}
+	return ev, nil
+}
+
+// defaultAnswerTimeout is how long the child may take to answer a
+// question (VIS_ENV_ANSWER_TIMEOUT_MS): a bound for a child kept silent,
+// far above what answering takes.
+const defaultAnswerTimeout = 30 * time.Second
+
+// answerOf sends c one question (defs, a completion, a rewind's history
+// or notice) and returns its answer, read within within (0:
+// Config.AnswerTimeout) beyond a save c owes (it saves before it answers). The child's code is
+// the session's, which can keep it silent: past the limit it is stopped,
+// and the next block starts a new one from the snapshot, so a question
+// never holds the session's turn (every later command, stop too) for
+// good. The caller holds the turn.
+func (h *Host) answerOf(c *proc, req protocol.Request, within time.Duration) (protocol.Event, error) {
 	req.V = protocol.Version
 	if err := c.conn.Send(req); err != nil {
 		return protocol.Event{}, errChildGone
 	}
-	if within > 0 {
-		c.link.SetReadDeadline(time.Now().Add(within))
-		defer c.link.SetReadDeadline(time.Time{})
+	limit := within
+	if limit <= 0 {
+		limit = h.cfg.AnswerTimeout
 	}
+	if limit <= 0 {
+		limit = defaultAnswerTimeout
+	}
+	h.mu.Lock()
+	if ps := h.pending; ps != nil && ps.c == c {
+		limit += ps.limit
+	}
+	h.mu.Unlock()
+	c.link.SetReadDeadline(time.Now().Add(limit))
 	ev, err := c.answer()
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			c.kill()
-		}
+	c.link.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		why := fmt.Sprintf("the Python process did not answer within %s (asked for %s), so it was stopped", humanDuration(limit), req.Op)
+		c.mu.Lock()
+		c.retired = why
+		c.mu.Unlock()
+		c.kill()
+		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
+	case err != nil:
 		return protocol.Event{}, errChildGone
-	}
-	if ev.Ev == protocol.EvError {
-		return protocol.Event{}, fmt.Errorf("%s", ev.Message)
 	}
 	return ev, nil
 }

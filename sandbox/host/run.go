@@ -465,14 +465,9 @@ func (h *Host) ask(req protocol.Request, out *sink) {
 		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
 	}
-	req.V = protocol.Version
-	if err := c.conn.Send(req); err != nil {
-		out.Send(protocol.Event{Ev: protocol.EvError, Message: errChildGone.Error()})
-		return
-	}
-	ev, err := c.answer()
+	ev, err := h.answerOf(c, req, 0)
 	if err != nil {
-		out.Send(protocol.Event{Ev: protocol.EvError, Message: errChildGone.Error()})
+		out.Send(protocol.Event{Ev: protocol.EvError, Message: err.Error()})
 		return
 	}
 	out.Send(ev)

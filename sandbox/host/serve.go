@@ -78,8 +78,9 @@ func Serve(o Options) error {
 		Install: installOptions(s, f), CommandPython: commandPython(s, f), AttachQuotaBytes: int64(st.SandboxMaxAttachmentsMB.Value) << 20,
 		Folder: f, Meta: m, Exe: exe, DiskBytes: int64(st.SandboxMaxDiskMB.Value) << 20,
 		Logs: l.Logs(), Sessions: l.Sessions(), Own: own, OwnInner: inner, Log: s.Err, UserConfig: l.UserConfig(),
-		IdleTTL:   time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
-		SaveDelay: time.Duration(envInt(s, "VIS_ENV_SAVE_DELAY_MS", 0)) * time.Millisecond,
+		IdleTTL:       time.Duration(envInt(s, "VIS_ENV_IDLE_TTL_MS", 300000)) * time.Millisecond,
+		SaveDelay:     time.Duration(envInt(s, "VIS_ENV_SAVE_DELAY_MS", 0)) * time.Millisecond,
+		AnswerTimeout: time.Duration(envInt(s, "VIS_ENV_ANSWER_TIMEOUT_MS", int64(defaultAnswerTimeout/time.Millisecond))) * time.Millisecond,
 		Memory: MemoryLimits{MaxChildren: int(envInt(s, "VIS_ENV_CACHE_MAX", 8)),
 			RSSBudget: envInt(s, "VIS_ENV_RSS_BUDGET_MB", 3072) << 20},
 	}, say)

@@ -177,6 +177,11 @@ func check(zr *zip.Reader, lim Limits) (Manifest, map[string]*zip.File, error) {
 		if file.Path == stateDir+"/"+snapshotFile && m.Snapshot != SnapshotMagic {
 			return m, nil, fmt.Errorf("%w: its manifest names no snapshot format", ErrDamaged)
 		}
+		// Held to the limit as they add up: sizes past it (2^62 four
+		// times) would overflow the sum.
+		if file.Size > lim.StateBytes-stateBytes {
+			return m, nil, fmt.Errorf("its snapshot and spill files are over the limit of %d MiB (sandbox.max_snapshot_mb)", lim.StateBytes>>20)
+		}
 		listed[file.Path] = file.Size
 		stateBytes += file.Size
 	}
@@ -201,9 +206,6 @@ func check(zr *zip.Reader, lim Limits) (Manifest, map[string]*zip.File, error) {
 		if f.UncompressedSize64 != uint64(size) {
 			return m, nil, fmt.Errorf("%w: %s is %d bytes, its manifest says %d", ErrDamaged, name, f.UncompressedSize64, size)
 		}
-	}
-	if stateBytes > lim.StateBytes {
-		return m, nil, fmt.Errorf("its snapshot and spill files are %d MiB, over the limit of %d MiB (sandbox.max_snapshot_mb)", stateBytes>>20, lim.StateBytes>>20)
 	}
 	if attachBytes > lim.AttachmentsSum {
 		return m, nil, fmt.Errorf("its attachments are %d MiB, over the limit of %d MiB (sandbox.max_attachments_mb)", attachBytes>>20, lim.AttachmentsSum>>20)

@@ -161,7 +161,8 @@ func (w *NewWorkspace) copyFrom(src string, max int64, hidden []string) error {
 	}
 	defer out.Close()
 	budget := max
-	copier := workspaceWalk{src: src, hidden: hidden, visit: func(d *fsutil.Dir, name, rel string, info fs.FileInfo) error {
+	copier := &workspaceWalk{src: src, hidden: hidden}
+	copier.visit = func(d *fsutil.Dir, name, rel string, info fs.FileInfo) error {
 		switch mode := info.Mode(); {
 		case mode.IsDir():
 			return out.Mkdir(rel, mode.Perm()|0o700)
@@ -179,13 +180,17 @@ func (w *NewWorkspace) copyFrom(src string, max int64, hidden []string) error {
 			return nil
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err != nil || !copier.jailReads(st) {
+			w.Left++ // swapped, since its status was read, for a file the jail may not read
+			return nil
+		}
 		n, err := copyBounded(out, rel, f, info.Mode().Perm(), budget)
 		w.Files, w.Bytes, budget = w.Files+1, w.Bytes+n, budget-n
 		if errors.Is(err, errOverBudget) {
 			return fmt.Errorf("the workspace's files grew past the session's disk budget (sandbox.max_disk_mb = %d) while they were copied: nothing was copied", max>>20)
 		}
 		return err
-	}}
+	}
 	if err := copier.walk(d, ".", 0); err != nil {
 		return err
 	}
@@ -271,6 +276,14 @@ func (ww *workspaceWalk) walk(d *fsutil.Dir, rel string, depth int) error {
 		}
 		sub, err := d.OpenDir(name)
 		if err != nil {
+			ww.left++
+			continue
+		}
+		// What was opened is judged: the session's processes may have
+		// swapped the name for a folder the jail may not enter since
+		// its status was read.
+		if st, err := sub.Stat(); err != nil || !st.IsDir() || !ww.jailReads(st) {
+			sub.Close()
 			ww.left++
 			continue
 		}
