@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,19 +20,31 @@ import (
 
 	"github.com/vis-agent/vis-agent/sandbox/jail"
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
+	"github.com/vis-agent/vis-agent/sandbox/realpath"
 	"github.com/vis-agent/vis-agent/sandbox/tools"
 )
 
 // The user may run git init or git clone in a root while a session
 // lives: the .git it makes is in no mount of the session's processes,
 // whose shields were computed when each started (jail.Shield.Now). The
-// host watches the top of each writable root (inotify, those folders
-// only) and, when a git name appears there, ends every process of the
+// host watches the top of each writable root (inotify: those folders,
+// and those on the way of a .git file, see below) and, when a git name
+// appears there, ends every process of the
 // session at once — the child, its standby, the running shell()
 // commands — then starts a new child, restored from the snapshot, whose
 // mounts keep the name read-only; each later shell() command computes
 // its shield as it starts, and the host's own tools refuse the name
 // whether it exists or not (jail.Shield.GitAt).
+//
+// Where a .git at the top is a file leading git to a git folder
+// ("gitdir: lnk/g"), or its commondir does, the session cannot write
+// that folder (gitLeads in jail.Shield.Now), but it can replace a name a
+// writable root holds on the way there: point the link lnk elsewhere, or
+// exchange a folder with one of its own, and the user's next git command
+// runs the config and hooks it wrote there. No mount can hold a name in
+// a writable folder; the host watches the folders holding these names
+// (jail.GitWay) as it watches the tops, and a change of one is told and
+// acted on as a new .git, the notice naming where git is led now.
 //
 // The processes are ended, not frozen and given a new mount: a
 // descriptor one of them opened in the new .git before the host saw it
@@ -48,9 +61,9 @@ import (
 // a process whose shield predates the name serve a block: each process
 // carries the count of changes its shield protects against.
 
-// gitWatchMask: a name made or moved in, and the folder itself moved or
-// removed (see read).
-const gitWatchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+// gitWatchMask: a name made, moved in, removed or moved away, and the
+// folder itself moved or removed (see read).
+const gitWatchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
 // movedKey marks, in gitWatch.dirs, a watched folder that was moved
 // away: the watch follows it, and it is named where it was.
@@ -98,6 +111,13 @@ type gitWatch struct {
 
 	mu   sync.Mutex
 	dirs map[string]int // folder → watch descriptor
+	// roots are the folders of dirs watched for git names at their top
+	// (the writable roots); ways are the names on the way of a root's
+	// .git to its git folder that a writable root holds (jail.GitWay),
+	// each with its root: the others of dirs are the folders holding
+	// them.
+	roots map[string]bool
+	ways  map[string]string
 	// known is the file each git name at the top of a watched folder was
 	// when last seen (when the folder was first watched, and at each
 	// event for it), for look.
@@ -128,7 +148,7 @@ func newGitWatch(changed func([]gitEvent) func()) (*gitWatch, error) {
 	if err != nil {
 		return nil, gitWatchError(err)
 	}
-	w := &gitWatch{f: os.NewFile(uintptr(fd), "inotify"), changed: changed, dirs: map[string]int{}, known: map[string]fileID{}, buf: make([]byte, 64<<10)}
+	w := &gitWatch{f: os.NewFile(uintptr(fd), "inotify"), changed: changed, dirs: map[string]int{}, roots: map[string]bool{}, ways: map[string]string{}, known: map[string]fileID{}, buf: make([]byte, 64<<10)}
 	go w.loop()
 	return w, nil
 }
@@ -139,33 +159,73 @@ func gitWatchError(err error) error {
 	return fmt.Errorf("the session cannot watch its writable roots for a new .git (inotify: %w): raise fs.inotify.max_user_instances and fs.inotify.max_user_watches (sysctl), or run with --no-jail", err)
 }
 
-// watch makes dirs the folders watched. A folder newly watched is the
-// writable root of no running process yet (the roots are watched before
-// a process computes its shield; but for the session's own state and
-// temp folders, which its first child makes), so the git names there now
-// are known as they are.
+// watch makes dirs, the writable roots, the folders watched, with the
+// folders holding the names on the way of their .git to its git folder
+// (the ways). A folder newly watched is the writable root of no running
+// process yet (the roots are watched before a process computes its
+// shield; but for the session's own state and temp folders, which its
+// first child makes), so the git names there now, and the names newly on
+// a way, are known as they are.
 func (w *gitWatch) watch(dirs []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	want := map[string]bool{}
+	w.roots, w.tops = map[string]bool{}, nil
+	for _, d := range dirs {
+		w.roots[d] = true
+	}
+	ways := gitWays(dirs)
 	var err error
 	ctl := w.control(func(fd int) {
-		for _, d := range dirs {
+		add := func(d string) bool {
 			want[d] = true
 			if _, ok := w.dirs[d]; ok || err != nil {
-				continue
+				return false
 			}
 			wd, aerr := unix.InotifyAddWatch(fd, d, gitWatchMask)
 			switch {
 			case aerr == nil:
 				w.dirs[d], w.tops = wd, nil
+				return true
+			case aerr != unix.ENOENT: // a missing folder (the child makes its own) holds nothing yet
+				err = gitWatchError(fmt.Errorf("%s: %w", d, aerr))
+			}
+			return false
+		}
+		for _, d := range dirs {
+			if add(d) {
 				for _, p := range gitPaths(d) {
 					w.see(p)
 				}
-			case aerr != unix.ENOENT: // a missing folder (the child makes its own) holds nothing yet
-				err = gitWatchError(fmt.Errorf("%s: %w", d, aerr))
-				return
 			}
+		}
+		// The ways are read again once the folders holding their names
+		// are watched, until they hold still: a name changed before its
+		// folder was watched is read as it is now.
+		for range maxWayReads {
+			for n := range ways {
+				add(filepath.Dir(n))
+			}
+			again := gitWays(dirs)
+			if maps.Equal(again, ways) {
+				break
+			}
+			ways = again
+		}
+		for n := range ways {
+			add(filepath.Dir(n))
+			if _, ok := w.ways[n]; !ok {
+				w.see(n)
+			}
+		}
+		for n := range w.ways {
+			if _, ok := ways[n]; !ok {
+				delete(w.known, n)
+			}
+		}
+		w.ways = ways
+		if err != nil {
+			return
 		}
 		kept := map[int]bool{}
 		for d, wd := range w.dirs {
@@ -186,6 +246,24 @@ func (w *gitWatch) watch(dirs []string) error {
 		}
 	})
 	return errors.Join(ctl, err)
+}
+
+// maxWayReads bounds the times watch reads the ways of roots that a
+// session keeps changing: each change after the first read is an event.
+const maxWayReads = 4
+
+// gitWays are the names on the way of each root's .git to its git folder
+// (jail.GitWay) that a root holds, each with the root whose .git it is.
+func gitWays(roots []string) map[string]string {
+	ways := map[string]string{}
+	for _, d := range roots {
+		for _, n := range jail.GitWayOf(d).Names {
+			if _, ok := ways[n]; !ok && slices.ContainsFunc(roots, func(r string) bool { return realpath.Within(filepath.Dir(n), r) }) {
+				ways[n] = d
+			}
+		}
+	}
+	return ways
 }
 
 // gitPaths are the paths of the git names at the top of dir.
@@ -310,7 +388,7 @@ func (w *gitWatch) look(why string) []gitEvent {
 		for d := range w.dirs {
 			// A moved folder's events are read; its name is another
 			// folder's now.
-			if !strings.HasPrefix(d, movedKey) {
+			if w.roots[d] {
 				w.tops = append(w.tops, gitPaths(d)...)
 			}
 		}
@@ -318,15 +396,21 @@ func (w *gitWatch) look(why string) []gitEvent {
 	var events []gitEvent
 	for _, p := range w.tops {
 		if w.see(p) {
-			events = append(events, gitEvent{p, p + " appeared" + why})
+			events = append(events, gitEvent{path: p, what: p + " appeared" + why})
+		}
+	}
+	for p, root := range w.ways {
+		if w.see(p) {
+			events = append(events, gitEvent{path: p, root: root})
 		}
 	}
 	return events
 }
 
 // read is what the events in buf say changed: each git name made or
-// moved in at the top of a watched folder, or, when events were lost,
-// each one that is not the file last seen there. The caller holds mu.
+// moved in at the top of a root, each name of a way made, moved in,
+// removed or moved away, or, when events were lost, each one that is not
+// the file last seen there. The caller holds mu.
 func (w *gitWatch) read(buf []byte) []gitEvent {
 	var events []gitEvent
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
@@ -351,12 +435,19 @@ func (w *gitWatch) read(buf []byte) []gitEvent {
 		switch {
 		case mask&unix.IN_Q_OVERFLOW != 0:
 			events = append(events, w.look(" (the watch lost events)")...)
-		case key != "" && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && jail.IsGitName(name):
+		case key == "":
+		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && w.roots[dir] && jail.IsGitName(name):
 			path := filepath.Join(dir, name)
 			if key == dir {
 				w.see(path)
 			}
-			events = append(events, gitEvent{path, path + " appeared"})
+			events = append(events, gitEvent{path: path, what: path + " appeared"})
+		case w.ways[filepath.Join(dir, name)] != "" && mask&(unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
+			path := filepath.Join(dir, name)
+			if key == dir {
+				w.see(path)
+			}
+			events = append(events, gitEvent{path: path, root: w.ways[path]})
 		}
 	}
 	return events
@@ -472,8 +563,14 @@ func (h *Host) gitEnd(seen time.Time, told []gitEvent, c *proc, sb *standby) {
 	}
 	whats, suspects := make([]string, 0, len(told)), []string{}
 	for _, e := range told {
-		whats = append(whats, e.what)
-		if s := gitSuspects(e.path); s != "" {
+		// A name moved away and another moved in are two events, told
+		// once as the name is now.
+		what, git := e.now()
+		if slices.Contains(whats, what) {
+			continue
+		}
+		whats = append(whats, what)
+		if s := gitSuspects(git); s != "" && !slices.Contains(suspects, s) {
 			suspects = append(suspects, s)
 		}
 	}
@@ -493,8 +590,33 @@ func (g *gitState) shown(mu *sync.Mutex) {
 	mu.Unlock()
 }
 
-// gitEvent is a change: a git name's path, and a sentence naming it.
-type gitEvent struct{ path, what string }
+// gitEvent is a change: a git name's path, and a sentence naming it; or
+// a name on the way of root's .git to its git folder (jail.GitWay).
+type gitEvent struct{ path, what, root string }
+
+// now is the sentence that tells e, and the git folder whose suspects
+// (gitSuspects) the user should look at. A way's name is told as it is
+// now, where the session's processes, all ended, left it: what it is,
+// and where root's .git leads git through it.
+func (e gitEvent) now() (what, git string) {
+	if e.root == "" {
+		return e.what, e.path
+	}
+	is := "now gone"
+	if to, err := os.Readlink(e.path); err == nil {
+		is = "now a link to " + to
+	} else if st, err := os.Lstat(e.path); err == nil && st.IsDir() {
+		is = "now another folder"
+	} else if err == nil {
+		is = "now a file"
+	}
+	way := jail.GitWayOf(e.root)
+	leads := "to no git folder"
+	if way.Dir != "" {
+		leads = "to " + way.Dir
+	}
+	return fmt.Sprintf("%s changed (%s), on the way of %s to its git folder: it leads git %s", e.path, is, filepath.Join(e.root, ".git"), leads), way.Dir
+}
 
 // waitEnd waits, at most d, until c (nil: none) has ended.
 func waitEnd(c *proc, d time.Duration) {
@@ -541,7 +663,8 @@ func (h *Host) restartAfterGit() {
 // maxSuspects bounds the names gitSuspects reads in one folder.
 const maxSuspects = 256
 
-// gitSuspects names, in the .git folder at git, what could run code and
+// gitSuspects names, in the git folder at git (a .git, or where a .git
+// leads git), what could run code and
 // is not what git init or git clone makes: a hook that is not a sample, a
 // setting of the config they do not write, a file of its top, hooks or
 // info folder with a second name (a hard link, through which the session
@@ -549,7 +672,7 @@ const maxSuspects = 256
 // file or a link, a link or a commondir in it); "" for none. Every process of the
 // session has ended: nothing of its changes it under the look.
 func gitSuspects(git string) string {
-	if filepath.Base(git) != ".git" {
+	if git == "" || jail.IsGitName(filepath.Base(git)) && filepath.Base(git) != ".git" {
 		return ""
 	}
 	if st, err := os.Lstat(git); err == nil && !st.IsDir() {

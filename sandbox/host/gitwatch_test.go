@@ -95,6 +95,72 @@ func TestGitWatch(t *testing.T) {
 	expect(filepath.Join(a, ".gitmodules") + "|" + filepath.Join(a, ".gitmodules") + " appeared")
 }
 
+// TestGitWatchWays: the names on the way of a root's .git file to its
+// git folder (gitdir: d/lnk/g, lnk -> sub) are watched in the folders
+// holding them, a deeper one too: a link pointed elsewhere is reported
+// with its root, and told as it is now, where git is led; other names in
+// those folders are not; a change the events did not tell is found by
+// look, which catchUp runs before each block.
+func TestGitWatchWays(t *testing.T) {
+	r, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WriteTree(t, r, map[string]string{".git": "gitdir: d/lnk/g\n", "d/sub/g/config": "", "d/other/g/config": "[core]\n\tfsmonitor = x\n"})
+	lnk := filepath.Join(r, "d", "lnk")
+	if err := os.Symlink("sub", lnk); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan gitEvent, 16)
+	w, err := newGitWatch(func(events []gitEvent) func() {
+		for _, e := range events {
+			got <- e
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.watch([]string{r}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r, "d", "notes"), nil, 0o644)
+	select {
+	case e := <-got:
+		t.Errorf("reported %+v", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+	swap := func(to string) {
+		t.Helper()
+		if err := os.Symlink(to, lnk+".new"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(lnk+".new", lnk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swap("other")
+	select {
+	case e := <-got:
+		what, git := e.now()
+		if e.path != lnk || e.root != r || git != filepath.Join(r, "d", "other", "g") || !strings.Contains(what, lnk+" changed (now a link to other)") {
+			t.Errorf("reported %+v, told as %q (git folder %s)", e, what, git)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the link's change was not reported")
+	}
+	// Held while the link changes back, the watch has read no event of
+	// it: look finds it by the link's identity.
+	w.mu.Lock()
+	swap("sub")
+	events := w.look("")
+	w.mu.Unlock()
+	if len(events) != 1 || events[0].path != lnk || events[0].root != r {
+		t.Errorf("look found %+v, want the link %s", events, lnk)
+	}
+}
+
 // TestGitSuspects: in a .git that appeared, what could run code and git
 // init does not make is named: a hook that is not a sample, a setting of
 // the config it does not write, a hard link; a FIFO is never opened.

@@ -81,7 +81,7 @@ func TestStandbyOfAnOlderShield(t *testing.T) {
 	h.git.watch = w
 	// The root is known, but its watch is lost: no event comes.
 	w.mu.Lock()
-	w.dirs[root] = -1
+	w.dirs[root], w.roots[root] = -1, true
 	for _, p := range gitPaths(root) {
 		w.see(p)
 	}

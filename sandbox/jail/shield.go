@@ -223,29 +223,22 @@ const maxGitPointer = 4096
 // commondir names (its config and hooks are read there), and what the
 // config, hooks and info of either are symbolic links to. Kept read-only
 // where a writable root holds them, as the .git itself: a hook or a
-// setting written there runs at the next commit as surely.
+// setting written there runs at the next commit as surely. The names on
+// the way there are not (a mount cannot hold a name in a writable
+// folder): the host watches them (GitWay).
 func gitLeads(root string) []string {
-	var leads []string
-	dir := filepath.Join(root, ".git")
-	st, err := os.Lstat(dir)
-	switch {
-	case err != nil:
-		return nil
-	case st.Mode().IsRegular():
-		gitdir, ok := gitPointer(dir, "gitdir: ")
-		if !ok {
-			return nil
-		}
-		dir = realpath.Canonical(relativeTo(root, gitdir))
-		leads = append(leads, dir)
-	case !st.IsDir():
+	way := GitWayOf(root)
+	if way.Dir == "" {
 		return nil
 	}
-	dirs := []string{dir}
-	if common, ok := gitPointer(filepath.Join(dir, "commondir"), ""); ok {
-		common = realpath.Canonical(relativeTo(dir, common))
-		leads = append(leads, common)
-		dirs = append(dirs, common)
+	var leads []string
+	dirs := []string{way.Dir}
+	if way.Dir != filepath.Join(root, ".git") {
+		leads = append(leads, way.Dir)
+	}
+	if way.Common != "" {
+		leads = append(leads, way.Common)
+		dirs = append(dirs, way.Common)
 	}
 	for _, d := range dirs {
 		for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
@@ -256,6 +249,49 @@ func gitLeads(root string) []string {
 		}
 	}
 	return leads
+}
+
+// GitWay is how git at a work tree root finds its git folder: Dir, the
+// git folder (canonical; "" when the root's .git is neither a folder nor
+// a file naming one that exists), Common, the folder its commondir names
+// ("" for none), and Names, every name looked up on the way from the .git
+// file to Dir and from Dir to Common (realpath.Trace: the folders, the
+// symbolic links, the first one missing). Where a writable root holds
+// one of Names, the session can replace it (a link pointed elsewhere, a
+// folder moved away and made anew) and lead git to a folder of its own
+// at the user's next git command: the host watches them as it watches a
+// new .git (sandbox/host's gitwatch.go).
+type GitWay struct {
+	Dir, Common string
+	Names       []string
+}
+
+// GitWayOf is the GitWay of the work tree root, as the files are now.
+func GitWayOf(root string) GitWay {
+	var way GitWay
+	dir := filepath.Join(root, ".git")
+	st, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return way
+	case st.Mode().IsRegular():
+		gitdir, ok := gitPointer(dir, "gitdir: ")
+		if !ok {
+			return way
+		}
+		if dir, way.Names = realpath.Trace(relativeTo(root, gitdir)); dir == "" {
+			return way
+		}
+	case !st.IsDir():
+		return way
+	}
+	way.Dir = dir
+	if common, ok := gitPointer(filepath.Join(dir, "commondir"), ""); ok {
+		var names []string
+		way.Common, names = realpath.Trace(relativeTo(dir, common))
+		way.Names = append(way.Names, names...)
+	}
+	return way
 }
 
 // gitPointer is the path a git pointer file names (a .git file's
@@ -272,12 +308,14 @@ func gitPointer(path, prefix string) (string, bool) {
 	return target, ok && target != ""
 }
 
-// relativeTo is p, when relative, joined to dir.
+// relativeTo is p, when relative, put after dir, not cleaned: git
+// resolves "link/.." from where link leads (realpath.Trace does), not
+// lexically as filepath.Join would.
 func relativeTo(dir, p string) string {
 	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+		return p
 	}
-	return filepath.Join(dir, p)
+	return dir + "/" + p
 }
 
 // holdsRoot reports whether p is a writable root of s or holds one: a

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -223,20 +224,27 @@ func TestShieldNow(t *testing.T) {
 // outside its .git is kept read-only where a writable root holds it: the
 // folder a .git file names, a commondir's folder, what config, hooks and
 // info link to; not one outside the writable roots, nor a writable root
-// itself ("gitdir: ."), nor what a FIFO in place of a .git file names.
+// itself ("gitdir: ."), nor what a FIFO in place of a .git file names. A
+// ".." after a link goes up from where the link leads, as git resolves
+// it ("gitdir: lnk/../g" is deep/g where lnk -> deep/inner), not
+// lexically (g).
 func TestShieldGitLeads(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sep, common, linked, self, fifo := filepath.Join(base, "sep"), filepath.Join(base, "common"), filepath.Join(base, "linked"),
-		filepath.Join(base, "self"), filepath.Join(base, "fifo")
+	sep, common, linked, self, fifo, through := filepath.Join(base, "sep"), filepath.Join(base, "common"), filepath.Join(base, "linked"),
+		filepath.Join(base, "self"), filepath.Join(base, "fifo"), filepath.Join(base, "through")
 	testenv.WriteTree(t, base, map[string]string{
 		"sep/.git": "gitdir: .repo\n", "sep/.repo/config": "", "sep/.repo/commondir": "../shared\n", "sep/shared/config": "",
 		"common/.git/commondir": "../../outside/c\n",
 		"linked/.git/config":    "", "linked/evil-hooks/pre-commit": "", "linked/evil-config": "",
 		"self/.git": "gitdir: .\n", "outside/c/config": "",
+		"through/.git": "gitdir: lnk/../g\n", "through/deep/inner/x": "", "through/deep/g/config": "", "through/g/config": "",
 	})
+	if err := os.Symlink("deep/inner", filepath.Join(through, "lnk")); err != nil {
+		t.Fatal(err)
+	}
 	os.Symlink("../evil-hooks", filepath.Join(linked, ".git", "hooks"))
 	os.Remove(filepath.Join(linked, ".git", "config"))
 	os.Symlink("../evil-config", filepath.Join(linked, ".git", "config"))
@@ -244,14 +252,21 @@ func TestShieldGitLeads(t *testing.T) {
 	if err := unix.Mkfifo(filepath.Join(fifo, ".git"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := Shield{Writable: []string{sep, common, linked, self, fifo}}.Now()
+	s := Shield{Writable: []string{sep, common, linked, self, fifo, through}}.Now()
 	want := []string{filepath.Join(sep, ".git"), filepath.Join(sep, ".repo"), filepath.Join(sep, "shared"),
 		filepath.Join(common, ".git"), filepath.Join(linked, ".git"), filepath.Join(linked, "evil-config"), filepath.Join(linked, "evil-hooks"),
-		filepath.Join(self, ".git"), filepath.Join(fifo, ".git")}
+		filepath.Join(self, ".git"), filepath.Join(fifo, ".git"), filepath.Join(through, ".git"), filepath.Join(through, "deep", "g")}
 	sort.Strings(want)
 	got := append([]string(nil), s.ReadOnly...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read-only:\n got %v\nwant %v", got, want)
+	}
+	way := GitWayOf(through)
+	if wantNames := []string{base, through, filepath.Join(through, "lnk"), filepath.Join(through, "deep"), filepath.Join(through, "deep", "inner"), filepath.Join(through, "deep", "g")}; way.Dir != filepath.Join(through, "deep", "g") || !reflect.DeepEqual(way.Names[len(way.Names)-len(wantNames):], wantNames) {
+		t.Errorf("the way of %s: %+v, want its git folder deep/g and its names ending %v", through, way, wantNames)
+	}
+	if way := GitWayOf(sep); way.Common != filepath.Join(sep, "shared") || !slices.Contains(way.Names, filepath.Join(sep, "shared")) {
+		t.Errorf("the way of %s: %+v, want its common folder shared among its names", sep, way)
 	}
 }

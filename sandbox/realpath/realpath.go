@@ -29,7 +29,7 @@ func Walk(path string) (real string, passed []string, err error) {
 	if !filepath.IsAbs(path) {
 		return "", nil, fmt.Errorf("%s: not an absolute path", path)
 	}
-	real, err = walk(path, false, &passed)
+	real, err = walk(path, false, &passed, nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -42,7 +42,7 @@ func Walk(path string) (real string, passed []string, err error) {
 // / whether or not it starts with one; its callers make it absolute
 // first.
 func Resolve(path string) (string, error) {
-	return walk(path, true, nil)
+	return walk(path, true, nil, nil)
 }
 
 // Eval is where path really is, as filepath.EvalSymlinks answers but by
@@ -61,7 +61,7 @@ func Eval(path string) (string, error) {
 		}
 		path = wd + "/" + path
 	}
-	return walk(path, false, nil)
+	return walk(path, false, nil, nil)
 }
 
 // Canonical is Eval(path), or path cleaned where it cannot be resolved
@@ -73,12 +73,28 @@ func Canonical(path string) string {
 	return filepath.Clean(path)
 }
 
-// walk is Walk and Resolve: a symlink is replaced by its target and a
-// ".." goes up from where the path really is, so "link/.." is link's
-// parent, not the folder holding link. missing lets the path end in
-// elements that do not exist; passed, when not nil, collects the real
-// folders on the way.
-func walk(path string, missing bool, passed *[]string) (string, error) {
+// Trace resolves an absolute path as Eval does, and returns every name
+// the resolution looked up on the way, each in the real folder holding
+// it: the real folders, the symlinks, and the first name missing, where
+// the resolution stopped (real is then ""). Whoever can change one of
+// these names (make, remove, replace it) changes where the path leads.
+func Trace(path string) (real string, names []string) {
+	if !filepath.IsAbs(path) {
+		return "", nil
+	}
+	real, err := walk(path, false, nil, &names)
+	if err != nil {
+		return "", names
+	}
+	return real, names
+}
+
+// walk is Walk, Resolve and Trace: a symlink is replaced by its target
+// and a ".." goes up from where the path really is, so "link/.." is
+// link's parent, not the folder holding link. missing lets the path end
+// in elements that do not exist; passed, when not nil, collects the real
+// folders on the way, and names each name looked up.
+func walk(path string, missing bool, passed, names *[]string) (string, error) {
 	pass := func(dir string) {
 		if passed != nil {
 			*passed = append(*passed, dir)
@@ -96,6 +112,9 @@ func walk(path string, missing bool, passed *[]string) (string, error) {
 			continue
 		}
 		next := filepath.Join(real, parts[i])
+		if names != nil {
+			*names = append(*names, next)
+		}
 		st, err := os.Lstat(next)
 		if missing && errors.Is(err, os.ErrNotExist) {
 			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -117,6 +118,33 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := Resolve(d + "/file/x"); !errors.Is(err, syscall.ENOTDIR) {
 		t.Errorf("Resolve through a file: %v, want ENOTDIR", err)
+	}
+}
+
+// TestTrace: every name looked up on the way, each in the real folder
+// holding it, links included, and the missing name where it stopped.
+func TestTrace(t *testing.T) {
+	d := tree(t)
+	parents := strings.Split(strings.TrimPrefix(d, "/"), "/")
+	var top []string
+	for i := range parents {
+		top = append(top, "/"+strings.Join(parents[:i+1], "/"))
+	}
+	for _, c := range []struct {
+		path, real string
+		names      []string
+	}{
+		{d + "/a/rel/y", d + "/x/y", []string{d + "/a", d + "/a/rel", d + "/x", d + "/x/y"}},
+		{d + "/a/rel/../a/b", d + "/a/b", []string{d + "/a", d + "/a/rel", d + "/x", d + "/a", d + "/a/b"}},
+		{d + "/a/missing/new", "", []string{d + "/a", d + "/a/missing"}},
+	} {
+		real, names := Trace(c.path)
+		if want := append(append([]string(nil), top...), c.names...); real != c.real || !slices.Equal(names, want) {
+			t.Errorf("Trace(%s) = %s %v, want %s %v", c.path, real, names, c.real, want)
+		}
+	}
+	if real, names := Trace("a/b"); real != "" || names != nil {
+		t.Errorf("Trace of a relative path = %s %v, want nothing", real, names)
 	}
 }
 
