@@ -37,6 +37,44 @@ var methods = map[string]signature{
 	"remove": {1, 1, []string{"*"}}, "discard": {1, 1, []string{"*"}},
 }
 
+// arrayFuncs are functions of the array libraries (numpy and its
+// look-alikes, see arrayModules) that a closer lost inside a line and put
+// back at its end gives a keyword of the outer call, as in
+// Series(np.arange(4.0, index=index) or
+// assert_equal(a, xp.asarray(b, dtype=t, check_dtype=False).
+var arrayFuncs = map[string]signature{
+	"arange":  {1, 4, []string{"start", "stop", "step", "dtype", "device", "like"}},
+	"asarray": {1, 3, []string{"a", "dtype", "order", "device", "copy", "like"}},
+	"array":   {1, 2, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like"}},
+	"zeros":   {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"ones":    {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"empty":   {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	// pytz.timezone(zone): a zone name, nothing else.
+	"timezone": {1, 1, nil},
+}
+
+// arrayModules are the names code imports the array libraries as (xp is
+// the array API namespace of scipy and scikit-learn), and pytz for its
+// timezone.
+var arrayModules = map[string]string{"np": "", "numpy": "", "xp": "", "cp": "", "jnp": "", "pytz": "timezone"}
+
+// arrayFunc returns the signature of the function name called as an
+// attribute of the module word ending at s-1 in src (the dot at s-1), if
+// it is one of arrayFuncs: timezone only as pytz's, the others not as
+// pytz's.
+func arrayFunc(src string, s int, name string) (signature, bool) {
+	m := s - 1
+	for m > 0 && isIdentChar(src[m-1]) {
+		m--
+	}
+	only, ok := arrayModules[src[m:s-1]]
+	if !ok || m > 0 && src[m-1] == '.' || (name == "timezone") != (only == "timezone") {
+		return signature{}, false
+	}
+	sig, ok := arrayFuncs[name]
+	return sig, ok
+}
+
 // scalars are builtins that return a number, which max and min cannot
 // take alone.
 var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
@@ -53,7 +91,9 @@ func misusesBuiltin(src string, opener int) bool {
 	s := opener - len(name)
 	sig, ok := signatures[name]
 	if s > 0 && src[s-1] == '.' {
-		sig, ok = methods[name]
+		if sig, ok = methods[name]; !ok {
+			sig, ok = arrayFunc(src, s, name)
+		}
 	} else if redefines(src, name) {
 		return false
 	}
@@ -80,6 +120,9 @@ func misusesBuiltin(src string, opener int) bool {
 	if pos < sig.min || sig.max >= 0 && pos > sig.max {
 		return true
 	}
+	if name == "arange" && pos == 1 && literalRatio(args[0]) {
+		return true // a bound written as a ratio of literals, as np.arange(5/4) for np.arange(5)/4
+	}
 	if iterables[name] {
 		for _, a := range args {
 			if boundDunder(a) {
@@ -93,6 +136,14 @@ func misusesBuiltin(src string, opener int) bool {
 		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
 	}
 	return false
+}
+
+// literalRatio reports whether a is one number literal divided by
+// another, as 5/4.
+func literalRatio(a string) bool {
+	a = strings.ReplaceAll(a, " ", "")
+	k := strings.IndexByte(a, '/')
+	return k > 0 && k+1 < len(a) && isDigit(a[0]) && numberEnd(a, 0) == k && isDigit(a[k+1]) && numberEnd(a, k+1) == len(a)
 }
 
 // iterables are builtins that iterate over their arguments.
@@ -217,6 +268,9 @@ func misusesLiteral(src string, from, to int) bool {
 					return true
 				}
 			}
+			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' && (k == 0 || !isIdentChar(src[k-1])) && noOpMethod(src[k+1:e-1], src[e+1:to]) {
+				return true // a literal that is its own result, as in decode("ascii".strip()
+			}
 			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
 				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
@@ -261,6 +315,12 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
+					return true // a test of each element of one bool, as np.isfinite(x.all()), not np.isfinite(x).all()
+				}
+				scans++
+			}
 			if attr && (w == "iinfo" || w == "finfo") && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && limitAttr(args[0]) {
 					return true // a limit of the result, as np.iinfo(np.int32).max, not of the type
@@ -284,6 +344,31 @@ func misusesLiteral(src string, from, to int) bool {
 	}
 	return false
 }
+
+// noOpMethod reports whether the method call starting rest, on a string
+// literal of text text (no escapes, one line), returns the literal
+// itself: strip() of text without outer spaces, lower() of text without
+// capitals, upper() of text without small letters. Nobody writes those,
+// while a closer lost before them, as in decode("ascii").strip(), leaves
+// them.
+func noOpMethod(text, rest string) bool {
+	if strings.ContainsAny(text, "\\\n\"'") || text == "" {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(rest, "strip()"), strings.HasPrefix(rest, "lstrip()"), strings.HasPrefix(rest, "rstrip()"):
+		return strings.TrimSpace(text) == text
+	case strings.HasPrefix(rest, "lower()"):
+		return strings.ToLower(text) == text
+	case strings.HasPrefix(rest, "upper()"):
+		return strings.ToUpper(text) == text
+	}
+	return false
+}
+
+// elementTests are the numpy functions that test each element of an
+// array, which nobody asks of the one bool .all() or .any() returns.
+var elementTests = setOf("isfinite", "isnan", "isinf", "isneginf", "isposinf", "isnat")
 
 // limits are the attributes of np.iinfo and np.finfo results, which
 // the types they describe do not have.
@@ -322,6 +407,27 @@ func lengthOfSum(src string, opener int) bool {
 			if isDigit(a[k+2]) && numberEnd(a, k+2) == len(a) || isDigit(a[0]) && numberEnd(a, 0) == k-1 {
 				return true
 			}
+			if r := a[k+2:]; r[0] == '(' && matchingOpener(r, len(r)-1) == 0 && comparison(r) {
+				return true // a bool added, as in len(word + (i > 0)), where len(word) + (i > 0) counts
+			}
+		}
+	}
+	return false
+}
+
+// comparison reports whether the parenthesized expression r compares,
+// outside strings.
+func comparison(r string) bool {
+	for k := 0; k < len(r); k++ {
+		switch c := r[k]; {
+		case isQuote(c):
+			k = skipString(r, k, len(r)) - 1
+		case (c == '<' || c == '>') && k+1 < len(r) && r[k+1] == c:
+			k++ // a shift
+		case c == '<' || c == '>':
+			return true
+		case (c == '=' || c == '!') && k+1 < len(r) && r[k+1] == '=':
+			return true
 		}
 	}
 	return false

@@ -244,7 +244,8 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 			name := calleeName(src, k)
 			_, builtin := signatures[name]
 			_, method := methods[name]
-			if builtin || method {
+			_, array := arrayFuncs[name]
+			if builtin || method || array {
 				checked++
 				if misusesBuiltin(src, k) {
 					return true
