@@ -315,6 +315,12 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if bytesOnly[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && strings.HasSuffix(args[0], ".decode()") {
+					return true // a str given where bytes go, as b64encode(s.decode()), not b64encode(s).decode()
+				}
+				scans++
+			}
 			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
 					return true // a test of each element of one bool, as np.isfinite(x.all()), not np.isfinite(x).all()
@@ -365,6 +371,10 @@ func noOpMethod(text, rest string) bool {
 	}
 	return false
 }
+
+// bytesOnly are functions that take bytes and refuse a str, which
+// .decode() returns.
+var bytesOnly = setOf("b64encode", "urlsafe_b64encode", "standard_b64encode", "b32encode", "b16encode", "a85encode", "b85encode", "hexlify")
 
 // elementTests are the numpy functions that test each element of an
 // array, which nobody asks of the one bool .all() or .any() returns.
