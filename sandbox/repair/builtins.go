@@ -271,6 +271,9 @@ func misusesLiteral(src string, from, to int) bool {
 			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' && (k == 0 || !isIdentChar(src[k-1])) && noOpMethod(src[k+1:e-1], src[e+1:to]) {
 				return true // a literal that is its own result, as in decode("ascii".strip()
 			}
+			if e < to && e > k+1 && src[e-1] == c && bytesPrefix(src, k) && strings.HasPrefix(src[e:to], ".decode(") && !strings.ContainsAny(src[k+1:e-1], "\\\n\"'") {
+				return true // text written as bytes to be decoded, as in rstrip(b'='.decode('ascii')
+			}
 			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
 				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
@@ -349,6 +352,12 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// bytesPrefix reports whether the string literal whose quote is at k in
+// src is a plain bytes literal, b'...' (not raw).
+func bytesPrefix(src string, k int) bool {
+	return k > 0 && (src[k-1] == 'b' || src[k-1] == 'B') && (k == 1 || !isIdentChar(src[k-2]))
 }
 
 // noOpMethod reports whether the method call starting rest, on a string
