@@ -283,6 +283,13 @@ func misusesLiteral(src string, from, to int) bool {
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
+		case c == '[' && scans < maxCallsChecked && displayStart(src, from, k):
+			scans++
+			if m := closerAt(src, k, to); m >= 0 && m+1 < to && src[m+1] == '.' {
+				if w := src[m+2 : wordEnd(src, m+2)]; w != "" && !listMethods[w] && !strings.HasPrefix(w, "__") {
+					return true // a list has no such method, as in np.array([[1, 2], [3, 4]].view(cls)
+				}
+			}
 		case isIdentStart(c):
 			e := wordEnd(src, k)
 			if src[k:e] == "dtype" && e+1 < to && src[e] == '=' && src[e+1] != '=' && scans < maxCallsChecked {
@@ -315,6 +322,12 @@ func misusesLiteral(src string, from, to int) bool {
 			if (w == "Union" || w == "Optional") && e < to && src[e] == '[' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && containsString(args, "...") {
 					return true // an ellipsis is an item of Tuple[int, ...], not of Union[int, ...]
+				}
+				scans++
+			}
+			if attr && w == "join" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && endsAddingString(args[0]) {
+					return true // the items joined end with a string added, as in "|".join(items + "|")
 				}
 				scans++
 			}
@@ -352,6 +365,59 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// listMethods are the methods of a list.
+var listMethods = setOf("append", "extend", "insert", "remove", "pop", "clear", "index", "count", "sort", "reverse", "copy")
+
+// displayStart reports whether the bracket [ at k in src opens a list
+// display (an argument, an item or a value assigned), not a subscript.
+func displayStart(src string, from, k int) bool {
+	j := k - 1
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
+}
+
+// closerAt returns the offset of the closer of the bracket at k in src,
+// before to, skipping strings, or -1.
+func closerAt(src string, k, to int) int {
+	depth := 0
+	for i := k; i < to; i++ {
+		switch c := src[i]; {
+		case isQuote(c):
+			i = skipString(src, i, to) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// endsAddingString reports whether the expression a ends by adding a
+// plain string literal, as items + "|" does: joining that iterates over
+// its characters or fails.
+func endsAddingString(a string) bool {
+	plus, str, depth := -1, -1, 0
+	for k := 0; k < len(a); k++ {
+		switch c := a[k]; {
+		case isQuote(c):
+			str = k
+			k = skipString(a, k, len(a)) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == '+' && depth == 0:
+			plus = k
+		}
+	}
+	return plus >= 0 && str > plus && strings.TrimSpace(a[plus+1:str]) == "" && skipString(a, str, len(a)) == len(a)
 }
 
 // bytesPrefix reports whether the string literal whose quote is at k in
