@@ -202,6 +202,13 @@ func definesAs(src, before, name, after string) bool {
 // callArgs returns the arguments of the call whose bracket is at opener,
 // each trimmed, or false when the bracket does not close.
 func callArgs(src string, opener int) ([]string, bool) {
+	args, end := argsUpTo(src, opener)
+	return args, end >= 0
+}
+
+// argsUpTo returns the arguments of the bracket at opener, as callArgs
+// does, and the offset of its closer, or -1 when it has none.
+func argsUpTo(src string, opener int) ([]string, int) {
 	var args []string
 	depth, start := 0, opener+1
 	for k := opener + 1; k < len(src); k++ {
@@ -223,10 +230,10 @@ func callArgs(src string, opener int) ([]string, bool) {
 			if last := strings.TrimSpace(src[start:k]); last != "" {
 				args = append(args, last)
 			}
-			return args, true
+			return args, k
 		}
 	}
-	return nil, false
+	return nil, -1
 }
 
 // strMethods are the methods of str, the only ones a string literal has.
@@ -285,7 +292,7 @@ func misusesLiteral(src string, from, to int) bool {
 			k = lineEndFrom(src, k) - 1
 		case c == '[' && scans < maxCallsChecked && displayStart(src, from, k):
 			scans++
-			if m := closerAt(src, k, to); m >= 0 && m+1 < to && src[m+1] == '.' {
+			if _, m := argsUpTo(src, k); m >= 0 && m+1 < to && src[m+1] == '.' {
 				if w := src[m+2 : wordEnd(src, m+2)]; w != "" && !listMethods[w] && !strings.HasPrefix(w, "__") {
 					return true // a list has no such method, as in np.array([[1, 2], [3, 4]].view(cls)
 				}
@@ -378,25 +385,6 @@ func displayStart(src string, from, k int) bool {
 		j--
 	}
 	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
-}
-
-// closerAt returns the offset of the closer of the bracket at k in src,
-// before to, skipping strings, or -1.
-func closerAt(src string, k, to int) int {
-	depth := 0
-	for i := k; i < to; i++ {
-		switch c := src[i]; {
-		case isQuote(c):
-			i = skipString(src, i, to) - 1
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			if depth--; depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 // endsAddingString reports whether the expression a ends by adding a
