@@ -332,6 +332,12 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if attr && w == "group" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && groupOfGroup(src, k, args) {
+					return true // a group's text as a group's number, as in m.group(2, m.group(5)
+				}
+				scans++
+			}
 			if attr && w == "join" && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && endsAddingString(args[0]) {
 					return true // the items joined end with a string added, as in "|".join(items + "|")
@@ -385,6 +391,26 @@ func displayStart(src string, from, k int) bool {
 		j--
 	}
 	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
+}
+
+// groupOfGroup reports whether the arguments args of the .group( call
+// whose name starts at k in src hold a call of group on the same match,
+// as m.group(2, m.group(5)) does: a match's groups are numbered or named
+// in the pattern, never by the text of another group.
+func groupOfGroup(src string, k int, args []string) bool {
+	m := k - 1
+	for m > 0 && isIdentChar(src[m-1]) {
+		m--
+	}
+	if m == k-1 {
+		return false
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, src[m:k]+"group(") {
+			return true
+		}
+	}
+	return false
 }
 
 // endsAddingString reports whether the expression a ends by adding a
