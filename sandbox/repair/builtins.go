@@ -473,11 +473,20 @@ var elementTests = setOf("isfinite", "isnan", "isinf", "isneginf", "isposinf", "
 // the types they describe do not have.
 var limits = setOf("max", "min", "eps", "bits", "tiny", "resolution", "smallest_normal")
 
-// limitAttr reports whether the expression a ends with an attribute of
-// limits, as np.int32.max does.
+// limitAttr reports whether the expression a takes an attribute of
+// limits, as np.int32.max and np.int64.max + 1 do.
 func limitAttr(a string) bool {
-	k := strings.LastIndexByte(a, '.')
-	return k > 0 && limits[a[k+1:]]
+	for k := strings.IndexByte(a, '.'); k >= 0; {
+		if e := wordEnd(a, k+1); k > 0 && limits[a[k+1:e]] {
+			return true
+		}
+		n := strings.IndexByte(a[k+1:], '.')
+		if n < 0 {
+			break
+		}
+		k += n + 1
+	}
+	return false
 }
 
 // scalarTypes are builtin types that are not generic: no annotation or
