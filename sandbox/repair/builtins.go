@@ -42,15 +42,17 @@ var methods = map[string]signature{
 // back at its end gives a keyword of the outer call, as in
 // Series(np.arange(4.0, index=index) or
 // assert_equal(a, xp.asarray(b, dtype=t, check_dtype=False).
+// No minimum: a keyword may give the first argument, as in
+// np.zeros(shape=n).
 var arrayFuncs = map[string]signature{
-	"arange":  {1, 4, []string{"start", "stop", "step", "dtype", "device", "like"}},
-	"asarray": {1, 3, []string{"a", "dtype", "order", "device", "copy", "like"}},
-	"array":   {1, 2, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like"}},
-	"zeros":   {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
-	"ones":    {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
-	"empty":   {1, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"arange":  {0, 4, []string{"start", "stop", "step", "dtype", "device", "like"}},
+	"asarray": {0, 3, []string{"a", "dtype", "order", "device", "copy", "like"}},
+	"array":   {0, 2, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like"}},
+	"zeros":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"ones":    {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"empty":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
 	// pytz.timezone(zone): a zone name, nothing else.
-	"timezone": {1, 1, nil},
+	"timezone": {0, 1, []string{"zone"}},
 }
 
 // arrayModules are the names code imports the array libraries as (xp is
