@@ -77,6 +77,32 @@ func arrayFunc(src string, s int, name string) (signature, bool) {
 	return sig, ok
 }
 
+// frameKeywords are keywords of pandas' constructors that no numpy
+// function takes, as in DataFrame(rng.standard_normal((3, 4), columns=c).
+var frameKeywords = setOf("index", "columns")
+
+// numpyChain reports whether the call whose bracket is at o is reached
+// from numpy's module, as np.random.default_rng(2).standard_normal( is,
+// looking back a bounded number of bytes (a line of calls stays linear).
+func numpyChain(src string, o int) bool {
+	i, from := o, max(0, o-120)
+	for i > from {
+		switch c := src[i-1]; {
+		case isIdentChar(c) || c == '.':
+			i--
+		case c == ')':
+			m := matchingOpener(src[from:i], i-1-from)
+			if m < 0 {
+				return false
+			}
+			i = from + m
+		default:
+			return strings.HasPrefix(src[i:o], "np.") || strings.HasPrefix(src[i:o], "numpy.")
+		}
+	}
+	return i == 0 && (strings.HasPrefix(src[:o], "np.") || strings.HasPrefix(src[:o], "numpy."))
+}
+
 // scalars are builtins that return a number, which max and min cannot
 // take alone.
 var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
@@ -302,8 +328,8 @@ func misusesLiteral(src string, from, to int) bool {
 		case isIdentStart(c):
 			e := wordEnd(src, k)
 			if src[k:e] == "dtype" && e+1 < to && src[e] == '=' && src[e+1] != '=' && scans < maxCallsChecked {
-				if scans++; arithmeticInArg(src, e+1, to) {
-					return true // a type is no number, as in dtype=np.float32*2
+				if scans++; arithmeticInArg(src, e+1, to) || arrayMethodInArg(src, e+1, to) {
+					return true // a type is no number nor array, as in dtype=np.float32*2 or dtype=np.intp.cumsum()
 				}
 			}
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
@@ -566,6 +592,30 @@ var knownDunders = setOf("__name__", "__qualname__", "__module__", "__doc__", "_
 // comma or closer ending it (before to), holds an arithmetic operator
 // outside brackets.
 func arithmeticInArg(src string, i, to int) bool {
+	return argHolds(src, i, to, func(k int) bool { return k > i && arithmeticAfter(src[k:min(k+3, to)]) })
+}
+
+// arrayMethodInArg reports whether the argument starting at i (see
+// arithmeticInArg) calls a method of arrays outside brackets, as
+// dtype=np.intp.cumsum() does: a type has none of them.
+func arrayMethodInArg(src string, i, to int) bool {
+	return argHolds(src, i, to, func(k int) bool {
+		if src[k] != '.' {
+			return false
+		}
+		e := wordEnd(src, k+1)
+		return e < to && src[e] == '(' && arrayMethods[src[k+1:e]]
+	})
+}
+
+// arrayMethods are methods of arrays that compute from their items.
+var arrayMethods = setOf("cumsum", "cumprod", "sum", "prod", "mean", "std", "var", "max", "min",
+	"argmax", "argmin", "reshape", "ravel", "flatten", "transpose", "astype", "tolist", "copy")
+
+// argHolds reports whether at holds at an offset of the argument
+// starting at i, up to the comma or closer ending it (before to), outside
+// brackets and strings.
+func argHolds(src string, i, to int, at func(k int) bool) bool {
 	depth := 0
 	for k := i; k < to; k++ {
 		switch c := src[k]; {
@@ -579,7 +629,7 @@ func arithmeticInArg(src string, i, to int) bool {
 			}
 		case c == ',' && depth == 0, c == '\n':
 			return false
-		case depth == 0 && k > i && arithmeticAfter(src[k:min(k+3, to)]):
+		case depth == 0 && at(k):
 			return true
 		}
 	}

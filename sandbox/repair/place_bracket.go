@@ -286,7 +286,21 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 				if misusesBuiltin(src, k) {
 					return true
 				}
+			} else if checked++; numpyChain(src, k) && frameKeywordIn(src, k) {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// frameKeywordIn reports whether the call whose bracket is at o takes a
+// keyword of frameKeywords.
+func frameKeywordIn(src string, o int) bool {
+	args, _ := callArgs(src, o)
+	for _, a := range args {
+		if k := wordEnd(a, 0); k > 0 && k+1 < len(a) && a[k] == '=' && a[k+1] != '=' && frameKeywords[a[:k]] {
+			return true
 		}
 	}
 	return false

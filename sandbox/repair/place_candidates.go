@@ -296,6 +296,9 @@ func foreignKeyword(src string, o, eq int) bool {
 		return false
 	}
 	sig, ok := arrayFunc(src, s, name)
+	if !ok && numpyChain(src, o) {
+		sig, ok = signature{kw: []string{"*"}}, true // any keyword but frameKeywords
+	}
 	k := eq
 	for k > o && src[k-1] == ' ' {
 		k--
@@ -304,7 +307,8 @@ func foreignKeyword(src string, o, eq int) bool {
 	for b > o && isIdentChar(src[b-1]) {
 		b--
 	}
-	return ok && b < k && !containsString(sig.kw, src[b:k])
+	w := src[b:k]
+	return ok && b < k && (frameKeywords[w] || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
 }
 
 // commaEndsLine reports whether the comma at i ends its line, but for
