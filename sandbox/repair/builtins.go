@@ -37,6 +37,72 @@ var methods = map[string]signature{
 	"remove": {1, 1, []string{"*"}}, "discard": {1, 1, []string{"*"}},
 }
 
+// arrayFuncs are functions of the array libraries (numpy and its
+// look-alikes, see arrayModules) that a closer lost inside a line and put
+// back at its end gives a keyword of the outer call, as in
+// Series(np.arange(4.0, index=index) or
+// assert_equal(a, xp.asarray(b, dtype=t, check_dtype=False).
+// No minimum: a keyword may give the first argument, as in
+// np.zeros(shape=n).
+var arrayFuncs = map[string]signature{
+	"arange":  {0, 4, []string{"start", "stop", "step", "dtype", "device", "like"}},
+	"asarray": {0, 3, []string{"a", "dtype", "order", "device", "copy", "like"}},
+	"array":   {0, 2, []string{"object", "dtype", "copy", "order", "subok", "ndmin", "like"}},
+	"zeros":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"ones":    {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"empty":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	// pytz.timezone(zone): a zone name, nothing else.
+	"timezone": {0, 1, []string{"zone"}},
+}
+
+// arrayModules are the names code imports the array libraries as (xp is
+// the array API namespace of scipy and scikit-learn), and pytz for its
+// timezone.
+var arrayModules = map[string]string{"np": "", "numpy": "", "xp": "", "cp": "", "jnp": "", "pytz": "timezone"}
+
+// arrayFunc returns the signature of the function name called as an
+// attribute of the module word ending at s-1 in src (the dot at s-1), if
+// it is one of arrayFuncs: timezone only as pytz's, the others not as
+// pytz's.
+func arrayFunc(src string, s int, name string) (signature, bool) {
+	m := s - 1
+	for m > 0 && isIdentChar(src[m-1]) {
+		m--
+	}
+	only, ok := arrayModules[src[m:s-1]]
+	if !ok || m > 0 && src[m-1] == '.' || (name == "timezone") != (only == "timezone") {
+		return signature{}, false
+	}
+	sig, ok := arrayFuncs[name]
+	return sig, ok
+}
+
+// frameKeywords are keywords of pandas' constructors that no numpy
+// function takes, as in DataFrame(rng.standard_normal((3, 4), columns=c).
+var frameKeywords = setOf("index", "columns")
+
+// numpyChain reports whether the call whose bracket is at o is reached
+// from numpy's module, as np.random.default_rng(2).standard_normal( is,
+// looking back a bounded number of bytes (a line of calls stays linear).
+func numpyChain(src string, o int) bool {
+	i, from := o, max(0, o-120)
+	for i > from {
+		switch c := src[i-1]; {
+		case isIdentChar(c) || c == '.':
+			i--
+		case c == ')':
+			m := matchingOpener(src[from:i], i-1-from)
+			if m < 0 {
+				return false
+			}
+			i = from + m
+		default:
+			return strings.HasPrefix(src[i:o], "np.") || strings.HasPrefix(src[i:o], "numpy.")
+		}
+	}
+	return i == 0 && (strings.HasPrefix(src[:o], "np.") || strings.HasPrefix(src[:o], "numpy."))
+}
+
 // scalars are builtins that return a number, which max and min cannot
 // take alone.
 var scalars = setOf("abs", "len", "int", "float", "ord", "round", "sum")
@@ -53,7 +119,9 @@ func misusesBuiltin(src string, opener int) bool {
 	s := opener - len(name)
 	sig, ok := signatures[name]
 	if s > 0 && src[s-1] == '.' {
-		sig, ok = methods[name]
+		if sig, ok = methods[name]; !ok {
+			sig, ok = arrayFunc(src, s, name)
+		}
 	} else if redefines(src, name) {
 		return false
 	}
@@ -80,6 +148,9 @@ func misusesBuiltin(src string, opener int) bool {
 	if pos < sig.min || sig.max >= 0 && pos > sig.max {
 		return true
 	}
+	if name == "arange" && pos == 1 && literalRatio(args[0]) {
+		return true // a bound written as a ratio of literals, as np.arange(5/4) for np.arange(5)/4
+	}
 	if iterables[name] {
 		for _, a := range args {
 			if boundDunder(a) {
@@ -93,6 +164,14 @@ func misusesBuiltin(src string, opener int) bool {
 		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
 	}
 	return false
+}
+
+// literalRatio reports whether a is one number literal divided by
+// another, as 5/4.
+func literalRatio(a string) bool {
+	a = strings.ReplaceAll(a, " ", "")
+	k := strings.IndexByte(a, '/')
+	return k > 0 && k+1 < len(a) && isDigit(a[0]) && numberEnd(a, 0) == k && isDigit(a[k+1]) && numberEnd(a, k+1) == len(a)
 }
 
 // iterables are builtins that iterate over their arguments.
@@ -151,6 +230,13 @@ func definesAs(src, before, name, after string) bool {
 // callArgs returns the arguments of the call whose bracket is at opener,
 // each trimmed, or false when the bracket does not close.
 func callArgs(src string, opener int) ([]string, bool) {
+	args, end := argsUpTo(src, opener)
+	return args, end >= 0
+}
+
+// argsUpTo returns the arguments of the bracket at opener, as callArgs
+// does, and the offset of its closer, or -1 when it has none.
+func argsUpTo(src string, opener int) ([]string, int) {
 	var args []string
 	depth, start := 0, opener+1
 	for k := opener + 1; k < len(src); k++ {
@@ -172,10 +258,10 @@ func callArgs(src string, opener int) ([]string, bool) {
 			if last := strings.TrimSpace(src[start:k]); last != "" {
 				args = append(args, last)
 			}
-			return args, true
+			return args, k
 		}
 	}
-	return nil, false
+	return nil, -1
 }
 
 // strMethods are the methods of str, the only ones a string literal has.
@@ -217,6 +303,12 @@ func misusesLiteral(src string, from, to int) bool {
 					return true
 				}
 			}
+			if e < to && e > k+1 && src[e-1] == c && src[e] == '.' && (k == 0 || !isIdentChar(src[k-1])) && noOpMethod(src[k+1:e-1], src[e+1:to]) {
+				return true // a literal that is its own result, as in decode("ascii".strip()
+			}
+			if e < to && e > k+1 && src[e-1] == c && bytesPrefix(src, k) && strings.HasPrefix(src[e:to], ".decode(") && !strings.ContainsAny(src[k+1:e-1], "\\\n\"'") {
+				return true // text written as bytes to be decoded, as in rstrip(b'='.decode('ascii')
+			}
 			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
 				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
@@ -226,11 +318,18 @@ func misusesLiteral(src string, from, to int) bool {
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
+		case c == '[' && scans < maxCallsChecked && displayStart(src, from, k):
+			scans++
+			if _, m := argsUpTo(src, k); m >= 0 && m+1 < to && src[m+1] == '.' {
+				if w := src[m+2 : wordEnd(src, m+2)]; w != "" && !listMethods[w] && !strings.HasPrefix(w, "__") {
+					return true // a list has no such method, as in np.array([[1, 2], [3, 4]].view(cls)
+				}
+			}
 		case isIdentStart(c):
 			e := wordEnd(src, k)
 			if src[k:e] == "dtype" && e+1 < to && src[e] == '=' && src[e+1] != '=' && scans < maxCallsChecked {
-				if scans++; arithmeticInArg(src, e+1, to) {
-					return true // a type is no number, as in dtype=np.float32*2
+				if scans++; arithmeticInArg(src, e+1, to) || arrayMethodInArg(src, e+1, to) {
+					return true // a type is no number nor array, as in dtype=np.float32*2 or dtype=np.intp.cumsum()
 				}
 			}
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
@@ -261,6 +360,30 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if attr && w == "group" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && groupOfGroup(src, k, args) {
+					return true // a group's text as a group's number, as in m.group(2, m.group(5)
+				}
+				scans++
+			}
+			if attr && w == "join" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && endsAddingString(args[0]) {
+					return true // the items joined end with a string added, as in "|".join(items + "|")
+				}
+				scans++
+			}
+			if bytesOnly[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && strings.HasSuffix(args[0], ".decode()") {
+					return true // a str given where bytes go, as b64encode(s.decode()), not b64encode(s).decode()
+				}
+				scans++
+			}
+			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
+					return true // a test of each element of one bool, as np.isfinite(x.all()), not np.isfinite(x).all()
+				}
+				scans++
+			}
 			if attr && (w == "iinfo" || w == "finfo") && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && limitAttr(args[0]) {
 					return true // a limit of the result, as np.iinfo(np.int32).max, not of the type
@@ -285,15 +408,113 @@ func misusesLiteral(src string, from, to int) bool {
 	return false
 }
 
+// listMethods are the methods of a list.
+var listMethods = setOf("append", "extend", "insert", "remove", "pop", "clear", "index", "count", "sort", "reverse", "copy")
+
+// displayStart reports whether the bracket [ at k in src opens a list
+// display (an argument, an item or a value assigned), not a subscript.
+func displayStart(src string, from, k int) bool {
+	j := k - 1
+	for j >= from && src[j] == ' ' {
+		j--
+	}
+	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
+}
+
+// groupOfGroup reports whether the arguments args of the .group( call
+// whose name starts at k in src hold a call of group on the same match,
+// as m.group(2, m.group(5)) does: a match's groups are numbered or named
+// in the pattern, never by the text of another group.
+func groupOfGroup(src string, k int, args []string) bool {
+	m := k - 1
+	for m > 0 && isIdentChar(src[m-1]) {
+		m--
+	}
+	if m == k-1 {
+		return false
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, src[m:k]+"group(") {
+			return true
+		}
+	}
+	return false
+}
+
+// endsAddingString reports whether the expression a ends by adding a
+// plain string literal, as items + "|" does: joining that iterates over
+// its characters or fails.
+func endsAddingString(a string) bool {
+	plus, str, depth := -1, -1, 0
+	for k := 0; k < len(a); k++ {
+		switch c := a[k]; {
+		case isQuote(c):
+			str = k
+			k = skipString(a, k, len(a)) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == '+' && depth == 0:
+			plus = k
+		}
+	}
+	return plus >= 0 && str > plus && strings.TrimSpace(a[plus+1:str]) == "" && skipString(a, str, len(a)) == len(a)
+}
+
+// bytesPrefix reports whether the string literal whose quote is at k in
+// src is a plain bytes literal, b'...' (not raw).
+func bytesPrefix(src string, k int) bool {
+	return k > 0 && (src[k-1] == 'b' || src[k-1] == 'B') && (k == 1 || !isIdentChar(src[k-2]))
+}
+
+// noOpMethod reports whether the method call starting rest, on a string
+// literal of text text (no escapes, one line), returns the literal
+// itself: strip() of text without outer spaces, lower() of text without
+// capitals, upper() of text without small letters. Nobody writes those,
+// while a closer lost before them, as in decode("ascii").strip(), leaves
+// them.
+func noOpMethod(text, rest string) bool {
+	if strings.ContainsAny(text, "\\\n\"'") || text == "" {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(rest, "strip()"), strings.HasPrefix(rest, "lstrip()"), strings.HasPrefix(rest, "rstrip()"):
+		return strings.TrimSpace(text) == text
+	case strings.HasPrefix(rest, "lower()"):
+		return strings.ToLower(text) == text
+	case strings.HasPrefix(rest, "upper()"):
+		return strings.ToUpper(text) == text
+	}
+	return false
+}
+
+// bytesOnly are functions that take bytes and refuse a str, which
+// .decode() returns.
+var bytesOnly = setOf("b64encode", "urlsafe_b64encode", "standard_b64encode", "b32encode", "b16encode", "a85encode", "b85encode", "hexlify")
+
+// elementTests are the numpy functions that test each element of an
+// array, which nobody asks of the one bool .all() or .any() returns.
+var elementTests = setOf("isfinite", "isnan", "isinf", "isneginf", "isposinf", "isnat")
+
 // limits are the attributes of np.iinfo and np.finfo results, which
 // the types they describe do not have.
 var limits = setOf("max", "min", "eps", "bits", "tiny", "resolution", "smallest_normal")
 
-// limitAttr reports whether the expression a ends with an attribute of
-// limits, as np.int32.max does.
+// limitAttr reports whether the expression a takes an attribute of
+// limits, as np.int32.max and np.int64.max + 1 do.
 func limitAttr(a string) bool {
-	k := strings.LastIndexByte(a, '.')
-	return k > 0 && limits[a[k+1:]]
+	for k := strings.IndexByte(a, '.'); k >= 0; {
+		if e := wordEnd(a, k+1); k > 0 && limits[a[k+1:e]] {
+			return true
+		}
+		n := strings.IndexByte(a[k+1:], '.')
+		if n < 0 {
+			break
+		}
+		k += n + 1
+	}
+	return false
 }
 
 // scalarTypes are builtin types that are not generic: no annotation or
@@ -322,6 +543,27 @@ func lengthOfSum(src string, opener int) bool {
 			if isDigit(a[k+2]) && numberEnd(a, k+2) == len(a) || isDigit(a[0]) && numberEnd(a, 0) == k-1 {
 				return true
 			}
+			if r := a[k+2:]; r[0] == '(' && matchingOpener(r, len(r)-1) == 0 && comparison(r) {
+				return true // a bool added, as in len(word + (i > 0)), where len(word) + (i > 0) counts
+			}
+		}
+	}
+	return false
+}
+
+// comparison reports whether the parenthesized expression r compares,
+// outside strings.
+func comparison(r string) bool {
+	for k := 0; k < len(r); k++ {
+		switch c := r[k]; {
+		case isQuote(c):
+			k = skipString(r, k, len(r)) - 1
+		case (c == '<' || c == '>') && k+1 < len(r) && r[k+1] == c:
+			k++ // a shift
+		case c == '<' || c == '>':
+			return true
+		case (c == '=' || c == '!') && k+1 < len(r) && r[k+1] == '=':
+			return true
 		}
 	}
 	return false
@@ -350,6 +592,30 @@ var knownDunders = setOf("__name__", "__qualname__", "__module__", "__doc__", "_
 // comma or closer ending it (before to), holds an arithmetic operator
 // outside brackets.
 func arithmeticInArg(src string, i, to int) bool {
+	return argHolds(src, i, to, func(k int) bool { return k > i && arithmeticAfter(src[k:min(k+3, to)]) })
+}
+
+// arrayMethodInArg reports whether the argument starting at i (see
+// arithmeticInArg) calls a method of arrays outside brackets, as
+// dtype=np.intp.cumsum() does: a type has none of them.
+func arrayMethodInArg(src string, i, to int) bool {
+	return argHolds(src, i, to, func(k int) bool {
+		if src[k] != '.' {
+			return false
+		}
+		e := wordEnd(src, k+1)
+		return e < to && src[e] == '(' && arrayMethods[src[k+1:e]]
+	})
+}
+
+// arrayMethods are methods of arrays that compute from their items.
+var arrayMethods = setOf("cumsum", "cumprod", "sum", "prod", "mean", "std", "var", "max", "min",
+	"argmax", "argmin", "reshape", "ravel", "flatten", "transpose", "astype", "tolist", "copy")
+
+// argHolds reports whether at holds at an offset of the argument
+// starting at i, up to the comma or closer ending it (before to), outside
+// brackets and strings.
+func argHolds(src string, i, to int, at func(k int) bool) bool {
 	depth := 0
 	for k := i; k < to; k++ {
 		switch c := src[k]; {
@@ -363,7 +629,7 @@ func arithmeticInArg(src string, i, to int) bool {
 			}
 		case c == ',' && depth == 0, c == '\n':
 			return false
-		case depth == 0 && k > i && arithmeticAfter(src[k:min(k+3, to)]):
+		case depth == 0 && at(k):
 			return true
 		}
 	}

@@ -140,7 +140,8 @@ func parallelPlace(src string, opener int, fits []edit) int {
 		// An operand holding its twin, as dtype[a | dtype[b]], is not of
 		// the twin's form.
 		if head == "" || strings.Contains(src[o+1:e.off], head) ||
-			!twinAfter(src, e.off, head) && !twinBefore(src, o-(len(head)-1), e.off, head) {
+			!twinAfter(src, e.off, head) && !twinBefore(src, o-(len(head)-1), e.off, head) &&
+				!comparedTwin(src, o-(len(head)-1), e.off, head) {
 			continue
 		}
 		if found >= 0 {
@@ -207,6 +208,41 @@ func twinBefore(src string, s, p int, head string) bool {
 	return b < 0 || !isIdentChar(t[b]) && t[b] != '.'
 }
 
+// comparedTwin reports whether the operand starting at s, with head and
+// closed at p, is compared (== or !=) with an operand of the same head
+// and the same attributes after its bracket, which follow p too and end
+// the operand, as in f(x).shape == f(y).shape: a writer compares the same
+// attribute of the same call on both sides.
+func comparedTwin(src string, s, p int, head string) bool {
+	t := strings.TrimRight(src[lineStartOf(src, s):s], " ")
+	if !strings.HasSuffix(t, "==") && !strings.HasSuffix(t, "!=") {
+		return false
+	}
+	t = strings.TrimRight(t[:len(t)-2], " ")
+	n := len(t)
+	for n > 0 && (isIdentChar(t[n-1]) || t[n-1] == '.') {
+		n--
+	}
+	trailer := t[n:]
+	after := src[p:lineEndFrom(src, p)]
+	if !strings.HasPrefix(trailer, ".") || !strings.HasPrefix(after, trailer) {
+		return false
+	}
+	if rest := strings.TrimLeft(after[len(trailer):], " "); rest != "" && strings.IndexByte(",)]}:#", rest[0]) < 0 {
+		return false
+	}
+	t = t[:n]
+	if t == "" || t[len(t)-1] != closerOf(head[len(head)-1]) {
+		return false
+	}
+	o := matchingOpener(t, len(t)-1)
+	if o < len(head)-1 || t[o-(len(head)-1):o+1] != head {
+		return false
+	}
+	b := o - len(head)
+	return b < 0 || !isIdentChar(t[b]) && t[b] != '.'
+}
+
 // matchingOpener returns the offset in text of the bracket the closer at
 // c closes, or -1 (brackets in strings are counted too: a miscount only
 // fails to find a twin).
@@ -244,12 +280,27 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 			name := calleeName(src, k)
 			_, builtin := signatures[name]
 			_, method := methods[name]
-			if builtin || method {
+			_, array := arrayFuncs[name]
+			if builtin || method || array {
 				checked++
 				if misusesBuiltin(src, k) {
 					return true
 				}
+			} else if checked++; numpyChain(src, k) && frameKeywordIn(src, k) {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// frameKeywordIn reports whether the call whose bracket is at o takes a
+// keyword of frameKeywords.
+func frameKeywordIn(src string, o int) bool {
+	args, _ := callArgs(src, o)
+	for _, a := range args {
+		if k := wordEnd(a, 0); k > 0 && k+1 < len(a) && a[k] == '=' && a[k+1] != '=' && frameKeywords[a[:k]] {
+			return true
 		}
 	}
 	return false

@@ -260,6 +260,12 @@ func bracketPlaces(src string, pl *place) []edit {
 			add(i)
 			afterOperand = false
 		case c == '=' && (i+1 >= end || src[i+1] != '=') && !strings.ContainsRune("=!<>:+-*/%&|^@", rune(src[i-1])):
+			if foreignKeyword(src, top.opener, i) {
+				// Not the call's own, as index= in np.arange(4.0, index=i):
+				// the keyword of the call outside.
+				afterOperand = false
+				continue
+			}
 			// A keyword argument: nothing since its bracket opened.
 			out = slices.DeleteFunc(out, func(e edit) bool { return e.off > top.opener })
 			top.commas = nil
@@ -279,6 +285,30 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// foreignKeyword reports whether the keyword argument whose = is at eq
+// is one the call of arrayFuncs whose bracket is at o does not take.
+func foreignKeyword(src string, o, eq int) bool {
+	name := calleeName(src, o)
+	s := o - len(name)
+	if name == "" || s == 0 || src[s-1] != '.' {
+		return false
+	}
+	sig, ok := arrayFunc(src, s, name)
+	if !ok && numpyChain(src, o) {
+		sig, ok = signature{kw: []string{"*"}}, true // any keyword but frameKeywords
+	}
+	k := eq
+	for k > o && src[k-1] == ' ' {
+		k--
+	}
+	b := k
+	for b > o && isIdentChar(src[b-1]) {
+		b--
+	}
+	w := src[b:k]
+	return ok && b < k && (frameKeywords[w] || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
 }
 
 // commaEndsLine reports whether the comma at i ends its line, but for
