@@ -315,10 +315,16 @@ func misusesLiteral(src string, from, to int) bool {
 			if e < to && e == k+3 && src[e-1] == c && src[e] == '[' && (k == 0 || !isIdentChar(src[k-1])) {
 				return true // a one-character string subscripted, as in split('.'[-1])
 			}
+			if e < to && e == k+3 && src[e-1] == c && src[k+1] == ')' && src[e] == ')' && addedBefore(src, from, k) && strings.Contains(src[from:k], string(c)+"("+string(c)) {
+				// the text's closer added inside the call its opener
+				// is added before, as in '(' + f(n.iffalse + ')'), not
+				// '(' + f(n.iffalse) + ')'
+				return true
+			}
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
-		case c == '[' && scans < maxCallsChecked && displayStart(src, from, k):
+		case c == '[' && scans < maxCallsChecked && argumentStart(src, from, k):
 			scans++
 			if _, m := argsUpTo(src, k); m >= 0 && m+1 < to && src[m+1] == '.' {
 				if w := src[m+2 : wordEnd(src, m+2)]; w != "" && !listMethods[w] && !strings.HasPrefix(w, "__") {
@@ -335,6 +341,9 @@ func misusesLiteral(src string, from, to int) bool {
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
 			if !attr && operandKeywords[w] && e < to && (src[e] == '[' || src[e] == '.' || arithmeticAfter(src[e:to])) {
 				return true
+			}
+			if !attr && strings.HasPrefix(w, "n_") && strings.HasPrefix(src[e:to], ".astype(") {
+				return true // a count is an int, which has no astype: rand(n, n_features).astype(t)
 			}
 			if attr && w == "newaxis" && arithmeticAfter(src[e:to]) {
 				return true // np.newaxis is None: y[:, np.newaxis - z]
@@ -402,6 +411,9 @@ func misusesLiteral(src string, from, to int) bool {
 			if e < to && src[e] == '[' {
 				return true // a number subscripted, as 0[1] in m.regs[0[1]
 			}
+			if e == k+1 && src[k] == '0' && strings.HasPrefix(strings.TrimLeft(src[e:to], " "), "+ ") && argumentStart(src, from, k) {
+				return true // an argument adding to zero, as axis=0 + (1 << 12)
+			}
 			k = e - 1
 		}
 	}
@@ -411,14 +423,22 @@ func misusesLiteral(src string, from, to int) bool {
 // listMethods are the methods of a list.
 var listMethods = setOf("append", "extend", "insert", "remove", "pop", "clear", "index", "count", "sort", "reverse", "copy")
 
-// displayStart reports whether the bracket [ at k in src opens a list
-// display (an argument, an item or a value assigned), not a subscript.
-func displayStart(src string, from, k int) bool {
+// argumentStart reports whether src[k] starts an argument, an item or a
+// value assigned (after an opening parenthesis, a comma or an =), as the
+// bracket of a list display does, not a subscript's.
+func argumentStart(src string, from, k int) bool {
+	j := nonSpaceBefore(src, from, k)
+	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
+}
+
+// nonSpaceBefore is the offset of the last byte before k in src, from from
+// on, that is not a space (from-1 if none is).
+func nonSpaceBefore(src string, from, k int) int {
 	j := k - 1
 	for j >= from && src[j] == ' ' {
 		j--
 	}
-	return j >= from && strings.IndexByte("(,=", src[j]) >= 0
+	return j
 }
 
 // groupOfGroup reports whether the arguments args of the .group( call
@@ -661,18 +681,18 @@ func identityGenerator(src string, opener int) bool {
 // unaryBefore reports whether a unary +, - or ~ stands right before
 // src[k], after an opening bracket, a comma or an =, from from on.
 func unaryBefore(src string, from, k int) bool {
-	j := k - 1
-	for j >= from && src[j] == ' ' {
-		j--
-	}
+	j := nonSpaceBefore(src, from, k)
 	if j < from || strings.IndexByte("+-~", src[j]) < 0 {
 		return false
 	}
-	j--
-	for j >= from && src[j] == ' ' {
-		j--
-	}
+	j = nonSpaceBefore(src, from, j)
 	return j >= from && strings.IndexByte("([{,=", src[j]) >= 0
+}
+
+// addedBefore reports whether the operand at k in src follows a +.
+func addedBefore(src string, from, k int) bool {
+	j := nonSpaceBefore(src, from, k)
+	return j >= from && src[j] == '+'
 }
 
 // arithmeticAfter reports whether text starts with an arithmetic
