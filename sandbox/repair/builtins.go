@@ -81,6 +81,14 @@ func arrayFunc(src string, s int, name string) (signature, bool) {
 // function takes, as in DataFrame(rng.standard_normal((3, 4), columns=c).
 var frameKeywords = setOf("index", "columns")
 
+// foreignToNumpy reports whether no numpy function called name takes the
+// keyword kw: one of frameKeywords, or an absolute tolerance, which only
+// the comparisons (isclose, allclose, assert_allclose) take, as in
+// assert_allclose(fft1(x), np.fft.fft(x, atol=1e-6).
+func foreignToNumpy(name, kw string) bool {
+	return frameKeywords[kw] || kw == "atol" && !strings.Contains(name, "close")
+}
+
 // numpyChain reports whether the call whose bracket is at o is reached
 // from numpy's module, as np.random.default_rng(2).standard_normal( is,
 // looking back a bounded number of bytes (a line of calls stays linear).

@@ -295,11 +295,12 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 }
 
 // frameKeywordIn reports whether the call whose bracket is at o takes a
-// keyword of frameKeywords.
+// keyword no numpy function of its name takes (see foreignToNumpy).
 func frameKeywordIn(src string, o int) bool {
 	args, _ := callArgs(src, o)
+	name := calleeName(src, o)
 	for _, a := range args {
-		if k := wordEnd(a, 0); k > 0 && k+1 < len(a) && a[k] == '=' && a[k+1] != '=' && frameKeywords[a[:k]] {
+		if k := wordEnd(a, 0); k > 0 && k+1 < len(a) && a[k] == '=' && a[k+1] != '=' && foreignToNumpy(name, a[:k]) {
 			return true
 		}
 	}

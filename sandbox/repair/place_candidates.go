@@ -297,7 +297,7 @@ func foreignKeyword(src string, o, eq int) bool {
 	}
 	sig, ok := arrayFunc(src, s, name)
 	if !ok && numpyChain(src, o) {
-		sig, ok = signature{kw: []string{"*"}}, true // any keyword but frameKeywords
+		sig, ok = signature{kw: []string{"*"}}, true // any keyword but those foreignToNumpy names
 	}
 	k := eq
 	for k > o && src[k-1] == ' ' {
@@ -308,7 +308,7 @@ func foreignKeyword(src string, o, eq int) bool {
 		b--
 	}
 	w := src[b:k]
-	return ok && b < k && (frameKeywords[w] || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
+	return ok && b < k && (foreignToNumpy(name, w) || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
 }
 
 // commaEndsLine reports whether the comma at i ends its line, but for
