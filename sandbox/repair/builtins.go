@@ -377,6 +377,12 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if !attr && w == "getattr" && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) > 1 && strings.HasSuffix(args[1], ".__doc__") {
+					return true // a docstring is no attribute's name: getattr(self, 'do_' + arg).__doc__
+				}
+				scans++
+			}
 			if attr && w == "group" && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && groupOfGroup(src, k, args) {
 					return true // a group's text as a group's number, as in m.group(2, m.group(5)
