@@ -78,11 +78,7 @@ func (h *Host) checkBlock(c *proc, res *protocol.Result, started time.Time, out 
 	}
 	slices.Sort(rels)
 	rels = slices.Compact(rels)
-	real := ws
-	if r, err := realpath.Eval(ws); err == nil {
-		real = r
-	}
-	checks, unchecked, skipped := h.checkFiles(c, tree, real, rels)
+	checks, unchecked, skipped := h.checkFiles(c, tree, realpath.Canonical(ws), rels)
 	res.Checks = checks
 	if text := checkLines(checks, unchecked, skipped); text != "" {
 		out.Send(protocol.Event{Ev: protocol.EvOut, Stream: protocol.StreamStderr, Data: text})

@@ -44,10 +44,7 @@ func (h *Host) installOp(policy protocol.Policy) hostcalls.Op {
 			return install.Result{}, hostcalls.Errorf("PermissionError", "%v", err)
 		}
 		if policy.Jail {
-			target := opts.Target
-			if r, err := realpath.Eval(target); err == nil {
-				target = r
-			}
+			target := realpath.Canonical(opts.Target)
 			rw, _ := h.roots(policy)
 			for _, root := range rw {
 				if realpath.Within(target, root) {

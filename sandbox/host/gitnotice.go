@@ -54,10 +54,7 @@ func (h *Host) noteGit(c *proc, res *protocol.Result, started time.Time, noted b
 	if !noted && !h.shellsRanSince(started) {
 		return
 	}
-	ws := filepath.Clean(h.cfg.Meta.Workspace)
-	if real, err := realpath.Eval(ws); err == nil {
-		ws = real
-	}
+	ws := realpath.Canonical(filepath.Clean(h.cfg.Meta.Workspace))
 	shield := h.access(c.policy).Shield
 	files, complete, seen := gitChanged(ws, started.Add(-scanSlack), h.git.seen, func(rel string) bool {
 		return shield.GitAt(filepath.Join(ws, rel))
