@@ -31,10 +31,12 @@ var signatures = map[string]signature{
 // methods are methods of lists and sets that take one item, as
 // parts.append(x): whatever the object, two items are a closer misplaced,
 // as in out.append(f(x, y) read as out.append(f(x), y). Keyword
-// arguments are left to the object's own method.
+// arguments are left to the object's own method. Also sys.exc_info,
+// which takes nothing: sys.exc_info([1] is sys.exc_info()[1].
 var methods = map[string]signature{
 	"append": {1, 1, []string{"*"}}, "extend": {1, 1, []string{"*"}},
 	"remove": {1, 1, []string{"*"}}, "discard": {1, 1, []string{"*"}},
+	"exc_info": {0, 0, nil},
 }
 
 // arrayFuncs are functions of the array libraries (numpy and its

@@ -287,6 +287,10 @@ func closeTriple(src string, p Problem) []change {
 	out := swapTripleCloser(src, lit)
 	swaps := len(out)
 	start := lit.body
+	// A string inside an expression whose text starts with code, as
+	// dedent("""\nimport sys or exec('''if True:, holds code: its lines
+	// reading as code say nothing of where it ends.
+	codeText := codeInExpression(src, lit)
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
 			// A long string: the only other guess is that it runs to
@@ -338,7 +342,7 @@ func closeTriple(src string, p Problem) []change {
 			cost := 2 + n
 			// The line after a doctest prompt is its output, not code.
 			prompt := strings.HasPrefix(strings.TrimLeft(src[start:e], " \t"), ">>>")
-			if next >= len(src) || !prompt && nextLineIsCode(src, next, indent) {
+			if next >= len(src) || !prompt && !codeText && !introduces(src[start:e]) && nextLineIsCode(src, next, indent) {
 				cost = 1
 				// The line that reads as code may be the text's last, when
 				// a line of the string's indentation alone, the one its
@@ -390,10 +394,38 @@ func closeTriple(src string, p Problem) []change {
 	return out
 }
 
+// codeInExpression reports whether lit does not start its line, as a
+// docstring does, and the first line of its text that is not blank reads
+// as code.
+func codeInExpression(src string, lit strLit) bool {
+	if strings.TrimSpace(src[lineStartOf(src, lit.start):lit.start]) == "" {
+		return false
+	}
+	for i := lit.body; i < len(src); i = lineEndFrom(src, i) + 1 {
+		if line := strings.TrimSpace(src[i:lineEndFrom(src, i)]); line != "" {
+			return looksLikeCode(line)
+		}
+	}
+	return false
+}
+
+// introduces reports whether a line of a string's text leads into the
+// lines after it, which then belong to the text: a section's underline,
+// as the ------- under "Returns", or prose ending with a colon, as
+// "readline via the set_completer() call:" before an example.
+func introduces(line string) bool {
+	t := strings.TrimSpace(line)
+	if len(t) >= 3 && (strings.Trim(t, "-") == "" || strings.Trim(t, "=") == "") {
+		return true
+	}
+	return strings.HasSuffix(t, ":") && !looksLikeCode(t)
+}
+
 // continuationLine reports whether the first line from i that is not
 // blank goes on with an expression, starting (after its indentation) with
-// a comma, a closer or an attribute, and returns that line's start and
-// where the expression goes on.
+// a comma, a closer, an attribute or the % filling a format, and returns
+// that line's start and where the expression goes on (for %, the space
+// before it, which stands after the closer).
 func continuationLine(src string, i int) (start, at int, ok bool) {
 	k := i
 	for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r' || src[k] == '\n') {
@@ -401,6 +433,9 @@ func continuationLine(src string, i int) (start, at int, ok bool) {
 			i = k + 1
 		}
 		k++
+	}
+	if k+1 < len(src) && src[k] == '%' && src[k+1] == ' ' && k > i && src[k-1] == ' ' {
+		return i, k - 1, true // a format filled, as in ''' % (a, b)
 	}
 	return i, k, k < len(src) && strings.IndexByte(",)]}", src[k]) >= 0 ||
 		k+1 < len(src) && src[k] == '.' && isIdentStart(src[k+1])
@@ -557,9 +592,26 @@ func nextLineIsCode(src string, i, indent int) bool {
 		if len(line)-len(body) > indent {
 			return false
 		}
+		if body[0] == '#' {
+			// Comments up to the end of the block may be the string's
+			// text, as the "# unmapped parameters:" lines of a docstring
+			// are; before other lines they are code.
+			return !onlyCommentsFrom(src, i)
+		}
 		return looksLikeCode(body)
 	}
 	return false
+}
+
+// onlyCommentsFrom reports whether every line from i to the end of src
+// is blank or a comment.
+func onlyCommentsFrom(src string, i int) bool {
+	for ; i < len(src); i = lineEndFrom(src, i) + 1 {
+		if t := strings.TrimSpace(src[i:lineEndFrom(src, i)]); t != "" && t[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeCode tells a statement from prose: a statement keyword, or a

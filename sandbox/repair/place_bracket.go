@@ -13,8 +13,10 @@ import (
 // most likely meant, or refuses the block naming two of them. A place
 // that gives a builtin arguments it does not take, as max(len(a)) does,
 // leaves a literal with a subscript or method it lacks, as True[1] or
-// 'need'.append(t), or wraps a lone name in parentheses, is not meant. Of
-// the others, the only one that makes the bracket one of two operands of
+// 'need'.append(t), or wraps a lone name in parentheses, is not meant.
+// The only place on the bracket's line that gives it the form of another
+// line of the block wins, wherever it is (see siblingCloser). Of the
+// others, the only one that makes the bracket one of two operands of
 // the same form wins, as set(a) - set(b) does, else the one where the
 // statement ends, as a writer who loses count of closers loses the last
 // ones of a line; unless another place reads as deliberately: before a
@@ -23,19 +25,29 @@ import (
 // as in len(d == n; or inside a parenthesis that groups part of an
 // expression, as in (x >> 3 + 1.
 func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
+	sane := func(e edit) bool {
+		next := apply(src, []edit{e})
+		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
+			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) &&
+			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off)
+	}
+	// A place no other rule looks at, as before an attribute of a name in
+	// np.arcsinh(z).real, wins when it gives the line the form of
+	// another line of the block.
+	if e, ok := s.siblingCloser(src, pl.opener); ok && sane(e) {
+		s.moveCloser(src, pl, at, e)
+		return nil
+	}
 	var fits []edit
 	for _, e := range append([]edit{s.path[0].edits[0]}, runs...) {
-		next := apply(src, []edit{e})
-		if !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
-			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) &&
-			!againstLayout(next, pl.opener, e.off+1) {
+		if sane(e) {
 			fits = append(fits, e)
 		}
 	}
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, or a generator of its own loop variable); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable, or an unpacking in a subscript); not repaired",
 			src[pl.opener], col)
 		return p
 	}
@@ -58,11 +70,17 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if pick < 0 {
 		return ambiguous(src, pl, runs[0].text, fits[0].off, fits[1].off)
 	}
-	if e := fits[pick]; e.off != at {
+	s.moveCloser(src, pl, at, fits[pick])
+	return nil
+}
+
+// moveCloser makes the repair the closer e for the bracket of pl, when
+// it is not at, where the search put it.
+func (s *searcher) moveCloser(src string, pl *place, at int, e edit) {
+	if e.off != at {
 		s.path[0] = change{cost: 2, edits: []edit{e}, notes: []note{closerNote(e.off, pl.opener, src)}, place: pl}
 		s.result = apply(src, s.path[0].edits)
 	}
-	return nil
 }
 
 // statementEnd returns the index of the only place of fits that ends the
@@ -150,6 +168,93 @@ func parallelPlace(src string, opener int, fits []edit) int {
 		found = i
 	}
 	return found
+}
+
+// Lines of at least minSiblingShape tokens, of at most maxSiblingLine
+// bytes, are matched against their siblings: short lines, as x = f(a),
+// share a form by chance, and each place on the line is tried.
+const (
+	minSiblingShape = 12
+	maxSiblingLine  = 200
+)
+
+// siblingCloser returns the closer that, put on the bracket's line, gives
+// that line the form of another line of the block, names, numbers and
+// strings aside (see lineShape), when exactly one place does and Python
+// compiles the block with it: a writer repeats a line's form, as in
+// np.arcsinh(z).real - 1 among np.arctanh(z).real - 1 and
+// np.arcsin(z).imag - 1, where np.arcsinh(z.real - 1) is the closer put
+// back at the line's end.
+func (s *searcher) siblingCloser(src string, opener int) (edit, bool) {
+	from, to := lineStartOf(src, opener), lineEndFrom(src, opener)
+	if to-from > maxSiblingLine || s.compiles == 0 {
+		return edit{}, false
+	}
+	shapes := siblingShapes(src, from, to)
+	if len(shapes) == 0 {
+		return edit{}, false
+	}
+	var found []edit
+	for q := opener + 1; q <= to; q++ {
+		if src[q-1] == ' ' || q < to && isIdentChar(src[q]) && isIdentChar(src[q-1]) {
+			continue
+		}
+		e := insert(q, string(closerOf(src[closedBy(src, opener, q)])))
+		line := src[from:q] + e.text + src[q:to]
+		if sh := lineShape(line); len(sh) >= minSiblingShape && shapes[sh] {
+			if found = append(found, e); len(found) > 1 {
+				return edit{}, false
+			}
+		}
+	}
+	if len(found) != 1 {
+		return edit{}, false
+	}
+	s.compiles--
+	return found[0], s.compile(apply(src, found)) == nil
+}
+
+// siblingShapes are the forms of the block's lines other than the one
+// from from to to.
+func siblingShapes(src string, from, to int) map[string]bool {
+	shapes := map[string]bool{}
+	for i := 0; i < len(src); i = lineEndFrom(src, i) + 1 {
+		if i != from {
+			shapes[lineShape(src[i:lineEndFrom(src, i)])] = true
+		}
+	}
+	return shapes
+}
+
+// lineShape is the form of a line of code: its tokens with every name
+// but a keyword as n, every number as 0, every string as s, without
+// spaces or a comment.
+func lineShape(line string) string {
+	var b strings.Builder
+	for k := 0; k < len(line); k++ {
+		switch c := line[k]; {
+		case c == '#':
+			return b.String()
+		case c == ' ' || c == '\t' || c == '\r':
+		case isQuote(c):
+			b.WriteByte('s')
+			k = skipString(line, k, len(line)) - 1
+		case isIdentStart(c):
+			e := wordEnd(line, k)
+			if keywords[line[k:e]] {
+				b.WriteString(line[k:e])
+			} else {
+				b.WriteByte('n')
+			}
+			k = max(e, k+1) - 1
+		case isDigit(c):
+			b.WriteByte('0')
+			k = max(numberEnd(line, k), k+1) - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // headOf is what the bracket at o starts an operand with: the name it
@@ -301,6 +406,28 @@ func frameKeywordIn(src string, o int) bool {
 	name := calleeName(src, o)
 	for _, a := range args {
 		if k := wordEnd(a, 0); k > 0 && k+1 < len(a) && a[k] == '=' && a[k+1] != '=' && foreignToNumpy(name, a[:k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// starredIndex reports whether a closer at p for the bracket at o makes
+// it a subscript holding an unpacked item, as values[i, labels, *args]:
+// Python accepts one from 3.11 on for the variadic generics of typing, as
+// tuple[int, *Ts], which name a type; a subscript of a value holding one
+// is a closer put back after the items of the call around it, as in
+// f(values[i, labels, *args) for f(values[i], labels, *args).
+func starredIndex(src string, o, p int) bool {
+	if src[o] != '[' || o == 0 || !isIdentChar(src[o-1]) && src[o-1] != ')' && src[o-1] != ']' {
+		return false
+	}
+	if name := calleeName(src, o); name == "tuple" || name == "" || name[0] >= 'A' && name[0] <= 'Z' {
+		return false
+	}
+	args, _ := argsUpTo(src[:p]+"]", o)
+	for _, a := range args {
+		if strings.HasPrefix(a, "*") && !strings.HasPrefix(a, "**") {
 			return true
 		}
 	}

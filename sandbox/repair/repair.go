@@ -89,6 +89,9 @@ func repair(src string, opts Options) Result {
 				refusal = joinsEmptyString(src, s.result)
 			}
 			if refusal == nil {
+				refusal = stringOperand(src, s.result)
+			}
+			if refusal == nil {
 				res.Changed, res.Repaired = true, true
 				res.Source, res.Fixes = s.result, fixes
 				return res
@@ -191,6 +194,78 @@ func emptyAfterString(src string) int {
 			e := skipString(src, k, len(src))
 			if e+1 < len(src) && isQuote(src[e]) && src[e+1] == src[e] && !hasTriple(src, e, src[e]) && e > k && src[e-1] == c {
 				return e
+			}
+			k = e - 1
+		}
+	}
+	return -1
+}
+
+// stringOperand returns the problem that refuses a repair leaving a
+// string literal called, as in '...['\n (np.nan, 1, 1), where a quote
+// closed a string before the argument list it names (Python warns that
+// str is not callable), or the left operand of an operator str lacks, as
+// in r"\[Errno 2] .*"/foo, where a quote meant as text was taken as the
+// closer. Blocks that held such a use already keep them.
+func stringOperand(orig, repaired string) *Problem {
+	at := oddStringUse(repaired)
+	if at < 0 || oddStringUse(orig) >= 0 {
+		return nil
+	}
+	p := Problem{Kind: KindAmbiguous, off: at}
+	p.Line, p.Column = newLineIndex(repaired).pos(at)
+	p.Message = fmt.Sprintf("the only repair found calls a string, or uses it with an operator strings lack, at line %d, column %d of the repaired block, which fails when run; a quote is missing elsewhere; not repaired", p.Line, p.Column)
+	return &p
+}
+
+// strOperators are the binary operators str does not implement (+, *
+// and % it does; comparisons work on any object).
+var strOperators = []string{"-", "/", "@", "&", "|", "^", "**", "<<", ">>"}
+
+// oddStringUse returns the offset after the first closed string literal
+// in src that is called or is the left operand of one of strOperators, or
+// -1. Inside brackets the call's parenthesis may stand on a later line.
+func oddStringUse(src string) int {
+	depth := 0
+	for k := 0; k < len(src); k++ {
+		switch c := src[k]; {
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth = max(depth-1, 0)
+		case isQuote(c):
+			e := skipString(src, k, len(src))
+			if e <= k+1 || src[e-1] != c {
+				k = e - 1
+				continue
+			}
+			n := e
+			for n < len(src) && (src[n] == ' ' || src[n] == '\t' || depth > 0 && (src[n] == '\n' || src[n] == '\r')) {
+				n++
+			}
+			if n < len(src) && src[n] == '(' {
+				return e
+			}
+			// After an operator of the same precedence, as in
+			// tmp_path / "dist" / name, the string is the right operand
+			// of the one before.
+			b := k
+			for b > 0 && isIdentChar(src[b-1]) {
+				b-- // the prefix, as r in r"..."
+			}
+			for b > 0 && (src[b-1] == ' ' || src[b-1] == '\t') {
+				b--
+			}
+			if b > 0 && strings.IndexByte("*/%@", src[b-1]) >= 0 {
+				k = e - 1
+				continue
+			}
+			for _, op := range strOperators {
+				if strings.HasPrefix(src[n:], op) && !strings.HasPrefix(src[n:], "->") {
+					return e
+				}
 			}
 			k = e - 1
 		}
