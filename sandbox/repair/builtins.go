@@ -53,9 +53,22 @@ var arrayFuncs = map[string]signature{
 	"zeros":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
 	"ones":    {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
 	"empty":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
+	"full":    {0, 4, []string{"shape", "fill_value", "dtype", "order", "device", "like"}},
+	"eye":     {0, 3, []string{"N", "M", "k", "dtype", "order", "device", "like"}},
 	// pytz.timezone(zone): a zone name, nothing else.
 	"timezone": {0, 1, []string{"zone"}},
 }
+
+// unaryUfuncs are numpy's functions of one array, element by element,
+// which take an output array and the keywords of every ufunc besides, as
+// in np.log(cdf), not np.log(cdf, logcdf, decimal=7).
+var unaryUfuncs = setOf("log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "cbrt",
+	"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+	"arctanh", "absolute", "fabs", "floor", "ceil", "trunc", "rint", "sign", "negative", "square",
+	"reciprocal", "isnan", "isinf", "isfinite", "deg2rad", "rad2deg", "degrees", "radians")
+
+// ufuncSignature is what a unary ufunc accepts.
+var ufuncSignature = signature{0, 2, []string{"x", "out", "where", "casting", "order", "dtype", "subok", "signature"}}
 
 // arrayModules are the names code imports the array libraries as (xp is
 // the array API namespace of scipy and scikit-learn), and pytz for its
@@ -74,6 +87,9 @@ func arrayFunc(src string, s int, name string) (signature, bool) {
 	only, ok := arrayModules[src[m:s-1]]
 	if !ok || m > 0 && src[m-1] == '.' || (name == "timezone") != (only == "timezone") {
 		return signature{}, false
+	}
+	if unaryUfuncs[name] && only == "" {
+		return ufuncSignature, true
 	}
 	sig, ok := arrayFuncs[name]
 	return sig, ok
@@ -158,6 +174,9 @@ func misusesBuiltin(src string, opener int) bool {
 	if pos < sig.min || sig.max >= 0 && pos > sig.max {
 		return true
 	}
+	if name == "full" && pos < 2 && !keywordIn(args, "fill_value") {
+		return true // a shape with no value to fill it, as np.full((40, 50, np.nan))
+	}
 	if name == "arange" && pos == 1 && literalRatio(args[0]) {
 		return true // a bound written as a ratio of literals, as np.arange(5/4) for np.arange(5)/4
 	}
@@ -172,6 +191,17 @@ func misusesBuiltin(src string, opener int) bool {
 		a := args[0]
 		k := wordEnd(a, 0)
 		return isDigit(a[0]) || k > 0 && k < len(a) && a[k] == '(' && scalars[a[:k]]
+	}
+	return false
+}
+
+// keywordIn reports whether args, a call's arguments, give the keyword
+// kw.
+func keywordIn(args []string, kw string) bool {
+	for _, a := range args {
+		if k := wordEnd(a, 0); a[:k] == kw && k < len(a) && a[k] == '=' && (k+1 == len(a) || a[k+1] != '=') {
+			return true
+		}
 	}
 	return false
 }
@@ -403,6 +433,9 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if attr && mutators[w] && e < to && src[e] == '(' && usedAsValue(src, from, k-1) {
+				return true // what list.append returns (None) taken, as in out[key.extend(v)] for out[key].extend(v)
+			}
 			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
 					return true // a test of each element of one bool, as np.isfinite(x.all()), not np.isfinite(x).all()
@@ -525,6 +558,58 @@ func noOpMethod(text, rest string) bool {
 	return false
 }
 
+// mutators are the methods of lists, sets and dicts that change their
+// object and return None, which code calls for that, never for a value.
+var mutators = setOf("append", "extend", "insert", "remove", "sort", "reverse", "add", "discard", "update", "clear")
+
+// usedAsValue reports whether the receiver of the method whose dot is at
+// dot in src, a chain of names, calls and subscripts, is an argument, an
+// item, a subscript or a keyword's value: it follows an opening bracket, a
+// comma or a keyword argument's =, from from on.
+func usedAsValue(src string, from, dot int) bool {
+	if moduleFunc(src, from, dot) {
+		return false
+	}
+	i := dot
+	for i > from {
+		switch c := src[i-1]; {
+		case isIdentChar(c) || c == '.':
+			i--
+		case c == ')' || c == ']':
+			m := matchingOpener(src[from:i], i-1-from)
+			if m < 0 {
+				return false
+			}
+			i = from + m
+		default:
+			j := nonSpaceBefore(src, from, i)
+			if j < from || strings.IndexByte("([,", src[j]) < 0 && !(src[j] == '=' && j > from && isIdentChar(src[j-1])) {
+				return false
+			}
+			// A comprehension of calls, as [out.append(x) for x in xs],
+			// is written for them.
+			return !strings.Contains(src[i:lineEndFrom(src, i)], " for ")
+		}
+	}
+	return false
+}
+
+// functionModules are modules with functions named as mutators, as
+// np.sort(x), operator.add(a, b) or np.strings.add(a, b), which return
+// their result.
+var functionModules = setOf("np", "numpy", "xp", "cp", "jnp", "torch", "tf", "operator", "math", "pd")
+
+// moduleFunc reports whether the name before the dot at dot in src, from
+// from on, is reached from one of functionModules (as np.strings is).
+func moduleFunc(src string, from, dot int) bool {
+	i := dot
+	for i > from && (isIdentChar(src[i-1]) || src[i-1] == '.') {
+		i--
+	}
+	first := src[i:wordEnd(src, i)]
+	return functionModules[first] && (i == from || src[i-1] != '.')
+}
+
 // bytesOnly are functions that take bytes and refuse a str, which
 // .decode() returns.
 var bytesOnly = setOf("b64encode", "urlsafe_b64encode", "standard_b64encode", "b32encode", "b16encode", "a85encode", "b85encode", "hexlify")
@@ -581,6 +666,13 @@ func lengthOfSum(src string, opener int) bool {
 			}
 			if r := a[k+2:]; r[0] == '(' && matchingOpener(r, len(r)-1) == 0 && comparison(r) {
 				return true // a bool added, as in len(word + (i > 0)), where len(word) + (i > 0) counts
+			}
+		case depth == 0 && k > 0 && (c == '/' || c == '*' && k+1 < len(a) && a[k+1] == '*'):
+			// A sequence divided or raised to a number, as in
+			// len(self.h // 256), has no length.
+			r := strings.TrimLeft(strings.TrimLeft(a[k:], "/*"), " ")
+			if r != "" && isDigit(r[0]) && numberEnd(r, 0) == len(r) {
+				return true
 			}
 		}
 	}

@@ -57,6 +57,8 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 		pick = 0
 	case parallelPlace(src, pl.opener, fits) >= 0:
 		pick, guard = parallelPlace(src, pl.opener, fits), true
+	case unpackedPlace(src, pl.opener, fits) >= 0:
+		pick = unpackedPlace(src, pl.opener, fits)
 	case layoutPlace(src, pl.opener, fits) >= 0:
 		pick = layoutPlace(src, pl.opener, fits)
 	case !grouping(src, pl.opener):
@@ -168,6 +170,86 @@ func parallelPlace(src string, opener int, fits []edit) int {
 		found = i
 	}
 	return found
+}
+
+// unpackedPlace returns the index of the only place of fits that gives
+// an assignment to several names as many values, as in first, last =
+// group[0], group[-1], when each other place gives it one subscript or
+// display, as group[0, group[-1]] (a call may return the tuple, a
+// subscript seldom does), or -1.
+func unpackedPlace(src string, opener int, fits []edit) int {
+	targets, value := unpacking(src, opener)
+	if targets < 2 {
+		return -1
+	}
+	found := -1
+	for i, e := range fits {
+		next := apply(src, []edit{e})
+		items := topLevelItems(next, value)
+		switch {
+		case len(items) == targets:
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		case len(items) != 1 || isCallExpr(items[0]):
+			return -1
+		}
+	}
+	return found
+}
+
+// unpacking returns how many names the statement of the bracket at
+// opener assigns, when it starts its line as name, name, ... = and the
+// bracket is in the value, and where the value starts; else 0.
+func unpacking(src string, opener int) (targets, value int) {
+	start := lineStartOf(src, opener)
+	eq := strings.Index(src[start:opener], " = ")
+	if eq < 0 {
+		return 0, 0
+	}
+	names := strings.Split(src[start:start+eq], ",")
+	for _, t := range names {
+		if t = strings.TrimSpace(t); t == "" || wordEnd(t, 0) != len(t) {
+			return 0, 0
+		}
+	}
+	return len(names), start + eq + 3
+}
+
+// topLevelItems returns the items, separated by commas outside brackets,
+// of the expression from i to the end of its logical line.
+func topLevelItems(src string, i int) []string {
+	var items []string
+	depth, start := 0, i
+	for k := i; k < len(src); k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, len(src)) - 1
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			items = append(items, strings.TrimSpace(src[start:k]))
+			start = k + 1
+		case c == '\n' && depth <= 0:
+			return append(items, strings.TrimSpace(src[start:k]))
+		}
+	}
+	return append(items, strings.TrimSpace(src[start:]))
+}
+
+// isCallExpr reports whether the expression a ends with a call's
+// arguments.
+func isCallExpr(a string) bool {
+	if !strings.HasSuffix(a, ")") {
+		return false
+	}
+	o := matchingOpener(a, len(a)-1)
+	return o > 0 && (isIdentChar(a[o-1]) || a[o-1] == ')' || a[o-1] == ']')
 }
 
 // Lines of at least minSiblingShape tokens, of at most maxSiblingLine
@@ -386,6 +468,7 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 			_, builtin := signatures[name]
 			_, method := methods[name]
 			_, array := arrayFuncs[name]
+			array = array || unaryUfuncs[name]
 			if builtin || method || array {
 				checked++
 				if misusesBuiltin(src, k) {

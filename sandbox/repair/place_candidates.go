@@ -131,8 +131,8 @@ func codeStartsAt(src string, i, end int, inBrkt bool) bool {
 // closes the outer one), nearest to the chosen place first: after an
 // operand where an attribute, a subscript, an operator, a keyword or
 // (inside brackets, between items that are not all literals: numbers,
-// strings, True, False, None and displays of them) a comma
-// follows; at a line end where the next line is indented no deeper than
+// strings, True, False, None and displays of them, or in a value
+// assigned to several names) a comma follows; at a line end where the next line is indented no deeper than
 // the bracket's; right after it for a call left open at its line end.
 // Nothing before a keyword argument: it belongs to its call.
 func bracketPlaces(src string, pl *place) []edit {
@@ -161,6 +161,13 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	var out []edit
 	assertion := inAssert(src, o)
+	// In the value assigned to several names, as in first, last =
+	// group[0, group[-1], a comma may end a subscript: the value is a
+	// tuple (see unpackedPlace). A call's arguments, or a display's
+	// items, are not split so: a call may return the tuple, and a
+	// display laid out one item a line is one.
+	targets, _ := unpacking(src, o)
+	unpacks := targets > 1 && src[o] == '[' && o > 0 && (isIdentChar(src[o-1]) || src[o-1] == ']' || src[o-1] == ')')
 	if c := src[o]; c == '(' && !open(o).grouping && emptyCallAt(src, o) {
 		out = append(out, insert(o+1, ")"))
 	}
@@ -244,10 +251,10 @@ func bracketPlaces(src string, pl *place) []edit {
 			afterOperand = !keywords[w] || operandKeywords[w]
 			i = e - 1
 		case c == ',':
-			if afterOperand && (nested || len(stack) > 1) {
+			if afterOperand && (nested || len(stack) > 1 || unpacks) {
 				top.commas = append(top.commas, insert(i, string(closerOf(src[top.opener]))))
 			}
-			if len(stack) == 1 && !nested && !assertion {
+			if len(stack) == 1 && !nested && !assertion && !unpacks {
 				// A place before would leave this comma outside any
 				// bracket, making a tuple of the statement (an assert's
 				// comma starts its message instead).
