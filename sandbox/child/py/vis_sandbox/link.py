@@ -60,13 +60,25 @@ class Link:
         return wire.loads(line)
 
 
+MAX_TEXT_LINE = 8 << 10  # the characters of one line of a clipped text
+
+
 def clip(s, limit=MAX_STRING):
     """s, its middle cut (saying how much) when it is longer than limit
-    characters: a result's strings stay well within what the host reads."""
+    characters: a result's strings stay well within what the host reads.
+    Each of its lines is cut first to MAX_TEXT_LINE: a traceback keeps
+    its last line (the error) when a long line came before."""
     if not isinstance(s, str) or len(s) <= limit:
         return s
+    s = "\n".join(_cut(line, MAX_TEXT_LINE, " ") for line in s.split("\n"))
+    return _cut(s, limit, "\n")
+
+
+def _cut(s, limit, sep):
+    if len(s) <= limit:
+        return s
     half = limit // 2
-    return f"{s[:half]}\n… [{len(s) - limit} characters cut] …\n{s[-half:]}"
+    return f"{s[:half]}{sep}… [{len(s) - 2 * half} characters cut] …{sep}{s[-half:]}"
 
 
 def _within(msg, size):
