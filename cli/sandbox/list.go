@@ -71,8 +71,8 @@ func runList(opts *ListOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), pidText(r.HostPID), pidText(r.ChildPID),
-			idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), termtext.Line(r.Workspace))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), pidText(r.HostPID), pidText(r.ChildPID),
+			idleText(r), snapshotText(r), r.SavedNames, onOffText(r.Jail), networkText(r), termtext.Line(r.Workspace))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,6 +140,15 @@ func pidText(pid int) string {
 		return "-"
 	}
 	return strconv.Itoa(pid)
+}
+
+// snapshotText is the size of a session's snapshot, "≥ N B" when the walk
+// of its folder stopped at its bounds.
+func snapshotText(r protocol.ListRow) string {
+	if r.SnapshotAtLeast {
+		return fmt.Sprintf("≥ %d B", r.SnapshotBytes)
+	}
+	return fmt.Sprintf("%d B", r.SnapshotBytes)
 }
 
 func idleText(r protocol.ListRow) string {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rawLink is block code that writes line (Python bytes expression) to the
@@ -76,5 +77,36 @@ func TestJailHostLinkBounded(t *testing.T) {
 		} else {
 			t.Logf("the host's peak memory: %.0f MiB", peak)
 		}
+	})
+}
+
+// TestJailListBoundedWalk: the session's state folder is the jail's to
+// write; a block that fills it with 150000 files, a tree 40 deep and a
+// link to / does not make `sandbox list` walk them all: it answers within
+// seconds and shows the snapshot's size as at least what it counted ("≥
+// N B"; in --json, snapshot_at_least: true).
+func TestJailListBoundedWalk(t *testing.T) {
+	t.Parallel()
+	hookModes(t, true, func(t *testing.T, sb *sandbox, hook bool) {
+		sb.block("w", "print('up')", 0)
+		state := filepath.Join(sb.folder("w"), "state")
+		sb.block("w", fmt.Sprintf(`import os
+state = %q
+os.makedirs(os.path.join(state, "many"), exist_ok=True)
+for i in range(150_000):
+    os.close(os.open(os.path.join(state, "many", str(i)), os.O_CREAT | os.O_WRONLY, 0o600))
+os.makedirs(os.path.join(state, *["d"] * 40), exist_ok=True)
+os.symlink("/", os.path.join(state, "root"))
+print("made")`, state), 0)
+		start := time.Now()
+		text := sb.ok("list")
+		d := time.Since(start)
+		rows := sb.ok("list", "--json")
+		if d > 10*time.Second {
+			t.Errorf("sandbox list took %s", d)
+		}
+		t.Logf("sandbox list: %s", d.Round(time.Millisecond))
+		contains(t, "the table", text.stdout, "≥ ")
+		contains(t, "the JSON", rows.stdout, `"snapshot_at_least": true`)
 	})
 }
