@@ -29,7 +29,10 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
 		Long: `List the sandbox sessions: state, host and child processes, idle time,
-snapshot size, NAMES, how many names the snapshot brings back after a
+snapshot size ("≥ N B" when the walk of the session's folder stopped at
+its bounds, 100000 entries, 32 folders deep or 2 s: the session's code
+writes there; --json: snapshot_at_least true), NAMES, how many names the
+snapshot brings back after a
 restart (helpers, classes, imports and variables; both as last saved: the
 save after a block ends a moment after its answer), and the jail and network
 in force (on, off, or allow: each allow list is under the table, with the

@@ -12,7 +12,8 @@
 // # Framing
 //
 // One JSON object per line (UTF-8, '\n'-terminated, no line longer than
-// MaxLine). Every request carries "v": Version; a peer that sees another
+// MaxLine), read within the link's Bounds (bounds.go: the child's link
+// is narrower). Every request carries "v": Version; a peer that sees another
 // version answers one EvError and closes the link. Both links carry the
 // same two message types, Request and Event.
 package protocol
