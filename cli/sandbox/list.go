@@ -29,7 +29,10 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:   "list [--json]",
 		Short: "List the sandbox sessions",
 		Long: `List the sandbox sessions: state, host and child processes, idle time,
-snapshot size, NAMES, how many names the snapshot brings back after a
+snapshot size ("≥ N B" when the walk of the session's folder stopped at
+its bounds, 100000 entries, 32 folders deep or 2 s: the session's code
+writes there; --json: snapshot_at_least true), NAMES, how many names the
+snapshot brings back after a
 restart (helpers, classes, imports and variables; both as last saved: the
 save after a block ends a moment after its answer), and the jail and network
 in force (on, off, or allow: each allow list is under the table, with the
@@ -71,8 +74,8 @@ func runList(opts *ListOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTATE\tHOST\tCHILD\tIDLE\tSNAPSHOT\tNAMES\tJAIL\tNETWORK\tWORKSPACE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d B\t%d\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), pidText(r.HostPID), pidText(r.ChildPID),
-			idleText(r), r.SnapshotBytes, r.SavedNames, onOffText(r.Jail), networkText(r), termtext.Line(r.Workspace))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), pidText(r.HostPID), pidText(r.ChildPID),
+			idleText(r), snapshotText(r), r.SavedNames, onOffText(r.Jail), networkText(r), termtext.Line(r.Workspace))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,6 +143,15 @@ func pidText(pid int) string {
 		return "-"
 	}
 	return strconv.Itoa(pid)
+}
+
+// snapshotText is the size of a session's snapshot, "≥ N B" when the walk
+// of its folder stopped at its bounds.
+func snapshotText(r protocol.ListRow) string {
+	if r.SnapshotAtLeast {
+		return fmt.Sprintf("≥ %d B", r.SnapshotBytes)
+	}
+	return fmt.Sprintf("%d B", r.SnapshotBytes)
 }
 
 func idleText(r protocol.ListRow) string {

@@ -26,7 +26,8 @@ func List(root string) ([]protocol.ListRow, error) {
 			continue
 		}
 		rec := f.Host()
-		row := protocol.ListRow{Name: m.Name, Workspace: m.Workspace, State: "stopped", SnapshotBytes: f.SnapshotBytes(), SavedNames: max(rec.Saved, 0)}
+		row := protocol.ListRow{Name: m.Name, Workspace: m.Workspace, State: "stopped", SavedNames: max(rec.Saved, 0)}
+		row.SnapshotBytes, row.SnapshotAtLeast = f.SnapshotSize()
 		if m.ForkOf != nil {
 			row.ForkOf = m.ForkOf.String()
 		}

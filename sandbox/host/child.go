@@ -219,7 +219,7 @@ func sessionInfo(cfg Config) protocol.SessionInfo {
 
 // newProc watches a child just started: its exit and its output.
 func newProc(cfg Config, s *spawned, newCalls func(net.Conn) *hostcalls.Server) *proc {
-	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link), started: time.Now(), exited: make(chan struct{}),
+	c := &proc{process: s.process, link: s.link, conn: protocol.NewConn(s.link, s.link).Bound(protocol.ChildBounds), started: time.Now(), exited: make(chan struct{}),
 		stacks: newTail(s.stacks, 1<<20), stdout: newForwarder(s.stdout, protocol.StreamStdout, cfg.Log), stderr: newForwarder(s.stderr, protocol.StreamStderr, cfg.Log),
 		calls: newCalls(s.calls)}
 	startGuard(cfg, s.process.Pid)
@@ -310,7 +310,7 @@ func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) 
 		c.link.SetReadDeadline(time.Now().Add(readyTimeout))
 		for {
 			ev = protocol.Event{}
-			if err = c.conn.Receive(&ev); err != nil {
+			if err = c.receive(&ev); err != nil {
 				break
 			}
 			answered = true
@@ -358,6 +358,24 @@ func (c *proc) awaitReady(sendErr error, policy protocol.Policy) (*proc, error) 
 }
 
 func (c *proc) pid() int { return c.process.Pid }
+
+// receive reads the child's next message. One past the link's bounds
+// (protocol.ChildBounds: only code that wrote to the link's descriptor
+// sends one) leaves the stream unreadable: the child is killed, and its
+// exit reason says why.
+func (c *proc) receive(ev *protocol.Event) error {
+	err := c.conn.Receive(ev)
+	var be *protocol.BoundsError
+	if errors.As(err, &be) {
+		c.mu.Lock()
+		if c.retired == "" {
+			c.retired = "the Python process sent its host " + be.Error() + " (the block wrote to the host's link), so it was replaced"
+		}
+		c.mu.Unlock()
+		c.kill()
+	}
+	return err
+}
 
 func (c *proc) alive() bool {
 	select {
@@ -409,7 +427,7 @@ func (c *proc) ping() error {
 func (c *proc) answer() (protocol.Event, error) {
 	for {
 		var ev protocol.Event
-		if err := c.conn.Receive(&ev); err != nil {
+		if err := c.receive(&ev); err != nil {
 			return ev, err
 		}
 		if ev.Ev != protocol.EvOut {

@@ -353,7 +353,7 @@ func (h *Host) serveConn(conn net.Conn) {
 		h.mu.Unlock()
 		h.touch()
 	}()
-	pc := protocol.NewConn(r, nil)
+	pc := protocol.NewConn(r, nil).Bound(protocol.ClientBounds)
 	out := &sink{w: conn}
 	req, err := pc.ReceiveRequest()
 	if err != nil {

@@ -230,7 +230,7 @@ func (h *Host) exchange(c *proc, run protocol.Request, out *sink, t *ticket, dog
 	}
 	for {
 		ev = protocol.Event{}
-		if err := c.conn.Receive(&ev); err != nil {
+		if err := c.receive(&ev); err != nil {
 			res := h.childLost(c, dog.expired(), dog.timeout)
 			return ev, &res
 		}
@@ -261,6 +261,9 @@ func (h *Host) outcome(c *proc, ev protocol.Event, note string, dog *watchdog, s
 		return blockError("SandboxRestarted", reason+"; the next block runs in a new Python process restored from the snapshot"), nil
 	}
 	res := *ev.Result
+	// The host's own fields: what the child put there (only code that
+	// wrote to the link does) is not passed on.
+	res.Checks, res.Attachments, res.Git = nil, nil, nil
 	res.Repaired, res.RepairNote = note != "", note
 	if dog.expired() {
 		markTimedOut(&res, dog.timeout)

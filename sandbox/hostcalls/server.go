@@ -400,20 +400,15 @@ var errLongHeader = errors.New("a header longer than the limit")
 
 // readBounded reads one line (without its newline) of at most max bytes.
 func readBounded(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		line = append(line, frag...)
-		if err == nil {
-			return line[:len(line)-1], nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-		if len(line) > max {
-			return nil, fmt.Errorf("%w (%d bytes)", errLongHeader, max)
-		}
+	line, err := protocol.ReadLine(r, max)
+	var be *protocol.BoundsError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("%w (%d bytes)", errLongHeader, max)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return line[:len(line)-1], nil
 }
 
 // parseCall reads a request header. A line that does not parse is read
@@ -421,6 +416,11 @@ func readBounded(r *bufio.Reader, max int) ([]byte, error) {
 // newline ends up in front of the next real request.
 func parseCall(line []byte) (protocol.CallRequest, error) {
 	var req protocol.CallRequest
+	// Counted first: an op's arguments decode into lists (see
+	// protocol.Bounds).
+	if err := protocol.CallBounds.Check(line); err != nil {
+		return req, err
+	}
 	err := json.Unmarshal(line, &req)
 	if err != nil {
 		if i := bytes.LastIndex(line, []byte(`{"id":`)); i > 0 {

@@ -10,7 +10,11 @@ type ListRow struct {
 	ChildPID      int    `json:"child_pid"`
 	IdleSeconds   int64  `json:"idle_seconds"`
 	SnapshotBytes int64  `json:"snapshot_bytes"`
-	SavedNames    int    `json:"saved_names"`
+	// SnapshotAtLeast: the walk of the session's folder stopped at its
+	// bounds (entries, depth, time; the session's code writes there), so
+	// SnapshotBytes is what it counted, a lower bound.
+	SnapshotAtLeast bool `json:"snapshot_at_least,omitempty"`
+	SavedNames      int  `json:"saved_names"`
 	// Jail and Network are the policy its child runs (or last ran) under;
 	// null when its host never said.
 	Jail    *bool `json:"jail"`

@@ -12,13 +12,15 @@
 // # Framing
 //
 // One JSON object per line (UTF-8, '\n'-terminated, no line longer than
-// MaxLine). Every request carries "v": Version; a peer that sees another
+// MaxLine), read within the link's Bounds (bounds.go: the child's link
+// is narrower). Every request carries "v": Version; a peer that sees another
 // version answers one EvError and closes the link. Both links carry the
 // same two message types, Request and Event.
 package protocol
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -214,11 +216,20 @@ type History struct {
 type Conn struct {
 	r *bufio.Reader
 	w io.Writer
+	b Bounds
 }
 
-// NewConn frames messages over rw.
+// NewConn frames messages over rw; it reads within EventBounds until
+// Bound says otherwise.
 func NewConn(r io.Reader, w io.Writer) *Conn {
-	return &Conn{r: bufio.NewReaderSize(r, 64<<10), w: w}
+	return &Conn{r: bufio.NewReaderSize(r, 64<<10), w: w, b: EventBounds}
+}
+
+// Bound sets the bounds of the messages c reads (see Bounds), and
+// returns c.
+func (c *Conn) Bound(b Bounds) *Conn {
+	c.b = b
+	return c
 }
 
 // Send writes one message; it is not safe for concurrent use.
@@ -248,10 +259,15 @@ func Line(v any) ([]byte, error) {
 // passes it on unread.
 func (c *Conn) Buffered() io.Reader { return c.r }
 
-// Receive reads the next message into v.
+// Receive reads the next message into v. A message past the link's
+// bounds is a *BoundsError, after which the stream is not to be read
+// again.
 func (c *Conn) Receive(v any) error {
 	line, err := c.readLine()
 	if err != nil {
+		return err
+	}
+	if err := c.b.Check(line); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(line, v); err != nil {
@@ -260,23 +276,35 @@ func (c *Conn) Receive(v any) error {
 	return nil
 }
 
-func (c *Conn) readLine() ([]byte, error) {
-	var line []byte
+func (c *Conn) readLine() ([]byte, error) { return ReadLine(c.r, c.b.Line) }
+
+// ReadLine reads one line of at most max bytes, its newline included (a
+// longer one is a *BoundsError, read in part). A long line is read as
+// fragments of r's buffer and joined once: what it costs is twice its
+// bytes, where growing one slice costs five.
+func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
+	var frags [][]byte
+	n := 0
 	for {
-		frag, err := c.r.ReadSlice('\n')
-		line = append(line, frag...)
+		frag, err := r.ReadSlice('\n')
+		n += len(frag)
+		if n > max {
+			return nil, &BoundsError{"a message longer than " + bytesText(max)}
+		}
 		if err == nil {
-			return line, nil
+			line := make([]byte, 0, n)
+			for _, f := range frags {
+				line = append(line, f...)
+			}
+			return append(line, frag...), nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			if errors.Is(err, io.EOF) && len(line) > 0 {
+			if errors.Is(err, io.EOF) && n > 0 {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
-		if len(line) > MaxLine {
-			return nil, fmt.Errorf("a message longer than %d bytes", MaxLine)
-		}
+		frags = append(frags, bytes.Clone(frag))
 	}
 }
 

@@ -18,6 +18,8 @@ for those another way. A session's code can read the notes, but they
 only decide what the host checks, never what anyone may do.
 """
 
+from vis_sandbox.link import clip
+
 try:
     import _vis_written  # built into the sandbox child only (sandbox/child/written.c)
 except ImportError:
@@ -28,9 +30,9 @@ def syntax_fields(e):
     """Python's refusal of a source as the repair engine reads it
     (sandbox/protocol.SyntaxError)."""
     if isinstance(e, SyntaxError):
-        return {"message": e.msg or "invalid syntax", "line": e.lineno or 0, "column": e.offset or 0,
-                "text": e.text or ""}
-    return {"message": str(e), "line": 0, "column": 0, "text": ""}
+        return {"message": clip(e.msg or "invalid syntax"), "line": e.lineno or 0, "column": e.offset or 0,
+                "text": clip(e.text or "")}
+    return {"message": clip(str(e)), "line": 0, "column": 0, "text": ""}
 
 
 def compile_file(data, filename):

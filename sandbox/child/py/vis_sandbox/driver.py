@@ -423,8 +423,12 @@ class Driver:
                 extra = f"{name!r} did not come back when the sandbox restarted: {why}"
                 message += ". " + extra
                 text += extra + "\n"
-        return {"type": type(e).__name__, "message": message, "line": line, "column": column,
-                "excerpt": excerpt, "traceback": text}
+        # Clipped: a huge message (or a block's one long line, which the
+        # traceback and the excerpt repeat) must fit in one message to the
+        # host.
+        clip = _link.clip
+        return {"type": type(e).__name__, "message": clip(message), "line": line, "column": column,
+                "excerpt": clip(excerpt), "traceback": clip(text)}
 
     def compile_check(self, req):
         if req.get("file"):

@@ -17,6 +17,8 @@ import time
 from vis_sandbox import wire
 
 CHUNK = 64 << 10  # protocol.OutChunk: the largest "out" event
+MAX_LINE = 16 << 20  # protocol.MaxChildLine: the host replaces a child that sends more
+MAX_STRING = 256 << 10  # protocol.MaxChildString: the characters of a result's string
 FLUSH_AFTER = 0.05  # seconds printed output may wait before it is sent
 CAPTURE_LIMIT = 64 << 10  # characters of what restoring prints that are kept
 
@@ -39,6 +41,8 @@ class Link:
 
     def send(self, msg):
         data = (wire.dumps(msg) + "\n").encode("utf-8", "surrogateescape")
+        if len(data) > MAX_LINE:
+            data = (wire.dumps(_within(msg, len(data))) + "\n").encode("utf-8", "surrogateescape")
         with self.interrupts.deferred(), self.lock:
             view = memoryview(data)
             while view:
@@ -54,6 +58,42 @@ class Link:
         if not line:
             return None
         return wire.loads(line)
+
+
+MAX_TEXT_LINE = 8 << 10  # the characters of one line of a clipped text
+
+
+def clip(s, limit=MAX_STRING):
+    """s, its middle cut (saying how much) when it is longer than limit
+    characters: a result's strings stay well within what the host reads.
+    Each of its lines is cut first to MAX_TEXT_LINE: a traceback keeps
+    its last line (the error) when a long line came before."""
+    if not isinstance(s, str) or len(s) <= limit:
+        return s
+    s = "\n".join(_cut(line, MAX_TEXT_LINE, " ") for line in s.split("\n"))
+    return _cut(s, limit, "\n")
+
+
+def _cut(s, limit, sep):
+    if len(s) <= limit:
+        return s
+    half = limit // 2
+    return f"{s[:half]}{sep}… [{len(s) - 2 * half} characters cut] …{sep}{s[-half:]}"
+
+
+def _within(msg, size):
+    """What is sent in place of msg, whose line of size bytes is more than
+    the host reads (it would replace this process): a result keeps its
+    numbers and flags with an error saying so; any other answer is that
+    error."""
+    why = f"the answer was {size >> 20} MiB, over the {MAX_LINE >> 20} MiB one message to the host may hold"
+    result = msg.get("result")
+    if msg.get("ev") == "result" and isinstance(result, dict):
+        kept = {k: v for k, v in result.items() if isinstance(v, (bool, int)) or isinstance(v, str) and len(v) < 4096}
+        kept["error"] = {"type": "SandboxError", "message": why, "line": 0, "column": 0, "excerpt": "",
+                         "traceback": f"SandboxError: {why}\n"}
+        return {"ev": "result", "result": kept}
+    return {"ev": "error", "message": why}
 
 
 class Interrupts:
