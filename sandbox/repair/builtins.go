@@ -349,6 +349,9 @@ func misusesLiteral(src string, from, to int) bool {
 			if e < to && e > k+1 && src[e-1] == c && bytesPrefix(src, k) && strings.HasPrefix(src[e:to], ".decode(") && !strings.ContainsAny(src[k+1:e-1], "\\\n\"'") {
 				return true // text written as bytes to be decoded, as in rstrip(b'='.decode('ascii')
 			}
+			if e == k+2 && src[e-1] == c && strings.HasPrefix(strings.TrimLeft(src[e:to], " "), "*") && !strings.HasPrefix(strings.TrimLeft(src[e:to], " "), "**") {
+				return true // an empty string repeated, as in ['' * rows] for [''] * rows
+			}
 			if e+1 < to && e > k+1 && src[e-1] == c && src[e] == '[' && isQuote(src[e+1]) {
 				return true // a string indexed by a string, as in groupby("A"["C"]
 			}
@@ -364,6 +367,8 @@ func misusesLiteral(src string, from, to int) bool {
 			k = e - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
+		case c == '(' && k+1 < to && src[k+1] == '(' && loneNameParens(src[k+1:to]):
+			return true // a name in two parentheses, as in dispatch((tri)) for dispatch()(tri)
 		case c == '[' && scans < maxCallsChecked && argumentStart(src, from, k):
 			scans++
 			if _, m := argsUpTo(src, k); m >= 0 && m+1 < to && src[m+1] == '.' {
@@ -427,14 +432,17 @@ func misusesLiteral(src string, from, to int) bool {
 				}
 				scans++
 			}
+			if !attr && w == "__file__" && e < to && (src[e] == '[' || src[e] == '.' && !strMethods[src[e+1:wordEnd(src, e+1)]]) {
+				return true // a path's text, subscripted or given a Path's attribute, as in Path(__file__.parent)
+			}
 			if bytesOnly[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
-				if args, ok := callArgs(src, e); ok && len(args) == 1 && strings.HasSuffix(args[0], ".decode()") {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".decode()") || strings.HasSuffix(args[0], ".hexdigest()")) {
 					return true // a str given where bytes go, as b64encode(s.decode()), not b64encode(s).decode()
 				}
 				scans++
 			}
 			if attr && mutators[w] && e < to && src[e] == '(' && usedAsValue(src, from, k-1) {
-				return true // what list.append returns (None) taken, as in out[key.extend(v)] for out[key].extend(v)
+				return true // what list.extend returns (None) taken, as in out[key.extend(v)] for out[key].extend(v)
 			}
 			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
@@ -467,6 +475,16 @@ func misusesLiteral(src string, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// loneNameParens reports whether text starts with a name or attribute in
+// parentheses, followed by a closing parenthesis.
+func loneNameParens(text string) bool {
+	k := 1
+	for k < len(text) && (isIdentChar(text[k]) || text[k] == '.') {
+		k++
+	}
+	return k > 1 && strings.HasPrefix(text[k:], "))")
 }
 
 // listMethods are the methods of a list.
@@ -559,8 +577,9 @@ func noOpMethod(text, rest string) bool {
 }
 
 // mutators are the methods of lists, sets and dicts that change their
-// object and return None, which code calls for that, never for a value.
-var mutators = setOf("append", "extend", "insert", "remove", "sort", "reverse", "add", "discard", "update", "clear")
+// object and return None, which code calls for that, never for a value
+// (not insert and add, which pandas' objects answer with a new one).
+var mutators = setOf("append", "extend", "remove", "sort", "reverse", "discard", "update", "clear")
 
 // usedAsValue reports whether the receiver of the method whose dot is at
 // dot in src, a chain of names, calls and subscripts, is an argument, an
@@ -611,8 +630,9 @@ func moduleFunc(src string, from, dot int) bool {
 }
 
 // bytesOnly are functions that take bytes and refuse a str, which
-// .decode() returns.
-var bytesOnly = setOf("b64encode", "urlsafe_b64encode", "standard_b64encode", "b32encode", "b16encode", "a85encode", "b85encode", "hexlify")
+// .decode() and a hash's .hexdigest() return.
+var bytesOnly = setOf("b64encode", "urlsafe_b64encode", "standard_b64encode", "b32encode", "b16encode", "a85encode", "b85encode", "hexlify",
+	"md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake2s")
 
 // elementTests are the numpy functions that test each element of an
 // array, which nobody asks of the one bool .all() or .any() returns.
