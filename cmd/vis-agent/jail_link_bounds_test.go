@@ -44,7 +44,7 @@ func TestJailHostLinkBounded(t *testing.T) {
 		} {
 			r := sb.block("l", rawLink(tc.line), 1)
 			contains(t, tc.what, r.stderr, "SandboxRestarted: the Python process sent its host "+tc.want+
-				" (the block wrote to the host's link), so it was replaced; the next block runs in a new Python process")
+				", which only a block that changed the session's own code or wrote to its link sends, so it was replaced; the next block runs in a new Python process")
 			if strings.Contains(r.stdout, "not replaced") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 				t.Errorf("%s: stdout %q, stderr %q", tc.what, r.stdout, r.stderr)
 			}

@@ -155,6 +155,24 @@ func TestSandboxEarlyChild(t *testing.T) {
 func TestSandboxEarlyChildDies(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t, testenv.First(t))
+	// On a loaded machine the kill may land after the child answered, as
+	// it restores the snapshot: the host then rightly discards it (a
+	// restore killed is one that may kill again). That is not this case:
+	// it is tried again.
+	for try := 1; ; try++ {
+		if !earlyChildDies(t, sb) {
+			return
+		}
+		if try == 3 {
+			t.Fatal("the kill landed after the child answered three times in a row")
+		}
+		t.Logf("try %d: the kill landed after the child answered; again", try)
+	}
+}
+
+// earlyChildDies runs TestSandboxEarlyChildDies once; it reports whether
+// the kill came too late to test the case.
+func earlyChildDies(t *testing.T, sb *sandbox) (late bool) {
 	sb.block("d", slowRestore, 0)
 	sb.run("stop", "--session", "d")
 	folder := sb.folder("d")
@@ -182,6 +200,10 @@ func TestSandboxEarlyChildDies(t *testing.T) {
 	}
 	select {
 	case err := <-done:
+		if strings.Contains(out.String(), "restoring it stopped the Python process (it was killed by signal 9") {
+			sb.run("stop", "--session", "d")
+			return true
+		}
 		if err != nil || out.String() == "" {
 			t.Fatalf("block after the early child died: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
 		}
@@ -195,6 +217,7 @@ func TestSandboxEarlyChildDies(t *testing.T) {
 	}
 	log, _ := os.ReadFile(filepath.Join(folder, "host.log"))
 	contains(t, "host log", string(log), "the Python process did not start", "; starting a new one")
+	return false
 }
 
 // pyBool is b as Python prints it.

@@ -369,7 +369,7 @@ func (c *proc) receive(ev *protocol.Event) error {
 	if errors.As(err, &be) {
 		c.mu.Lock()
 		if c.retired == "" {
-			c.retired = "the Python process sent its host " + be.Error() + " (the block wrote to the host's link), so it was replaced"
+			c.retired = "the Python process sent its host " + be.Error() + ", which only a block that changed the session's own code or wrote to its link sends, so it was replaced"
 		}
 		c.mu.Unlock()
 		c.kill()

@@ -160,7 +160,14 @@ func (h *Host) answerOf(c *proc, req protocol.Request, within time.Duration) (pr
 		c.kill()
 		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
 	case err != nil:
-		return protocol.Event{}, errChildGone
+		var be *protocol.BoundsError
+		if !errors.As(err, &be) {
+			return protocol.Event{}, errChildGone
+		}
+		c.mu.Lock()
+		why := c.retired
+		c.mu.Unlock()
+		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
 	}
 	return ev, nil
 }

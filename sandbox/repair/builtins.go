@@ -480,6 +480,9 @@ func misusesLiteral(src string, from, to int) bool {
 // loneNameParens reports whether text starts with a name or attribute in
 // parentheses, followed by a closing parenthesis.
 func loneNameParens(text string) bool {
+	if len(text) < 2 || !isIdentStart(text[1]) {
+		return false
+	}
 	k := 1
 	for k < len(text) && (isIdentChar(text[k]) || text[k] == '.') {
 		k++

@@ -37,9 +37,16 @@ func (f Folder) SnapshotSize() (n int64, cut bool) {
 	return w.n, w.cut
 }
 
-// ownFiles are the host's files at the top of a session's folder.
-var ownFiles = map[string]bool{metaFile: true, hostFile: true, stoppedFile: true, aliveLock: true,
-	startLock: true, sockFile: true, LogFile: true}
+// ownFile reports whether name is one of the host's files at the top of
+// a session's folder (a switch, not a map: a package variable would add
+// an init to every vis-agent python start).
+func ownFile(name string) bool {
+	switch name {
+	case metaFile, hostFile, stoppedFile, aliveLock, startLock, sockFile, LogFile:
+		return true
+	}
+	return false
+}
 
 type sizeWalk struct {
 	n        int64
@@ -83,7 +90,7 @@ func (w *sizeWalk) dir(fd int, rel string, depth int) {
 					w.dir(sub, p, depth+1)
 				}
 			case unix.S_IFREG:
-				if rel == "" && ownFiles[name] {
+				if rel == "" && ownFile(name) {
 					continue
 				}
 				if st.Nlink > 1 {

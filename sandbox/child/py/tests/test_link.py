@@ -38,6 +38,18 @@ class ClipTest(unittest.TestCase):
         self.assertIn("over the 16 MiB", got["result"]["error"]["message"])
         self.assertEqual(link._within({"ev": "defs", "data": "x"}, 20 << 20)["ev"], "error")
 
+    def test_long_strings_of_an_answer_are_clipped(self):
+        name = "a" * 20_000_000
+        msg = {"ev": "defs", "data": {"variables": [{"name": name, "doc": "D" * 20_000_000}], name: [name]}}
+        got = link._clipped(msg)
+        self.assertEqual(got["ev"], "defs")
+        row = got["data"]["variables"][0]
+        self.assertLessEqual(len(row["name"]), link.MAX_STRING + 200)
+        self.assertIn("characters cut", row["doc"])
+        key = [k for k in got["data"] if k != "variables"][0]
+        self.assertLessEqual(len(key), link.MAX_STRING + 200)
+        self.assertEqual(link._clipped({"n": 3, "ok": True}), {"n": 3, "ok": True})
+
 
 if __name__ == "__main__":
     unittest.main()

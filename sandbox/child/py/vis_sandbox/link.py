@@ -42,6 +42,10 @@ class Link:
     def send(self, msg):
         data = (wire.dumps(msg) + "\n").encode("utf-8", "surrogateescape")
         if len(data) > MAX_LINE:
+            # Its long strings first (a name a block made 20 MB long, in a
+            # rewind's notice or a defs listing), then the whole answer.
+            data = (wire.dumps(_clipped(msg)) + "\n").encode("utf-8", "surrogateescape")
+        if len(data) > MAX_LINE:
             data = (wire.dumps(_within(msg, len(data))) + "\n").encode("utf-8", "surrogateescape")
         with self.interrupts.deferred(), self.lock:
             view = memoryview(data)
@@ -79,6 +83,19 @@ def _cut(s, limit, sep):
         return s
     half = limit // 2
     return f"{s[:half]}{sep}… [{len(s) - 2 * half} characters cut] …{sep}{s[-half:]}"
+
+
+def _clipped(value, depth=0):
+    """value with every string in it (keys too) clipped (see clip)."""
+    if isinstance(value, str):
+        return clip(value)
+    if depth > 32:
+        return value
+    if isinstance(value, dict):
+        return {clip(k) if isinstance(k, str) else k: _clipped(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clipped(v, depth + 1) for v in value]
+    return value
 
 
 def _within(msg, size):
