@@ -375,6 +375,17 @@ print("planted")`, plant), 0)
 	})
 }
 
+// hostPeakUnder fails t when the host's peak memory (VmHWM) passed mib
+// MiB, and logs it otherwise, as the figure it is.
+func hostPeakUnder(t *testing.T, pid int, mib float64) {
+	t.Helper()
+	if peak := hostStatus(t, pid, "VmHWM"); peak > mib {
+		t.Errorf("the host's peak memory was %.0f MiB, over %.0f MiB", peak, mib)
+	} else {
+		t.Logf("the host's peak memory: %.0f MiB", peak)
+	}
+}
+
 // hostStatus reads a number of kB (VmHWM, VmRSS) from /proc/pid/status, in
 // MiB.
 func hostStatus(t *testing.T, pid int, field string) float64 {
@@ -517,11 +528,7 @@ print(len(read_attachment("q0.bin")))`, "120s")
 		contains(t, "the attachments quota", r.stdout, "attached 0", "quota:", "sandbox.max_attachments_mb", "31457280")
 		quiet("the attaches")
 
-		if peak := hostStatus(t, host, "VmHWM"); peak > 256 {
-			t.Errorf("the host's peak memory was %.0f MiB, over 256 MiB", peak)
-		} else {
-			t.Logf("the host's peak memory: %.0f MiB", peak)
-		}
+		hostPeakUnder(t, host, 256)
 	})
 }
 

@@ -277,9 +277,21 @@ func callArgs(src string, opener int) ([]string, bool) {
 // argsUpTo returns the arguments of the bracket at opener, as callArgs
 // does, and the offset of its closer, or -1 when it has none.
 func argsUpTo(src string, opener int) ([]string, int) {
-	var args []string
-	depth, start := 0, opener+1
-	for k := opener + 1; k < len(src); k++ {
+	args, end := splitItems(src, opener+1, false)
+	if n := len(args); n > 0 && args[n-1] == "" {
+		args = args[:n-1] // nothing after the last comma, or no argument
+	}
+	return args, end
+}
+
+// splitItems returns the items of src from i on, split at the commas
+// outside brackets, strings and comments, each trimmed, up to the closer
+// of the bracket i is in, whose offset is end (-1 when it has none), or,
+// with lineEnd, up to the end of the logical line (end: the newline's
+// offset or len(src)).
+func splitItems(src string, i int, lineEnd bool) (items []string, end int) {
+	depth, start := 0, i
+	for k := i; k < len(src); k++ {
 		switch c := src[k]; {
 		case isQuote(c):
 			k = skipString(src, k, len(src)) - 1
@@ -287,19 +299,20 @@ func argsUpTo(src string, opener int) ([]string, int) {
 			k = lineEndFrom(src, k) - 1
 		case c == '(' || c == '[' || c == '{':
 			depth++
-		case c == ',' && depth == 0:
-			args = append(args, strings.TrimSpace(src[start:k]))
-			start = k + 1
 		case c == ')' || c == ']' || c == '}':
-			if depth > 0 {
-				depth--
-				continue
+			if depth == 0 && !lineEnd {
+				return append(items, strings.TrimSpace(src[start:k])), k
 			}
-			if last := strings.TrimSpace(src[start:k]); last != "" {
-				args = append(args, last)
-			}
-			return args, k
+			depth--
+		case c == ',' && depth == 0:
+			items = append(items, strings.TrimSpace(src[start:k]))
+			start = k + 1
+		case c == '\n' && lineEnd && depth <= 0:
+			return append(items, strings.TrimSpace(src[start:k])), k
 		}
+	}
+	if lineEnd {
+		return append(items, strings.TrimSpace(src[start:])), len(src)
 	}
 	return nil, -1
 }

@@ -185,7 +185,7 @@ func unpackedPlace(src string, opener int, fits []edit) int {
 	found := -1
 	for i, e := range fits {
 		next := apply(src, []edit{e})
-		items := topLevelItems(next, value)
+		items, _ := splitItems(next, value, true)
 		switch {
 		case len(items) == targets:
 			if found >= 0 {
@@ -215,31 +215,6 @@ func unpacking(src string, opener int) (targets, value int) {
 		}
 	}
 	return len(names), start + eq + 3
-}
-
-// topLevelItems returns the items, separated by commas outside brackets,
-// of the expression from i to the end of its logical line.
-func topLevelItems(src string, i int) []string {
-	var items []string
-	depth, start := 0, i
-	for k := i; k < len(src); k++ {
-		switch c := src[k]; {
-		case isQuote(c):
-			k = skipString(src, k, len(src)) - 1
-		case c == '#':
-			k = lineEndFrom(src, k) - 1
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 0:
-			items = append(items, strings.TrimSpace(src[start:k]))
-			start = k + 1
-		case c == '\n' && depth <= 0:
-			return append(items, strings.TrimSpace(src[start:k]))
-		}
-	}
-	return append(items, strings.TrimSpace(src[start:]))
 }
 
 // isCallExpr reports whether the expression a ends with a call's

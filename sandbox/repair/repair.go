@@ -173,13 +173,20 @@ func lineMessage(line int, text string) string {
 // where a quote was moved rather than restored: nobody writes 'a'"".
 // Blocks that held such a pair already keep them.
 func joinsEmptyString(orig, repaired string) *Problem {
-	at := emptyAfterString(repaired)
-	if at < 0 || emptyAfterString(orig) >= 0 {
+	return introduced(orig, repaired, emptyAfterString, "leaves an empty string right after another string", "which nobody writes")
+}
+
+// introduced returns the problem that refuses a repair when find finds in
+// the repaired block what it does not find in the original one: what the
+// repair does there (saying where) and why that is wrong.
+func introduced(orig, repaired string, find func(string) int, does, why string) *Problem {
+	at := find(repaired)
+	if at < 0 || find(orig) >= 0 {
 		return nil
 	}
 	p := Problem{Kind: KindAmbiguous, off: at}
 	p.Line, p.Column = newLineIndex(repaired).pos(at)
-	p.Message = fmt.Sprintf("the only repair found leaves an empty string right after another string at line %d, column %d of the repaired block, which nobody writes; a quote is missing elsewhere; not repaired", p.Line, p.Column)
+	p.Message = fmt.Sprintf("the only repair found %s at line %d, column %d of the repaired block, %s; a quote is missing elsewhere; not repaired", does, p.Line, p.Column, why)
 	return &p
 }
 
@@ -208,14 +215,7 @@ func emptyAfterString(src string) int {
 // in r"\[Errno 2] .*"/foo, where a quote meant as text was taken as the
 // closer. Blocks that held such a use already keep them.
 func stringOperand(orig, repaired string) *Problem {
-	at := oddStringUse(repaired)
-	if at < 0 || oddStringUse(orig) >= 0 {
-		return nil
-	}
-	p := Problem{Kind: KindAmbiguous, off: at}
-	p.Line, p.Column = newLineIndex(repaired).pos(at)
-	p.Message = fmt.Sprintf("the only repair found calls a string, or uses it with an operator strings lack, at line %d, column %d of the repaired block, which fails when run; a quote is missing elsewhere; not repaired", p.Line, p.Column)
-	return &p
+	return introduced(orig, repaired, oddStringUse, "calls a string, or uses it with an operator strings lack,", "which fails when run")
 }
 
 // strOperators are the binary operators str does not implement (+, *
