@@ -26,6 +26,8 @@ var signatures = map[string]signature{
 	"getattr": {2, 3, nil}, "setattr": {3, 3, nil}, "divmod": {2, 2, nil},
 	"pow": {2, 3, nil}, "round": {1, 2, []string{"ndigits"}}, "iter": {1, 2, nil},
 	"next": {1, 2, nil}, "max": {1, -1, []string{"key", "default"}}, "min": {1, -1, []string{"key", "default"}},
+	// io's in-memory files, as in read_csv(StringIO(data), sep=";").
+	"StringIO": {0, 2, []string{"initial_value", "newline"}}, "BytesIO": {0, 1, []string{"initial_bytes"}},
 }
 
 // methods are methods of lists and sets that take one item, as
@@ -55,6 +57,12 @@ var arrayFuncs = map[string]signature{
 	"empty":   {0, 3, []string{"shape", "dtype", "order", "device", "like"}},
 	"full":    {0, 4, []string{"shape", "fill_value", "dtype", "order", "device", "like"}},
 	"eye":     {0, 3, []string{"N", "M", "k", "dtype", "order", "device", "like"}},
+	// The joins of arrays, as in Data(np.vstack((x1, x2)), y=1).
+	"vstack":       {0, 1, []string{"tup", "dtype", "casting"}},
+	"hstack":       {0, 1, []string{"tup", "dtype", "casting"}},
+	"column_stack": {0, 1, []string{"tup"}},
+	"stack":        {0, 3, []string{"arrays", "axis", "out", "dtype", "casting"}},
+	"concatenate":  {0, 3, []string{"arrays", "axis", "out", "dtype", "casting"}},
 	// pytz.timezone(zone): a zone name, nothing else.
 	"timezone": {0, 1, []string{"zone"}},
 }
@@ -756,7 +764,12 @@ var knownDunders = setOf("__name__", "__qualname__", "__module__", "__doc__", "_
 // comma or closer ending it (before to), holds an arithmetic operator
 // outside brackets.
 func arithmeticInArg(src string, i, to int) bool {
-	return argHolds(src, i, to, func(k int) bool { return k > i && arithmeticAfter(src[k:min(k+3, to)]) })
+	// A string formatted with %, as dtype='U%s' % n, is a type's name.
+	t := strings.TrimLeft(src[i:to], " ")
+	format := t != "" && isQuote(t[0])
+	return argHolds(src, i, to, func(k int) bool {
+		return k > i && arithmeticAfter(src[k:min(k+3, to)]) && !(format && strings.TrimLeft(src[k:to], " ")[0] == '%')
+	})
 }
 
 // arrayMethodInArg reports whether the argument starting at i (see

@@ -121,16 +121,22 @@ func (s *searcher) settle(src string) *Problem {
 func formatOrMethod(src string, body, p int) bool {
 	text, rest := src[body:p], src[p:lineEndFrom(src, p)]
 	if strings.HasPrefix(rest, " % ") {
-		for k := 0; k+1 < len(text); k++ {
-			if text[k] == '%' && strings.IndexByte("sdrifxXeEgGc(*-0123456789.", text[k+1]) >= 0 {
-				return true
-			}
-		}
-		return false
+		return hasConversion(text)
 	}
 	if len(rest) > 1 && rest[0] == '.' && isWord(text) {
 		e := wordEnd(rest, 1)
 		return e > 1 && e < len(rest) && rest[e] == '('
+	}
+	return false
+}
+
+// hasConversion reports whether text holds a %-format's conversion, as
+// %s or %(name)d.
+func hasConversion(text string) bool {
+	for k := 0; k+1 < len(text); k++ {
+		if text[k] == '%' && strings.IndexByte("sdrifxXeEgGc(*-0123456789.", text[k+1]) >= 0 {
+			return true
+		}
 	}
 	return false
 }

@@ -13,7 +13,8 @@ import (
 // most likely meant, or refuses the block naming two of them. A place
 // that gives a builtin arguments it does not take, as max(len(a)) does,
 // leaves a literal with a subscript or method it lacks, as True[1] or
-// 'need'.append(t), or wraps a lone name in parentheses, is not meant.
+// 'need'.append(t), code that fails whenever it runs (see failsWhenRun
+// and wrongCount), or wraps a lone name in parentheses, is not meant.
 // The only place on the bracket's line that gives it the form of another
 // line of the block wins, wherever it is (see siblingCloser). Of the
 // others, the only one that makes the bracket one of two operands of
@@ -27,8 +28,9 @@ import (
 func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
 	sane := func(e edit) bool {
 		next := apply(src, []edit{e})
+		from, to := lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))
 		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
-			!misusesLiteral(next, lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))) &&
+			!misusesLiteral(next, from, to) && !failsWhenRun(next, from, to) && !wrongCount(src, pl.opener, next) &&
 			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off)
 	}
 	// A place no other rule looks at, as before an attribute of a name in
@@ -47,7 +49,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable, or an unpacking in a subscript); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable or that variable outside it, a string, list or module called, a number added to a string, rows of one matrix nested to different depths, an unpacking in a subscript, or more values than names); not repaired",
 			src[pl.opener], col)
 		return p
 	}

@@ -165,9 +165,15 @@ func bracketPlaces(src string, pl *place) []edit {
 	// group[0, group[-1], a comma may end a subscript: the value is a
 	// tuple (see unpackedPlace). A call's arguments, or a display's
 	// items, are not split so: a call may return the tuple, and a
-	// display laid out one item a line is one.
-	targets, _ := unpacking(src, o)
+	// display laid out one item a line is one; unless the value is a
+	// tuple already, as in a, b, x = f(a), f(b, f(x), whose count of
+	// items the names give.
+	targets, value := unpacking(src, o)
 	unpacks := targets > 1 && src[o] == '[' && o > 0 && (isIdentChar(src[o-1]) || src[o-1] == ']' || src[o-1] == ')')
+	if targets > 1 && src[o] == '(' && isCall(src, o) && bracketDepth(src, o) == 0 {
+		items, _ := splitItems(src[:o], value, true)
+		unpacks = len(items) > 1
+	}
 	if c := src[o]; c == '(' && !open(o).grouping && emptyCallAt(src, o) {
 		out = append(out, insert(o+1, ")"))
 	}

@@ -177,12 +177,19 @@ func joinsEmptyString(orig, repaired string) *Problem {
 }
 
 // introduced returns the problem that refuses a repair when find finds in
-// the repaired block what it does not find in the original one: what the
-// repair does there (saying where) and why that is wrong.
+// the repaired block what it does not find in the original one, or finds
+// it on a line the repair changed: what the repair does there (saying
+// where) and why that is wrong.
 func introduced(orig, repaired string, find func(string) int, does, why string) *Problem {
 	at := find(repaired)
-	if at < 0 || find(orig) >= 0 {
+	if at < 0 {
 		return nil
+	}
+	if find(orig) >= 0 {
+		line := repaired[lineStartOf(repaired, at):lineEndFrom(repaired, at)]
+		if strings.Contains("\n"+orig+"\n", "\n"+line+"\n") {
+			return nil // a line the repair left as it was
+		}
 	}
 	p := Problem{Kind: KindAmbiguous, off: at}
 	p.Line, p.Column = newLineIndex(repaired).pos(at)
@@ -218,13 +225,25 @@ func stringOperand(orig, repaired string) *Problem {
 	return introduced(orig, repaired, oddStringUse, "calls a string, or uses it with an operator strings lack,", "which fails when run")
 }
 
+// numberAdded reports whether src from n on adds a number literal, a
+// whole operand, to what comes before, as + 1 does after "v".
+func numberAdded(src string, n int) bool {
+	rest := src[n:]
+	if !strings.HasPrefix(rest, "+") || strings.HasPrefix(rest, "+=") {
+		return false
+	}
+	m := len(src) - len(strings.TrimLeft(rest[1:], " \t"))
+	return m < len(src) && isDigit(src[m]) && wholeOperandAfter(src, numberEnd(src, m), len(src))
+}
+
 // strOperators are the binary operators str does not implement (+, *
 // and % it does; comparisons work on any object).
 var strOperators = []string{"-", "/", "@", "&", "|", "^", "**", "<<", ">>"}
 
 // oddStringUse returns the offset after the first closed string literal
 // in src that is called or is the left operand of one of strOperators, or
-// -1. Inside brackets the call's parenthesis may stand on a later line.
+// -1, or is added a number literal. Inside brackets the call's parenthesis
+// may stand on a later line.
 func oddStringUse(src string) int {
 	depth := 0
 	for k := 0; k < len(src); k++ {
@@ -266,6 +285,9 @@ func oddStringUse(src string) int {
 				if strings.HasPrefix(src[n:], op) && !strings.HasPrefix(src[n:], "->") {
 					return e
 				}
+			}
+			if numberAdded(src, n) {
+				return e // as in "2013T00:00"+0000 for "2013T00:00+0000"
 			}
 			k = e - 1
 		}
