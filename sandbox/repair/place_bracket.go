@@ -578,17 +578,28 @@ var comparisons = []string{"==", "!=", "<", ">", "is ", "in ", "not ", "and ", "
 // deliberate reports whether a closer at p reads as placed on purpose:
 // before a subscript of a call's or subscript's result (an attribute
 // of one, as in f(rng(2).normal(5), reads as often as not as part of the
-// argument), before a comma ending a call's arguments, or before a
-// comparison.
+// argument), before a comma ending a call's arguments or a row of a
+// display, before a comparison, or before a product of a list or a
+// subscript.
 func deliberate(src string, opener, p int) bool {
 	if p >= len(src) {
 		return false
 	}
 	switch src[p] {
 	case ',':
-		return isCall(src, closedBy(src, opener, p))
+		o := closedBy(src, opener, p)
+		// Or ending a row of a display of rows, as [3] in [[3], [np.nan]].
+		return isCall(src, o) || o != opener && src[o] != '(' && !subscript(src, o)
 	case '[':
 		return p > 0 && strings.IndexByte(")]", src[p-1]) >= 0
+	}
+	// A list repeated, as ['row'] * 4, or a subscript's item scaled, as
+	// x.shape[axes] // 2, read as often as the product inside.
+	if o := closedBy(src, opener, p); o == opener && src[o] == '[' {
+		rest := strings.TrimLeft(src[p:lineEndFrom(src, p)], " ")
+		if rest != "" && strings.IndexByte("*/%", rest[0]) >= 0 && (subscript(src, o) || rest[0] == '*' && !strings.HasPrefix(rest, "**")) {
+			return true
+		}
 	}
 	// A comparison inside a subscript is a mask when it tests the object
 	// subscripted, as in x[x > 0], and one directly inside an assertion's
@@ -609,6 +620,12 @@ func deliberate(src string, opener, p int) bool {
 		}
 	}
 	return false
+}
+
+// subscript reports whether the bracket at o subscripts what comes
+// right before it.
+func subscript(src string, o int) bool {
+	return src[o] == '[' && o > 0 && (isIdentChar(src[o-1]) || src[o-1] == ')' || src[o-1] == ']')
 }
 
 // calleeName is the name called by the parenthesis at o, as assert_equal

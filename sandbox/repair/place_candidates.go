@@ -169,7 +169,7 @@ func bracketPlaces(src string, pl *place) []edit {
 	// tuple already, as in a, b, x = f(a), f(b, f(x), whose count of
 	// items the names give.
 	targets, value := unpacking(src, o)
-	unpacks := targets > 1 && src[o] == '[' && o > 0 && (isIdentChar(src[o-1]) || src[o-1] == ']' || src[o-1] == ')')
+	unpacks := targets > 1 && subscript(src, o)
 	if targets > 1 && src[o] == '(' && isCall(src, o) && bracketDepth(src, o) == 0 {
 		items, _ := splitItems(src[:o], value, true)
 		unpacks = len(items) > 1
