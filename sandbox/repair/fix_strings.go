@@ -532,7 +532,7 @@ func swapTripleCloser(src string, lit strLit) []change {
 		return nil
 	}
 	cost := 2
-	if onlyClosersAfter(src, at+3, trimRightSpace(src, at+3, lineEndFrom(src, at+3))) {
+	if codeAfterCloser(src, at+3) {
 		cost = 1
 	}
 	qqq := lit.quoteText()
@@ -541,6 +541,22 @@ func swapTripleCloser(src string, lit strLit) []change {
 			_, c := pos(at)
 			return fmt.Sprintf("replaced the %s at column %d with %s to match the quotes that open the string", other, c, qqq)
 		}}}}}
+}
+
+// codeAfterCloser reports whether what follows a closer at i on its line
+// reads as code: nothing but closers, or a method call, a comma, or a
+// comment after a space, as in '''.split() or ''', re.VERBOSE).
+func codeAfterCloser(src string, i int) bool {
+	end := trimRightSpace(src, i, lineEndFrom(src, i))
+	if onlyClosersAfter(src, i, end) {
+		return true
+	}
+	rest := src[i:end]
+	if strings.HasPrefix(rest, ".") {
+		w := wordEnd(rest, 1)
+		return w > 1 && w < len(rest) && rest[w] == '('
+	}
+	return strings.HasPrefix(rest, ", ") || strings.HasPrefix(rest, "  #")
 }
 
 // closeTripleAt closes lit at e, the end of the text of the line that
