@@ -70,7 +70,7 @@ var arrayFuncs = map[string]signature{
 // unaryUfuncs are numpy's functions of one array, element by element,
 // which take an output array and the keywords of every ufunc besides, as
 // in np.log(cdf), not np.log(cdf, logcdf, decimal=7).
-var unaryUfuncs = setOf("log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "cbrt",
+var unaryUfuncs = setOf("abs", "log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "cbrt",
 	"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
 	"arctanh", "absolute", "fabs", "floor", "ceil", "trunc", "rint", "sign", "negative", "square",
 	"reciprocal", "isnan", "isinf", "isfinite", "deg2rad", "rad2deg", "degrees", "radians")

@@ -545,7 +545,8 @@ func swapTripleCloser(src string, lit strLit) []change {
 
 // codeAfterCloser reports whether what follows a closer at i on its line
 // reads as code: nothing but closers, or a method call, a comma, or a
-// comment after a space, as in '''.split() or ''', re.VERBOSE).
+// comment after a space, as .split() or , re.VERBOSE) after a closer
+// typed with the other quote.
 func codeAfterCloser(src string, i int) bool {
 	end := trimRightSpace(src, i, lineEndFrom(src, i))
 	if onlyClosersAfter(src, i, end) {

@@ -14,7 +14,9 @@ import "strings"
 // getattr a function's result as the name, does arithmetic on a range,
 // zip, map, filter, enumerate or reversed, subtracts from or divides a
 // shape, calls a module, takes an attribute str lacks of a dunder name,
-// asserts a tuple, uses a generator's loop variable outside it, or holds
+// calls a number or takes an attribute numbers lack, takes an attribute
+// of a tuple display or multiplies one by a float, gives Optional two
+// types, asserts a tuple, uses a generator's loop variable outside it, or holds
 // a display of literals whose items are not all of one depth, as
 // [1, 1, [1, -1]] (see mixedRow).
 func failsWhenRun(src string, from, to int) bool {
@@ -47,6 +49,12 @@ func failsWhenRun(src string, from, to int) bool {
 			displays = append(displays, open{k, c != '(' && (k == from || !operandEnd(src[k-1]))})
 		case c == ')' || c == ']' || c == '}':
 			n := len(displays)
+			if n > 0 && c == ')' && scans < maxCallsChecked && (displays[n-1].at == from || !operandEnd(src[displays[n-1].at-1])) {
+				// A tuple's only methods are count and index.
+				if scans++; tupleMisused(src, displays[n-1].at, k, to) {
+					return true // np.empty((2, 2).flat) for np.empty((2, 2)).flat
+				}
+			}
 			if n > 0 && displays[n-1].display && nextNonSpace(src, k+1, to) == '(' {
 				return true // as in f(names=["x", "y"](args) for f(names=["x", "y"])(args)
 			}
@@ -61,11 +69,18 @@ func failsWhenRun(src string, from, to int) bool {
 			if stringAdded(src, from, to, k, e) {
 				return true // as in kind[0 + str(info.serial)] for kind[0] + str(info.serial)
 			}
+			if numberTrailer(src, k, e, to) {
+				return true // RBF(length_scale=1.0(X)) for RBF(length_scale=1.0)(X)
+			}
 			k = max(e, k+1) - 1
 		case isIdentStart(c):
 			e := max(wordEnd(src, k), k+1)
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
 			switch {
+			case !attr && w == "Optional" && e < to && src[e] == '[' && scans < maxCallsChecked:
+				if scans++; len(mustArgs(src, e)) > 1 {
+					return true // Optional[str, Optional[str]] for Optional[str], Optional[str]
+				}
 			case attr && numpyScalars[w] && k > 1 && isIdentChar(src[k-2]) && scalarMisused(src[e:to]):
 				return true // as in np.arange(6, dtype=np.float64[::2]) for np.arange(6, dtype=np.float64)[::2]
 			case !attr && (w == "str" || w == "super" || w == "getattr") && e < to && src[e] == '(' && scans < maxCallsChecked:
@@ -241,12 +256,13 @@ func wrongCount(src string, opener int, next string) bool {
 // take no arithmetic.
 var iterators = setOf("range", "zip", "map", "filter", "enumerate", "reversed")
 
-// strDunders are the attributes every object or class has that are
-// strings.
-var strDunders = setOf("__name__", "__qualname__", "__module__")
+// strDunders are the attributes every object, class or module has that
+// are strings.
+var strDunders = setOf("__name__", "__qualname__", "__module__", "__file__")
 
-// modules are module names a call never names: a module is not callable.
-var modules = setOf("np", "numpy", "math", "os", "sys", "re", "json")
+// modules are module names a call never names: a module is not callable
+// (pd is turtle's pendown, so pandas' pd is left out).
+var modules = setOf("np", "numpy", "cp", "jnp", "xp", "torch", "math", "os", "sys", "re", "json")
 
 // shapeArithmetic reports whether rest, what follows .shape, subtracts
 // from it, divides it or takes its power: a tuple has none of these.
@@ -383,4 +399,54 @@ func statArgument(src string, from, k int) bool {
 		}
 	}
 	return false
+}
+
+// numberMethods are the attributes of int and float (and complex's).
+var numberMethods = setOf("real", "imag", "conjugate", "is_integer", "hex", "fromhex", "as_integer_ratio",
+	"bit_length", "bit_count", "to_bytes", "from_bytes", "numerator", "denominator")
+
+// numberTrailer reports whether the number literal src[k:e] (numberEnd
+// takes in the attributes after it) is called or has an attribute
+// numbers lack, as 1e-12.check() or 1.0(X).
+func numberTrailer(src string, k, e, to int) bool {
+	for d := k; d+1 < e; d++ {
+		if src[d] != '.' || !isIdentStart(src[d+1]) {
+			continue
+		}
+		w := src[d+1 : wordEnd(src, d+1)]
+		if exponent := strings.IndexByte("eE", w[0]) >= 0 && strings.Trim(w[1:], "0123456789_") == "" ||
+			w == "j" || w == "J"; !exponent {
+			return !numberMethods[w] // an attribute, not an exponent as in 1.e5
+		}
+	}
+	return e < to && src[e] == '('
+}
+
+// tupleMisused reports whether the parenthesis opened at o and closed at
+// c, a tuple (a comma at its top level), has an attribute other than
+// count or index, or is multiplied by a float literal, as (2, 2).flat or
+// (10, 10, t) * 0.1: neither exists.
+func tupleMisused(src string, o, c, to int) bool {
+	if len(mustArgs(src, o)) < 2 {
+		return false
+	}
+	rest := src[c+1 : to]
+	if strings.HasPrefix(rest, ".") {
+		w := rest[1:wordEnd(rest, 1)]
+		return w != "" && w != "count" && w != "index" && !strings.HasPrefix(w, "__")
+	}
+	t := strings.TrimLeft(rest, " ")
+	if !strings.HasPrefix(t, "*") || strings.HasPrefix(t, "**") || strings.HasPrefix(t, "*=") {
+		return false
+	}
+	t = strings.TrimLeft(t[1:], " ")
+	n := numberEnd(t, 0)
+	return n > 0 && strings.ContainsAny(t[:n], ".eE") && !strings.ContainsAny(t[:n], "xXjJ")
+}
+
+// mustArgs returns the items of the bracket at o, nil when it does not
+// close.
+func mustArgs(src string, o int) []string {
+	args, _ := callArgs(src, o)
+	return args
 }
