@@ -59,6 +59,20 @@ func TestFailsWhenRun(t *testing.T) {
 		{`end = os.fstat(self._fd.st_size)`, true},
 		{`end = os.fstat(self._fd).st_size`, false},
 		{`size = info.st_size`, false},
+		{`k = RBF(length_scale=1.0(X))`, true},
+		{`f(d, rtol=1e-12.check())`, true},
+		{`ok = 1.0.is_integer()`, false},
+		{`x = f(1.e5, 2)`, false},
+		{`Y = rng.random_sample((10, 10).round(0))`, true},
+		{`a = np.empty((2, 2).flat)`, true},
+		{`n = (1, 2, 1).count(1)`, false},
+		{`y = f(x)(2, 2).flat`, false},
+		{`O = np.ones((10, 10, t) * 0.1)`, true},
+		{`O = np.ones((10, 10) * 2)`, false},
+		{`Suffixes = tuple[Optional[str, Optional[str]]]`, true},
+		{`Suffixes = tuple[Optional[str], Optional[str]]`, false},
+		{`ROOT = Path(np.__file__.parents[0])`, true},
+		{`unstack = get_xp(cp(_aliases.unstack))`, true},
 	} {
 		if got := failsWhenRun(c.src, 0, len(c.src)); got != c.want {
 			t.Errorf("failsWhenRun(%s) = %v, want %v", c.src, got, c.want)
@@ -85,34 +99,6 @@ func TestWrongCount(t *testing.T) {
 		}
 		if got := wrongCount(c.src, o, c.next); got != c.want {
 			t.Errorf("wrongCount(%q, %q) = %v, want %v", c.src, c.next, got, c.want)
-		}
-	}
-}
-
-// TestFailsWhenRunNumbersAndTuples checks the numbers and tuples
-// failsWhenRun finds misused, and their ordinary uses.
-func TestFailsWhenRunNumbersAndTuples(t *testing.T) {
-	for _, c := range []struct {
-		src  string
-		want bool
-	}{
-		{`k = RBF(length_scale=1.0(X))`, true},
-		{`f(d, rtol=1e-12.check())`, true},
-		{`ok = 1.0.is_integer()`, false},
-		{`x = f(1.e5, 2)`, false},
-		{`Y = rng.random_sample((10, 10).round(0))`, true},
-		{`a = np.empty((2, 2).flat)`, true},
-		{`n = (1, 2, 1).count(1)`, false},
-		{`y = f(x)(2, 2).flat`, false},
-		{`O = np.ones((10, 10, t) * 0.1)`, true},
-		{`O = np.ones((10, 10) * 2)`, false},
-		{`Suffixes = tuple[Optional[str, Optional[str]]]`, true},
-		{`Suffixes = tuple[Optional[str], Optional[str]]`, false},
-		{`ROOT = Path(np.__file__.parents[0])`, true},
-		{`unstack = get_xp(cp(_aliases.unstack))`, true},
-	} {
-		if got := failsWhenRun(c.src, 0, len(c.src)); got != c.want {
-			t.Errorf("failsWhenRun(%s) = %v, want %v", c.src, got, c.want)
 		}
 	}
 }
