@@ -241,9 +241,9 @@ func numberAdded(src string, n int) bool {
 var strOperators = []string{"-", "/", "@", "&", "|", "^", "**", "<<", ">>"}
 
 // oddStringUse returns the offset after the first closed string literal
-// in src that is called or is the left operand of one of strOperators, or
-// -1, or is added a number literal. Inside brackets the call's parenthesis
-// may stand on a later line.
+// in src that is called, is the left operand of one of strOperators or
+// has a number literal added to it, or -1. Inside brackets the call's
+// parenthesis may stand on a later line.
 func oddStringUse(src string) int {
 	depth := 0
 	for k := 0; k < len(src); k++ {
