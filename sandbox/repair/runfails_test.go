@@ -1,6 +1,9 @@
 package repair
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestFailsWhenRun checks each kind of code failsWhenRun finds, and code
 // of the same look that runs.
@@ -100,5 +103,18 @@ func TestWrongCount(t *testing.T) {
 		if got := wrongCount(c.src, o, c.next); got != c.want {
 			t.Errorf("wrongCount(%q, %q) = %v, want %v", c.src, c.next, got, c.want)
 		}
+	}
+}
+
+// TestFailsWhenRunBound runs failsWhenRun over a long line of the code it
+// reads, none of which fails, to catch a quadratic walk.
+func TestFailsWhenRunBound(t *testing.T) {
+	src := adversarial()["fails"]
+	start := time.Now()
+	if failsWhenRun(src, 0, len(src)) {
+		t.Fatal("found code that fails in code that runs")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v over %d bytes", d, len(src))
 	}
 }

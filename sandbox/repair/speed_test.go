@@ -29,6 +29,7 @@ func adversarial() map[string]string {
 		"typographic": fill("“"),
 		"nobody":      "x = f(" + fill("float[0] + g(y for y in z) + np.newaxis - "),
 		"rows":        "x = f(" + fill("[[1, True], [None, 'a']], "),
+		"fails":       "a, b = f(" + fill("t - u, (1, 2).count(1), os.fstat(d).st_size, [x % (y for y in z)], str(p) + 'q', [[1, 2], [3]], "),
 	}
 }
 
