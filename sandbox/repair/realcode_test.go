@@ -26,10 +26,11 @@ var (
 
 // The bounds of the measurement: a repair that changes what the code
 // means is far worse than a refusal. Issue 36 asks for at most 0.2%
-// different programs; the engine gives 0.10% to 0.18% on the mix's
-// 4,000-statement runs (see BENCHMARKS.md, "Repair on real code"). make
-// test repairs 400 statements, where one case is 0.25%: the bound lets
-// that one through, not two.
+// different programs; the engine gives 0.08% to 0.15% on seed 1's
+// 4,000-statement runs, but up to 0.45% on seeds its rules were not made
+// from (see BENCHMARKS.md, "Repair on real code"). make test repairs 400
+// statements of seed 1, where one case is 0.25%: the bound lets that one
+// through, not two.
 const (
 	maxDifferent = 0.0025
 	minExact     = 0.95
