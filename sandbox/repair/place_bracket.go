@@ -53,18 +53,9 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 			src[pl.opener], col)
 		return p
 	}
-	pick, guard := -1, false
-	switch {
-	case len(fits) == 1:
-		pick = 0
-	case parallelPlace(src, pl.opener, fits) >= 0:
-		pick, guard = parallelPlace(src, pl.opener, fits), true
-	case unpackedPlace(src, pl.opener, fits) >= 0:
-		pick = unpackedPlace(src, pl.opener, fits)
-	case layoutPlace(src, pl.opener, fits) >= 0:
-		pick = layoutPlace(src, pl.opener, fits)
-	case !grouping(src, pl.opener):
-		pick, guard = statementEnd(src, pl.opener, fits), true
+	pick, guard := 0, false
+	if len(fits) > 1 {
+		pick, guard = weighPlaces(src, pl.opener, fits)
 	}
 	for i, e := range fits {
 		if guard && pick >= 0 && i != pick && deliberate(src, pl.opener, e.off) {
@@ -76,6 +67,26 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	}
 	s.moveCloser(src, pl, at, fits[pick])
 	return nil
+}
+
+// weighPlaces returns the index of the place of fits a writer most
+// likely meant, by the rules settleBracket names, in its order, or -1;
+// guard says whether a place elsewhere that reads as deliberate still
+// makes the block ambiguous.
+func weighPlaces(src string, opener int, fits []edit) (pick int, guard bool) {
+	if p := parallelPlace(src, opener, fits); p >= 0 {
+		return p, true
+	}
+	if p := unpackedPlace(src, opener, fits); p >= 0 {
+		return p, false
+	}
+	if p := layoutPlace(src, opener, fits); p >= 0 {
+		return p, false
+	}
+	if grouping(src, opener) {
+		return -1, false
+	}
+	return statementEnd(src, opener, fits), true
 }
 
 // moveCloser makes the repair the closer e for the bracket of pl, when
