@@ -151,23 +151,24 @@ func (h *Host) answerOf(c *proc, req protocol.Request, within time.Duration) (pr
 	ev, err := c.answer()
 	c.link.SetReadDeadline(time.Time{})
 	var ne net.Error
+	var be *protocol.BoundsError
+	var why string
 	switch {
+	case err == nil:
+		return ev, nil
 	case errors.As(err, &ne) && ne.Timeout():
-		why := fmt.Sprintf("the Python process did not answer within %s (asked for %s), so it was stopped", humanDuration(limit), req.Op)
+		why = fmt.Sprintf("the Python process did not answer within %s (asked for %s), so it was stopped", humanDuration(limit), req.Op)
 		c.mu.Lock()
 		c.retired = why
 		c.mu.Unlock()
 		c.kill()
-		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
-	case err != nil:
-		var be *protocol.BoundsError
-		if !errors.As(err, &be) {
-			return protocol.Event{}, errChildGone
-		}
+	case errors.As(err, &be):
+		// receive has replaced the process and said why.
 		c.mu.Lock()
-		why := c.retired
+		why = c.retired
 		c.mu.Unlock()
-		return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
+	default:
+		return protocol.Event{}, errChildGone
 	}
-	return ev, nil
+	return protocol.Event{}, fmt.Errorf("%s; the next block starts a new one, restored from the snapshot", why)
 }
