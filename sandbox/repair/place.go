@@ -246,14 +246,18 @@ func withoutStrings(code string) string {
 }
 
 // usesName reports whether name occurs in text as a whole word.
-func usesName(text, name string) bool {
+func usesName(text, name string) bool { return nameUse(text, name, true) }
+
+// nameUse reports whether name occurs in text as a whole word, counting
+// an attribute of that name, as in x.name, only with attrs.
+func nameUse(text, name string, attrs bool) bool {
 	for i := 0; ; {
 		k := strings.Index(text[i:], name)
 		if k < 0 {
 			return false
 		}
 		s, e := i+k, i+k+len(name)
-		if (s == 0 || !isIdentChar(text[s-1])) && (e == len(text) || !isIdentChar(text[e])) {
+		if (s == 0 || !isIdentChar(text[s-1]) && (attrs || text[s-1] != '.')) && (e == len(text) || !isIdentChar(text[e])) {
 			return true
 		}
 		i = e

@@ -228,12 +228,8 @@ func stringOperand(orig, repaired string) *Problem {
 // numberAdded reports whether src from n on adds a number literal, a
 // whole operand, to what comes before, as + 1 does after "v".
 func numberAdded(src string, n int) bool {
-	rest := src[n:]
-	if !strings.HasPrefix(rest, "+") || strings.HasPrefix(rest, "+=") {
-		return false
-	}
-	m := len(src) - len(strings.TrimLeft(rest[1:], " \t"))
-	return m < len(src) && isDigit(src[m]) && wholeOperandAfter(src, numberEnd(src, m), len(src))
+	m := plusOperand(src, n, len(src))
+	return m >= 0 && isDigit(src[m]) && wholeOperandAfter(src, numberEnd(src, m), len(src))
 }
 
 // strOperators are the binary operators str does not implement (+, *

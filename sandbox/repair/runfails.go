@@ -78,7 +78,8 @@ func failsWhenRun(src string, from, to int) bool {
 			w, attr := src[k:e], k > 0 && src[k-1] == '.'
 			switch {
 			case !attr && w == "Optional" && e < to && src[e] == '[' && scans < maxCallsChecked:
-				if scans++; len(mustArgs(src, e)) > 1 {
+				scans++
+				if args, _ := argsUpTo(src, e); len(args) > 1 {
 					return true // Optional[str, Optional[str]] for Optional[str], Optional[str]
 				}
 			case attr && numpyScalars[w] && k > 1 && isIdentChar(src[k-2]) && scalarMisused(src[e:to]):
@@ -150,6 +151,20 @@ func nextNonSpace(src string, i, to int) byte {
 	return 0
 }
 
+// plusOperand returns where the operand after a + at i (after spaces)
+// starts, before to, or -1 when no + (nor +=) stands there or nothing
+// follows it.
+func plusOperand(src string, i, to int) int {
+	rest := strings.TrimLeft(src[i:to], " \t")
+	if !strings.HasPrefix(rest, "+") || strings.HasPrefix(rest, "+=") {
+		return -1
+	}
+	if n := to - len(strings.TrimLeft(rest[1:], " \t")); n < to {
+		return n
+	}
+	return -1
+}
+
 // formatCut reports whether the string literal src[k:e], a %-format, is
 // followed by closers and then the % that fills it: a closer put between
 // a format and its values.
@@ -183,13 +198,11 @@ func stringAdded(src string, from, to, k, e int) bool {
 	if !soleOperandBefore(src, from, k) {
 		return false
 	}
-	rest := strings.TrimLeft(src[e:to], " \t")
-	if !strings.HasPrefix(rest, "+") || strings.HasPrefix(rest, "+=") {
-		return false
-	}
-	n := to - len(strings.TrimLeft(rest[1:], " \t"))
+	n := plusOperand(src, e, to)
 	switch {
-	case n < to && isQuote(src[n]):
+	case n < 0:
+		return false
+	case isQuote(src[n]):
 		s := skipString(src, n, to)
 		return s > n+1 && src[s-1] == src[n] && wholeOperandAfter(src, s, to)
 	case strings.HasPrefix(src[n:to], "str("):
@@ -280,18 +293,9 @@ func loopVarBefore(src string, outer, inner, forAt, to int) bool {
 	if in < 0 {
 		return false
 	}
-	before := src[outer+1 : inner]
 	for _, t := range strings.FieldsFunc(src[forAt:forAt+in], func(r rune) bool { return strings.ContainsRune(" ,()[]", r) }) {
-		for i := strings.Index(before, t); i >= 0; {
-			end := i + len(t)
-			if (i == 0 || !isIdentChar(before[i-1]) && before[i-1] != '.') && (end == len(before) || !isIdentChar(before[end])) {
-				return true
-			}
-			next := strings.Index(before[end:], t)
-			if next < 0 {
-				break
-			}
-			i = end + next
+		if nameUse(src[outer+1:inner], t, false) {
+			return true
 		}
 	}
 	return false
@@ -427,7 +431,7 @@ func numberTrailer(src string, k, e, to int) bool {
 // count or index, or is multiplied by a float literal, as (2, 2).flat or
 // (10, 10, t) * 0.1: neither exists.
 func tupleMisused(src string, o, c, to int) bool {
-	if len(mustArgs(src, o)) < 2 {
+	if args, _ := argsUpTo(src, o); len(args) < 2 {
 		return false
 	}
 	rest := src[c+1 : to]
@@ -442,11 +446,4 @@ func tupleMisused(src string, o, c, to int) bool {
 	t = strings.TrimLeft(t[1:], " ")
 	n := numberEnd(t, 0)
 	return n > 0 && strings.ContainsAny(t[:n], ".eE") && !strings.ContainsAny(t[:n], "xXjJ")
-}
-
-// mustArgs returns the items of the bracket at o, nil when it does not
-// close.
-func mustArgs(src string, o int) []string {
-	args, _ := callArgs(src, o)
-	return args
 }
