@@ -41,6 +41,28 @@ var methods = map[string]signature{
 	"exc_info": {0, 0, nil},
 }
 
+// assertions are the assertions of numpy.testing, pandas' testing and
+// unittest that compare two values: given one, the call fails whatever
+// the value, as assert_allclose(expit(-n, 0.0, atol=1e-20) read as
+// assert_allclose(expit(-n, 0.0, atol=1e-20)) does. Either value may come
+// by keyword, as in assert_equal(actual=a, desired=b).
+var assertions = setOf("assert_equal", "assert_allclose", "assert_array_equal", "assert_almost_equal",
+	"assert_array_almost_equal", "assert_approx_equal", "assert_array_less", "assert_string_equal",
+	"assert_frame_equal", "assert_series_equal", "assert_index_equal", "assert_numpy_array_equal",
+	"assert_extension_array_equal", "assert_dict_equal",
+	"assertEqual", "assertNotEqual", "assertAlmostEqual", "assertNotAlmostEqual", "assertIs", "assertIsNot",
+	"assertIn", "assertNotIn", "assertIsInstance", "assertNotIsInstance", "assertGreater", "assertGreaterEqual",
+	"assertLess", "assertLessEqual", "assertRegex", "assertNotRegex", "assertCountEqual", "assertListEqual",
+	"assertTupleEqual", "assertSetEqual", "assertDictEqual", "assertSequenceEqual", "assertMultiLineEqual")
+
+// comparedKeywords are the keywords that give a compared value.
+var comparedKeywords = []string{"actual", "desired", "expected", "result", "left", "right", "first", "second",
+	"x", "y", "a", "b", "member", "container", "obj", "cls", "text", "expected_regex", "unexpected_regex"}
+
+// comparisonSignature is what a comparison accepts: two values, positional
+// or by keyword (comparedKeywords), and its options.
+var comparisonSignature = signature{2, -1, []string{"*"}}
+
 // arrayFuncs are functions of the array libraries (numpy and its
 // look-alikes, see arrayModules) that a closer lost inside a line and put
 // back at its end gives a keyword of the outer call, as in
@@ -63,6 +85,11 @@ var arrayFuncs = map[string]signature{
 	"column_stack": {0, 1, []string{"tup"}},
 	"stack":        {0, 3, []string{"arrays", "axis", "out", "dtype", "casting"}},
 	"concatenate":  {0, 3, []string{"arrays", "axis", "out", "dtype", "casting"}},
+	// Reductions, as in assert_(np.all(d <= 0), msg=m), which take no message.
+	"all":  {0, 3, []string{"a", "axis", "out", "keepdims", "where"}},
+	"any":  {0, 3, []string{"a", "axis", "out", "keepdims", "where"}},
+	"sum":  {0, 4, []string{"a", "axis", "dtype", "out", "keepdims", "initial", "where"}},
+	"mean": {0, 4, []string{"a", "axis", "dtype", "out", "keepdims", "where"}},
 	// pytz.timezone(zone): a zone name, nothing else.
 	"timezone": {0, 1, []string{"zone"}},
 }
@@ -159,6 +186,9 @@ func misusesBuiltin(src string, opener int) bool {
 	} else if redefines(src, name) {
 		return false
 	}
+	if !ok && assertions[name] {
+		sig, ok = comparisonSignature, true
+	}
 	if !ok {
 		return false
 	}
@@ -174,6 +204,9 @@ func misusesBuiltin(src string, opener int) bool {
 		case k > 0 && k < len(a) && a[k] == '=' && (k+1 == len(a) || a[k+1] != '='):
 			if !containsString(sig.kw, a[:k]) && !containsString(sig.kw, "*") {
 				return true
+			}
+			if assertions[name] && containsString(comparedKeywords, a[:k]) {
+				pos++
 			}
 		default:
 			pos++

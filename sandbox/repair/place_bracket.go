@@ -49,7 +49,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable or that variable outside it, a string, list or module called, a number added to a string, rows of one matrix nested to different depths, an unpacking in a subscript, or more values than names); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin or an assertion called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable or that variable outside it, a string, list or module called, a number added to a string, rows of one matrix nested to different depths, an unpacking in a subscript, or more values than names); not repaired",
 			src[pl.opener], col)
 		return p
 	}
@@ -457,7 +457,7 @@ func misusedBuiltinNear(src string, opener, off int) bool {
 			_, method := methods[name]
 			_, array := arrayFuncs[name]
 			array = array || unaryUfuncs[name]
-			if builtin || method || array {
+			if builtin || method || array || assertions[name] {
 				checked++
 				if misusesBuiltin(src, k) {
 					return true

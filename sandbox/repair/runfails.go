@@ -253,16 +253,36 @@ func scalarMisused(rest string) bool {
 	return t != "" && strings.IndexByte("*/+-%@", t[0]) >= 0 && !strings.HasPrefix(t, "->")
 }
 
-// wrongCount reports whether a closer at e gives an assignment to
-// several names a tuple of more than one value and not as many values
-// as names, as a, b, x = f(a), f(b, f(x)) does: unpacking it fails.
+// wrongCount reports whether the closer put in next gives an assignment
+// to several names a tuple of more than one value and not as many values
+// as names, as a, b, x = f(a), f(b, f(x)) does, or a bracketed target of
+// one count a tuple of another, as (x1, y1, (x2, y2)) = p1, p2 does:
+// unpacking it fails.
 func wrongCount(src string, opener int, next string) bool {
-	targets, value := unpacking(src, opener)
-	if targets < 2 {
+	if targets, value := unpacking(src, opener); targets >= 2 {
+		items, _ := splitItems(next, value, true)
+		return len(items) > 1 && len(items) != targets && items[len(items)-1] != ""
+	}
+	if src[opener] != '(' && src[opener] != '[' || strings.TrimSpace(src[lineStartOf(src, opener):opener]) != "" {
 		return false
 	}
-	items, _ := splitItems(next, value, true)
-	return len(items) > 1 && len(items) != targets && items[len(items)-1] != ""
+	targets, end := splitItems(next, opener+1, false)
+	if end < 0 || !strings.HasPrefix(next[end+1:], " = ") {
+		return false
+	}
+	values, _ := splitItems(next, end+4, true)
+	return len(targets) > 1 && len(values) > 1 && len(targets) != len(values) &&
+		!starred(targets) && !starred(values) && targets[len(targets)-1] != "" && values[len(values)-1] != ""
+}
+
+// starred reports whether one of items is unpacked with a star.
+func starred(items []string) bool {
+	for _, t := range items {
+		if strings.HasPrefix(t, "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // iterators are the builtins returning an iterator or a range, which
