@@ -103,7 +103,8 @@ func closeStringAt(at int, q byte) change {
 
 // swappedQuote returns the offset of the quote of the other kind that
 // most likely closed lit, whose text runs to eol: the only one in the
-// text, or the last of an odd number when only closers follow it; else -1.
+// text, or the last of an odd number when only closers follow it, or of
+// an even number when the text is quotes alone; else -1.
 func swappedQuote(src string, lit strLit, eol int) int {
 	if lit.triple {
 		return -1
@@ -112,6 +113,12 @@ func swappedQuote(src string, lit strLit, eol int) int {
 	alt := otherQuote(lit.q)
 	k := strings.LastIndexByte(text, alt)
 	n := strings.Count(text, string(alt))
+	if k >= 0 && n%2 == 0 && onlyClosersAfter(src, lit.body+k+1, eol) && quotesOnly(text[:k+1], lit.q) {
+		// Text of quotes alone, as '"" or '\'"" or '"""": a string of
+		// quotes holds one or three, as '"' and '"""' do, more often than
+		// two or four.
+		return lit.body + k
+	}
 	if k < 0 || n > 1 && (n%2 == 0 || !onlyClosersAfter(src, lit.body+k+1, eol)) {
 		return -1 // quotes that pair up, as in "x, end=' '), quote a string inside
 	}
@@ -119,6 +126,23 @@ func swappedQuote(src string, lit strLit, eol int) int {
 		return -1 // '" is most likely the string " without its closing quote
 	}
 	return lit.body + k
+}
+
+// quotesOnly reports whether text holds nothing but quotes and
+// backslashes, a string's own quote q escaped.
+func quotesOnly(text string, q byte) bool {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\\':
+			i++
+		case q:
+			return false
+		case otherQuote(q):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // swapQuote replaces the quote at at with q, the one the string opened with.
@@ -293,7 +317,16 @@ func closeTriple(src string, p Problem) []change {
 	codeText := codeInExpression(src, lit)
 	for n := 0; start < len(src); n++ {
 		if n == maxTripleLines {
-			// A long string: the only other guess is that it runs to
+			// A long string: closed on the line a closer on its own
+			// stood on, when one holds the string's indentation alone
+			// before code, as a long docstring's does.
+			if cs, ce, ok := farIndentOnlyLine(src, start, indent); ok {
+				if c, ok := closeTripleAt(src, lit, cs, ce, 1); ok {
+					out = append(out, c)
+				}
+				break
+			}
+			// Else the only other guess is that it runs to
 			// the end of the block, closed on the block's last line: on
 			// the blank line a closer on its own line was dropped from,
 			// or at the end of the text, not after the last line break,
@@ -302,8 +335,16 @@ func closeTriple(src string, p Problem) []change {
 			if strings.HasSuffix(src, "\n") {
 				e--
 			}
+			// That blank line is tried right after the first line's
+			// guess: the guesses at the lines in between compile only
+			// when prose reads as code by chance, and the compiles a
+			// search may make would run out on them.
+			cost := 2 + n
+			if _, _, ok := endCloserLine(src, start); ok {
+				cost = 2
+			}
 			start = max(lineStartOf(src, e), lit.body)
-			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, e), 2+n); ok {
+			if c, ok := closeTripleAt(src, lit, start, textEnd(src, start, e), cost); ok {
 				out = append(out, c)
 			}
 			break
@@ -312,7 +353,10 @@ func closeTriple(src string, p Problem) []change {
 		e := trimRightSpace(src, start, end)
 		next := end + 1
 		if e > start && next < len(src) {
-			if cs, at, ok := continuationLine(src, next); ok {
+			// The line under a section's heading underline is the
+			// section's text, as the .Axes.set_ylim under "See Also" is,
+			// not code going on after a closer.
+			if cs, at, ok := continuationLine(src, next); ok && !introduces(src[start:e]) {
 				// The closer stood at the start of a line that goes on
 				// with the expression, as in ''', re.VERBOSE). After blank
 				// lines it may have stood there, the text ending with
@@ -342,7 +386,10 @@ func closeTriple(src string, p Problem) []change {
 			cost := 2 + n
 			// The line after a doctest prompt is its output, not code.
 			prompt := strings.HasPrefix(strings.TrimLeft(src[start:e], " \t"), ">>>")
-			if next >= len(src) || !prompt && !codeText && !introduces(src[start:e]) && nextLineIsCode(src, next, indent) {
+			// A line ending with a comma goes on to the next, as a list of
+			// names under "See Also" does.
+			listed := src[e-1] == ','
+			if next >= len(src) || !prompt && !listed && !codeText && !introduces(src[start:e]) && nextLineIsCode(src, next, indent) {
 				cost = 1
 				// The line that reads as code may be the text's last, when
 				// a line of the string's indentation alone, the one its
@@ -501,6 +548,26 @@ func indentOnlyLine(src string, from, indent int) (start, end int, ok bool) {
 	return 0, 0, false
 }
 
+// farIndentOnlyLine returns the start and end of the first line from
+// from, the start of a line, that holds exactly indent spaces (at least
+// one) and is followed right away by code at that indentation, as
+// indentOnlyLine does but over the rest of the block: each line is
+// looked at once, and nextLineIsCode at the line after it only.
+func farIndentOnlyLine(src string, from, indent int) (start, end int, ok bool) {
+	if indent == 0 {
+		return 0, 0, false
+	}
+	pad := strings.Repeat(" ", indent)
+	for i := from; i < len(src); {
+		e := lineEndFrom(src, i)
+		if strings.TrimRight(src[i:e], "\r") == pad && e < len(src) && !blankLine(src, e+1) && nextLineIsCode(src, e+1, indent) {
+			return i, i + indent, true
+		}
+		i = e + 1
+	}
+	return 0, 0, false
+}
+
 // endCloserLine returns the start and end of the last line of src, from
 // from on, when it is blank, ends with a line break and follows text: the
 // line a closer on its own line was dropped from at the end of the block.
@@ -544,9 +611,9 @@ func swapTripleCloser(src string, lit strLit) []change {
 }
 
 // codeAfterCloser reports whether what follows a closer at i on its line
-// reads as code: nothing but closers, or a method call, a comma, or a
-// comment after a space, as .split() or , re.VERBOSE) after a closer
-// typed with the other quote.
+// reads as code: nothing but closers, or a method call, a comma, the %
+// filling a format or a comment after a space, as .split() or
+// , re.VERBOSE) or % py_ver after a closer typed with the other quote.
 func codeAfterCloser(src string, i int) bool {
 	end := trimRightSpace(src, i, lineEndFrom(src, i))
 	if onlyClosersAfter(src, i, end) {
@@ -557,7 +624,7 @@ func codeAfterCloser(src string, i int) bool {
 		w := wordEnd(rest, 1)
 		return w > 1 && w < len(rest) && rest[w] == '('
 	}
-	return strings.HasPrefix(rest, ", ") || strings.HasPrefix(rest, "  #")
+	return strings.HasPrefix(rest, ", ") || strings.HasPrefix(rest, "  #") || strings.HasPrefix(rest, " % ")
 }
 
 // closeTripleAt closes lit at e, the end of the text of the line that
@@ -640,6 +707,9 @@ func looksLikeCode(line string) bool {
 	if strings.HasSuffix(line, ".") && !strings.HasSuffix(line, "...") {
 		return false // a sentence, as in "len(b) is less if not all was sent."
 	}
+	if strings.HasSuffix(line, ",") && balanced(line) {
+		return false // a list of names in prose, as under "See Also": a statement does not end with a comma
+	}
 	w := line[:wordEnd(line, 0)]
 	if statementKeywords[w] || colonKeywords[w] || w == "print" {
 		return w != ""
@@ -653,6 +723,8 @@ func looksLikeCode(line string) bool {
 		return false
 	case rest[0] == '(' || rest[0] == '[':
 		return true
+	case len(w) == 1 && len(rest) > 2 && rest[0] == '.' && rest[2] == '.' && (len(rest) == 3 || rest[3] == ' ' || rest[3] == ','):
+		return false // an abbreviation, as "i.e. " and "e.g., " are
 	case rest[0] == '.' && len(rest) > 1 && isIdentStart(rest[1]):
 		return true
 	case rest[0] == '=' && !strings.HasPrefix(rest, "=="):
@@ -699,4 +771,9 @@ func nextIsString(src string, i int) bool {
 		}
 	}
 	return false
+}
+
+// blankLine reports whether the line starting at i holds only spaces.
+func blankLine(src string, i int) bool {
+	return strings.Trim(src[i:lineEndFrom(src, i)], " \t\r") == ""
 }

@@ -55,6 +55,12 @@ func swapNestedQuotes(src string, p Problem, minor int) []change {
 	if lit.triple || strings.ContainsAny(src[lit.body:end], string(alt)+`\`) {
 		return nil
 	}
+	// A field that is a string alone, as the ", " of f"{", "}", is no
+	// field anyone writes: the { was more likely meant as text ({{) and
+	// the quote after it ended the f-string, so the swap is not offered.
+	if strings.HasSuffix(strings.TrimRight(src[:lit.start], " "), "{") && strings.HasPrefix(strings.TrimLeft(src[end+1:], " "), "}") {
+		return nil
+	}
 	q := string(alt)
 	return []change{{cost: 1, edits: []edit{replace(lit.quote, lit.quote+1, q), replace(end, end+1, q)},
 		notes: []note{{kind: "replace-quote", at: lit.quote, text: func(pos posFunc) string {
@@ -264,7 +270,8 @@ func escapeEarlyQuote(src string, p Problem) []change {
 	// the text, as the "source after "doc / and the "x after "_+ do, is
 	// code's own: escaping it would make that code text.
 	if text := strings.TrimRight(src[lit.body:at], " \t"); opensString(src, at) &&
-		(strings.ContainsAny(text, "()[]{}=") || text != "" && strings.IndexByte(binaryOps+",", text[len(text)-1]) >= 0) {
+		(strings.ContainsAny(text, "()[]{}=") || text != "" && strings.IndexByte(binaryOps+",", text[len(text)-1]) >= 0 ||
+			endsCode(text)) {
 		return out
 	}
 	out = append(out, change{cost: escCost, edits: []edit{insert(at, `\`)}, notes: []note{escNote(at)}})
@@ -290,6 +297,27 @@ func escapeEarlyQuote(src string, p Problem) []change {
 			}}}})
 	}
 	return out
+}
+
+// endsCode reports whether text, a string's text up to a quote that
+// opens a string, ends with code: a dict's key after a comma, as the
+// "b, 16: of {8: "b, 16: "h"} does, or a conditional's else, as in
+// "I if flags & 1 else "H", or an or or and after one word, as in
+// '_le or '_be'.
+func endsCode(text string) bool {
+	if k := strings.LastIndex(text, ", "); k >= 0 && strings.HasSuffix(text, ":") {
+		key := text[k+2 : len(text)-1]
+		return key != "" && !strings.ContainsAny(key, " \t")
+	}
+	if strings.HasSuffix(text, " else") {
+		return strings.Contains(text, " if ")
+	}
+	for _, op := range []string{" or", " and"} {
+		if w, ok := strings.CutSuffix(text, op); ok {
+			return w != "" && !strings.ContainsAny(w, " \t")
+		}
+	}
+	return false
 }
 
 // tripleEndsEarly gives a triple-quoted string that a quoted word inside
