@@ -26,6 +26,11 @@ func closeString(src string, p Problem) []change {
 		if strayCloser(src[lit.body:at]) {
 			cost += 4
 		}
+		// An f-string's field after the place, as the {b_ndim} of
+		// f"a={a}, b={b}) closed before its comma, is still its text.
+		if lit.fmt && fieldAfter(src[at:end]) {
+			cost += 4
+		}
 		c := closeStringAt(at, lit.q)
 		c.cost = cost
 		c.place = &place{lit: &lit, end: p.d.end, inBrkt: p.d.inBrkt}
@@ -80,6 +85,35 @@ func closeString(src string, p Problem) []change {
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
 }
 
+// fieldAfter reports whether code holds what reads as an f-string's
+// field: a brace, a name, and a closing brace with no colon or comma of a
+// dict or set display between them, as {b_ndim} or {self._mtx[0, 0]}.
+func fieldAfter(code string) bool {
+	for k := strings.IndexByte(code, '{'); k >= 0 && k+1 < len(code); {
+		if isIdentStart(code[k+1]) {
+			depth := 0
+			for j := k + 1; j < len(code); j++ {
+				switch c := code[j]; {
+				case c == '[' || c == '(':
+					depth++
+				case c == ']' || c == ')':
+					depth--
+				case (c == ':' || c == ',') && depth == 0, c == '{', isQuote(c):
+					j = len(code)
+				case c == '}':
+					return true
+				}
+			}
+		}
+		n := strings.IndexByte(code[k+1:], '{')
+		if n < 0 {
+			break
+		}
+		k += 1 + n
+	}
+	return false
+}
+
 // textStop is where the text of a string that runs from body to its line
 // end stops: at an inline comment, two spaces or more and a '#' followed
 // by a space, as in print("done)  # noqa: T201, which code has and text
@@ -102,9 +136,10 @@ func closeStringAt(at int, q byte) change {
 }
 
 // swappedQuote returns the offset of the quote of the other kind that
-// most likely closed lit, whose text runs to eol: the only one in the
-// text, or the last of an odd number when only closers follow it, or of
-// an even number when the text is quotes alone; else -1.
+// most likely closed lit, whose text runs to eol: the first, when the
+// closer of the bracket before lit follows it (see closerAfterQuote); the
+// last of two ending the text before closers; the only one in the text;
+// or the last of an odd number when only closers follow it; else -1.
 func swappedQuote(src string, lit strLit, eol int) int {
 	if lit.triple {
 		return -1
@@ -113,10 +148,14 @@ func swappedQuote(src string, lit strLit, eol int) int {
 	alt := otherQuote(lit.q)
 	k := strings.LastIndexByte(text, alt)
 	n := strings.Count(text, string(alt))
-	if k >= 0 && n%2 == 0 && onlyClosersAfter(src, lit.body+k+1, eol) && quotesOnly(text[:k+1], lit.q) {
-		// Text of quotes alone, as '"" or '\'"" or '"""": a string of
-		// quotes holds one or three, as '"' and '"""' do, more often than
-		// two or four.
+	if k := closerAfterQuote(src, lit, eol); k >= 0 {
+		return k
+	}
+	if k >= 1 && text[k-1] == alt && onlyClosersAfter(src, lit.body+k+1, eol) {
+		// Text ending with two quotes of the other kind, as '"" or
+		// '"""" or "Sobol'' do: a string of quotes holds one or three, as
+		// '"' and '"""' do, more often than two or four, and text ends
+		// with a quote of its own more often than with two.
 		return lit.body + k
 	}
 	if k < 0 || n > 1 && (n%2 == 0 || !onlyClosersAfter(src, lit.body+k+1, eol)) {
@@ -128,21 +167,28 @@ func swappedQuote(src string, lit strLit, eol int) int {
 	return lit.body + k
 }
 
-// quotesOnly reports whether text holds nothing but quotes and
-// backslashes, a string's own quote q escaped.
-func quotesOnly(text string, q byte) bool {
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
+// closerAfterQuote returns the offset of the first quote of the other
+// kind in the text of lit, which runs to eol, when the closer of the
+// bracket just before lit follows it, as the " of ['CFUNCSMESS"] = """
+// and of tp('1.0"), x) do: there the string ended; else -1.
+func closerAfterQuote(src string, lit strLit, eol int) int {
+	if lit.start == 0 || lit.body == eol || src[lit.start-1] != '(' && src[lit.start-1] != '[' {
+		return -1
+	}
+	want := closerOf(src[lit.start-1])
+	alt := otherQuote(lit.q)
+	for k := lit.body + 1; k+1 < eol; k++ {
+		switch src[k] {
 		case '\\':
-			i++
-		case q:
-			return false
-		case otherQuote(q):
-		default:
-			return false
+			k++
+		case alt:
+			if src[k+1] == want {
+				return k
+			}
+			return -1 // a quote of the other kind before it may be the one
 		}
 	}
-	return true
+	return -1
 }
 
 // swapQuote replaces the quote at at with q, the one the string opened with.

@@ -244,11 +244,12 @@ func escapeEarlyQuote(src string, p Problem) []change {
 	// next string: the string before it lost its own closing quote, or
 	// was closed with the other quote.
 	var out []change
+	pre, _ := prefixBefore(src, at) // the prefix of that string, as the b of b'O
 	if opensString(src, at) {
 		escCost += 3
-		if k := swappedQuote(src, lit, at); k >= 0 {
+		if k := swappedQuote(src, lit, at-pre); k >= 0 {
 			out = append(out, swapQuote(k, lit.q))
-		} else if e := trimRightSpace(src, lit.body, at); e > lit.body && strings.IndexByte(",:", src[e-1]) >= 0 {
+		} else if e := trimRightSpace(src, lit.body, at-pre); e > lit.body && strings.IndexByte(",:", src[e-1]) >= 0 {
 			c := closeStringAt(e-1, lit.q)
 			c.place = &place{lit: &lit, end: at, inBrkt: true}
 			out = append(out, c)
@@ -267,9 +268,10 @@ func escapeEarlyQuote(src string, p Problem) []change {
 	}
 	// A quote that opens a string after text holding code, as the
 	// ', "c after "b: [3, 4] does, or after an operator or a comma ending
-	// the text, as the "source after "doc / and the "x after "_+ do, is
-	// code's own: escaping it would make that code text.
-	if text := strings.TrimRight(src[lit.body:at], " \t"); opensString(src, at) &&
+	// the text, as the "source after "doc / and the "x after "_+ do (a
+	// prefix aside: the b'O after b'01, too), is code's own: escaping it
+	// would make that code text.
+	if text := strings.TrimRight(src[lit.body:at-pre], " \t"); opensString(src, at) &&
 		(strings.ContainsAny(text, "()[]{}=") || text != "" && strings.IndexByte(binaryOps+",", text[len(text)-1]) >= 0 ||
 			endsCode(text)) {
 		return out
@@ -362,12 +364,22 @@ var stringPrefixes = setOf("r", "b", "f", "u", "rb", "br", "fr", "rf")
 // [b'1", b'M'] or message=f"The (a letter after a square bracket is more
 // often text, as the u of "M8[u"s]" is).
 func opensString(src string, i int) bool {
-	for k := i - 1; k > 0 && k >= i-2 && strings.IndexByte("rbfuRBFU", src[k]) >= 0; k-- {
-		if strings.IndexByte(" \t,(=", src[k-1]) >= 0 {
-			return stringPrefixes[strings.ToLower(src[k:i])]
-		}
+	if n, ok := prefixBefore(src, i); n > 0 {
+		return ok
 	}
 	return i > 0 && strings.IndexByte(" \t([{,=:+%", src[i-1]) >= 0
+}
+
+// prefixBefore returns the length of the letters before the quote at i
+// that follow a space, a comma, a parenthesis or an =, as a prefix would,
+// and whether they are a string prefix.
+func prefixBefore(src string, i int) (n int, ok bool) {
+	for k := i - 1; k > 0 && k >= i-2 && strings.IndexByte("rbfuRBFU", src[k]) >= 0; k-- {
+		if strings.IndexByte(" \t,(=", src[k-1]) >= 0 {
+			return i - k, stringPrefixes[strings.ToLower(src[k:i])]
+		}
+	}
+	return 0, false
 }
 
 // isApostrophe reports whether the typographic quote at i sits between

@@ -31,7 +31,8 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 		from, to := lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))
 		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
 			!misusesLiteral(next, from, to) && !failsWhenRun(next, from, to) && !wrongCount(src, pl.opener, next) &&
-			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off)
+			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off) &&
+			!swallowsAssignment(src, pl.opener, e.off)
 	}
 	// A place no other rule looks at, as before an attribute of a name in
 	// np.arcsinh(z).real, wins when it gives the line the form of

@@ -13,9 +13,15 @@ import (
 // lone quote of the other kind made its own; and, for the strings before
 // it on its line, whose quotes a dropped one shifts, a closing quote
 // inside their text or their own lone quote of the other kind made right.
+// An f-string is not closed before one of its fields.
 func stringPlaces(src string, pl *place) []edit {
 	lit := pl.lit
-	out := closePlaces(src, lit.body, textEnd(src, lit.body, textStop(src, lit.body, pl.end)), lit.q, pl.inBrkt)
+	end := textEnd(src, lit.body, textStop(src, lit.body, pl.end))
+	out := closePlaces(src, lit.body, end, lit.q, pl.inBrkt)
+	if lit.fmt {
+		// Not before a field of the f-string's (see fieldAfter).
+		out = slices.DeleteFunc(out, func(e edit) bool { return fieldAfter(src[e.off:end]) })
+	}
 	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
 		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
 	} else if k := unpairedQuote(src, lit.body, pl.end, otherQuote(lit.q), pl.inBrkt); k >= 0 {
@@ -273,6 +279,13 @@ func bracketPlaces(src string, pl *place) []edit {
 			add(i)
 			afterOperand = false
 		case c == '=' && (i+1 >= end || src[i+1] != '=') && !strings.ContainsRune("=!<>:+-*/%&|^@", rune(src[i-1])):
+			if statementAssign(src, i, indent) {
+				// An assignment starting a line no deeper than the
+				// bracket's, as reset = True after x = f(, is the next
+				// statement, not a keyword: the bracket closes before it.
+				i = end
+				continue
+			}
 			if foreignKeyword(src, top.opener, i) {
 				// Not the call's own, as index= in np.arange(4.0, index=i):
 				// the keyword of the call outside.
@@ -298,6 +311,48 @@ func bracketPlaces(src string, pl *place) []edit {
 	}
 	slices.SortFunc(out, func(a, b edit) int { return b.off - a.off })
 	return out
+}
+
+// statementAssign reports whether the = at eq, spaced on both sides,
+// follows a name that starts its line at an indentation no deeper than
+// indent: written as a statement, where a keyword argument has no
+// spaces.
+func statementAssign(src string, eq, indent int) bool {
+	if eq+1 >= len(src) || src[eq+1] != ' ' || src[eq-1] != ' ' {
+		return false
+	}
+	k := eq - 1
+	for k > 0 && src[k-1] == ' ' {
+		k--
+	}
+	b := k
+	for b > 0 && isIdentChar(src[b-1]) {
+		b--
+	}
+	start := lineStartOf(src, b)
+	return b < k && strings.TrimLeft(src[start:b], " \t") == "" && b-start <= indent
+}
+
+// swallowsAssignment reports whether a closer at p for the bracket at
+// opener would take in a line written as an assignment statement (see
+// statementAssign) between them, as closing x = f( after reset = True
+// does.
+func swallowsAssignment(src string, opener, p int) bool {
+	indent := indentOf(src, opener)
+	for k := opener + 1; k < p; k++ {
+		switch c := src[k]; {
+		case isQuote(c):
+			k = skipString(src, k, p) - 1 // a string's lines are its text
+		case c == '#':
+			k = lineEndFrom(src, k) - 1
+		case c == '\n':
+			eq := strings.Index(src[k+1:lineEndFrom(src, k+1)], " = ")
+			if eq >= 0 && k+2+eq < p && statementAssign(src, k+2+eq, indent) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // foreignKeyword reports whether the keyword argument whose = is at eq

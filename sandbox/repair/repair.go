@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vis-agent/vis-agent/sandbox/protocol"
 )
@@ -90,6 +91,10 @@ func repair(src string, opts Options) Result {
 			}
 			if refusal == nil {
 				refusal = stringOperand(src, s.result)
+			}
+			if refusal == nil {
+				refusal = introduced(src, s.result, unpackedString, "unpacks a string into names of another count than its characters",
+					"which fails when run")
 			}
 			if refusal == nil {
 				res.Changed, res.Repaired = true, true
@@ -223,6 +228,36 @@ func emptyAfterString(src string) int {
 // closer. Blocks that held such a use already keep them.
 func stringOperand(orig, repaired string) *Problem {
 	return introduced(orig, repaired, oddStringUse, "calls a string, or uses it with an operator strings lack,", "which fails when run")
+}
+
+// unpackedString returns the offset after the first string literal in
+// src that is the whole value assigned to several names and holds another
+// number of characters, as '0, True in trim, unique = '0, True closed at
+// the line's end does, or -1. Only strings without escapes are counted.
+func unpackedString(src string) int {
+	for i := 0; i < len(src); i = lineEndFrom(src, i) + 1 {
+		line := src[i:lineEndFrom(src, i)]
+		eq := strings.Index(line, " = ")
+		if eq < 0 {
+			continue
+		}
+		names := strings.Split(line[:eq], ",")
+		v := strings.TrimRight(line[eq+3:], " \t\r")
+		if len(names) < 2 || len(v) < 2 || !isQuote(v[0]) || v[len(v)-1] != v[0] || hasTriple(v, 0, v[0]) ||
+			strings.ContainsAny(v[1:len(v)-1], `\'"`) {
+			continue
+		}
+		for _, t := range names {
+			if t = strings.TrimSpace(t); t == "" || wordEnd(t, 0) != len(t) {
+				names = nil
+				break
+			}
+		}
+		if len(names) > 1 && len(names) != utf8.RuneCountInString(v[1:len(v)-1]) {
+			return i + eq + 3 + len(v)
+		}
+	}
+	return -1
 }
 
 // numberAdded reports whether src from n on adds a number literal, a
