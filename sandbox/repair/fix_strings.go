@@ -28,7 +28,7 @@ func closeString(src string, p Problem) []change {
 		}
 		// An f-string's field after the place, as the {b_ndim} of
 		// f"a={a}, b={b}) closed before its comma, is still its text.
-		if lit.fmt && fieldAfter(src[at:end]) {
+		if lit.fmt && lastField(src[at:end]) >= 0 {
 			cost += 4
 		}
 		c := closeStringAt(at, lit.q)
@@ -85,33 +85,40 @@ func closeString(src string, p Problem) []change {
 	return append(out, closeAtEscapedQuote(src, p, eol)...)
 }
 
-// fieldAfter reports whether code holds what reads as an f-string's
-// field: a brace, a name, and a closing brace with no colon or comma of a
-// dict or set display between them, as {b_ndim} or {self._mtx[0, 0]}.
-func fieldAfter(code string) bool {
-	for k := strings.IndexByte(code, '{'); k >= 0 && k+1 < len(code); {
-		if isIdentStart(code[k+1]) {
-			depth := 0
-			for j := k + 1; j < len(code); j++ {
-				switch c := code[j]; {
-				case c == '[' || c == '(':
-					depth++
-				case c == ']' || c == ')':
-					depth--
-				case (c == ':' || c == ',') && depth == 0, c == '{', isQuote(c):
-					j = len(code)
-				case c == '}':
-					return true
-				}
-			}
-		}
-		n := strings.IndexByte(code[k+1:], '{')
-		if n < 0 {
+// lastField returns the offset in code of the brace of the last part
+// that reads as an f-string's field: a brace, a name, and a closing brace
+// with no colon or comma of a dict or set display between them, as
+// {b_ndim} or {self._mtx[0, 0]}; or -1. Each byte is read at most twice.
+func lastField(code string) int {
+	last := -1
+	for k := 0; k < len(code); {
+		o := strings.IndexByte(code[k:], '{')
+		if o < 0 {
 			break
 		}
-		k += 1 + n
+		o += k
+		k = o + 1
+		if o+1 == len(code) || !isIdentStart(code[o+1]) {
+			continue
+		}
+		depth := 0
+	scan:
+		for j := o + 1; j < len(code); j++ {
+			switch c := code[j]; {
+			case c == '[' || c == '(':
+				depth++
+			case c == ']' || c == ')':
+				depth--
+			case c == '}':
+				last, k = o, j+1
+				break scan
+			case (c == ':' || c == ',') && depth == 0, c == '{', isQuote(c):
+				k = j
+				break scan
+			}
+		}
 	}
-	return false
+	return last
 }
 
 // textStop is where the text of a string that runs from body to its line

@@ -26,13 +26,14 @@ import (
 // as in len(d == n; or inside a parenthesis that groups part of an
 // expression, as in (x >> 3 + 1.
 func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Problem {
+	assign := firstAssignment(src, pl.opener)
 	sane := func(e edit) bool {
 		next := apply(src, []edit{e})
 		from, to := lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))
 		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
 			!misusesLiteral(next, from, to) && !failsWhenRun(next, from, to) && !wrongCount(src, pl.opener, next) &&
 			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off) &&
-			!swallowsAssignment(src, pl.opener, e.off)
+			(assign < 0 || e.off < assign)
 	}
 	// A place no other rule looks at, as before an attribute of a name in
 	// np.arcsinh(z).real, wins when it gives the line the form of

@@ -18,9 +18,9 @@ func stringPlaces(src string, pl *place) []edit {
 	lit := pl.lit
 	end := textEnd(src, lit.body, textStop(src, lit.body, pl.end))
 	out := closePlaces(src, lit.body, end, lit.q, pl.inBrkt)
-	if lit.fmt {
-		// Not before a field of the f-string's (see fieldAfter).
-		out = slices.DeleteFunc(out, func(e edit) bool { return fieldAfter(src[e.off:end]) })
+	if f := lastField(src[lit.body:end]); lit.fmt && f >= 0 {
+		// Not before a field of the f-string's (see lastField).
+		out = slices.DeleteFunc(out, func(e edit) bool { return e.off <= lit.body+f })
 	}
 	if k := strings.IndexByte(src[lit.body:pl.end], otherQuote(lit.q)); k >= 0 && strings.Count(src[lit.body:pl.end], string(otherQuote(lit.q))) == 1 {
 		out = append(out, replace(lit.body+k, lit.body+k+1, string(lit.q)))
@@ -329,30 +329,32 @@ func statementAssign(src string, eq, indent int) bool {
 	for b > 0 && isIdentChar(src[b-1]) {
 		b--
 	}
-	start := lineStartOf(src, b)
-	return b < k && strings.TrimLeft(src[start:b], " \t") == "" && b-start <= indent
+	start := b
+	for start > 0 && (src[start-1] == ' ' || src[start-1] == '\t') {
+		start--
+	}
+	return b < k && (start == 0 || src[start-1] == '\n') && b-start <= indent
 }
 
-// swallowsAssignment reports whether a closer at p for the bracket at
-// opener would take in a line written as an assignment statement (see
-// statementAssign) between them, as closing x = f( after reset = True
-// does.
-func swallowsAssignment(src string, opener, p int) bool {
+// firstAssignment returns the offset of the = of the first line after
+// the bracket at opener written as an assignment statement (see
+// statementAssign), as reset = True after x = f(, or -1: a closer after
+// it would take that statement in. Strings' lines are their text.
+func firstAssignment(src string, opener int) int {
 	indent := indentOf(src, opener)
-	for k := opener + 1; k < p; k++ {
+	for k := opener + 1; k < len(src); k++ {
 		switch c := src[k]; {
 		case isQuote(c):
-			k = skipString(src, k, p) - 1 // a string's lines are its text
+			k = skipString(src, k, len(src)) - 1
 		case c == '#':
 			k = lineEndFrom(src, k) - 1
 		case c == '\n':
-			eq := strings.Index(src[k+1:lineEndFrom(src, k+1)], " = ")
-			if eq >= 0 && k+2+eq < p && statementAssign(src, k+2+eq, indent) {
-				return true
+			if eq := strings.Index(src[k+1:lineEndFrom(src, k+1)], " = "); eq >= 0 && statementAssign(src, k+2+eq, indent) {
+				return k + 2 + eq
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // foreignKeyword reports whether the keyword argument whose = is at eq

@@ -30,6 +30,11 @@ func adversarial() map[string]string {
 		"nobody":      "x = f(" + fill("float[0] + g(y for y in z) + np.newaxis - "),
 		"rows":        "x = f(" + fill("[[1, True], [None, 'a']], "),
 		"fails":       "a, b = f(" + fill("t - u, (1, 2).count(1), os.fstat(d).st_size, [x % (y for y in z)], str(p) + 'q', [[1, 2], [3]], "),
+		"fields":      `x = f(f"` + fill("{a}, {b[1, 2]}, "),
+		"assigns":     "x = f(\n" + fill("a = 1\n"),
+		"keywords":    "x = f(" + fill("a = 1, "),
+		"quote run":   `x = ('` + fill(`"`) + ")",
+		"docstring":   "def f():\n    \"\"\"" + fill("    text, more\n    \n    x.y\n"),
 	}
 }
 
