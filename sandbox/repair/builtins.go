@@ -90,9 +90,20 @@ var arrayFuncs = map[string]signature{
 	"any":  {0, 3, []string{"a", "axis", "out", "keepdims", "where"}},
 	"sum":  {0, 4, []string{"a", "axis", "dtype", "out", "keepdims", "initial", "where"}},
 	"mean": {0, 4, []string{"a", "axis", "dtype", "out", "keepdims", "where"}},
-	// pytz.timezone(zone): a zone name, nothing else.
-	"timezone": {0, 1, []string{"zone"}},
 }
+
+// moduleFuncs are functions of other modules, called through their
+// module's name, as textwrap.dedent(code), pattern=p read as
+// textwrap.dedent(code, pattern=p) would not be.
+var moduleFuncs = map[string]signature{
+	"pytz.timezone":   {0, 1, []string{"zone"}}, // a zone name, nothing else
+	"textwrap.dedent": {1, 1, nil},
+	"textwrap.indent": {2, 2, []string{"predicate"}},
+}
+
+// moduleFuncNames are the names of moduleFuncs, which a call's name is
+// checked against first.
+var moduleFuncNames = setOf("timezone", "dedent", "indent")
 
 // unaryUfuncs are numpy's functions of one array, element by element,
 // which take an output array and the keywords of every ufunc besides, as
@@ -106,24 +117,29 @@ var unaryUfuncs = setOf("abs", "log", "log2", "log10", "log1p", "exp", "exp2", "
 var ufuncSignature = signature{0, 2, []string{"x", "out", "where", "casting", "order", "dtype", "subok", "signature"}}
 
 // arrayModules are the names code imports the array libraries as (xp is
-// the array API namespace of scipy and scikit-learn), and pytz for its
-// timezone.
-var arrayModules = map[string]string{"np": "", "numpy": "", "xp": "", "cp": "", "jnp": "", "pytz": "timezone"}
+// the array API namespace of scipy and scikit-learn).
+var arrayModules = setOf("np", "numpy", "xp", "cp", "jnp")
 
 // arrayFunc returns the signature of the function name called as an
 // attribute of the module word ending at s-1 in src (the dot at s-1), if
-// it is one of arrayFuncs: timezone only as pytz's, the others not as
-// pytz's.
+// it is one of moduleFuncs, or of arrayFuncs or unaryUfuncs called
+// through one of arrayModules.
 func arrayFunc(src string, s int, name string) (signature, bool) {
 	m := s - 1
 	for m > 0 && isIdentChar(src[m-1]) {
 		m--
 	}
-	only, ok := arrayModules[src[m:s-1]]
-	if !ok || m > 0 && src[m-1] == '.' || (name == "timezone") != (only == "timezone") {
+	mod := src[m : s-1]
+	if m > 0 && src[m-1] == '.' {
 		return signature{}, false
 	}
-	if unaryUfuncs[name] && only == "" {
+	if sig, ok := moduleFuncs[mod+"."+name]; ok {
+		return sig, true
+	}
+	if !arrayModules[mod] {
+		return signature{}, false
+	}
+	if unaryUfuncs[name] {
 		return ufuncSignature, true
 	}
 	sig, ok := arrayFuncs[name]
@@ -498,6 +514,15 @@ func misusesLiteral(src string, from, to int) bool {
 			if attr && mutators[w] && e < to && src[e] == '(' && usedAsValue(src, from, k-1) {
 				return true // what list.extend returns (None) taken, as in out[key.extend(v)] for out[key].extend(v)
 			}
+			if attr && w == "files" && strings.HasSuffix(src[from:k], "resources.") && e < to && src[e] == '(' && scans < maxCallsChecked {
+				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.Contains(args[0], ".joinpath(") || strings.Contains(args[0], " / ")) {
+					return true // a package is no path: importlib.resources.files(pkg).joinpath(name), not files(pkg.joinpath(name))
+				}
+				scans++
+			}
+			if attr && strings.HasPrefix(w, "set_") && !returnsSelf[w] && e < to && src[e] == '(' && subscriptKey(src, from, k-1) {
+				return true // a setter's None as a key, as in axes[i.set_visible(True)] for axes[i].set_visible(True)
+			}
 			if attr && elementTests[w] && e < to && src[e] == '(' && scans < maxCallsChecked {
 				if args, ok := callArgs(src, e); ok && len(args) == 1 && (strings.HasSuffix(args[0], ".all()") || strings.HasSuffix(args[0], ".any()")) {
 					return true // a test of each element of one bool, as np.isfinite(x.all()), not np.isfinite(x).all()
@@ -646,6 +671,23 @@ func usedAsValue(src string, from, dot int) bool {
 	if moduleFunc(src, from, dot) {
 		return false
 	}
+	i := receiverStart(src, from, dot)
+	if i <= from {
+		return false
+	}
+	j := nonSpaceBefore(src, from, i)
+	if j < from || strings.IndexByte("([,", src[j]) < 0 && !(src[j] == '=' && j > from && isIdentChar(src[j-1])) {
+		return false
+	}
+	// A comprehension of calls, as [out.append(x) for x in xs], is
+	// written for them.
+	return !strings.Contains(src[i:lineEndFrom(src, i)], " for ")
+}
+
+// receiverStart returns where the receiver of the method whose dot is at
+// dot in src starts, a chain of names, calls and subscripts read back to
+// from at most; from when it reaches it or a bracket does not match.
+func receiverStart(src string, from, dot int) int {
 	i := dot
 	for i > from {
 		switch c := src[i-1]; {
@@ -654,21 +696,29 @@ func usedAsValue(src string, from, dot int) bool {
 		case c == ')' || c == ']':
 			m := matchingOpener(src[from:i], i-1-from)
 			if m < 0 {
-				return false
+				return from
 			}
 			i = from + m
 		default:
-			j := nonSpaceBefore(src, from, i)
-			if j < from || strings.IndexByte("([,", src[j]) < 0 && !(src[j] == '=' && j > from && isIdentChar(src[j-1])) {
-				return false
-			}
-			// A comprehension of calls, as [out.append(x) for x in xs],
-			// is written for them.
-			return !strings.Contains(src[i:lineEndFrom(src, i)], " for ")
+			return i
 		}
 	}
-	return false
+	return from
 }
+
+// subscriptKey reports whether the receiver of the method whose dot is at
+// dot in src is the whole start of a subscript's key, as i is in
+// axes[i.set_visible(True)].
+func subscriptKey(src string, from, dot int) bool {
+	i := receiverStart(src, from, dot)
+	return i > from+1 && src[i-1] == '[' && (isIdentChar(src[i-2]) || src[i-2] == ')' || src[i-2] == ']')
+}
+
+// returnsSelf are setters that return their object (scikit-learn's) or a
+// new one (pandas'), which a subscript may take; other set_ methods, as
+// matplotlib's, return None.
+var returnsSelf = setOf("set_params", "set_output", "set_index", "set_axis", "set_names", "set_levels", "set_codes",
+	"set_categories", "set_flags", "set_ordered", "set_closed")
 
 // functionModules are modules with functions named as mutators, as
 // np.sort(x), operator.add(a, b) or np.strings.add(a, b), which return

@@ -286,9 +286,11 @@ func bracketPlaces(src string, pl *place) []edit {
 				i = end
 				continue
 			}
-			if foreignKeyword(src, top.opener, i) {
-				// Not the call's own, as index= in np.arange(4.0, index=i):
-				// the keyword of the call outside.
+			if foreignKeyword(src, top.opener, i) || top.opener != o && tolerant(calleeName(src, o)) &&
+				!tolerant(calleeName(src, top.opener)) && containsString(toleranceKeywords, keywordBefore(src, top.opener, i)) {
+				// Not the call's own, as index= in np.arange(4.0, index=i)
+				// or atol= in assert_allclose(a, f(x, atol=1e-6): the
+				// keyword of the call outside.
 				afterOperand = false
 				continue
 			}
@@ -369,6 +371,13 @@ func foreignKeyword(src string, o, eq int) bool {
 	if !ok && numpyChain(src, o) {
 		sig, ok = signature{kw: []string{"*"}}, true // any keyword but those foreignToNumpy names
 	}
+	w := keywordBefore(src, o, eq)
+	return ok && w != "" && (foreignToNumpy(name, w) || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
+}
+
+// keywordBefore returns the keyword whose = is at eq, in the bracket at
+// o, or "".
+func keywordBefore(src string, o, eq int) string {
 	k := eq
 	for k > o && src[k-1] == ' ' {
 		k--
@@ -377,8 +386,7 @@ func foreignKeyword(src string, o, eq int) bool {
 	for b > o && isIdentChar(src[b-1]) {
 		b--
 	}
-	w := src[b:k]
-	return ok && b < k && (foreignToNumpy(name, w) || !containsString(sig.kw, w) && !containsString(sig.kw, "*"))
+	return src[b:k]
 }
 
 // commaEndsLine reports whether the comma at i ends its line, but for
