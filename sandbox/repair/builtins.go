@@ -98,7 +98,7 @@ var arrayFuncs = map[string]signature{
 var moduleFuncs = map[string]signature{
 	"pytz.timezone":   {0, 1, []string{"zone"}}, // a zone name, nothing else
 	"textwrap.dedent": {1, 1, nil},
-	"textwrap.indent": {2, 2, []string{"predicate"}},
+	"textwrap.indent": {2, 3, []string{"predicate"}},
 }
 
 // moduleFuncNames are the names of moduleFuncs, which a call's name is
