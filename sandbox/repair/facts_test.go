@@ -8,10 +8,7 @@ import (
 // TestLastField checks what reads as an f-string's field after a closing
 // quote's place, and code of the same look that is a display.
 func TestLastField(t *testing.T) {
-	for _, c := range []struct {
-		code string
-		want int
-	}{
+	checkTable(t, "lastField", lastField, []tableCase[string, int]{
 		{`, b_ndim={b_ndim})`, 9},
 		{`.scale({self._mtx[0, 0]}))`, 7},
 		{`{a} and {b}`, 8},
@@ -22,20 +19,13 @@ func TestLastField(t *testing.T) {
 		{`{a`, -1},
 		{`{`, -1},
 		{``, -1},
-	} {
-		if got := lastField(c.code); got != c.want {
-			t.Errorf("lastField(%q) = %d, want %d", c.code, got, c.want)
-		}
-	}
+	})
 }
 
 // TestWrappedWhole checks the arguments a parenthesis wraps for nothing,
 // and those that need it.
 func TestWrappedWhole(t *testing.T) {
-	for _, c := range []struct {
-		arg  string
-		want bool
-	}{
+	checkTable(t, "wrappedWhole", wrappedWhole, []tableCase[string, bool]{
 		{`(group-1*2+1)`, true},
 		{`([1, 2, 3,])`, true},
 		{`(B.T @ np.conjugate(A).T)`, true},
@@ -48,20 +38,13 @@ func TestWrappedWhole(t *testing.T) {
 		{"(a +\n b)", false},
 		{`(a) + (b)`, false},
 		{`x`, false},
-	} {
-		if got := wrappedWhole(c.arg); got != c.want {
-			t.Errorf("wrappedWhole(%q) = %v, want %v", c.arg, got, c.want)
-		}
-	}
+	})
 }
 
 // TestEndsCode checks the text before a quote that reads as code, and
 // prose of the same look.
 func TestEndsCode(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		want bool
-	}{
+	checkTable(t, "endsCode", endsCode, []tableCase[string, bool]{
 		{`b, 16:`, true},
 		{`A, -12:`, true},
 		{`I if flags & 1 else`, true},
@@ -72,20 +55,13 @@ func TestEndsCode(t *testing.T) {
 		{`this or that or`, false},
 		{`or else`, false},
 		{`choose one or`, false},
-	} {
-		if got := endsCode(c.text); got != c.want {
-			t.Errorf("endsCode(%q) = %v, want %v", c.text, got, c.want)
-		}
-	}
+	})
 }
 
 // TestUnpackedString checks the strings assigned to several names that
 // do not hold as many characters.
 func TestUnpackedString(t *testing.T) {
-	for _, c := range []struct {
-		src  string
-		want bool
-	}{
+	checkTable(t, "unpackedString", func(src string) bool { return unpackedString(src) >= 0 }, []tableCase[string, bool]{
 		{"trim, unique = '0, True'\n", true},
 		{"a, b = 'xyz'\n", true},
 		{"a, b = 'xy'\n", false},
@@ -95,20 +71,13 @@ func TestUnpackedString(t *testing.T) {
 		{"a, b = 'x\\ny'\n", false},
 		{"a.x, b = 'xyz'\n", false},
 		{"x = 1\na, b = 'xyz'\n", true},
-	} {
-		if got := unpackedString(c.src) >= 0; got != c.want {
-			t.Errorf("unpackedString(%q) = %v, want %v", c.src, got, c.want)
-		}
-	}
+	})
 }
 
 // TestFirstAssignment checks the assignment statements a bracket's closer
 // must not take in, and keyword arguments of the same look.
 func TestFirstAssignment(t *testing.T) {
-	for _, c := range []struct {
-		src  string
-		want bool
-	}{
+	checkTable(t, "firstAssignment", func(src string) bool { return firstAssignment(src, strings.IndexByte(src, '(')) >= 0 }, []tableCase[string, bool]{
 		{"alpha = cs.get_alpha(\nboundaries = cs._levels\n", true},
 		{"    ha = f(\n    va = g()\n", true},
 		{"x = dict(\n    a = 1,\n", false},
@@ -116,20 +85,20 @@ func TestFirstAssignment(t *testing.T) {
 		{"x = f(\"\"\"\na = b\n\"\"\"\n", false},
 		{"x = f(  # a = b\ny\n", false},
 		{"x = f(\nif a == b:\n", false},
-	} {
-		if got := firstAssignment(c.src, strings.IndexByte(c.src, '(')) >= 0; got != c.want {
-			t.Errorf("firstAssignment(%q) = %v, want %v", c.src, got, c.want)
-		}
-	}
+	})
 }
 
 // TestSwappedQuote checks which quote of the other kind ended a string
 // that runs to its line's end.
 func TestSwappedQuote(t *testing.T) {
-	for _, c := range []struct {
-		src  string
-		want int // offset of the quote to swap, or -1
-	}{
+	checkTable(t, "swappedQuote", func(src string) int {
+		i := strings.IndexAny(src, `'"`)
+		start := i
+		for start > 0 && isIdentChar(src[start-1]) {
+			start--
+		}
+		return swappedQuote(src, (&scanner{src: src}).newLit(start, i), len(src))
+	}, []tableCase[string, int]{
 		{`quotechar = '""`, 14},
 		{`x = '""""`, 8},
 		{`message = r"The balance properties of Sobol''`, 44},
@@ -139,15 +108,21 @@ func TestSwappedQuote(t *testing.T) {
 		{`print("m, end=' ')`, -1},
 		{`x = '"`, -1},
 		{`print("hello')`, 12},
-	} {
-		i := strings.IndexAny(c.src, `'"`)
-		start := i
-		for start > 0 && isIdentChar(c.src[start-1]) {
-			start--
-		}
-		lit := (&scanner{src: c.src}).newLit(start, i)
-		if got := swappedQuote(c.src, lit, len(c.src)); got != c.want {
-			t.Errorf("swappedQuote(%q) = %d, want %d", c.src, got, c.want)
+	})
+}
+
+// tableCase is a row of a table test: the input and the result wanted.
+type tableCase[I, W any] struct {
+	in   I
+	want W
+}
+
+// checkTable runs the table test of the function f, named name.
+func checkTable[I any, W comparable](t *testing.T, name string, f func(I) W, cases []tableCase[I, W]) {
+	t.Helper()
+	for _, c := range cases {
+		if got := f(c.in); got != c.want {
+			t.Errorf("%s(%#v) = %v, want %v", name, c.in, got, c.want)
 		}
 	}
 }
