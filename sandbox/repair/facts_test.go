@@ -22,25 +22,6 @@ func TestLastField(t *testing.T) {
 	})
 }
 
-// TestWrappedWhole checks the arguments a parenthesis wraps for nothing,
-// and those that need it.
-func TestWrappedWhole(t *testing.T) {
-	checkTable(t, "wrappedWhole", wrappedWhole, []tableCase[string, bool]{
-		{`(group-1*2+1)`, true},
-		{`([1, 2, 3,])`, true},
-		{`(B.T @ np.conjugate(A).T)`, true},
-		{`(i+13) % 26 + c`, false},
-		{`(1, 2)`, false},
-		{`(1,)`, false},
-		{`(x for x in xs)`, false},
-		{`(yield)`, false},
-		{`(n := 10)`, false},
-		{"(a +\n b)", false},
-		{`(a) + (b)`, false},
-		{`x`, false},
-	})
-}
-
 // TestEndsCode checks the text before a quote that reads as code, and
 // prose of the same look.
 func TestEndsCode(t *testing.T) {

@@ -34,7 +34,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
 			!misusesLiteral(next, from, to) && !failsWhenRun(next, from, to) && !wrongCount(src, pl.opener, next) &&
 			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off) &&
-			(assign < 0 || e.off < assign) && !(wrappedArgument(next, from, to) && !wrappedArgument(src, from, min(to, len(src))))
+			(assign < 0 || e.off < assign)
 	}
 	// A place no other rule looks at, as before an attribute of a name in
 	// np.arcsinh(z).real, wins when it gives the line the form of
@@ -52,7 +52,7 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	if len(fits) == 0 {
 		p := ambiguous(src, pl, "", at, at)
 		_, col := newLineIndex(src).pos(at)
-		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin or an assertion called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable or that variable outside it, a string, list or module called, a number added to a string, rows of one matrix nested to different depths, an unpacking in a subscript, an argument wrapped whole in parentheses, an assignment taken into a call, or more values than names); not repaired",
+		p.Message = fmt.Sprintf("'%c' is never closed, and a closer at column %d, where Python accepts one, gives code that fails when run or that nobody writes (lines laid out against their brackets, a builtin or an assertion called with arguments it does not take, a method or subscript of a literal or type that has none, arithmetic on True, False, None or np.newaxis, the type of a dunder, a generator of its own loop variable or that variable outside it, a string, list or module called, a number added to a string, rows of one matrix nested to different depths, an unpacking in a subscript, an assignment taken into a call, or more values than names); not repaired",
 			src[pl.opener], col)
 		return p
 	}
@@ -551,41 +551,6 @@ func redundantParens(src string, opener, p int) bool {
 		}
 	}
 	return true
-}
-
-// wrappedArgument reports whether a call on src[from:to] has an argument
-// a parenthesis wraps whole (see wrappedWhole), as emit((group-1*2+1))
-// and f(([1, 2, 3,]), g) do: nobody writes those (settleBracket lets a
-// line keep the ones it had, as pandas' ("timedeltaarray")). Calls are
-// checked up to maxCallsChecked.
-func wrappedArgument(src string, from, to int) bool {
-	checked := 0
-	for k := from; k < to && checked < maxCallsChecked; k++ {
-		switch c := src[k]; {
-		case isQuote(c):
-			k = skipString(src, k, to) - 1
-		case c == '#':
-			k = lineEndFrom(src, k) - 1
-		case c == '(' && k > 0 && isIdentChar(src[k-1]) && isCall(src, k):
-			checked++
-			if items, end := splitItems(src, k+1, false); end >= 0 && slices.ContainsFunc(items, wrappedWhole) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// wrappedWhole reports whether the argument a is one expression on one
-// line in a parenthesis of its own: not a tuple, a generator, a yield or
-// an assignment expression, which need it.
-func wrappedWhole(a string) bool {
-	if len(a) < 2 || a[0] != '(' || a[len(a)-1] != ')' || matchingOpener(a, len(a)-1) != 0 || strings.ContainsAny(a, "\n\\") ||
-		strings.Contains(a, " for ") || strings.Contains(a, "yield") || strings.Contains(a, ":=") {
-		return false
-	}
-	items, _ := splitItems(a, 1, false)
-	return len(items) == 1 && items[0] != ""
 }
 
 // closedBy returns the bracket a closer at p closes: the bracket at
