@@ -107,3 +107,24 @@ func checkTable[I any, W comparable](t *testing.T, name string, f func(I) W, cas
 		}
 	}
 }
+
+// TestWrapsLastArgument checks the calls a closer would end with an
+// argument wrapped whole in a group just closed, and those written so.
+func TestWrapsLastArgument(t *testing.T) {
+	checkTable(t, "wrapsLastArgument", func(src string) bool {
+		return wrapsLastArgument(src, strings.IndexByte(src, '('), len(src))
+	}, []tableCase[string, bool]{
+		{`emit((group-1*2+1)`, true},
+		{`svd((B.T @ np.conjugate(A).T)`, true},
+		{`f(a, (b + c)`, true},
+		{`np.zeros((10)`, false},
+		{`np.zeros((self.n)`, false},
+		{`np.sum((l * (n - l)), axis=-1`, false},
+		{`max((a, b)`, false},
+		{`sum((x for x in xs)`, false},
+		{`f((yield)`, false},
+		{`f((n := 10)`, false},
+		{`f((a) + (b)`, false},
+		{`x = ((a + b)`, false},
+	})
+}

@@ -761,7 +761,7 @@ func looksLikeCode(line string) bool {
 		return false // a sentence, as in "len(b) is less if not all was sent."
 	}
 	if strings.HasSuffix(line, ",") && balanced(line) {
-		return false // a list of names in prose, as under "See Also": a statement does not end with a comma
+		return false // a list of names in prose, as under "See Also": a statement rarely ends with a comma
 	}
 	w := line[:wordEnd(line, 0)]
 	if statementKeywords[w] || colonKeywords[w] || w == "print" {

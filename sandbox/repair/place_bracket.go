@@ -31,10 +31,11 @@ func (s *searcher) settleBracket(src string, pl *place, at int, runs []edit) *Pr
 	sane := func(e edit) bool {
 		next := apply(src, []edit{e})
 		from, to := lineStartOf(next, pl.opener), lineEndFrom(next, min(e.off+1, len(next)))
+		closes := closedBy(src, pl.opener, e.off)
 		return !misusedBuiltinNear(next, pl.opener, e.off) && !redundantParens(src, pl.opener, e.off) &&
 			!misusesLiteral(next, from, to) && !failsWhenRun(next, from, to) && !wrongCount(src, pl.opener, next) &&
-			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closedBy(src, pl.opener, e.off), e.off) &&
-			(assign < 0 || e.off < assign)
+			!againstLayout(next, pl.opener, e.off+1) && !starredIndex(src, closes, e.off) &&
+			(assign < 0 || e.off < assign) && !wrapsLastArgument(src, closes, e.off)
 	}
 	// A place no other rule looks at, as before an attribute of a name in
 	// np.arcsinh(z).real, wins when it gives the line the form of
@@ -542,15 +543,47 @@ func starredIndex(src string, o, p int) bool {
 func redundantParens(src string, opener, p int) bool {
 	o := closedBy(src, opener, p)
 	inner := strings.TrimSpace(src[o+1 : p])
-	if src[o] != '(' || inner == "" || isCall(src, o) {
+	return src[o] == '(' && !isCall(src, o) && lone(inner)
+}
+
+// wrapsLastArgument reports whether a closer at p for the call opened at
+// o would end its arguments with one wrapped whole in a parenthesis just
+// closed, as emit((group-1*2+1)) does for emit((group-1)*2+1): the
+// closer meant for the group was lost inside it. A lone name or number
+// wrapped, as in np.zeros((10)), is how some write a shape; a tuple, a
+// generator, a yield, a lambda or an assignment expression needs its
+// parenthesis.
+func wrapsLastArgument(src string, o, p int) bool {
+	j := trimRightSpace(src, o+1, p)
+	if src[o] != '(' || !isCall(src, o) || j <= o+1 || src[j-1] != ')' {
 		return false
 	}
-	for i := 0; i < len(inner); i++ {
-		if c := inner[i]; !isIdentChar(c) && c != '.' {
+	g := matchingOpener(src[:j], j-1)
+	if g <= o {
+		return false
+	}
+	if b := nonSpaceBefore(src, o, g); b != o && src[b] != ',' {
+		return false
+	}
+	inner := src[g+1 : j-1]
+	if lone(inner) || strings.ContainsAny(inner, "\n\\") ||
+		strings.Contains(inner, " for ") || strings.Contains(inner, "yield") || strings.Contains(inner, ":=") || strings.Contains(inner, "lambda") {
+		return false
+	}
+	items, _ := splitItems(src[:j], g+1, false)
+	return len(items) == 1 && items[0] != ""
+}
+
+// lone reports whether text is a name, an attribute chain or a number
+// alone, spaces aside.
+func lone(text string) bool {
+	t := strings.Trim(text, " ")
+	for i := 0; i < len(t); i++ {
+		if !isIdentChar(t[i]) && t[i] != '.' {
 			return false
 		}
 	}
-	return true
+	return t != ""
 }
 
 // closedBy returns the bracket a closer at p closes: the bracket at
