@@ -101,9 +101,15 @@ var moduleFuncs = map[string]signature{
 	"textwrap.indent": {2, 3, []string{"predicate"}},
 }
 
-// moduleFuncNames are the names of moduleFuncs, which a call's name is
-// checked against first.
-var moduleFuncNames = setOf("timezone", "dedent", "indent")
+// moduleFuncNames are the names of moduleFuncs, without their module,
+// which a call's name is checked against first.
+var moduleFuncNames = func() map[string]bool {
+	names := map[string]bool{}
+	for qualified := range moduleFuncs {
+		names[qualified[strings.LastIndexByte(qualified, '.')+1:]] = true
+	}
+	return names
+}()
 
 // unaryUfuncs are numpy's functions of one array, element by element,
 // which take an output array and the keywords of every ufunc besides, as

@@ -10,6 +10,12 @@ func closeString(src string, p Problem) []change {
 	lit := p.d.lit
 	end := textStop(src, lit.body, p.d.end)
 	eol := trimRightSpace(src, lit.body, end)
+	field := -1 // the brace of an f-string's last field (see lastField)
+	if lit.fmt {
+		if f := lastField(src[lit.body:end]); f >= 0 {
+			field = lit.body + f
+		}
+	}
 	var out []change
 	closeAt := func(at, cost int) {
 		if oddBackslashes(src, lit.body, at) {
@@ -28,7 +34,7 @@ func closeString(src string, p Problem) []change {
 		}
 		// An f-string's field after the place, as the {b_ndim} of
 		// f"a={a}, b={b}) closed before its comma, is still its text.
-		if lit.fmt && lastField(src[at:end]) >= 0 {
+		if at <= field {
 			cost += 4
 		}
 		c := closeStringAt(at, lit.q)
@@ -151,13 +157,13 @@ func swappedQuote(src string, lit strLit, eol int) int {
 	if lit.triple {
 		return -1
 	}
+	if k := closerAfterQuote(src, lit, eol); k >= 0 {
+		return k
+	}
 	text := src[lit.body:eol]
 	alt := otherQuote(lit.q)
 	k := strings.LastIndexByte(text, alt)
 	n := strings.Count(text, string(alt))
-	if k := closerAfterQuote(src, lit, eol); k >= 0 {
-		return k
-	}
 	if k >= 1 && text[k-1] == alt && onlyClosersAfter(src, lit.body+k+1, eol) {
 		// Text ending with two quotes of the other kind, as '"" or
 		// '"""" or "Sobol'' do: a string of quotes holds one or three, as

@@ -225,13 +225,23 @@ func unpacking(src string, opener int) (targets, value int) {
 	if eq < 0 {
 		return 0, 0
 	}
-	names := strings.Split(src[start:start+eq], ",")
+	n := plainNames(src[start : start+eq])
+	if n == 0 {
+		return 0, 0
+	}
+	return n, start + eq + 3
+}
+
+// plainNames returns how many names text, the targets of an assignment,
+// lists between its commas, or 0 when one is not a plain name.
+func plainNames(text string) int {
+	names := strings.Split(text, ",")
 	for _, t := range names {
 		if t = strings.TrimSpace(t); t == "" || wordEnd(t, 0) != len(t) {
-			return 0, 0
+			return 0
 		}
 	}
-	return len(names), start + eq + 3
+	return len(names)
 }
 
 // isCallExpr reports whether the expression a ends with a call's

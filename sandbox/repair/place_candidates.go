@@ -190,6 +190,7 @@ func bracketPlaces(src string, pl *place) []edit {
 	// fstat(f).size, is a likely place for a closer before a trailer.
 	afterOperand, afterCloser := false, false
 	indent := indentOf(src, o)
+	assign := firstAssignment(src, o)
 	add := func(at int) {
 		top := stack[len(stack)-1]
 		out = append(out, insert(at, string(closerOf(src[top.opener]))))
@@ -279,7 +280,7 @@ func bracketPlaces(src string, pl *place) []edit {
 			add(i)
 			afterOperand = false
 		case c == '=' && (i+1 >= end || src[i+1] != '=') && !strings.ContainsRune("=!<>:+-*/%&|^@", rune(src[i-1])):
-			if statementAssign(src, i, indent) {
+			if i == assign {
 				// An assignment starting a line no deeper than the
 				// bracket's, as reset = True after x = f(, is the next
 				// statement, not a keyword: the bracket closes before it.

@@ -241,19 +241,13 @@ func unpackedString(src string) int {
 		if eq < 0 {
 			continue
 		}
-		names := strings.Split(line[:eq], ",")
+		names := plainNames(line[:eq])
 		v := strings.TrimRight(line[eq+3:], " \t\r")
-		if len(names) < 2 || len(v) < 2 || !isQuote(v[0]) || v[len(v)-1] != v[0] || hasTriple(v, 0, v[0]) ||
+		if names < 2 || len(v) < 2 || !isQuote(v[0]) || v[len(v)-1] != v[0] || hasTriple(v, 0, v[0]) ||
 			strings.ContainsAny(v[1:len(v)-1], `\'"`) {
 			continue
 		}
-		for _, t := range names {
-			if t = strings.TrimSpace(t); t == "" || wordEnd(t, 0) != len(t) {
-				names = nil
-				break
-			}
-		}
-		if len(names) > 1 && len(names) != utf8.RuneCountInString(v[1:len(v)-1]) {
+		if names != utf8.RuneCountInString(v[1:len(v)-1]) {
 			return i + eq + 3 + len(v)
 		}
 	}
